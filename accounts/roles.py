@@ -1,0 +1,64 @@
+"""The four roles of the platform and the checks pages and API endpoints use.
+
+A role is a Django group; admins are staff users (the `admin` group is kept in
+sync for listing). Pages and endpoints name the roles they admit with
+`roles_required` / `HasRole`, so who may use what is visible at the point of use.
+"""
+from collections.abc import Iterable
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from rest_framework.permissions import BasePermission
+
+ANNOTATOR = "annotator"
+REVIEWER = "reviewer"
+RATER = "rater"
+ADMIN = "admin"
+ALL_ROLES = (ANNOTATOR, REVIEWER, RATER, ADMIN)
+
+
+def user_roles(user) -> set[str]:
+    if not user.is_authenticated:
+        return set()
+    roles = set(user.groups.values_list("name", flat=True)) & set(ALL_ROLES)
+    if user.is_staff or user.is_superuser:
+        roles.add(ADMIN)
+    return roles
+
+
+def user_has_role(user, *roles: str) -> bool:
+    """True when the user holds any of `roles`; admins pass every role check."""
+    held = user_roles(user)
+    return ADMIN in held or bool(held & set(roles))
+
+
+def roles_required(*roles: str):
+    """View decorator: anonymous users go to the login page, others need one of `roles`."""
+
+    def decorator(view):
+        @login_required
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if not user_has_role(request.user, *roles):
+                raise PermissionDenied(f"This page is for: {', '.join(roles)}")
+            return view(request, *args, **kwargs)
+
+        wrapped.allowed_roles = roles
+        return wrapped
+
+    return decorator
+
+
+def HasRole(*roles: str) -> type[BasePermission]:  # noqa: N802 - reads like a permission class
+    """DRF permission class admitting authenticated users with one of `roles`."""
+
+    class _HasRole(BasePermission):
+        allowed_roles: Iterable[str] = roles
+        message = f"This endpoint is for: {', '.join(roles)}"
+
+        def has_permission(self, request, view) -> bool:
+            return bool(request.user and request.user.is_authenticated and user_has_role(request.user, *roles))
+
+    _HasRole.__name__ = "HasRole_" + "_".join(roles)
+    return _HasRole

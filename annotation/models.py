@@ -1,0 +1,221 @@
+"""The corpus: datasets, clips, captions, captioning systems and AudioCaps-F expert annotations."""
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class TimeStampedModel(models.Model):
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+class Dataset(TimeStampedModel):
+    name = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def clip_audio_path(clip: "Clip", filename: str) -> str:
+    return f"audio/{clip.dataset.name}/{filename}"
+
+
+class Clip(TimeStampedModel):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="clips")
+    # AudioCaps YouTube id, Clotho file name, or a workbook record ID such as "3.wav".
+    external_id = models.CharField(max_length=255)
+    file_name = models.CharField(max_length=255, blank=True)
+    audio = models.FileField(upload_to=clip_audio_path, blank=True, max_length=500)
+    sha256 = models.CharField(max_length=64, blank=True)
+    duration_seconds = models.FloatField(null=True, blank=True)
+    sample_rate = models.PositiveIntegerField(null=True, blank=True)
+    channels = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Max absolute amplitude per bucket in [0, 1], for drawing the waveform without decoding audio.
+    waveform_peaks = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["dataset", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "external_id"], name="clip_unique_external_id_per_dataset"),
+            models.CheckConstraint(condition=Q(duration_seconds__isnull=True) | Q(duration_seconds__gte=0), name="clip_duration_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset.name}/{self.external_id}"
+
+    @property
+    def has_audio(self) -> bool:
+        return bool(self.audio)
+
+
+class CaptioningSystem(TimeStampedModel):
+    # Names as in the source data, e.g. "fc", "rl_dbs_3", "attn_temp0.5".
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Caption(TimeStampedModel):
+    class Role(models.TextChoices):
+        REFERENCE = "reference", "Reference"
+        CANDIDATE = "candidate", "Candidate"
+
+    class AuthorKind(models.TextChoices):
+        HUMAN = "human", "Human"
+        MACHINE = "machine", "Machine"
+
+    clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="captions")
+    text = models.TextField()
+    role = models.CharField(max_length=10, choices=Role.choices)
+    author_kind = models.CharField(max_length=10, choices=AuthorKind.choices)
+    system = models.ForeignKey(CaptioningSystem, on_delete=models.PROTECT, null=True, blank=True, related_name="captions")
+    # Position in the clip's reference list (order kept, duplicates allowed); null for candidates.
+    position = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Where the caption came from in the source file, e.g. "human_2" or "10882..._human_1".
+    source_label = models.CharField(max_length=255, blank=True)
+
+    class Meta:
+        ordering = ["clip", "role", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["clip", "position"], condition=Q(role="reference"), name="caption_unique_reference_position"
+            ),
+            models.CheckConstraint(
+                condition=Q(role="candidate", position__isnull=True) | Q(role="reference", position__isnull=False),
+                name="caption_position_only_for_references",
+            ),
+            models.CheckConstraint(
+                condition=Q(author_kind="machine") | Q(system__isnull=True), name="caption_system_only_for_machine"
+            ),
+        ]
+        indexes = [models.Index(fields=["clip", "role"])]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class AttributeTag(models.Model):
+    """An entry of the AudioCaps-F attribute tag library."""
+
+    class Category(models.TextChoices):
+        DURATION = "Duration"
+        VOLUME = "Volume"
+        PITCH = "Pitch"
+        LOCATION = "Location"
+        COUNT = "Count"
+        DISTANCE = "Distance"
+        VARIATION = "Variation"
+        TONE = "Tone"
+        OTHER = "Other"
+
+    text = models.CharField(max_length=100, unique=True)
+    category = models.CharField(max_length=20, choices=Category.choices)
+    synonym_group = models.PositiveIntegerField()
+    antonym_groups = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["category", "synonym_group", "text"]
+
+    def __str__(self) -> str:
+        return f"{self.text} ({self.category})"
+
+
+class ExpertAnnotation(TimeStampedModel):
+    """One annotator's AudioCaps-F annotation of one clip."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        SUBMITTED = "submitted", "Submitted"
+        GOLD = "gold", "Gold"
+
+    clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="expert_annotations")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="expert_annotations")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["clip", "annotator"], name="annotation_unique_per_clip_annotator")]
+
+    def __str__(self) -> str:
+        return f"{self.clip} by {self.annotator} ({self.status})"
+
+
+class SoundEvent(models.Model):
+    annotation = models.ForeignKey(ExpertAnnotation, on_delete=models.CASCADE, related_name="events")
+    label = models.CharField(max_length=255)
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["annotation", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["annotation", "position"], name="event_unique_position"),
+            models.UniqueConstraint(fields=["annotation", "label"], name="event_unique_label"),
+        ]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+class EventSource(models.Model):
+    event = models.ForeignKey(SoundEvent, on_delete=models.CASCADE, related_name="sources")
+    text = models.CharField(max_length=255)
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["event", "position"]
+        constraints = [models.UniqueConstraint(fields=["event", "position"], name="source_unique_position")]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class EventAttribute(models.Model):
+    event = models.ForeignKey(SoundEvent, on_delete=models.CASCADE, related_name="attributes")
+    # As written by the annotator (case kept, so exports reproduce the input).
+    text = models.CharField(max_length=255)
+    position = models.PositiveSmallIntegerField()
+    # Null means a free-text attribute outside the tag library (kept and flagged).
+    tag = models.ForeignKey(AttributeTag, on_delete=models.PROTECT, null=True, blank=True, related_name="uses")
+
+    class Meta:
+        ordering = ["event", "position"]
+        constraints = [models.UniqueConstraint(fields=["event", "position"], name="attribute_unique_position")]
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def is_free_text(self) -> bool:
+        return self.tag_id is None
+
+
+class TemporalRelation(models.Model):
+    class Kind(models.TextChoices):
+        BEFORE = "before", "Before"
+        AFTER = "after", "After"
+        SIMULTANEOUS = "simultaneous", "Simultaneous"
+
+    annotation = models.ForeignKey(ExpertAnnotation, on_delete=models.CASCADE, related_name="relations")
+    first_event = models.ForeignKey(SoundEvent, on_delete=models.CASCADE, related_name="relations_as_first")
+    second_event = models.ForeignKey(SoundEvent, on_delete=models.CASCADE, related_name="relations_as_second")
+    kind = models.CharField(max_length=15, choices=Kind.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["first_event", "second_event"], name="relation_unique_event_pair"),
+            models.CheckConstraint(condition=~Q(first_event=models.F("second_event")), name="relation_two_distinct_events"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.first_event} {self.kind} {self.second_event}"

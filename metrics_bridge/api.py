@@ -1,0 +1,5 @@
+"""REST endpoints of this app."""
+
+
+def register_routes(router) -> None:
+    pass

@@ -1,0 +1,123 @@
+"""Stored metric runs and scores. Scoring code itself lives in metrics_bridge/scoring (no Django)."""
+from django.conf import settings
+from django.db import models
+
+
+from annotation.models import Caption, Dataset, TimeStampedModel
+
+
+class MetricRun(TimeStampedModel):
+    """A request to compute some metrics on a dataset, split into chunks that Celery tasks work off."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="metric_runs")
+    metrics = models.JSONField(default=list)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    # Metrics that could not run here, with the reason: {name: reason}.
+    unavailable = models.JSONField(default=dict, blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} on {self.dataset} ({self.status} {self.chunks_done}/{self.chunks_total})"
+
+    @property
+    def progress(self) -> float:
+        return self.chunks_done / self.chunks_total if self.chunks_total else 1.0
+
+
+class MetricRunChunk(models.Model):
+    """A unit of work: one metric over a batch of scoring requests (a corpus for CIDEr-D/DATE)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    run = models.ForeignKey(MetricRun, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    metric = models.CharField(max_length=50)
+    # [{"caption_id": int, "reference_set_key": str}, ...]; texts are loaded when the chunk runs.
+    requests = models.JSONField(default=list)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="chunk_unique_index_per_run")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} chunk {self.index} {self.metric} ({self.status})"
+
+
+class ReferenceSet(models.Model):
+    """An ordered list of reference texts, plus the scoring context that shaped it.
+
+    `key` hashes texts + context: under the FENSE protocol the same references are
+    scored in different corpora (CIDEr-D document frequencies), so the context is part
+    of what a score means.
+    """
+
+    key = models.CharField(max_length=64, unique=True)
+    texts = models.JSONField()
+    context = models.CharField(max_length=100, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.key[:10]} ({len(self.texts)} refs, {self.context})"
+
+
+class MetricScore(models.Model):
+    metric = models.CharField(max_length=50)
+    version = models.CharField(max_length=200)
+    caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="metric_scores")
+    reference_set = models.ForeignKey(ReferenceSet, on_delete=models.PROTECT, related_name="scores")
+    value = models.FloatField()
+    # Explanations, e.g. X-ACE matched / missed / hallucinated nodes per factor.
+    details = models.JSONField(default=dict, blank=True)
+    run = models.ForeignKey(MetricRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="scores")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["metric", "version", "caption", "reference_set"], name="score_unique_metric_version_caption_refs"
+            )
+        ]
+        indexes = [models.Index(fields=["metric", "version"])]
+
+    def __str__(self) -> str:
+        return f"{self.metric} {self.caption_id}: {self.value:.4f}"
+
+
+class LLMResponse(models.Model):
+    """Cache of chat-completion responses by (model, prompt hash), with token counts."""
+
+    model = models.CharField(max_length=200)
+    prompt_hash = models.CharField(max_length=64)
+    response_text = models.TextField()
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["model", "prompt_hash"], name="llm_response_unique_prompt")]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.prompt_hash[:10]}"
+
+

@@ -1,0 +1,228 @@
+"""Human judgements: THumBS ratings, caption pairs and votes, campaigns, assignments, screening."""
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotation.models import Caption, Clip, Dataset, TimeStampedModel
+
+
+class Source(models.TextChoices):
+    WEB = "web", "Web page"
+    WORKBOOK = "workbook", "Excel workbook"
+    IMPORT = "import", "Imported data set"
+
+
+class CaptionPair(TimeStampedModel):
+    """Two captions of one clip to be compared; caption_b may be a human caption of another clip (HI)."""
+
+    class Split(models.TextChoices):
+        HC = "HC", "Human correct vs human correct"
+        HI = "HI", "Human correct vs human incorrect"
+        HM = "HM", "Human vs machine"
+        MM = "MM", "Machine vs machine"
+
+    class Choice(models.TextChoices):
+        A = "a", "A is better"
+        B = "b", "B is better"
+        NONE = "none", "No preference"
+
+    clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="pairs")
+    caption_a = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="pairs_as_a")
+    caption_b = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="pairs_as_b")
+    split = models.CharField(max_length=2, choices=Split.choices)
+    # Identifies the pair in its source so imports are idempotent, e.g. "MM_3" or "campaign-7-12".
+    source_key = models.CharField(max_length=100)
+    # Quality-control items carry the known answer.
+    gold_choice = models.CharField(max_length=4, choices=Choice.choices, blank=True)
+
+    class Meta:
+        ordering = ["clip", "source_key"]
+        constraints = [
+            models.UniqueConstraint(fields=["clip", "source_key"], name="pair_unique_source_key_per_clip"),
+            models.CheckConstraint(condition=~Q(caption_a=models.F("caption_b")), name="pair_two_distinct_captions"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.clip} {self.split} {self.source_key}"
+
+    @property
+    def is_gold(self) -> bool:
+        return bool(self.gold_choice)
+
+
+class Campaign(TimeStampedModel):
+    class TaskType(models.TextChoices):
+        THUMBS = "thumbs", "THumBS rating"
+        PAIRWISE = "pairwise", "Pairwise comparison"
+
+    name = models.SlugField(max_length=100, unique=True)
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="campaigns")
+    task_type = models.CharField(max_length=10, choices=TaskType.choices)
+    judgements_per_item = models.PositiveSmallIntegerField(default=4)
+    seed = models.IntegerField(default=0)
+    captions = models.ManyToManyField(Caption, blank=True, related_name="campaigns")
+    pairs = models.ManyToManyField(CaptionPair, blank=True, related_name="campaigns")
+    # Excluded raters keep their data; reports leave them out.
+    excluded_raters = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="excluded_from_campaigns")
+    is_active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.CheckConstraint(condition=Q(judgements_per_item__gte=1), name="campaign_at_least_one_judgement")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Assignment(TimeStampedModel):
+    """One rater's share of a campaign."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+
+    class Meta:
+        ordering = ["campaign", "rater"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "rater"], name="assignment_unique_rater_per_campaign")]
+
+    def __str__(self) -> str:
+        return f"{self.campaign} / {self.rater}"
+
+
+class AssignmentItem(models.Model):
+    """One thing a rater judges, in the rater's own randomized order: a clip (THumBS) or a pair."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField()
+    clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="assignment_items")
+    pair = models.ForeignKey(CaptionPair, on_delete=models.CASCADE, null=True, blank=True, related_name="assignment_items")
+    # For pairs: whether caption_a is shown on the left for this rater.
+    a_on_left = models.BooleanField(default=True)
+    # For THumBS: caption ids in the order this rater sees them.
+    caption_order = models.JSONField(default=list, blank=True)
+    first_shown_at = models.DateTimeField(null=True, blank=True)
+    listened_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    seconds_spent = models.FloatField(null=True, blank=True)
+    # Unsubmitted form state, saved as the rater types.
+    draft = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["assignment", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "position"], name="item_unique_position"),
+            models.UniqueConstraint(fields=["assignment", "clip"], condition=Q(pair__isnull=True), name="item_unique_clip"),
+            models.UniqueConstraint(fields=["assignment", "pair"], condition=Q(pair__isnull=False), name="item_unique_pair"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.assignment} #{self.position}"
+
+
+class ThumbsRating(TimeStampedModel):
+    """A THumBS judgement of one caption; overall = (P + R) / 2 + F + C + I is computed, not stored."""
+
+    class Synthesized(models.TextChoices):
+        YES = "yes", "Yes"
+        NO = "no", "No"
+        UNSET = "", "Not answered"
+
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="thumbs_ratings")
+    caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="thumbs_ratings")
+    campaign = models.ForeignKey(Campaign, on_delete=models.SET_NULL, null=True, blank=True, related_name="thumbs_ratings")
+    precision = models.PositiveSmallIntegerField()
+    recall = models.PositiveSmallIntegerField()
+    fluency = models.DecimalField(max_digits=2, decimal_places=1, default=Decimal("0"))
+    conciseness = models.DecimalField(max_digits=2, decimal_places=1, default=Decimal("0"))
+    irrelevance = models.DecimalField(max_digits=2, decimal_places=1, default=Decimal("0"))
+    synthesized = models.CharField(max_length=3, choices=Synthesized.choices, blank=True, default="")
+    comment = models.TextField(blank=True)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.WEB)
+    workbook_sha256 = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["caption", "rater"]
+        constraints = [
+            models.UniqueConstraint(fields=["rater", "caption"], name="thumbs_one_rating_per_rater_caption"),
+            models.CheckConstraint(condition=Q(precision__gte=1, precision__lte=5), name="thumbs_precision_1_to_5"),
+            models.CheckConstraint(condition=Q(recall__gte=1, recall__lte=5), name="thumbs_recall_1_to_5"),
+            models.CheckConstraint(condition=Q(fluency__gte=-2, fluency__lte=0), name="thumbs_fluency_minus2_to_0"),
+            models.CheckConstraint(condition=Q(conciseness__gte=-2, conciseness__lte=0), name="thumbs_conciseness_minus2_to_0"),
+            models.CheckConstraint(condition=Q(irrelevance__gte=-2, irrelevance__lte=0), name="thumbs_irrelevance_minus2_to_0"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rater} on caption {self.caption_id}: {self.overall}"
+
+    @property
+    def overall(self) -> Decimal:
+        return Decimal(self.precision + self.recall) / 2 + self.fluency + self.conciseness + self.irrelevance
+
+
+class PairwiseVote(TimeStampedModel):
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="pairwise_votes")
+    pair = models.ForeignKey(CaptionPair, on_delete=models.CASCADE, related_name="votes")
+    campaign = models.ForeignKey(Campaign, on_delete=models.SET_NULL, null=True, blank=True, related_name="votes")
+    choice = models.CharField(max_length=4, choices=CaptionPair.Choice.choices)
+    # Which caption was on the left when the rater voted; unknown for imported votes.
+    left_side = models.CharField(max_length=1, choices=[("a", "A"), ("b", "B")], blank=True)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.WEB)
+
+    class Meta:
+        ordering = ["pair", "rater"]
+        constraints = [models.UniqueConstraint(fields=["rater", "pair"], name="vote_one_per_rater_pair")]
+
+    def __str__(self) -> str:
+        return f"{self.rater} on {self.pair}: {self.choice}"
+
+    @property
+    def signed_value(self) -> int:
+        """+1 when a is better, -1 when b is better, 0 without preference (the FENSE encoding)."""
+        return {"a": 1, "b": -1}.get(self.choice, 0)
+
+
+class HeadphoneCheck(TimeStampedModel):
+    """One attempt at the antiphase headphone screening (Woods et al. 2017)."""
+
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="headphone_checks")
+    # Per trial: which of the three tones is in antiphase (0..2) and the rater's answer.
+    trials = models.JSONField(default=list)
+    correct_count = models.PositiveSmallIntegerField(null=True, blank=True)
+    passed = models.BooleanField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["rater", "-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.rater} headphone check {self.created_at:%Y-%m-%d}: {self.passed}"
+
+
+def workbook_upload_path(upload: "WorkbookUpload", filename: str) -> str:
+    return f"workbooks/{upload.sha256[:2]}/{upload.sha256}/{filename}"
+
+
+class WorkbookUpload(TimeStampedModel):
+    """An uploaded THumBS workbook, kept whether or not its import succeeded."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        IMPORTED = "imported", "Imported"
+        FAILED = "failed", "Failed"
+
+    file = models.FileField(upload_to=workbook_upload_path, max_length=500)
+    original_name = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64)
+    campaign_name = models.CharField(max_length=100)
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="workbook_uploads")
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    errors = models.JSONField(default=list, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.original_name} ({self.status})"
