@@ -1,5 +1,260 @@
-"""REST endpoints of this app."""
+"""REST endpoints of the corpus: datasets, clips, captions, systems, attribute tags, expert annotations.
+
+Who may use what (admins pass every check):
+- annotators and reviewers read the corpus; admins also write datasets and systems;
+- annotators create, replace and delete their own expert annotations (not once gold);
+- reviewers read every expert annotation and move it through review (submitted -> gold);
+- raters get nothing here: they see their clips and captions, blinded, through /api/assignment-items/.
+"""
+
+from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.response import Response
+
+from accounts.permissions import ActionRolesMixin
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role
+from annotation import selectors
+from annotation.models import (
+    AttributeTag,
+    Caption,
+    CaptioningSystem,
+    Clip,
+    EventAttribute,
+    ExpertAnnotation,
+    SoundEvent,
+    TemporalRelation,
+)
+from annotation.serializers import (
+    AttributeTagSerializer,
+    CaptioningSystemSerializer,
+    CaptionSerializer,
+    ClipSerializer,
+    DatasetSerializer,
+    ExpertAnnotationInputSerializer,
+    ExpertAnnotationSerializer,
+    ExpertAnnotationStatusSerializer,
+)
+from annotation.services.expert_annotations import (
+    ExpertAnnotationError,
+    expert_annotation_save,
+    expert_annotation_set_status,
+)
+
+CORPUS_READERS = (ANNOTATOR, REVIEWER)
+CORPUS_READ_ONLY = {"list": CORPUS_READERS, "retrieve": CORPUS_READERS, "*": (ADMIN,)}
+
+
+def _filter_by_params(queryset, request, lookups: dict[str, str]):
+    """Apply `?param=value` filters named in `lookups` ({param: ORM lookup}); blank values are ignored."""
+    for param, lookup in lookups.items():
+        value = request.query_params.get(param, "").strip()
+        if value:
+            queryset = queryset.filter(**{lookup: value})
+    return queryset
+
+
+@extend_schema(tags=["corpus"])
+class DatasetViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
+    """Datasets with clip, audio and caption counts. Read: annotator, reviewer, admin."""
+
+    action_roles = CORPUS_READ_ONLY
+    serializer_class = DatasetSerializer
+
+    def get_queryset(self):
+        return selectors.dataset_overview()
+
+
+@extend_schema(
+    tags=["corpus"],
+    parameters=[
+        OpenApiParameter("dataset", str, description="Dataset name"),
+        OpenApiParameter("external_id", str, description="Clip id in its source, e.g. a YouTube id"),
+    ],
+)
+class ClipViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
+    """Clips with audio URL and waveform peaks. Read: annotator, reviewer, admin."""
+
+    action_roles = CORPUS_READ_ONLY
+    serializer_class = ClipSerializer
+
+    def get_queryset(self):
+        queryset = Clip.objects.select_related("dataset").order_by("dataset__name", "external_id")
+        return _filter_by_params(queryset, self.request, {"dataset": "dataset__name", "external_id": "external_id"})
+
+
+@extend_schema(
+    tags=["corpus"],
+    parameters=[
+        OpenApiParameter("clip", int, description="Clip id"),
+        OpenApiParameter("dataset", str, description="Dataset name"),
+        OpenApiParameter("role", str, enum=Caption.Role.values),
+        OpenApiParameter("system", str, description="Captioning system name"),
+    ],
+)
+class CaptionViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
+    """Captions with their authorship (role, author kind, system). Read: annotator, reviewer, admin; never raters."""
+
+    action_roles = CORPUS_READ_ONLY
+    serializer_class = CaptionSerializer
+
+    def get_queryset(self):
+        queryset = Caption.objects.select_related("system").order_by("clip_id", "role", "position", "id")
+        lookups = {"clip": "clip_id", "dataset": "clip__dataset__name", "role": "role", "system": "system__name"}
+        return _filter_by_params(queryset, self.request, lookups)
+
+
+@extend_schema(tags=["corpus"])
+class CaptioningSystemViewSet(ActionRolesMixin, viewsets.ModelViewSet):
+    """Captioning systems. Read: annotator, reviewer, admin. Write: admin."""
+
+    action_roles = CORPUS_READ_ONLY
+    serializer_class = CaptioningSystemSerializer
+    queryset = CaptioningSystem.objects.order_by("name")
+
+
+@extend_schema(tags=["corpus"], parameters=[OpenApiParameter("category", str, enum=AttributeTag.Category.values)])
+class AttributeTagViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
+    """The AudioCaps-F attribute tag library. Read: annotator, reviewer, admin."""
+
+    action_roles = {"*": CORPUS_READERS}
+    serializer_class = AttributeTagSerializer
+    pagination_class = None  # ~ a few hundred short rows; annotation forms want them all at once
+
+    def get_queryset(self):
+        return _filter_by_params(AttributeTag.objects.all(), self.request, {"category": "category"})
+
+
+def _annotation_queryset():
+    attributes = EventAttribute.objects.select_related("tag").order_by("position")
+    events = SoundEvent.objects.prefetch_related("sources", Prefetch("attributes", queryset=attributes))
+    relations = TemporalRelation.objects.select_related("first_event", "second_event").order_by("pk")
+    return ExpertAnnotation.objects.select_related("annotator").prefetch_related(
+        Prefetch("events", queryset=events.order_by("position")), Prefetch("relations", queryset=relations)
+    )
+
+
+@extend_schema(
+    tags=["expert annotations"],
+    parameters=[
+        OpenApiParameter("clip", int, description="Clip id"),
+        OpenApiParameter("dataset", str, description="Dataset name"),
+        OpenApiParameter("status", str, enum=ExpertAnnotation.Status.values),
+        OpenApiParameter("annotator", str, description="Annotator username"),
+    ],
+)
+class ExpertAnnotationViewSet(
+    ActionRolesMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """AudioCaps-F expert annotations (events with sources and attributes, temporal relations).
+
+    Read: annotators see their own; reviewers and admins see all.
+    Create / replace / delete: annotators, on their own annotations, while not gold.
+    Status (review): reviewers (submitted -> gold, submitted -> draft, gold -> submitted) and admins (any).
+    """
+
+    action_roles = {
+        "list": (ANNOTATOR, REVIEWER),
+        "retrieve": (ANNOTATOR, REVIEWER),
+        "create": (ANNOTATOR,),
+        "update": (ANNOTATOR,),
+        "destroy": (ANNOTATOR,),
+        "set_status": (REVIEWER,),
+        "*": (ADMIN,),
+    }
+    serializer_class = ExpertAnnotationSerializer
+
+    def get_queryset(self):
+        queryset = _annotation_queryset().order_by("clip_id", "annotator__username")
+        user = self.request.user
+        # Annotators who are not also reviewers only ever reach their own rows (others are 404 to them).
+        if not user_has_role(user, REVIEWER):
+            queryset = queryset.filter(annotator=user)
+        lookups = {
+            "clip": "clip_id",
+            "dataset": "clip__dataset__name",
+            "status": "status",
+            "annotator": "annotator__username",
+        }
+        return _filter_by_params(queryset, self.request, lookups)
+
+    def _validated_input(self, request) -> dict:
+        input_serializer = ExpertAnnotationInputSerializer(data=request.data)
+        input_serializer.is_valid(raise_exception=True)
+        return input_serializer.validated_data
+
+    def _save(self, request, data: dict) -> ExpertAnnotation:
+        try:
+            return expert_annotation_save(
+                clip=data["clip"],
+                annotator=request.user,
+                events=data["events"],
+                relations=data["relations"],
+                status=data["status"],
+            )
+        except ExpertAnnotationError as error:
+            raise ValidationError({"detail": str(error)}) from None
+
+    def _respond(self, annotation: ExpertAnnotation, status_code: int) -> Response:
+        fresh = _annotation_queryset().get(pk=annotation.pk)
+        return Response(self.get_serializer(fresh).data, status=status_code)
+
+    @extend_schema(request=ExpertAnnotationInputSerializer, responses={201: ExpertAnnotationSerializer})
+    def create(self, request):
+        """Save the caller's annotation of a clip (creates it, or replaces the caller's existing one)."""
+        data = self._validated_input(request)
+        existed = ExpertAnnotation.objects.filter(clip=data["clip"], annotator=request.user).exists()
+        annotation = self._save(request, data)
+        return self._respond(annotation, status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+
+    @extend_schema(request=ExpertAnnotationInputSerializer, responses={200: ExpertAnnotationSerializer})
+    def update(self, request, pk=None):
+        """Replace the caller's own annotation (the whole graph)."""
+        annotation = get_object_or_404(ExpertAnnotation, pk=pk, annotator=request.user)
+        data = self._validated_input(request)
+        if data["clip"] != annotation.clip:
+            raise ValidationError(
+                {"clip": f"annotation {annotation.pk} is of clip {annotation.clip_id}; the clip cannot change"}
+            )
+        return self._respond(self._save(request, data), status.HTTP_200_OK)
+
+    def perform_destroy(self, instance: ExpertAnnotation) -> None:
+        is_admin = user_has_role(self.request.user, ADMIN)
+        if instance.annotator_id != self.request.user.pk and not is_admin:
+            raise PermissionDenied("only the annotator or an admin can delete an annotation")
+        if instance.status == ExpertAnnotation.Status.GOLD and not is_admin:
+            raise ValidationError({"detail": f"annotation {instance.pk} is gold and cannot be deleted"})
+        instance.delete()
+
+    @extend_schema(request=ExpertAnnotationStatusSerializer, responses={200: ExpertAnnotationSerializer})
+    @action(detail=True, methods=["post"], url_path="status")
+    def set_status(self, request, pk=None):
+        """Review step: reviewers accept (gold), return (draft) or revoke gold; admins set any status."""
+        annotation = self.get_object()
+        serializer = ExpertAnnotationStatusSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            annotation = expert_annotation_set_status(
+                annotation=annotation,
+                status=serializer.validated_data["status"],
+                is_admin=user_has_role(request.user, ADMIN),
+            )
+        except ExpertAnnotationError as error:
+            raise ValidationError({"detail": str(error)}) from None
+        return self._respond(annotation, status.HTTP_200_OK)
 
 
 def register_routes(router) -> None:
-    pass
+    router.register("datasets", DatasetViewSet, basename="dataset")
+    router.register("clips", ClipViewSet, basename="clip")
+    router.register("captions", CaptionViewSet, basename="caption")
+    router.register("captioning-systems", CaptioningSystemViewSet, basename="captioning-system")
+    router.register("attribute-tags", AttributeTagViewSet, basename="attribute-tag")
+    router.register("expert-annotations", ExpertAnnotationViewSet, basename="expert-annotation")

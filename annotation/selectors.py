@@ -1,7 +1,8 @@
 """Read-only queries over the corpus."""
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
-from annotation.models import Dataset
+from annotation.models import Caption, Clip, Dataset
 
 
 def dataset_list_with_counts() -> QuerySet[Dataset]:
@@ -10,3 +11,50 @@ def dataset_list_with_counts() -> QuerySet[Dataset]:
         clips_with_audio_count=Count("clips", filter=~Q(clips__audio=""), distinct=True),
         caption_count=Count("clips__captions", distinct=True),
     ).order_by("name")
+
+
+def _count_per_dataset(queryset: QuerySet, dataset_path: str) -> Subquery:
+    """Rows of `queryset` per dataset, as a subquery (no row multiplication across several counts)."""
+    counted = (
+        queryset.filter(**{dataset_path: OuterRef("pk")})
+        .order_by()
+        .values(dataset_path)
+        .annotate(count=Count("pk"))
+        .values("count")
+    )
+    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+
+def dataset_overview() -> QuerySet[Dataset]:
+    """Datasets with clip, audio and caption counts, for the home page and the API."""
+    return Dataset.objects.annotate(
+        clip_count=_count_per_dataset(Clip.objects.all(), "dataset"),
+        clips_with_audio_count=_count_per_dataset(Clip.objects.exclude(audio=""), "dataset"),
+        reference_count=_count_per_dataset(Caption.objects.filter(role=Caption.Role.REFERENCE), "clip__dataset"),
+        candidate_count=_count_per_dataset(Caption.objects.filter(role=Caption.Role.CANDIDATE), "clip__dataset"),
+    ).order_by("name")
+
+
+def dataset_corpus_counts(*, dataset: Dataset) -> dict[str, int]:
+    """Clip, caption and GOLD expert-annotation counts of one dataset."""
+    clips = Clip.objects.filter(dataset=dataset)
+    captions = Caption.objects.filter(clip__dataset=dataset)
+    gold = ExpertAnnotation.objects.filter(clip__dataset=dataset, status=ExpertAnnotation.Status.GOLD)
+    return {
+        "clips": clips.count(),
+        "clips_with_audio": clips.exclude(audio="").count(),
+        "reference_captions": captions.filter(role=Caption.Role.REFERENCE).count(),
+        "candidate_captions": captions.filter(role=Caption.Role.CANDIDATE).count(),
+        "expert_annotations": gold.count(),
+        "events": SoundEvent.objects.filter(annotation__in=gold).count(),
+    }
+
+
+def dataset_gold_annotations(*, dataset: Dataset) -> QuerySet[ExpertAnnotation]:
+    """GOLD annotations of the dataset in the order they were created, with events, sources and attributes."""
+    return (
+        ExpertAnnotation.objects.filter(clip__dataset=dataset, status=ExpertAnnotation.Status.GOLD)
+        .select_related("clip")
+        .prefetch_related("events__sources", "events__attributes")
+        .order_by("pk")
+    )

@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "accounts",
     "annotation",
     "ratings",
@@ -79,6 +80,8 @@ else:
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Imports and metric runs write many rows; wait for a lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # A file, not memory, so a Celery worker process started by a test sees the test database.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-db.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Storage --------------------------------------------------------------
@@ -156,6 +159,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Swagger UI / Redoc assets come from drf-spectacular-sidecar: the machines have no CDN access.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Product settings -----------------------------------------------------

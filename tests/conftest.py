@@ -24,3 +24,58 @@ def make_user(db, django_user_model):
         return user
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _celery_runs_eagerly():
+    """Tasks run in-process unless a test asks for a real worker (the `real_celery` fixture)."""
+    from config.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous
+
+
+@pytest.fixture(scope="session")
+def redis_broker_url():
+    """REDIS_URL when set (CI), else a redis-server started for the session; database 15 is flushed."""
+    import os
+
+    import redis
+
+    from tests.celery_worker import start_redis_server
+
+    started = None
+    url = os.environ.get("REDIS_URL", "")
+    if not url:
+        started = start_redis_server()
+        if started is None:
+            pytest.skip("needs redis-server (Debian package redis-server) or REDIS_URL")
+        url = started[0]
+    base = url.rsplit("/", 1)[0] if url.count("/") >= 3 else url
+    test_url = f"{base}/15"
+    redis.Redis.from_url(test_url).flushdb()
+    yield test_url
+    if started:
+        started[1].terminate()
+
+
+@pytest.fixture
+def real_celery(transactional_db, redis_broker_url, tmp_path):
+    """Point this process's Celery app at the real Redis broker and give the test a worker factory."""
+    from config.celery import app
+    from tests.celery_worker import WorkerProcess
+
+    app.conf.update(task_always_eager=False, broker_url=redis_broker_url, result_backend=redis_broker_url)
+    workers: list[WorkerProcess] = []
+
+    def start_worker(**extra_env) -> WorkerProcess:
+        worker = WorkerProcess(broker_url=redis_broker_url, log_path=tmp_path / f"worker{len(workers)}.log", extra_env=extra_env)
+        workers.append(worker.start())
+        return worker
+
+    yield start_worker
+    for worker in workers:
+        worker.stop()
+    app.conf.task_always_eager = True

@@ -1,0 +1,187 @@
+"""API representations of the corpus.
+
+These serializers show authorship (`role`, `author_kind`, `system`, `source_label`)
+and are only used on endpoints for annotators, reviewers and admins. Raters get
+the blinded serializers at the bottom of this module (through the ratings API),
+which carry no field that could tell a person's caption from a model's.
+"""
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from annotation.models import (
+    AttributeTag,
+    Caption,
+    CaptioningSystem,
+    Clip,
+    Dataset,
+    EventAttribute,
+    ExpertAnnotation,
+    SoundEvent,
+    TemporalRelation,
+)
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    clip_count = serializers.IntegerField(read_only=True)
+    clips_with_audio_count = serializers.IntegerField(read_only=True)
+    reference_count = serializers.IntegerField(read_only=True)
+    candidate_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Dataset
+        fields = [
+            "id",
+            "name",
+            "description",
+            "clip_count",
+            "clips_with_audio_count",
+            "reference_count",
+            "candidate_count",
+            "created_at",
+        ]
+
+
+class AudioUrlMixin:
+    @extend_schema_field(serializers.URLField(allow_null=True))
+    def get_audio_url(self, clip: Clip) -> str | None:
+        if not clip.audio:
+            return None
+        url = clip.audio.url
+        request = self.context.get("request")
+        # Storage URLs from S3 are absolute already; local media URLs get the host added.
+        return request.build_absolute_uri(url) if request is not None and url.startswith("/") else url
+
+
+class ClipSerializer(AudioUrlMixin, serializers.ModelSerializer):
+    dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    audio_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Clip
+        fields = [
+            "id",
+            "dataset",
+            "external_id",
+            "file_name",
+            "audio_url",
+            "sha256",
+            "duration_seconds",
+            "sample_rate",
+            "channels",
+            "waveform_peaks",
+        ]
+
+
+class CaptioningSystemSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = CaptioningSystem
+        fields = ["id", "name", "description"]
+
+
+class CaptionSerializer(serializers.ModelSerializer):
+    system = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Caption
+        fields = ["id", "clip", "text", "role", "author_kind", "system", "position", "source_label"]
+
+
+class AttributeTagSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AttributeTag
+        fields = ["id", "text", "category", "synonym_group", "antonym_groups"]
+
+
+# --- Expert annotations (read) ---------------------------------------------
+
+
+class EventAttributeSerializer(serializers.ModelSerializer):
+    tag = serializers.SlugRelatedField(slug_field="text", read_only=True)
+    category = serializers.CharField(source="tag.category", read_only=True, default=None)
+    is_free_text = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = EventAttribute
+        fields = ["text", "tag", "category", "is_free_text"]
+
+
+class SoundEventSerializer(serializers.ModelSerializer):
+    sources = serializers.SlugRelatedField(slug_field="text", many=True, read_only=True)
+    attributes = EventAttributeSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = SoundEvent
+        fields = ["label", "sources", "attributes"]
+
+
+class TemporalRelationSerializer(serializers.ModelSerializer):
+    first_event = serializers.SlugRelatedField(slug_field="label", read_only=True)
+    second_event = serializers.SlugRelatedField(slug_field="label", read_only=True)
+
+    class Meta:
+        model = TemporalRelation
+        fields = ["first_event", "second_event", "kind"]
+
+
+class ExpertAnnotationSerializer(serializers.ModelSerializer):
+    annotator = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    events = SoundEventSerializer(many=True, read_only=True)
+    relations = TemporalRelationSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = ExpertAnnotation
+        fields = ["id", "clip", "annotator", "status", "events", "relations", "created_at", "updated_at"]
+
+
+# --- Expert annotations (write input) --------------------------------------
+
+
+class EventInputSerializer(serializers.Serializer):
+    label = serializers.CharField(max_length=255)
+    sources = serializers.ListField(child=serializers.CharField(max_length=255), default=list)
+    attributes = serializers.ListField(child=serializers.CharField(max_length=255), default=list)
+
+
+class RelationInputSerializer(serializers.Serializer):
+    first_event = serializers.CharField(max_length=255, help_text="Label of an event of this annotation")
+    second_event = serializers.CharField(max_length=255, help_text="Label of an event of this annotation")
+    kind = serializers.ChoiceField(choices=TemporalRelation.Kind.choices)
+
+
+class ExpertAnnotationInputSerializer(serializers.Serializer):
+    """What an annotator sends: the whole graph of one clip (it replaces the stored one)."""
+
+    clip = serializers.PrimaryKeyRelatedField(queryset=Clip.objects.all())
+    status = serializers.ChoiceField(
+        choices=[ExpertAnnotation.Status.DRAFT, ExpertAnnotation.Status.SUBMITTED],
+        default=ExpertAnnotation.Status.DRAFT,
+        help_text="Annotators save drafts or submit; only reviewers mark gold.",
+    )
+    events = EventInputSerializer(many=True)
+    relations = RelationInputSerializer(many=True, default=list)
+
+
+class ExpertAnnotationStatusSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=ExpertAnnotation.Status.choices)
+
+
+# --- Blinded views for raters ------------------------------------------------
+
+
+class BlindClipSerializer(AudioUrlMixin, serializers.ModelSerializer):
+    """A clip as a rater needs it: the audio and its waveform, nothing about its origin."""
+
+    audio_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Clip
+        fields = ["id", "audio_url", "duration_seconds", "waveform_peaks"]
+
+
+class BlindCaptionSerializer(serializers.ModelSerializer):
+    """A caption as a rater sees it: its text only (no role, author kind, system or source label)."""
+
+    class Meta:
+        model = Caption
+        fields = ["id", "text"]

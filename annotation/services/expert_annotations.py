@@ -1,0 +1,136 @@
+"""Saving an annotator's AudioCaps-F graph of a clip and moving it through review.
+
+The graph is saved whole (events with their sources and attributes, relations by
+event label) because annotators edit it as one form; replacing it keeps positions
+dense and avoids partial merges.
+"""
+
+from collections.abc import Sequence
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from annotation.models import (
+    AttributeTag,
+    Clip,
+    EventAttribute,
+    EventSource,
+    ExpertAnnotation,
+    SoundEvent,
+    TemporalRelation,
+)
+
+Status = ExpertAnnotation.Status
+
+# What a reviewer may do: accept a submission as gold, send it back, or revoke gold.
+REVIEWER_TRANSITIONS = {
+    (Status.SUBMITTED, Status.GOLD),
+    (Status.SUBMITTED, Status.DRAFT),
+    (Status.GOLD, Status.SUBMITTED),
+}
+
+
+class ExpertAnnotationError(Exception):
+    """The annotation cannot be saved or moved as asked; the message says why."""
+
+
+def attribute_tag_lookup() -> dict[str, AttributeTag]:
+    """Tag library keyed by lower-cased text (annotators type 'Loud' or 'loud')."""
+    return {tag.text.lower(): tag for tag in AttributeTag.objects.all()}
+
+
+def _non_blank(texts: Sequence[str]) -> list[str]:
+    return [text.strip() for text in texts if text.strip()]
+
+
+def _check_graph(events: Sequence[dict], relations: Sequence[dict]) -> None:
+    labels = [event["label"].strip() for event in events]
+    for index, label in enumerate(labels):
+        if not label:
+            raise ExpertAnnotationError(f"events[{index}]: the label is empty")
+        if labels.index(label) != index:
+            raise ExpertAnnotationError(f"events[{index}]: the label {label!r} is used twice")
+    seen_pairs = set()
+    for index, relation in enumerate(relations):
+        first, second = relation["first_event"].strip(), relation["second_event"].strip()
+        for key, label in (("first_event", first), ("second_event", second)):
+            if label not in labels:
+                raise ExpertAnnotationError(f"relations[{index}].{key}: no event is labelled {label!r}")
+        if first == second:
+            raise ExpertAnnotationError(f"relations[{index}]: an event cannot be related to itself")
+        if (first, second) in seen_pairs:
+            raise ExpertAnnotationError(f"relations[{index}]: {first!r} and {second!r} are already related")
+        seen_pairs.add((first, second))
+
+
+@transaction.atomic
+def expert_annotation_save(
+    *,
+    clip: Clip,
+    annotator: AbstractBaseUser,
+    events: Sequence[dict],
+    relations: Sequence[dict] = (),
+    status: str = Status.DRAFT,
+) -> ExpertAnnotation:
+    """Create or replace `annotator`'s graph of `clip`.
+
+    `events`: [{"label": str, "sources": [str], "attributes": [str]}];
+    `relations`: [{"first_event": label, "second_event": label, "kind": before/after/simultaneous}].
+    Attributes that match a library tag (case-insensitively) are linked to it; others are kept as free text.
+    A gold annotation is frozen: a reviewer must revoke gold before it can change.
+    """
+    if status not in (Status.DRAFT, Status.SUBMITTED):
+        raise ExpertAnnotationError(f"status {status!r}: annotators can only save a draft or submit")
+    _check_graph(events, relations)
+    annotation, _created = ExpertAnnotation.objects.select_for_update().get_or_create(clip=clip, annotator=annotator)
+    if annotation.status == Status.GOLD:
+        raise ExpertAnnotationError(
+            f"annotation {annotation.pk} is gold; a reviewer must revoke gold before it changes"
+        )
+    annotation.events.all().delete()  # cascades to sources, attributes and relations
+    tags = attribute_tag_lookup()
+    event_by_label = {}
+    for event_position, event_data in enumerate(events):
+        event = SoundEvent.objects.create(
+            annotation=annotation, label=event_data["label"].strip(), position=event_position
+        )
+        event_by_label[event.label] = event
+        EventSource.objects.bulk_create(
+            EventSource(event=event, text=text, position=position)
+            for position, text in enumerate(_non_blank(event_data.get("sources", [])))
+        )
+        EventAttribute.objects.bulk_create(
+            EventAttribute(event=event, text=text, position=position, tag=tags.get(text.lower()))
+            for position, text in enumerate(_non_blank(event_data.get("attributes", [])))
+        )
+    TemporalRelation.objects.bulk_create(
+        TemporalRelation(
+            annotation=annotation,
+            first_event=event_by_label[relation["first_event"].strip()],
+            second_event=event_by_label[relation["second_event"].strip()],
+            kind=relation["kind"],
+        )
+        for relation in relations
+    )
+    annotation.status = status
+    annotation.save(update_fields=["status", "updated_at"])
+    return annotation
+
+
+@transaction.atomic
+def expert_annotation_set_status(
+    *, annotation: ExpertAnnotation, status: str, is_admin: bool = False
+) -> ExpertAnnotation:
+    """Review step: reviewers follow REVIEWER_TRANSITIONS; admins may set any status."""
+    if status not in Status.values:
+        raise ExpertAnnotationError(f"status {status!r} is not one of {', '.join(Status.values)}")
+    locked = ExpertAnnotation.objects.select_for_update().get(pk=annotation.pk)
+    if locked.status == status:
+        return locked
+    if not is_admin and (locked.status, status) not in REVIEWER_TRANSITIONS:
+        raise ExpertAnnotationError(
+            f"annotation {locked.pk}: a reviewer cannot move it from {locked.status} to {status}"
+        )
+    locked.status = status
+    locked.save(update_fields=["status", "updated_at"])
+    return locked

@@ -1,0 +1,9 @@
+"""Celery tasks: thin, take ids, safe to run twice."""
+from celery import shared_task
+
+from metrics_bridge.services.runs import chunk_process
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, max_retries=0)
+def score_chunk(chunk_id: int) -> str:
+    return chunk_process(chunk_id=chunk_id)

@@ -1,0 +1,378 @@
+"""Import pairwise human judgements in the FENSE format (Clotho-Eval, AudioCaps-Eval).
+
+The input is a list of items, one per clip:
+    {"raw_name": "x.wav", "audio_id": "<youtube id>", "references": [...],
+     "HC": [caption_a, caption_b, source_a, source_b, (extra fields...), [votes]], "HI": ..., "HM": ..., "MM_1": ...}
+`audio_id` or `raw_name` may be missing (one is needed); pair keys may be missing or null (skipped);
+the votes list is always the last element of a pair entry, one vote per judge: +1 a better,
+-1 b better, 0 no preference.
+
+How captions are stored (natural keys make a second run change nothing):
+- Clip: keyed by `audio_id` when the item has one, else by `raw_name`; `raw_name` goes to Clip.file_name.
+- References: exactly as listed (duplicates included), keyed by (clip, position), labelled `human_<position+1>`.
+- A caption whose source is `human_k` or `<this clip>_human_k` is one of this clip's references: the
+  reference at slot k when its text is equal, else the first reference with equal text. This is how
+  HC (both captions) and HI/HM (caption a) point at references. If no reference has that text, it is
+  kept as a human candidate (source label = the source field) rather than guessed.
+- A caption whose source is `<other clip>_human_k` (caption b of HI) is stored as a human candidate
+  of THIS clip, keyed by (clip, source label, text).
+- Any other source names a captioning system (`fc_dbs_2`, `nn`, ...): a machine candidate keyed by
+  (clip, system, text).
+- Pairs are keyed by (clip, JSON key) with split HC/HI/HM/MM; votes by (judge, pair), with judge
+  accounts `<dataset>-judge-1..n` (n = longest votes list), one per vote column.
+"""
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from annotation.services.importing import (
+    ImportDataError,
+    ImportSummary,
+    dataset_get_or_create,
+    dataset_name_validate,
+    import_account_get_or_create,
+    json_file_load,
+    json_type_name,
+    text_field_check,
+)
+from ratings.models import CaptionPair, PairwiseVote, Source
+
+PAIR_KEY = re.compile(r"^(?:HC|HI|HM|MM_\d+)$")
+HUMAN_SOURCE = re.compile(r"^(?:(?P<clip>.+)_)?human_(?P<number>\d+)$")
+VOTE_CHOICES = {1: CaptionPair.Choice.A, -1: CaptionPair.Choice.B, 0: CaptionPair.Choice.NONE}
+PAIR_SHAPE = "expected [caption_a, caption_b, source_a, source_b, votes]"
+JUDGE_ROLE = "rater"
+
+EXTERNAL_ID_LENGTH = Clip._meta.get_field("external_id").max_length
+FILE_NAME_LENGTH = Clip._meta.get_field("file_name").max_length
+SOURCE_LABEL_LENGTH = Caption._meta.get_field("source_label").max_length
+SYSTEM_NAME_LENGTH = CaptioningSystem._meta.get_field("name").max_length
+
+
+@dataclass(frozen=True)
+class CaptionSpec:
+    """A caption as the input describes it; `key` identifies it within its clip."""
+
+    key: tuple
+    text: str
+    author_kind: str
+    source_label: str
+    system_name: str | None = None
+    position: int | None = None
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    source_key: str
+    split: str
+    caption_a: CaptionSpec
+    caption_b: CaptionSpec
+    choices: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ItemSpec:
+    external_id: str
+    file_name: str | None
+    references: tuple[CaptionSpec, ...]
+    pairs: tuple[PairSpec, ...]
+
+    @property
+    def candidates(self) -> list[CaptionSpec]:
+        seen: dict[tuple, CaptionSpec] = {}
+        for pair in self.pairs:
+            for caption in (pair.caption_a, pair.caption_b):
+                if caption.key[0] != "reference":
+                    seen.setdefault(caption.key, caption)
+        return list(seen.values())
+
+
+def pairwise_judgements_import_from_path(*, path: Path | str, dataset_name: str) -> ImportSummary:
+    data, source_name = json_file_load(path=path)
+    return pairwise_judgements_import(data=data, dataset_name=dataset_name, source_name=source_name)
+
+
+def pairwise_judgements_import(*, data: Any, dataset_name: str, source_name: str) -> ImportSummary:
+    """Validate everything, then write in one transaction. Raises ImportDataError before any write."""
+    dataset_name_validate(name=dataset_name)
+    items = pairwise_items_parse(data=data, source_name=source_name)
+    summary = ImportSummary(source_name=source_name)
+    with transaction.atomic():
+        dataset = dataset_get_or_create(name=dataset_name, summary=summary)
+        judge_count = max((len(pair.choices) for item in items for pair in item.pairs), default=0)
+        judges = [
+            import_account_get_or_create(username=f"{dataset.name}-judge-{n}", role=JUDGE_ROLE, summary=summary, kind="judges")
+            for n in range(1, judge_count + 1)
+        ]
+        systems = _systems_ensure(items, summary)
+        clips = _clips_ensure(dataset, items, summary)
+        captions = _captions_ensure(dataset, items, clips, systems, summary)
+        pairs = _pairs_ensure(dataset, items, clips, captions, summary)
+        _votes_ensure(dataset, items, clips, pairs, judges, summary)
+    return summary
+
+
+# --- Validation (no database access) ------------------------------------------------------------
+
+
+def pairwise_items_parse(*, data: Any, source_name: str) -> list[ItemSpec]:
+    if not isinstance(data, list):
+        raise ImportDataError(f"{source_name}: expected a list of items, got {json_type_name(data)}")
+    items: list[ItemSpec] = []
+    first_index: dict[str, int] = {}
+    for index, raw_item in enumerate(data):
+        item = _item_parse(raw_item, f"{source_name}: item {index}")
+        if item.external_id in first_index:
+            raise ImportDataError(
+                f'{source_name}: item {index}: clip "{item.external_id}" already appears in item {first_index[item.external_id]}'
+            )
+        first_index[item.external_id] = index
+        items.append(item)
+    return items
+
+
+def _item_parse(raw_item: Any, where: str) -> ItemSpec:
+    if not isinstance(raw_item, dict):
+        raise ImportDataError(f"{where}: expected an object, got {json_type_name(raw_item)}")
+    audio_id = raw_item.get("audio_id")
+    raw_name = raw_item.get("raw_name")
+    if audio_id is not None:
+        if isinstance(audio_id, int) and not isinstance(audio_id, bool):
+            audio_id = str(audio_id)
+        audio_id = text_field_check(value=audio_id, where=f'{where} key "audio_id"', max_length=EXTERNAL_ID_LENGTH)
+    if raw_name is not None:
+        raw_name = text_field_check(value=raw_name, where=f'{where} key "raw_name"', max_length=FILE_NAME_LENGTH)
+    if audio_id is None and raw_name is None:
+        raise ImportDataError(f'{where}: needs "audio_id" or "raw_name" to identify the clip')
+
+    if "references" not in raw_item:
+        raise ImportDataError(f'{where} key "references": missing')
+    raw_references = raw_item["references"]
+    if not isinstance(raw_references, list) or not raw_references:
+        raise ImportDataError(f'{where} key "references": expected a non-empty list of captions, got {json_type_name(raw_references)}')
+    references = tuple(
+        CaptionSpec(
+            key=("reference", position),
+            text=text_field_check(value=text, where=f'{where} key "references" index {position}', max_length=None),
+            author_kind=Caption.AuthorKind.HUMAN,
+            source_label=f"human_{position + 1}",
+            position=position,
+        )
+        for position, text in enumerate(raw_references)
+    )
+
+    # Names a `<clip>_human_k` source may use for this clip (Clotho uses the file name without extension).
+    own_names = {name for name in (raw_name, audio_id) if name}
+    own_names |= {Path(name).stem for name in own_names}
+    if audio_id:
+        own_names.add(f"Y{audio_id}")
+    pairs = []
+    for key in sorted(k for k in raw_item if PAIR_KEY.match(k)):
+        if raw_item[key] is None:
+            continue
+        pairs.append(_pair_parse(raw_item[key], key, f'{where} key "{key}"', references, own_names))
+    return ItemSpec(external_id=audio_id or raw_name, file_name=raw_name, references=references, pairs=tuple(pairs))
+
+
+def _pair_parse(entry: Any, key: str, where: str, references: tuple[CaptionSpec, ...], own_names: set[str]) -> PairSpec:
+    if not isinstance(entry, list) or len(entry) < 5 or not isinstance(entry[-1], list):
+        raise ImportDataError(f"{where}: {PAIR_SHAPE}")
+    text_a = text_field_check(value=entry[0], where=f"{where} caption_a", max_length=None)
+    text_b = text_field_check(value=entry[1], where=f"{where} caption_b", max_length=None)
+    source_a = text_field_check(value=entry[2], where=f"{where} source_a", max_length=SOURCE_LABEL_LENGTH).strip()
+    source_b = text_field_check(value=entry[3], where=f"{where} source_b", max_length=SOURCE_LABEL_LENGTH).strip()
+    caption_a = _caption_resolve(text_a, source_a, references, own_names, f"{where} source_a")
+    caption_b = _caption_resolve(text_b, source_b, references, own_names, f"{where} source_b")
+    if caption_a.key == caption_b.key:
+        raise ImportDataError(f"{where}: caption_a and caption_b are the same caption")
+    choices = []
+    for column, vote in enumerate(entry[-1]):
+        is_number = isinstance(vote, (int, float)) and not isinstance(vote, bool)
+        if not is_number or vote not in VOTE_CHOICES:
+            raise ImportDataError(f"{where} vote {column}: expected +1, -1 or 0, got {vote!r}")
+        choices.append(VOTE_CHOICES[int(vote)])
+    return PairSpec(
+        source_key=key, split=key.split("_")[0], caption_a=caption_a, caption_b=caption_b, choices=tuple(choices)
+    )
+
+
+def _caption_resolve(text: str, source: str, references: tuple[CaptionSpec, ...], own_names: set[str], where: str) -> CaptionSpec:
+    human = HUMAN_SOURCE.match(source)
+    if human is None:
+        if len(source) > SYSTEM_NAME_LENGTH:
+            raise ImportDataError(f"{where}: system name longer than {SYSTEM_NAME_LENGTH} characters")
+        return CaptionSpec(
+            key=("machine", source, text),
+            text=text,
+            author_kind=Caption.AuthorKind.MACHINE,
+            source_label=source,
+            system_name=source,
+        )
+    if human.group("clip") is None or human.group("clip") in own_names:
+        slot = int(human.group("number")) - 1
+        if 0 <= slot < len(references) and references[slot].text == text:
+            return references[slot]
+        for reference in references:
+            if reference.text == text:
+                return reference
+    return CaptionSpec(key=("human", source, text), text=text, author_kind=Caption.AuthorKind.HUMAN, source_label=source)
+
+
+# --- Writing (inside the import transaction) ----------------------------------------------------
+
+
+def _systems_ensure(items: list[ItemSpec], summary: ImportSummary) -> dict[str, CaptioningSystem]:
+    names = {c.system_name for item in items for c in item.candidates if c.system_name}
+    systems = {s.name: s for s in CaptioningSystem.objects.filter(name__in=names)}
+    missing = [CaptioningSystem(name=name) for name in sorted(names - systems.keys())]
+    CaptioningSystem.objects.bulk_create(missing)
+    systems.update({s.name: s for s in _with_primary_keys(missing)})
+    summary.add("captioning systems", "created", len(missing))
+    summary.add("captioning systems", "unchanged", len(names) - len(missing))
+    return systems
+
+
+def _clips_ensure(dataset: Dataset, items: list[ItemSpec], summary: ImportSummary) -> dict[str, Clip]:
+    clips = {clip.external_id: clip for clip in Clip.objects.filter(dataset=dataset)}
+    new_clips, renamed = [], []
+    for item in items:
+        clip = clips.get(item.external_id)
+        if clip is None:
+            new_clips.append(Clip(dataset=dataset, external_id=item.external_id, file_name=item.file_name or ""))
+        elif item.file_name is not None and clip.file_name != item.file_name:
+            clip.file_name = item.file_name
+            renamed.append(clip)
+    Clip.objects.bulk_create(new_clips)
+    _bulk_update(Clip, renamed, ["file_name"])
+    clips.update({clip.external_id: clip for clip in _with_primary_keys(new_clips)})
+    summary.add("clips", "created", len(new_clips))
+    summary.add("clips", "updated", len(renamed))
+    summary.add("clips", "unchanged", len(items) - len(new_clips) - len(renamed))
+    return clips
+
+
+def _caption_key_of(caption: Caption, system_names: dict[int, str]) -> tuple:
+    if caption.role == Caption.Role.REFERENCE:
+        return ("reference", caption.position)
+    if caption.author_kind == Caption.AuthorKind.MACHINE:
+        return ("machine", system_names.get(caption.system_id), caption.text)
+    return ("human", caption.source_label, caption.text)
+
+
+def _captions_ensure(dataset, items, clips, systems, summary) -> dict[tuple[int, tuple], Caption]:
+    """(clip id, caption key) -> Caption for every caption the items mention."""
+    system_names = {system.pk: name for name, system in systems.items()}
+    system_names.update(CaptioningSystem.objects.filter(captions__clip__dataset=dataset).values_list("pk", "name").distinct())
+    existing: dict[tuple[int, tuple], Caption] = {}
+    for caption in Caption.objects.filter(clip__dataset=dataset).order_by("pk"):
+        existing.setdefault((caption.clip_id, _caption_key_of(caption, system_names)), caption)
+
+    new_captions, edited_references = [], []
+    counts = {"reference captions": [0, 0], "candidate captions": [0, 0]}  # [unchanged, created]
+    for item in items:
+        clip = clips[item.external_id]
+        for spec in [*item.references, *item.candidates]:
+            kind = "reference captions" if spec.position is not None else "candidate captions"
+            caption = existing.get((clip.pk, spec.key))
+            if caption is None:
+                caption = Caption(
+                    clip=clip,
+                    text=spec.text,
+                    role=Caption.Role.REFERENCE if spec.position is not None else Caption.Role.CANDIDATE,
+                    author_kind=spec.author_kind,
+                    system=systems[spec.system_name] if spec.system_name else None,
+                    position=spec.position,
+                    source_label=spec.source_label,
+                )
+                new_captions.append(caption)
+                existing[(clip.pk, spec.key)] = caption
+                counts[kind][1] += 1
+            elif spec.position is not None and caption.text != spec.text:
+                # Same slot, new text: the reference list was corrected at its source.
+                caption.text = spec.text
+                edited_references.append(caption)
+            else:
+                counts[kind][0] += 1
+    Caption.objects.bulk_create(new_captions)
+    _with_primary_keys(new_captions)
+    _bulk_update(Caption, edited_references, ["text"])
+    for kind, (unchanged, created) in counts.items():
+        summary.add(kind, "created", created)
+        summary.add(kind, "unchanged", unchanged)
+    summary.add("reference captions", "updated", len(edited_references))
+    return existing
+
+
+def _pairs_ensure(dataset, items, clips, captions, summary) -> dict[tuple[int, str], CaptionPair]:
+    existing = {(pair.clip_id, pair.source_key): pair for pair in CaptionPair.objects.filter(clip__dataset=dataset)}
+    new_pairs, changed_pairs, unchanged = [], [], 0
+    for item in items:
+        clip = clips[item.external_id]
+        for spec in item.pairs:
+            caption_a = captions[(clip.pk, spec.caption_a.key)]
+            caption_b = captions[(clip.pk, spec.caption_b.key)]
+            pair = existing.get((clip.pk, spec.source_key))
+            if pair is None:
+                pair = CaptionPair(clip=clip, caption_a=caption_a, caption_b=caption_b, split=spec.split, source_key=spec.source_key)
+                new_pairs.append(pair)
+                existing[(clip.pk, spec.source_key)] = pair
+            elif (pair.caption_a_id, pair.caption_b_id, pair.split) != (caption_a.pk, caption_b.pk, spec.split):
+                pair.caption_a, pair.caption_b, pair.split = caption_a, caption_b, spec.split
+                changed_pairs.append(pair)
+            else:
+                unchanged += 1
+    CaptionPair.objects.bulk_create(new_pairs)
+    _with_primary_keys(new_pairs)
+    _bulk_update(CaptionPair, changed_pairs, ["caption_a", "caption_b", "split"])
+    summary.add("pairs", "created", len(new_pairs))
+    summary.add("pairs", "updated", len(changed_pairs))
+    summary.add("pairs", "unchanged", unchanged)
+    return existing
+
+
+def _votes_ensure(dataset, items, clips, pairs, judges, summary) -> None:
+    existing = {
+        (vote.rater_id, vote.pair_id): vote
+        for vote in PairwiseVote.objects.filter(pair__clip__dataset=dataset, rater__in=judges)
+    }
+    new_votes, changed_votes, unchanged = [], [], 0
+    for item in items:
+        clip = clips[item.external_id]
+        for spec in item.pairs:
+            pair = pairs[(clip.pk, spec.source_key)]
+            for judge, choice in zip(judges, spec.choices, strict=False):
+                vote = existing.get((judge.pk, pair.pk))
+                if vote is None:
+                    new_votes.append(PairwiseVote(rater=judge, pair=pair, choice=choice, source=Source.IMPORT))
+                elif vote.choice != choice:
+                    vote.choice = choice
+                    changed_votes.append(vote)
+                else:
+                    unchanged += 1
+    PairwiseVote.objects.bulk_create(new_votes)
+    _bulk_update(PairwiseVote, changed_votes, ["choice"])
+    summary.add("votes", "created", len(new_votes))
+    summary.add("votes", "updated", len(changed_votes))
+    summary.add("votes", "unchanged", unchanged)
+
+
+def _bulk_update(model, objects: list, fields: list[str]) -> None:
+    """bulk_update skips auto_now, so updated_at is set here."""
+    if not objects:
+        return
+    now = timezone.now()
+    for obj in objects:
+        obj.updated_at = now
+    model.objects.bulk_update(objects, [*fields, "updated_at"])
+
+
+def _with_primary_keys(objects: list) -> list:
+    """bulk_create sets primary keys on PostgreSQL and SQLite >= 3.35; later steps rely on them."""
+    if any(obj.pk is None for obj in objects):
+        raise RuntimeError("this database does not return primary keys from bulk inserts")
+    return objects
