@@ -1,7 +1,8 @@
 """REST endpoints of the corpus: datasets, clips, captions, systems, attribute tags, expert annotations.
 
 Who may use what (admins pass every check):
-- annotators and reviewers read the corpus; admins also write datasets and systems;
+- annotators and reviewers read the corpus; admins also add captioning systems, upload clip audio and
+  import AudioCaps-F files;
 - annotators create, replace and delete their own expert annotations (not once gold);
 - reviewers read every expert annotation and move it through review (submitted -> gold);
 - raters get nothing here: they see their clips and captions, blinded, through /api/assignment-items/.
@@ -13,11 +14,13 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from accounts.permissions import ActionRolesMixin
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role
 from annotation import selectors
+from annotation.api_helpers import filter_by_params, json_import_respond
 from annotation.models import (
     AttributeTag,
     Caption,
@@ -30,6 +33,8 @@ from annotation.models import (
 )
 from annotation.serializers import (
     AttributeTagSerializer,
+    AudioUploadInputSerializer,
+    AudioUploadResultSerializer,
     CaptioningSystemSerializer,
     CaptionSerializer,
     ClipSerializer,
@@ -37,24 +42,20 @@ from annotation.serializers import (
     ExpertAnnotationInputSerializer,
     ExpertAnnotationSerializer,
     ExpertAnnotationStatusSerializer,
+    ImportSummarySerializer,
+    JsonImportInputSerializer,
 )
+from annotation.services.audio import clip_attach_audio
+from annotation.services.audiocaps_f import audiocaps_f_import
 from annotation.services.expert_annotations import (
     ExpertAnnotationError,
     expert_annotation_save,
     expert_annotation_set_status,
 )
+from annotation.services.importing import ImportDataError
 
 CORPUS_READERS = (ANNOTATOR, REVIEWER)
 CORPUS_READ_ONLY = {"list": CORPUS_READERS, "retrieve": CORPUS_READERS, "*": (ADMIN,)}
-
-
-def _filter_by_params(queryset, request, lookups: dict[str, str]):
-    """Apply `?param=value` filters named in `lookups` ({param: ORM lookup}); blank values are ignored."""
-    for param, lookup in lookups.items():
-        value = request.query_params.get(param, "").strip()
-        if value:
-            queryset = queryset.filter(**{lookup: value})
-    return queryset
 
 
 @extend_schema(tags=["corpus"])
@@ -83,7 +84,25 @@ class ClipViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         queryset = Clip.objects.select_related("dataset").order_by("dataset__name", "external_id")
-        return _filter_by_params(queryset, self.request, {"dataset": "dataset__name", "external_id": "external_id"})
+        return filter_by_params(queryset, self.request, {"dataset": "dataset__name", "external_id": "external_id"})
+
+    @extend_schema(
+        request={"multipart/form-data": AudioUploadInputSerializer}, responses={200: AudioUploadResultSerializer}
+    )
+    @action(detail=True, methods=["post"], parser_classes=[MultiPartParser])
+    def audio(self, request, pk=None):
+        """Admin: upload the clip's audio; it is decoded and measured (duration, rate, waveform) before storing."""
+        clip = self.get_object()
+        serializer = AudioUploadInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        try:
+            changed = clip_attach_audio(clip=clip, file=upload, file_name=upload.name)
+        except ImportDataError as error:
+            raise ValidationError({"file": str(error)}) from None
+        clip.refresh_from_db()
+        context = self.get_serializer_context()
+        return Response(AudioUploadResultSerializer({"changed": changed, "clip": clip}, context=context).data)
 
 
 @extend_schema(
@@ -104,7 +123,7 @@ class CaptionViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         queryset = Caption.objects.select_related("system").order_by("clip_id", "role", "position", "id")
         lookups = {"clip": "clip_id", "dataset": "clip__dataset__name", "role": "role", "system": "system__name"}
-        return _filter_by_params(queryset, self.request, lookups)
+        return filter_by_params(queryset, self.request, lookups)
 
 
 @extend_schema(tags=["corpus"])
@@ -125,7 +144,7 @@ class AttributeTagViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
     pagination_class = None  # ~ a few hundred short rows; annotation forms want them all at once
 
     def get_queryset(self):
-        return _filter_by_params(AttributeTag.objects.all(), self.request, {"category": "category"})
+        return filter_by_params(AttributeTag.objects.all(), self.request, {"category": "category"})
 
 
 def _annotation_queryset():
@@ -174,6 +193,8 @@ class ExpertAnnotationViewSet(
     def get_queryset(self):
         queryset = _annotation_queryset().order_by("clip_id", "annotator__username")
         user = self.request.user
+        if getattr(self, "swagger_fake_view", False):  # schema generation has no real user
+            return queryset.none()
         # Annotators who are not also reviewers only ever reach their own rows (others are 404 to them).
         if not user_has_role(user, REVIEWER):
             queryset = queryset.filter(annotator=user)
@@ -183,7 +204,7 @@ class ExpertAnnotationViewSet(
             "status": "status",
             "annotator": "annotator__username",
         }
-        return _filter_by_params(queryset, self.request, lookups)
+        return filter_by_params(queryset, self.request, lookups)
 
     def _validated_input(self, request) -> dict:
         input_serializer = ExpertAnnotationInputSerializer(data=request.data)
@@ -251,6 +272,22 @@ class ExpertAnnotationViewSet(
         return self._respond(annotation, status.HTTP_200_OK)
 
 
+@extend_schema(tags=["imports"])
+class AudioCapsFImportViewSet(ActionRolesMixin, viewsets.ViewSet):
+    """Admin: import AudioCaps-F expert annotations (JSON keyed Y<id>.wav) as gold annotations."""
+
+    action_roles = {"*": (ADMIN,)}
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        request={"multipart/form-data": JsonImportInputSerializer},
+        responses={201: ImportSummarySerializer, 200: ImportSummarySerializer},
+    )
+    def create(self, request):
+        """All or nothing; importing the same file again changes nothing (200)."""
+        return json_import_respond(request, audiocaps_f_import)
+
+
 def register_routes(router) -> None:
     router.register("datasets", DatasetViewSet, basename="dataset")
     router.register("clips", ClipViewSet, basename="clip")
@@ -258,3 +295,4 @@ def register_routes(router) -> None:
     router.register("captioning-systems", CaptioningSystemViewSet, basename="captioning-system")
     router.register("attribute-tags", AttributeTagViewSet, basename="attribute-tag")
     router.register("expert-annotations", ExpertAnnotationViewSet, basename="expert-annotation")
+    router.register("imports/audiocaps-f", AudioCapsFImportViewSet, basename="import-audiocaps-f")

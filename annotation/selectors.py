@@ -2,7 +2,7 @@
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from annotation.models import Caption, Clip, Dataset
+from annotation.models import Caption, Clip, Dataset, ExpertAnnotation, SoundEvent
 
 
 def dataset_list_with_counts() -> QuerySet[Dataset]:
@@ -26,12 +26,26 @@ def _count_per_dataset(queryset: QuerySet, dataset_path: str) -> Subquery:
 
 
 def dataset_overview() -> QuerySet[Dataset]:
-    """Datasets with clip, audio and caption counts, for the home page and the API."""
+    """Datasets with clip, audio, caption, expert annotation and caption pair counts (home page, API)."""
     return Dataset.objects.annotate(
         clip_count=_count_per_dataset(Clip.objects.all(), "dataset"),
         clips_with_audio_count=_count_per_dataset(Clip.objects.exclude(audio=""), "dataset"),
         reference_count=_count_per_dataset(Caption.objects.filter(role=Caption.Role.REFERENCE), "clip__dataset"),
         candidate_count=_count_per_dataset(Caption.objects.filter(role=Caption.Role.CANDIDATE), "clip__dataset"),
+        expert_annotation_count=_count_per_dataset(ExpertAnnotation.objects.all(), "clip__dataset"),
+        # Caption pairs belong to the ratings app; reaching them through the clips' reverse relation
+        # keeps this module free of ratings imports.
+        pair_count=Coalesce(
+            Subquery(
+                Clip.objects.filter(dataset=OuterRef("pk"))
+                .order_by()
+                .values("dataset")
+                .annotate(count=Count("pairs"))
+                .values("count"),
+                output_field=IntegerField(),
+            ),
+            0,
+        ),
     ).order_by("name")
 
 

@@ -6,6 +6,7 @@ the blinded serializers at the bottom of this module (through the ratings API),
 which carry no field that could tell a person's caption from a model's.
 """
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -27,6 +28,8 @@ class DatasetSerializer(serializers.ModelSerializer):
     clips_with_audio_count = serializers.IntegerField(read_only=True)
     reference_count = serializers.IntegerField(read_only=True)
     candidate_count = serializers.IntegerField(read_only=True)
+    expert_annotation_count = serializers.IntegerField(read_only=True)
+    pair_count = serializers.IntegerField(read_only=True)
 
     class Meta:
         model = Dataset
@@ -38,6 +41,8 @@ class DatasetSerializer(serializers.ModelSerializer):
             "clips_with_audio_count",
             "reference_count",
             "candidate_count",
+            "expert_annotation_count",
+            "pair_count",
             "created_at",
         ]
 
@@ -45,12 +50,12 @@ class DatasetSerializer(serializers.ModelSerializer):
 class AudioUrlMixin:
     @extend_schema_field(serializers.URLField(allow_null=True))
     def get_audio_url(self, clip: Clip) -> str | None:
+        """The app's audio view (byte ranges, S3 redirect), not the storage path: it names no dataset or file."""
         if not clip.audio:
             return None
-        url = clip.audio.url
+        url = reverse("annotation:clip-audio", args=[clip.pk])
         request = self.context.get("request")
-        # Storage URLs from S3 are absolute already; local media URLs get the host added.
-        return request.build_absolute_uri(url) if request is not None and url.startswith("/") else url
+        return request.build_absolute_uri(url) if request is not None else url
 
 
 class ClipSerializer(AudioUrlMixin, serializers.ModelSerializer):
@@ -185,3 +190,30 @@ class BlindCaptionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Caption
         fields = ["id", "text"]
+
+
+# --- Uploads (admins) --------------------------------------------------------
+
+
+class JsonImportInputSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="The JSON file to import (UTF-8)")
+    dataset = serializers.SlugField(max_length=100, help_text="Dataset name; created if missing")
+
+
+class ImportSummarySerializer(serializers.Serializer):
+    source = serializers.CharField()
+    counts = serializers.DictField(
+        child=serializers.DictField(child=serializers.IntegerField()),
+        help_text="Per kind of row: how many were created, updated and unchanged",
+    )
+    extra = serializers.DictField(child=serializers.IntegerField())
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class AudioUploadInputSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="An audio file (WAV, FLAC, MP3, ... anything ffmpeg decodes)")
+
+
+class AudioUploadResultSerializer(serializers.Serializer):
+    changed = serializers.BooleanField(help_text="False when the clip already held this exact file")
+    clip = ClipSerializer()

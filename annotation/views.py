@@ -1,10 +1,50 @@
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.http import Http404, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.utils.cache import add_never_cache_headers
+from django.views.decorators.http import require_safe
 
+from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER, roles_required, user_has_role, user_roles
 from annotation import selectors
+from annotation.audio import clip_audio_response
+from annotation.models import Clip
 
 
 @login_required
 def home(request):
-    """Who: any signed-in user. Lists datasets with their counts."""
-    return render(request, "annotation/home.html", {"datasets": selectors.dataset_list_with_counts()})
+    """Who: any signed-in user. Entry points for the user's roles; annotators, reviewers and admins
+    also see every dataset with its counts (raters don't: they only need their assignments)."""
+    roles = user_roles(request.user)
+    sees_corpus = user_has_role(request.user, ANNOTATOR, REVIEWER)
+    context = {
+        "sees_corpus": sees_corpus,
+        "datasets": selectors.dataset_overview() if sees_corpus else [],
+        "is_admin": ADMIN in roles,
+        # Admins pass every role check, but rating is personal work: only members of the rater group get the card.
+        "is_rater": RATER in roles,
+        "is_annotator": user_has_role(request.user, ANNOTATOR),
+        "is_reviewer": user_has_role(request.user, REVIEWER),
+        "has_role": bool(roles),
+    }
+    return render(request, "annotation/home.html", context)
+
+
+@roles_required(ANNOTATOR, REVIEWER, RATER, ADMIN)
+@require_safe
+def clip_audio(request, clip_id: int):
+    """Who: any signed-in user with a role. The clip's audio, with byte ranges so players can seek.
+
+    With S3 storage the browser is sent to a short-lived pre-signed URL instead of streaming through Django.
+    """
+    clip = get_object_or_404(Clip, pk=clip_id)
+    if not clip.audio:
+        raise Http404("This clip has no audio")
+    if settings.USES_S3_STORAGE:
+        response = HttpResponseRedirect(clip.audio.storage.url(clip.audio.name))
+        add_never_cache_headers(response)  # the signed URL expires; don't let a cache keep the redirect
+        return response
+    try:
+        return clip_audio_response(clip, request.headers.get("Range"))
+    except FileNotFoundError:
+        raise Http404("The audio file of this clip is missing from storage") from None

@@ -98,6 +98,7 @@ AWS_SECRET_ACCESS_KEY = env_str("AWS_SECRET_ACCESS_KEY")
 AWS_S3_REGION_NAME = env_str("AWS_S3_REGION_NAME") or None
 AWS_QUERYSTRING_EXPIRE = env_int("AWS_QUERYSTRING_EXPIRE", 3600, minimum=60)
 AWS_QUERYSTRING_AUTH = True
+AWS_S3_SIGNATURE_VERSION = "s3v4"
 AWS_DEFAULT_ACL = None
 USES_S3_STORAGE = bool(AWS_STORAGE_BUCKET_NAME)
 if USES_S3_STORAGE and not (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY):
@@ -131,6 +132,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3600, minimum=10)
 CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 5
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=5)}
+# Fault-injection knob for crash-recovery tests: pause before scoring each chunk. Keep 0 in production.
+METRICS_CHUNK_DELAY_SECONDS = env_int("METRICS_CHUNK_DELAY_MS", 0, minimum=0) / 1000
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -163,6 +166,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several models have a `status` / `choice` enum; name them so the schema is unambiguous.
+    "ENUM_NAME_OVERRIDES": {
+        "ExpertAnnotationStatusEnum": "annotation.models.ExpertAnnotation.Status",
+        "MetricRunStatusEnum": "metrics_bridge.models.MetricRun.Status",
+        "PairChoiceEnum": "ratings.models.CaptionPair.Choice",
+    },
 }
 
 # --- Product settings -----------------------------------------------------

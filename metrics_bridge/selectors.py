@@ -3,7 +3,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from annotation.models import AttributeTag, Caption, Dataset, ExpertAnnotation
-from ratings.models import CaptionPair, PairwiseVote
+from ratings.models import Campaign, CaptionPair, PairwiseVote
 
 
 @dataclass
@@ -68,6 +68,11 @@ def dataset_clip_rows(*, dataset: Dataset, excluded_rater_ids: set[int] | None =
         )
         for clip_id in clip_ids
     ]
+
+
+def excluded_rater_ids_for(*, dataset: Dataset) -> set[int]:
+    """Raters an admin excluded from reports in any campaign of the dataset (their data is kept)."""
+    return set(Campaign.excluded_raters.through.objects.filter(campaign__dataset=dataset).values_list("user_id", flat=True))
 
 
 def gold_annotations_by_clip(*, clip_ids: set[int]) -> dict[str, dict]:

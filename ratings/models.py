@@ -191,6 +191,8 @@ class HeadphoneCheck(TimeStampedModel):
     correct_count = models.PositiveSmallIntegerField(null=True, blank=True)
     passed = models.BooleanField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    # Set when an admin lets the rater try again: the attempt is kept but no longer counts as a failure.
+    reset_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["rater", "-created_at"]

@@ -1,9 +1,11 @@
 """Read-only queries over human judgements."""
-from django.db.models import Count
 
-from annotation.models import Dataset
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q, QuerySet
+
+from annotation.models import Caption, Dataset
 from annotation.selectors import dataset_corpus_counts
-from ratings.models import CaptionPair, PairwiseVote
+from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
 
 # --- Dataset statistics (dataset_stats command) ---------------------------------------------------
 
@@ -14,7 +16,10 @@ def dataset_stats(*, dataset: Dataset) -> dict:
     # order_by() drops the model ordering, which would otherwise split the GROUP BY.
     per_split = {
         row["split"]: row["count"]
-        for row in CaptionPair.objects.filter(clip__dataset=dataset).order_by().values("split").annotate(count=Count("pk"))
+        for row in CaptionPair.objects.filter(clip__dataset=dataset)
+        .order_by()
+        .values("split")
+        .annotate(count=Count("pk"))
     }
     return {
         "clips": corpus["clips"],
@@ -26,3 +31,83 @@ def dataset_stats(*, dataset: Dataset) -> dict:
         "expert_annotations": corpus["expert_annotations"],
         "events": corpus["events"],
     }
+
+
+# --- Rating pages and campaign administration (web) -----------------------
+
+
+def rater_assignments_with_progress(*, rater: AbstractBaseUser) -> QuerySet[Assignment]:
+    """The rater's assignments in active campaigns, with `item_count` and `completed_count`."""
+    return (
+        Assignment.objects.filter(rater=rater, campaign__is_active=True)
+        .select_related("campaign")
+        .annotate(
+            item_count=Count("items"),
+            completed_count=Count("items", filter=Q(items__completed_at__isnull=False)),
+        )
+        .order_by("campaign__name")
+    )
+
+
+def assignment_next_item(*, assignment: Assignment) -> AssignmentItem | None:
+    """The first unfinished item in the rater's order (where a rater resumes)."""
+    return assignment.items.filter(completed_at__isnull=True).order_by("position").first()
+
+
+def rater_item(*, rater: AbstractBaseUser, item_id: int) -> AssignmentItem | None:
+    """An item of one of the rater's own assignments, or None (other raters' items are invisible)."""
+    return (
+        AssignmentItem.objects.select_related("assignment__campaign", "clip", "pair__caption_a", "pair__caption_b")
+        .filter(pk=item_id, assignment__rater=rater)
+        .first()
+    )
+
+
+def item_progress(*, item: AssignmentItem) -> dict:
+    """Where the item sits in its assignment: `number` (1-based), `total`, `completed`."""
+    items = item.assignment.items
+    return {
+        "number": items.filter(position__lte=item.position).count(),
+        "total": items.count(),
+        "completed": items.filter(completed_at__isnull=False).count(),
+    }
+
+
+def item_neighbours(*, item: AssignmentItem) -> dict:
+    """Ids of the previous item and of the next unfinished item after this one (None at the ends)."""
+    items = item.assignment.items
+    previous = items.filter(position__lt=item.position).order_by("-position").values_list("pk", flat=True).first()
+    open_items = items.filter(completed_at__isnull=True).exclude(pk=item.pk).order_by("position")
+    next_open = open_items.values_list("pk", flat=True).first()
+    return {"previous_id": previous, "next_open_id": next_open}
+
+
+def thumbs_item_captions(*, item: AssignmentItem) -> list[Caption]:
+    """The item's captions in the order this rater sees them."""
+    by_id = Caption.objects.in_bulk(item.caption_order)
+    return [by_id[caption_id] for caption_id in item.caption_order if caption_id in by_id]
+
+
+def campaigns_with_progress() -> QuerySet[Campaign]:
+    """All campaigns with `rater_count`, `item_count` (assignment items) and `completed_count`."""
+    return (
+        Campaign.objects.select_related("dataset")
+        .annotate(
+            rater_count=Count("assignments", distinct=True),
+            item_count=Count("assignments__items", distinct=True),
+            completed_count=Count(
+                "assignments__items", filter=Q(assignments__items__completed_at__isnull=False), distinct=True
+            ),
+        )
+        .order_by("-created_at")
+    )
+
+
+def campaign_included_votes(*, campaign: Campaign) -> QuerySet[PairwiseVote]:
+    """The campaign's votes without those of raters excluded from reports."""
+    return PairwiseVote.objects.filter(campaign=campaign).exclude(rater__in=campaign.excluded_raters.all())
+
+
+def campaign_included_thumbs_ratings(*, campaign: Campaign) -> QuerySet[ThumbsRating]:
+    """The campaign's THumBS ratings without those of raters excluded from reports."""
+    return ThumbsRating.objects.filter(campaign=campaign).exclude(rater__in=campaign.excluded_raters.all())

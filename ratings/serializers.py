@@ -5,6 +5,7 @@ blinded `Rater*` serializers for raters. A blinded serializer never names a fiel
 that tells who wrote a caption (role, author kind, system, source label) nor the
 pair's split (HC/HM/MM gives it away) or source key; raters see caption ids and texts.
 """
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -196,7 +197,17 @@ class RaterAssignmentItemSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AssignmentItem
-        fields = ["id", "assignment", "position", "task_type", "clip", "pair", "captions", "listened_at", "completed_at"]
+        fields = [
+            "id",
+            "assignment",
+            "position",
+            "task_type",
+            "clip",
+            "pair",
+            "captions",
+            "listened_at",
+            "completed_at",
+        ]
         list_serializer_class = RaterAssignmentItemListSerializer
 
     @extend_schema_field(BlindCaptionSerializer(many=True))

@@ -1,4 +1,50 @@
 from django.urls import path
 
+from ratings import views, views_headphone, views_staff
+
 app_name = "ratings"
 urlpatterns: list = []
+
+# --- Rater pages -----------------------------------------------------------
+urlpatterns += [
+    path("", views.rater_home, name="home"),
+    path("campaigns/<int:campaign_id>/next/", views.campaign_next, name="campaign_next"),
+    path("items/<int:item_id>/", views.item_page, name="item"),
+    path("items/<int:item_id>/listened/", views.item_listened, name="item_listened"),
+    path("items/<int:item_id>/draft/", views.item_draft, name="item_draft"),
+    path("headphones/", views_headphone.headphone_check, name="headphone_check"),
+    path("headphones/calibration.wav", views_headphone.headphone_calibration_audio, name="headphone_calibration_audio"),
+    path(
+        "headphones/<int:check_id>/trials/<int:trial_number>.wav",
+        views_headphone.headphone_trial_audio,
+        name="headphone_trial_audio",
+    ),
+]
+
+# --- Campaign administration (admins) ---------------------------------------
+urlpatterns += [
+    path("staff/campaigns/", views_staff.campaign_list, name="campaign_list"),
+    path("staff/campaigns/new/", views_staff.campaign_create, name="campaign_create"),
+    path("staff/campaigns/<int:campaign_id>/quality/", views_staff.campaign_quality, name="campaign_quality"),
+    path(
+        "staff/campaigns/<int:campaign_id>/raters/<int:rater_id>/exclusion/",
+        views_staff.campaign_rater_exclusion,
+        name="campaign_rater_exclusion",
+    ),
+    path("staff/raters/<int:rater_id>/headphone-reset/", views_staff.headphone_reset, name="headphone_reset"),
+]
+
+# --- Offline THumBS workbooks ----------------------------------------------
+from ratings import views_workbooks  # noqa: E402
+
+urlpatterns += [
+    path("staff/workbooks/upload/", views_workbooks.workbook_upload, name="workbook_upload"),
+    path("staff/workbooks/uploads/<int:upload_id>/", views_workbooks.workbook_upload_detail, name="workbook_upload_detail"),
+    path("staff/workbooks/uploads/<int:upload_id>/file/", views_workbooks.workbook_upload_file, name="workbook_upload_file"),
+    path(
+        "staff/campaigns/<int:campaign_id>/raters/<int:rater_id>/workbook/",
+        views_workbooks.campaign_workbook_download,
+        name="campaign_workbook_download",
+    ),
+    path("workbook-audio/<str:token>/", views_workbooks.workbook_audio, name="workbook_audio"),
+]

@@ -5,6 +5,7 @@ naming it and leaves no row change and no stored file behind. Files go to the co
 storage (local folder or S3) under a name that includes a hash prefix of their content: a changed
 file never overwrites the stored copy of the old one, so a failed transaction cannot lose audio.
 """
+
 import hashlib
 import shutil
 import tempfile
@@ -77,7 +78,7 @@ def audio_inspect(*, path: Path | str, file_name: str) -> AudioInfo:
         # The extension lets pydub read WAV itself; everything else (and WAV it cannot read) goes through ffmpeg.
         segment = AudioSegment.from_file(path)
     except Exception as error:  # pydub raises several types (CouldntDecodeError, IndexError on no audio stream, ...)
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        reason = _decode_failure_reason(error).replace(f"{path}: ", "")  # the path may be a temporary copy
         raise AudioDecodeError(f"{file_name}: not decodable audio ({reason})") from None
     frame_count = int(segment.frame_count())
     if frame_count == 0 or not segment.frame_rate:
@@ -91,17 +92,31 @@ def audio_inspect(*, path: Path | str, file_name: str) -> AudioInfo:
     )
 
 
+def _decode_failure_reason(error: Exception) -> str:
+    """ffmpeg's last message line (e.g. "Invalid data found when processing input"), else the error's first line."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    return lines[-1] if "Output from ffmpeg" in str(error) else lines[0]
+
+
 def clip_attach_audio(*, clip: Clip, file: Path | str | BinaryIO, file_name: str) -> bool:
     """Decode `file` (a path or an open binary file) and store it as the clip's audio.
 
     Returns True when the clip changed, False when it already held this exact file (same sha256).
     """
     if isinstance(file, (str, Path)):
-        attachment = AudioAttachment(clip=clip, path=Path(file), file_name=file_name, info=audio_inspect(path=file, file_name=file_name))
+        if clip_audio_is_current(clip=clip, sha256=file_sha256(Path(file))):
+            return False
+        attachment = AudioAttachment(
+            clip=clip, path=Path(file), file_name=file_name, info=audio_inspect(path=file, file_name=file_name)
+        )
         return clips_store_audio(attachments=[attachment]) == 1
     # pydub and ffmpeg want a path whose extension says the format: copy the upload to a temporary file.
     suffix = Path(file_name).suffix
     with tempfile.NamedTemporaryFile(suffix=suffix) as temporary:
+        if getattr(file, "seekable", lambda: False)():
+            file.seek(0)
         shutil.copyfileobj(file, temporary)
         temporary.flush()
         info = audio_inspect(path=temporary.name, file_name=file_name)
@@ -136,7 +151,17 @@ def clips_store_audio(*, attachments: Iterable[AudioAttachment]) -> int:
                 clip.sample_rate = info.sample_rate
                 clip.channels = info.channels
                 clip.waveform_peaks = info.waveform_peaks
-                clip.save(update_fields=["audio", "sha256", "duration_seconds", "sample_rate", "channels", "waveform_peaks", "updated_at"])
+                clip.save(
+                    update_fields=[
+                        "audio",
+                        "sha256",
+                        "duration_seconds",
+                        "sample_rate",
+                        "channels",
+                        "waveform_peaks",
+                        "updated_at",
+                    ]
+                )
                 if old_name and old_name != clip.audio.name:
                     transaction.on_commit(_deleter(clip.audio.storage, old_name))
                 changed += 1

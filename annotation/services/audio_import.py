@@ -5,11 +5,18 @@ external_id (also without extension); an AudioCaps file `Y<id>.wav` also matches
 Every matched file is decoded before anything is stored, so one undecodable file fails the whole
 import (naming it) and nothing is attached. Files that match no clip are reported, not decoded.
 """
+
 import re
 from pathlib import Path
 
 from annotation.models import Clip
-from annotation.services.audio import AudioAttachment, audio_inspect, clip_audio_is_current, clips_store_audio
+from annotation.services.audio import (
+    AudioAttachment,
+    audio_inspect,
+    clip_audio_is_current,
+    clips_store_audio,
+    file_sha256,
+)
 from annotation.services.importing import ImportDataError, ImportSummary, dataset_get_existing
 
 AUDIOCAPS_FILE_NAME = re.compile(r"^Y(?P<youtube_id>.+)\.[^.]+$")
@@ -58,16 +65,23 @@ def audio_directory_import(*, directory: Path | str, dataset_name: str) -> Impor
         matched[clip.pk] = path
 
     clips_by_pk = {clip.pk: clip for clip in lookup.values()}
-    attachments = [
-        AudioAttachment(clip=clips_by_pk[pk], path=path, file_name=path.name, info=audio_inspect(path=path, file_name=path.name))
-        for pk, path in matched.items()
-    ]
-    current = [clip_audio_is_current(clip=a.clip, sha256=a.info.sha256) for a in attachments]
-    replacing = [bool(a.clip.audio) and not is_current for a, is_current in zip(attachments, current, strict=True)]
+    attachments, unchanged = [], 0
+    for pk, path in matched.items():
+        clip = clips_by_pk[pk]
+        # Hashing is cheap next to decoding: a file the clip already holds is not decoded again.
+        if clip_audio_is_current(clip=clip, sha256=file_sha256(path)):
+            unchanged += 1
+            continue
+        attachments.append(
+            AudioAttachment(
+                clip=clip, path=path, file_name=path.name, info=audio_inspect(path=path, file_name=path.name)
+            )
+        )
+    replacing = sum(bool(attachment.clip.audio) for attachment in attachments)
     changed = clips_store_audio(attachments=attachments)
-    summary.add("clip audio", "created", changed - sum(replacing))
-    summary.add("clip audio", "updated", sum(replacing))
-    summary.add("clip audio", "unchanged", sum(current))
+    summary.add("clip audio", "created", changed - replacing)
+    summary.add("clip audio", "updated", replacing)
+    summary.add("clip audio", "unchanged", unchanged)
     summary.extra["files without a matching clip"] = len(unmatched)
     summary.notes.extend(f"no clip matches {name}" for name in unmatched)
     return summary

@@ -4,6 +4,7 @@ Importers validate the whole input before writing and write inside one transacti
 raises `ImportDataError` (a message naming the file and the offending key/index) and leaves the
 database as it was. Commands turn that error into a `CommandError`; API views into a 400.
 """
+
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -46,7 +47,12 @@ class ImportSummary:
         return any(kind_counts["created"] or kind_counts["updated"] for kind_counts in self.counts.values())
 
     def as_dict(self) -> dict[str, Any]:
-        return {"source": self.source_name, "counts": {k: dict(v) for k, v in self.counts.items()}, "extra": dict(self.extra), "notes": list(self.notes)}
+        return {
+            "source": self.source_name,
+            "counts": {k: dict(v) for k, v in self.counts.items()},
+            "extra": dict(self.extra),
+            "notes": list(self.notes),
+        }
 
     def lines(self) -> list[str]:
         """Human-readable summary, one line per kind."""
@@ -75,7 +81,9 @@ def json_file_load(*, path: Path | str) -> tuple[Any, str]:
     try:
         return json.loads(text), path.name
     except json.JSONDecodeError as error:
-        raise ImportDataError(f"{path.name}: not valid JSON (line {error.lineno} column {error.colno}: {error.msg})") from None
+        raise ImportDataError(
+            f"{path.name}: not valid JSON (line {error.lineno} column {error.colno}: {error.msg})"
+        ) from None
 
 
 def dataset_name_validate(*, name: str) -> None:
@@ -135,4 +143,6 @@ def json_type_name(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true/false"
-    return {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+    return {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number"}.get(
+        type(value), type(value).__name__
+    )

@@ -67,3 +67,29 @@ class Scorer(Protocol):
 
     def score_batch(self, requests: Sequence[ScoringRequest], context: ScoringContext) -> dict[str, list[ScoreResult]]:
         """One ScoreResult per request for each name in metric_names, in request order."""
+
+    # Optional, looked up with getattr (see score_batches / warm_up below):
+    #   score_batches(batches, context) -> list[dict[str, list[ScoreResult]]]  several corpora at once
+    #   warm_up() -> None  start slow resources (JVM, model) in the background
+
+
+def score_batches(
+    scorer: Scorer, batches: Sequence[Sequence[ScoringRequest]], context: ScoringContext
+) -> list[dict[str, list[ScoreResult]]]:
+    """Score several batches, each as its own corpus; one result dict per batch.
+
+    Scorers may offer `score_batches(batches, context)` themselves to share work across batches
+    (the classic scorers tokenize every text in one JVM call and send METEOR one stream);
+    otherwise this calls score_batch once per batch. Values are the same either way.
+    """
+    own = getattr(scorer, "score_batches", None)
+    if own is not None:
+        return own(batches, context)
+    return [scorer.score_batch(batch, context) for batch in batches]
+
+
+def warm_up(scorer: Scorer) -> None:
+    """Let a scorer start slow resources early (METEOR's JVM, a model) when it offers `warm_up()`."""
+    hook = getattr(scorer, "warm_up", None)
+    if hook is not None:
+        hook()

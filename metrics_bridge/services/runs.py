@@ -25,6 +25,12 @@ logger = logging.getLogger(__name__)
 CHUNK_SIZE = 500
 
 
+def _chunk_delay_seconds() -> float:
+    from django.conf import settings
+
+    return settings.METRICS_CHUNK_DELAY_SECONDS
+
+
 def _requested_scorers(metric_names: Iterable[str] | None, context) -> tuple[list, dict[str, str]]:
     """Scorers to run for the requested names (default: every available metric) and the unavailable names."""
     unavailable_all = registry.unavailable_metrics(context)
@@ -152,6 +158,10 @@ def chunk_process(*, chunk_id: int) -> str:
     chunk = _claim_chunk(chunk_id)
     if chunk is None:
         return "skipped"
+    if _chunk_delay_seconds():
+        import time
+
+        time.sleep(_chunk_delay_seconds())
     try:
         scores = chunk_score(chunk=chunk)
         with transaction.atomic():
@@ -187,7 +197,13 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
     results = scorer.score_batch(requests, context)
     rows = []
     for name in scorer.metric_names:
+        seen: set[tuple[int, str]] = set()
         for request, planned, result in zip(requests, chunk.requests, results[name], strict=True):
+            # A batch may hold the same request twice (a caption in two pairs); store it once.
+            identity = (request.candidate_id, planned["reference_set_key"])
+            if identity in seen:
+                continue
+            seen.add(identity)
             rows.append(
                 MetricScore(
                     metric=name,

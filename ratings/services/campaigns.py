@@ -4,18 +4,32 @@ An *item* is a clip for THumBS campaigns (the rater scores every campaign captio
 that clip) and a caption pair for pairwise campaigns. Each item should get
 `judgements_per_item` judgements; items are spread over raters so that every rater
 gets about the same share, each in an order shuffled per rater.
+
+Balance rule (`campaign_add_raters`): raters added in one call share the judgements
+still missing, so every item reaches `judgements_per_item` (or as many as there are
+raters in the call, since nobody judges an item twice) and their loads differ by at
+most one. Raters already assigned are never changed (they may have started). A rater
+added when every item already has its judgements still gets the average load, taken
+from the least-covered items: those are extra judgements beyond `judgements_per_item`.
+So add the raters of a campaign together (the create form does).
 """
+
 import math
 import random
 from collections import Counter
+from collections.abc import Hashable, Sequence
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotation.models import Caption, Dataset
+from annotation.models import Caption, CaptioningSystem, Clip, Dataset
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair
 
 DEFAULT_JUDGEMENTS = {Campaign.TaskType.PAIRWISE: 4, Campaign.TaskType.THUMBS: 3}
+
+
+class CampaignSetupError(ValueError):
+    """The requested campaign cannot be built from the chosen data (message says why)."""
 
 
 @transaction.atomic
@@ -60,26 +74,78 @@ def _item_key(campaign: Campaign, assignment_item: AssignmentItem) -> int:
     return assignment_item.pair_id if campaign.task_type == Campaign.TaskType.PAIRWISE else assignment_item.clip_id
 
 
+def balanced_shares(*, needs: dict[Hashable, int], rater_count: int, rng: random.Random) -> list[list[Hashable]]:
+    """Split the needed judgements over `rater_count` raters: loads differ by at most one, no item twice per rater.
+
+    `needs[key]` is how many more judgements item `key` should get (capped at the rater
+    count). Items go, most-needed first, to the raters with the most room left; this
+    greedy choice always completes when the loads are this even (Gale-Ryser).
+    """
+    if rater_count <= 0:
+        return []
+    capped = {key: min(need, rater_count) for key, need in needs.items() if need > 0}
+    total = sum(capped.values())
+    loads = [total // rater_count + (1 if index < total % rater_count else 0) for index in range(rater_count)]
+    rng.shuffle(loads)
+    room = list(loads)
+    shares: list[list[Hashable]] = [[] for _ in range(rater_count)]
+    for key in sorted(capped, key=lambda key: (-capped[key], rng.random())):
+        chosen = sorted(range(rater_count), key=lambda index: (-room[index], rng.random()))[: capped[key]]
+        for index in chosen:
+            shares[index].append(key)
+            room[index] -= 1
+    assert not any(room), "balanced_shares left judgements unassigned"
+    return shares
+
+
+def _late_rater_needs(
+    *, keys: list[Hashable], coverage: Counter, quota: int, rater_count: int, rng: random.Random
+) -> dict:
+    """Needs for raters added after full coverage: `quota` items each, least-covered items first."""
+    needs: Counter = Counter()
+    slots = quota * rater_count
+    ordered = sorted(keys, key=lambda key: (coverage[key], rng.random()))
+    while slots > 0:
+        for key in ordered:
+            if slots == 0:
+                break
+            needs[key] += 1
+            slots -= 1
+    return dict(needs)
+
+
 @transaction.atomic
 def campaign_add_raters(*, campaign: Campaign, raters: list[AbstractBaseUser]) -> list[Assignment]:
-    """Give each new rater a balanced share of the items; raters already assigned are left as they are."""
+    """Give raters without an assignment a balanced share of the items (see the module docstring)."""
     items = campaign_items(campaign)
+    items_by_key = {item.pk: item for item in items}
     existing_items = AssignmentItem.objects.filter(assignment__campaign=campaign)
     coverage = Counter(_item_key(campaign, item) for item in existing_items)
-    rater_count = campaign.assignments.count()
-    assignments = []
+    assignments: list[Assignment] = []
+    new_assignments: list[Assignment] = []
+    seen_rater_ids: set[int] = set()
     for rater in raters:
+        if rater.pk in seen_rater_ids:
+            continue
+        seen_rater_ids.add(rater.pk)
         assignment, created = Assignment.objects.get_or_create(campaign=campaign, rater=rater)
         assignments.append(assignment)
-        if not created:
-            continue
-        rater_count += 1
-        rng = _rater_random(campaign, rater)
-        quota = min(len(items), math.ceil(len(items) * campaign.judgements_per_item / rater_count)) if items else 0
-        least_covered = sorted(items, key=lambda item: (coverage[item.pk], rng.random()))[:quota]
-        for item in least_covered:
-            coverage[item.pk] += 1
-        assignment_add_items(assignment=assignment, items=least_covered)
+        if created:
+            new_assignments.append(assignment)
+    if not new_assignments or not items:
+        return assignments
+    batch_key = ",".join(str(assignment.rater_id) for assignment in new_assignments)
+    rng = random.Random(f"shares:{campaign.seed}:{campaign.pk}:{batch_key}")
+    needs = {key: max(0, campaign.judgements_per_item - coverage[key]) for key in items_by_key}
+    if not any(needs.values()):
+        rater_total = campaign.assignments.count()
+        quota = min(len(items), math.ceil(len(items) * campaign.judgements_per_item / rater_total))
+        needs = _late_rater_needs(
+            keys=list(items_by_key), coverage=coverage, quota=quota, rater_count=len(new_assignments), rng=rng
+        )
+    shares = balanced_shares(needs=needs, rater_count=len(new_assignments), rng=rng)
+    for assignment, share in zip(new_assignments, shares, strict=True):
+        assignment_add_items(assignment=assignment, items=[items_by_key[key] for key in share])
     return assignments
 
 
@@ -101,12 +167,22 @@ def assignment_add_items(*, assignment: Assignment, items: list) -> list[Assignm
     for offset, item in enumerate(new_items):
         if is_pairwise:
             rows.append(
-                AssignmentItem(assignment=assignment, position=next_position + offset, clip_id=item.clip_id, pair=item, a_on_left=rng.random() < 0.5)
+                AssignmentItem(
+                    assignment=assignment,
+                    position=next_position + offset,
+                    clip_id=item.clip_id,
+                    pair=item,
+                    a_on_left=rng.random() < 0.5,
+                )
             )
         else:
             caption_order = list(caption_ids_by_clip.get(item.pk, []))
             rng.shuffle(caption_order)
-            rows.append(AssignmentItem(assignment=assignment, position=next_position + offset, clip=item, caption_order=caption_order))
+            rows.append(
+                AssignmentItem(
+                    assignment=assignment, position=next_position + offset, clip=item, caption_order=caption_order
+                )
+            )
     return AssignmentItem.objects.bulk_create(rows)
 
 
@@ -121,3 +197,82 @@ def assignment_sync_captions(*, assignment: Assignment) -> None:
             _rater_random(campaign, assignment.rater).shuffle(missing)
             item.caption_order = item.caption_order + missing
             item.save(update_fields=["caption_order"])
+
+
+def thumbs_captions_select(
+    *, clips: Sequence[Clip], systems: Sequence[CaptioningSystem] | None, human_captions_per_clip: int, seed: int
+) -> list[Caption]:
+    """THumBS captions for the clips: machine captions of `systems` (None = every system) and
+    `human_captions_per_clip` human captions per clip drawn with the seed."""
+    rng = random.Random(f"thumbs-captions:{seed}")
+    clip_ids = [clip.pk for clip in clips]
+    machine = Caption.objects.filter(clip_id__in=clip_ids, author_kind=Caption.AuthorKind.MACHINE)
+    if systems is not None:
+        machine = machine.filter(system__in=list(systems))
+    chosen = list(machine.order_by("pk"))
+    if human_captions_per_clip > 0:
+        human_by_clip: dict[int, list[Caption]] = {}
+        for caption in Caption.objects.filter(clip_id__in=clip_ids, author_kind=Caption.AuthorKind.HUMAN).order_by(
+            "pk"
+        ):
+            human_by_clip.setdefault(caption.clip_id, []).append(caption)
+        for clip_id in sorted(human_by_clip):
+            captions = human_by_clip[clip_id]
+            chosen.extend(rng.sample(captions, min(human_captions_per_clip, len(captions))))
+    return chosen
+
+
+@transaction.atomic
+def campaign_setup(
+    *,
+    name: str,
+    dataset: Dataset,
+    task_type: str,
+    seed: int = 0,
+    judgements_per_item: int | None = None,
+    clips: Sequence[Clip] | None = None,
+    systems: Sequence[CaptioningSystem] | None = None,
+    human_captions_per_clip: int = 0,
+    split_counts: dict[str, int] | None = None,
+    gold_from_hi: bool = False,
+    raters: Sequence[AbstractBaseUser] = (),
+) -> Campaign:
+    """Create a campaign with its captions (THumBS) or generated pairs (pairwise) and assign the raters.
+
+    Raises CampaignSetupError (nothing written) when the data cannot supply what was asked.
+    """
+    from ratings.services.pair_generation import PairGenerationError, pairs_generate
+
+    chosen_clips = list(clips) if clips is not None else list(dataset.clips.order_by("pk"))
+    foreign = [clip for clip in chosen_clips if clip.dataset_id != dataset.pk]
+    if foreign:
+        raise CampaignSetupError(f"clip {foreign[0]} is not in dataset {dataset.name}")
+    if not chosen_clips:
+        raise CampaignSetupError(f"dataset {dataset.name} has no clips to rate")
+    campaign = campaign_create(
+        name=name, dataset=dataset, task_type=task_type, seed=seed, judgements_per_item=judgements_per_item
+    )
+    if task_type == Campaign.TaskType.THUMBS:
+        captions = thumbs_captions_select(
+            clips=chosen_clips, systems=systems, human_captions_per_clip=human_captions_per_clip, seed=seed
+        )
+        if not captions:
+            raise CampaignSetupError("no captions match the chosen clips and systems")
+        campaign.captions.add(*captions)
+    else:
+        try:
+            pairs = pairs_generate(
+                clips=chosen_clips,
+                counts=split_counts or {},
+                seed=seed,
+                key_prefix=f"campaign-{campaign.pk}",
+                systems=systems,
+                gold_from_hi=gold_from_hi,
+            )
+        except PairGenerationError as error:
+            raise CampaignSetupError(str(error)) from None
+        if not pairs:
+            raise CampaignSetupError("no pairs requested: give a count for at least one split")
+        campaign.pairs.add(*pairs)
+    campaign_add_raters(campaign=campaign, raters=list(raters))
+    return campaign

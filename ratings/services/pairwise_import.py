@@ -11,7 +11,8 @@ How captions are stored (natural keys make a second run change nothing):
 - Clip: keyed by `audio_id` when the item has one, else by `raw_name`; `raw_name` goes to Clip.file_name.
 - References: exactly as listed (duplicates included), keyed by (clip, position), labelled `human_<position+1>`.
 - A caption whose source is `human_k` or `<this clip>_human_k` is one of this clip's references: the
-  reference at slot k when its text is equal, else the first reference with equal text. This is how
+  reference at slot k when its text is equal, else the first reference with equal text (for caption b,
+  never the reference caption a already is, so repeated references stay two captions). This is how
   HC (both captions) and HI/HM (caption a) point at references. If no reference has that text, it is
   kept as a human candidate (source label = the source field) rather than guessed.
 - A caption whose source is `<other clip>_human_k` (caption b of HI) is stored as a human candidate
@@ -21,6 +22,7 @@ How captions are stored (natural keys make a second run change nothing):
 - Pairs are keyed by (clip, JSON key) with split HC/HI/HM/MM; votes by (judge, pair), with judge
   accounts `<dataset>-judge-1..n` (n = longest votes list), one per vote column.
 """
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,7 +108,9 @@ def pairwise_judgements_import(*, data: Any, dataset_name: str, source_name: str
         dataset = dataset_get_or_create(name=dataset_name, summary=summary)
         judge_count = max((len(pair.choices) for item in items for pair in item.pairs), default=0)
         judges = [
-            import_account_get_or_create(username=f"{dataset.name}-judge-{n}", role=JUDGE_ROLE, summary=summary, kind="judges")
+            import_account_get_or_create(
+                username=f"{dataset.name}-judge-{n}", role=JUDGE_ROLE, summary=summary, kind="judges"
+            )
             for n in range(1, judge_count + 1)
         ]
         systems = _systems_ensure(items, summary)
@@ -128,9 +132,9 @@ def pairwise_items_parse(*, data: Any, source_name: str) -> list[ItemSpec]:
     for index, raw_item in enumerate(data):
         item = _item_parse(raw_item, f"{source_name}: item {index}")
         if item.external_id in first_index:
-            raise ImportDataError(
-                f'{source_name}: item {index}: clip "{item.external_id}" already appears in item {first_index[item.external_id]}'
-            )
+            earlier = first_index[item.external_id]
+            where = f"{source_name}: item {index}"
+            raise ImportDataError(f'{where}: clip "{item.external_id}" already appears in item {earlier}')
         first_index[item.external_id] = index
         items.append(item)
     return items
@@ -154,7 +158,9 @@ def _item_parse(raw_item: Any, where: str) -> ItemSpec:
         raise ImportDataError(f'{where} key "references": missing')
     raw_references = raw_item["references"]
     if not isinstance(raw_references, list) or not raw_references:
-        raise ImportDataError(f'{where} key "references": expected a non-empty list of captions, got {json_type_name(raw_references)}')
+        raise ImportDataError(
+            f'{where} key "references": expected a non-empty list of captions, got {json_type_name(raw_references)}'
+        )
     references = tuple(
         CaptionSpec(
             key=("reference", position),
@@ -187,7 +193,8 @@ def _pair_parse(entry: Any, key: str, where: str, references: tuple[CaptionSpec,
     source_a = text_field_check(value=entry[2], where=f"{where} source_a", max_length=SOURCE_LABEL_LENGTH).strip()
     source_b = text_field_check(value=entry[3], where=f"{where} source_b", max_length=SOURCE_LABEL_LENGTH).strip()
     caption_a = _caption_resolve(text_a, source_a, references, own_names, f"{where} source_a")
-    caption_b = _caption_resolve(text_b, source_b, references, own_names, f"{where} source_b")
+    # Excluding caption a's reference keeps equal texts in a repeated reference list apart.
+    caption_b = _caption_resolve(text_b, source_b, references, own_names, f"{where} source_b", taken=caption_a.key)
     if caption_a.key == caption_b.key:
         raise ImportDataError(f"{where}: caption_a and caption_b are the same caption")
     choices = []
@@ -201,7 +208,9 @@ def _pair_parse(entry: Any, key: str, where: str, references: tuple[CaptionSpec,
     )
 
 
-def _caption_resolve(text: str, source: str, references: tuple[CaptionSpec, ...], own_names: set[str], where: str) -> CaptionSpec:
+def _caption_resolve(
+    text: str, source: str, references: tuple[CaptionSpec, ...], own_names: set[str], where: str, taken: tuple = ()
+) -> CaptionSpec:
     human = HUMAN_SOURCE.match(source)
     if human is None:
         if len(source) > SYSTEM_NAME_LENGTH:
@@ -215,12 +224,14 @@ def _caption_resolve(text: str, source: str, references: tuple[CaptionSpec, ...]
         )
     if human.group("clip") is None or human.group("clip") in own_names:
         slot = int(human.group("number")) - 1
-        if 0 <= slot < len(references) and references[slot].text == text:
+        if 0 <= slot < len(references) and references[slot].text == text and references[slot].key != taken:
             return references[slot]
         for reference in references:
-            if reference.text == text:
+            if reference.text == text and reference.key != taken:
                 return reference
-    return CaptionSpec(key=("human", source, text), text=text, author_kind=Caption.AuthorKind.HUMAN, source_label=source)
+    return CaptionSpec(
+        key=("human", source, text), text=text, author_kind=Caption.AuthorKind.HUMAN, source_label=source
+    )
 
 
 # --- Writing (inside the import transaction) ----------------------------------------------------
@@ -267,7 +278,9 @@ def _caption_key_of(caption: Caption, system_names: dict[int, str]) -> tuple:
 def _captions_ensure(dataset, items, clips, systems, summary) -> dict[tuple[int, tuple], Caption]:
     """(clip id, caption key) -> Caption for every caption the items mention."""
     system_names = {system.pk: name for name, system in systems.items()}
-    system_names.update(CaptioningSystem.objects.filter(captions__clip__dataset=dataset).values_list("pk", "name").distinct())
+    system_names.update(
+        CaptioningSystem.objects.filter(captions__clip__dataset=dataset).values_list("pk", "name").distinct()
+    )
     existing: dict[tuple[int, tuple], Caption] = {}
     for caption in Caption.objects.filter(clip__dataset=dataset).order_by("pk"):
         existing.setdefault((caption.clip_id, _caption_key_of(caption, system_names)), caption)
@@ -318,7 +331,9 @@ def _pairs_ensure(dataset, items, clips, captions, summary) -> dict[tuple[int, s
             caption_b = captions[(clip.pk, spec.caption_b.key)]
             pair = existing.get((clip.pk, spec.source_key))
             if pair is None:
-                pair = CaptionPair(clip=clip, caption_a=caption_a, caption_b=caption_b, split=spec.split, source_key=spec.source_key)
+                pair = CaptionPair(
+                    clip=clip, caption_a=caption_a, caption_b=caption_b, split=spec.split, source_key=spec.source_key
+                )
                 new_pairs.append(pair)
                 existing[(clip.pk, spec.source_key)] = pair
             elif (pair.caption_a_id, pair.caption_b_id, pair.split) != (caption_a.pk, caption_b.pk, spec.split):

@@ -1,0 +1,27 @@
+"""User admin with each account's roles in the list (roles are groups; staff counts as admin)."""
+
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+
+from accounts.roles import ADMIN, ALL_ROLES
+
+User = get_user_model()
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class RoleUserAdmin(UserAdmin):
+    list_display = ["username", "email", "roles", "is_active", "last_login", "date_joined"]
+    list_filter = ["groups", "is_staff", "is_superuser", "is_active"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("groups")
+
+    @admin.display(description="roles")
+    def roles(self, user) -> str:
+        # Same rule as accounts.roles.user_roles, but from the prefetched groups (one query per page).
+        held = {group.name for group in user.groups.all()} & set(ALL_ROLES)
+        if user.is_staff or user.is_superuser:
+            held.add(ADMIN)
+        return ", ".join(sorted(held))

@@ -1,0 +1,180 @@
+"""Admin pages of the corpus. Clips and captions run to tens of thousands: their FKs use raw id widgets."""
+
+from django.contrib import admin
+from django.db.models import Count
+
+from annotation.models import (
+    AttributeTag,
+    Caption,
+    CaptioningSystem,
+    Clip,
+    Dataset,
+    EventAttribute,
+    EventSource,
+    ExpertAnnotation,
+    SoundEvent,
+    TemporalRelation,
+)
+
+
+@admin.register(Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    list_display = ["name", "clip_count", "created_at"]
+    search_fields = ["name", "description"]
+    list_filter = ["created_at"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(clip_total=Count("clips"))
+
+    @admin.display(description="clips", ordering="clip_total")
+    def clip_count(self, dataset: Dataset) -> int:
+        return dataset.clip_total
+
+
+class HasAudioFilter(admin.SimpleListFilter):
+    title = "audio"
+    parameter_name = "has_audio"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "With audio"), ("no", "Without audio")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.exclude(audio="")
+        if self.value() == "no":
+            return queryset.filter(audio="")
+        return queryset
+
+
+@admin.register(Clip)
+class ClipAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "dataset", "file_name", "has_audio", "duration_seconds", "sample_rate", "channels"]
+    list_filter = ["dataset", HasAudioFilter, "sample_rate", "channels"]
+    search_fields = ["external_id", "file_name", "sha256"]
+    list_select_related = ["dataset"]
+    readonly_fields = [
+        "sha256",
+        "duration_seconds",
+        "sample_rate",
+        "channels",
+        "waveform_peaks",
+        "created_at",
+        "updated_at",
+    ]
+
+    @admin.display(boolean=True, description="audio")
+    def has_audio(self, clip: Clip) -> bool:
+        return clip.has_audio
+
+
+@admin.register(CaptioningSystem)
+class CaptioningSystemAdmin(admin.ModelAdmin):
+    list_display = ["name", "description", "created_at"]
+    search_fields = ["name", "description"]
+    list_filter = ["created_at"]
+
+
+@admin.register(Caption)
+class CaptionAdmin(admin.ModelAdmin):
+    list_display = ["id", "short_text", "clip", "role", "author_kind", "system", "position", "source_label"]
+    list_filter = ["role", "author_kind", "system", "clip__dataset"]
+    search_fields = ["text", "source_label", "clip__external_id"]
+    list_select_related = ["clip__dataset", "system"]
+    raw_id_fields = ["clip"]
+    autocomplete_fields = ["system"]
+
+    @admin.display(description="text")
+    def short_text(self, caption: Caption) -> str:
+        return caption.text[:80]
+
+
+@admin.register(AttributeTag)
+class AttributeTagAdmin(admin.ModelAdmin):
+    list_display = ["text", "category", "synonym_group", "antonym_groups"]
+    list_filter = ["category"]
+    search_fields = ["text"]
+
+
+class SoundEventInline(admin.TabularInline):
+    model = SoundEvent
+    extra = 0
+    fields = ["position", "label"]
+    show_change_link = True  # sources and attributes are edited on the event's own page
+
+
+class TemporalRelationInline(admin.TabularInline):
+    model = TemporalRelation
+    extra = 0
+    fk_name = "annotation"
+    raw_id_fields = ["first_event", "second_event"]
+
+
+@admin.register(ExpertAnnotation)
+class ExpertAnnotationAdmin(admin.ModelAdmin):
+    list_display = ["id", "clip", "annotator", "status", "event_count", "updated_at"]
+    list_filter = ["status", "clip__dataset", "annotator"]
+    search_fields = ["clip__external_id", "annotator__username", "events__label"]
+    list_select_related = ["clip__dataset", "annotator"]
+    raw_id_fields = ["clip"]
+    autocomplete_fields = ["annotator"]
+    inlines = [SoundEventInline, TemporalRelationInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(event_total=Count("events"))
+
+    @admin.display(description="events", ordering="event_total")
+    def event_count(self, annotation: ExpertAnnotation) -> int:
+        return annotation.event_total
+
+
+class EventSourceInline(admin.TabularInline):
+    model = EventSource
+    extra = 0
+
+
+class EventAttributeInline(admin.TabularInline):
+    model = EventAttribute
+    extra = 0
+    autocomplete_fields = ["tag"]
+
+
+@admin.register(SoundEvent)
+class SoundEventAdmin(admin.ModelAdmin):
+    list_display = ["label", "annotation", "position"]
+    list_filter = ["annotation__status", "annotation__clip__dataset"]
+    search_fields = ["label", "annotation__clip__external_id"]
+    list_select_related = ["annotation__clip__dataset", "annotation__annotator"]
+    raw_id_fields = ["annotation"]
+    inlines = [EventSourceInline, EventAttributeInline]
+
+
+@admin.register(EventSource)
+class EventSourceAdmin(admin.ModelAdmin):
+    list_display = ["text", "event", "position"]
+    list_filter = ["event__annotation__clip__dataset"]
+    search_fields = ["text", "event__label"]
+    list_select_related = ["event"]
+    raw_id_fields = ["event"]
+
+
+@admin.register(EventAttribute)
+class EventAttributeAdmin(admin.ModelAdmin):
+    list_display = ["text", "event", "position", "tag", "is_free_text"]
+    list_filter = ["tag__category", "event__annotation__clip__dataset"]
+    search_fields = ["text", "event__label"]
+    list_select_related = ["event", "tag"]
+    raw_id_fields = ["event"]
+    autocomplete_fields = ["tag"]
+
+    @admin.display(boolean=True, description="free text")
+    def is_free_text(self, attribute: EventAttribute) -> bool:
+        return attribute.is_free_text
+
+
+@admin.register(TemporalRelation)
+class TemporalRelationAdmin(admin.ModelAdmin):
+    list_display = ["first_event", "kind", "second_event", "annotation"]
+    list_filter = ["kind", "annotation__clip__dataset"]
+    search_fields = ["first_event__label", "second_event__label", "annotation__clip__external_id"]
+    list_select_related = ["first_event", "second_event", "annotation__clip"]
+    raw_id_fields = ["annotation", "first_event", "second_event"]

@@ -1,0 +1,297 @@
+"""AudioCaps-F expert annotations: import as GOLD annotations, export the same format back.
+
+Format: {"Y<youtube_id>.wav": {event: {"source": [...], "attr": [...]}, ...}, ...}. Events, sources
+and attributes keep their order (position) and their exact text, so import -> export reproduces
+the input. A key matches the dataset's clip whose external_id is `<youtube_id>` (as the AudioCaps-Eval
+pairwise import creates them) or whose file_name is the key; missing clips are created.
+Attributes link to the tag library by case-insensitive, trimmed text; others stay free text (tag=None).
+Re-importing leaves an annotation whose events are identical untouched and replaces the events of
+one that differs, so the final state never depends on how often the import ran.
+"""
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from annotation.models import AttributeTag, Clip, Dataset, EventAttribute, EventSource, ExpertAnnotation, SoundEvent
+from annotation.selectors import dataset_gold_annotations
+from annotation.services.importing import (
+    ImportDataError,
+    ImportSummary,
+    dataset_get_existing,
+    dataset_get_or_create,
+    dataset_name_validate,
+    import_account_get_or_create,
+    json_file_load,
+    json_type_name,
+    text_field_check,
+)
+
+EXPERT_USERNAME = "audiocaps-f-experts"
+EXPERT_ROLE = "annotator"
+CLIP_KEY = re.compile(r"^Y(?P<youtube_id>.+)\.wav$")
+EVENT_SHAPE = 'expected {"source": [...], "attr": [...]}'
+LABEL_LENGTH = SoundEvent._meta.get_field("label").max_length
+SOURCE_LENGTH = EventSource._meta.get_field("text").max_length
+ATTRIBUTE_LENGTH = EventAttribute._meta.get_field("text").max_length
+EXTERNAL_ID_LENGTH = Clip._meta.get_field("external_id").max_length
+
+
+@dataclass(frozen=True)
+class EventSpec:
+    label: str
+    sources: tuple[str, ...]
+    attributes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ClipAnnotationSpec:
+    key: str
+    youtube_id: str
+    events: tuple[EventSpec, ...]
+
+
+def tag_text_normalize(text: str) -> str:
+    return text.strip().casefold()
+
+
+def audiocaps_f_import_from_path(*, path: Path | str, dataset_name: str) -> ImportSummary:
+    data, source_name = json_file_load(path=path)
+    return audiocaps_f_import(data=data, dataset_name=dataset_name, source_name=source_name)
+
+
+def audiocaps_f_import(*, data: Any, dataset_name: str, source_name: str) -> ImportSummary:
+    dataset_name_validate(name=dataset_name)
+    specs = audiocaps_f_parse(data=data, source_name=source_name)
+    summary = ImportSummary(source_name=source_name)
+    with transaction.atomic():
+        dataset = dataset_get_or_create(name=dataset_name, summary=summary)
+        expert = import_account_get_or_create(
+            username=EXPERT_USERNAME, role=EXPERT_ROLE, summary=summary, kind="annotator accounts"
+        )
+        clips = _clips_ensure(dataset, specs, summary)
+        tags = {tag_text_normalize(tag.text): tag.pk for tag in AttributeTag.objects.all()}
+        _annotations_ensure(specs, clips, expert, tags, summary)
+    return summary
+
+
+def audiocaps_f_parse(*, data: Any, source_name: str) -> list[ClipAnnotationSpec]:
+    """Check the whole input; raises ImportDataError naming the file and key."""
+    if not isinstance(data, dict):
+        raise ImportDataError(
+            f'{source_name}: expected an object {{"Y<youtube_id>.wav": {{event: ...}}}}, got {json_type_name(data)}'
+        )
+    specs = []
+    for key, raw_events in data.items():
+        where = f'{source_name}: key "{key}"'
+        match = CLIP_KEY.match(key)
+        if match is None:
+            raise ImportDataError(f'{where}: expected a clip key "Y<youtube_id>.wav"')
+        if len(key) > EXTERNAL_ID_LENGTH:
+            raise ImportDataError(f"{where}: longer than {EXTERNAL_ID_LENGTH} characters")
+        if not isinstance(raw_events, dict):
+            raise ImportDataError(f"{where}: expected an object {{event: {{...}}}}, got {json_type_name(raw_events)}")
+        events = tuple(
+            _event_parse(label, raw_event, f'{where} event "{label}"') for label, raw_event in raw_events.items()
+        )
+        specs.append(ClipAnnotationSpec(key=key, youtube_id=match.group("youtube_id"), events=events))
+    return specs
+
+
+def _event_parse(label: str, raw_event: Any, where: str) -> EventSpec:
+    text_field_check(value=label, where=where, max_length=LABEL_LENGTH)
+    if not isinstance(raw_event, dict):
+        raise ImportDataError(f"{where}: {EVENT_SHAPE}, got {json_type_name(raw_event)}")
+    unknown = sorted(set(raw_event) - {"source", "attr"})
+    if unknown:
+        raise ImportDataError(f'{where}: unknown key "{unknown[0]}" ({EVENT_SHAPE})')
+    lists = {}
+    for name, max_length in (("source", SOURCE_LENGTH), ("attr", ATTRIBUTE_LENGTH)):
+        values = raw_event.get(name)
+        if values is None:
+            values = []
+        if not isinstance(values, list):
+            raise ImportDataError(f'{where} key "{name}": expected a list of strings, got {json_type_name(values)}')
+        lists[name] = tuple(
+            text_field_check(value=value, where=f'{where} key "{name}" index {index}', max_length=max_length)
+            for index, value in enumerate(values)
+        )
+    return EventSpec(label=label, sources=lists["source"], attributes=lists["attr"])
+
+
+def _clips_ensure(dataset: Dataset, specs: list[ClipAnnotationSpec], summary: ImportSummary) -> dict[str, Clip]:
+    """Clip per input key: by external_id = youtube id, else by file_name = key, else a new clip."""
+    existing = list(Clip.objects.filter(dataset=dataset))
+    by_external_id = {clip.external_id: clip for clip in existing}
+    by_file_name = {clip.file_name: clip for clip in existing if clip.file_name}
+    clips, new_clips, key_of_clip = {}, [], {}
+    for spec in specs:
+        clip = by_external_id.get(spec.youtube_id) or by_file_name.get(spec.key)
+        if clip is not None and id(clip) in key_of_clip:
+            raise ImportDataError(
+                f'{summary.source_name}: key "{spec.key}": same clip as key "{key_of_clip[id(clip)]}"'
+            )
+        if clip is None:
+            clip = Clip(dataset=dataset, external_id=spec.youtube_id, file_name=spec.key)
+            new_clips.append(clip)
+            by_external_id[spec.youtube_id] = clip
+        clips[spec.key] = clip
+        key_of_clip[id(clip)] = spec.key
+    Clip.objects.bulk_create(new_clips)
+    summary.add("clips", "created", len(new_clips))
+    summary.add("clips", "unchanged", len(specs) - len(new_clips))
+    return clips
+
+
+def _stored_events(annotation_ids: list[int]) -> dict[int, list[tuple]]:
+    """annotation id -> [(label, sources, [(attribute text, tag id)])] as stored, in order."""
+    events: dict[int, list[tuple]] = {pk: [] for pk in annotation_ids}
+    event_rows = SoundEvent.objects.filter(annotation_id__in=annotation_ids).order_by("annotation_id", "position")
+    sources: dict[int, list[str]] = {}
+    for event_id, text in (
+        EventSource.objects.filter(event__annotation_id__in=annotation_ids)
+        .order_by("event_id", "position")
+        .values_list("event_id", "text")
+    ):
+        sources.setdefault(event_id, []).append(text)
+    attributes: dict[int, list[tuple]] = {}
+    for event_id, text, tag_id in (
+        EventAttribute.objects.filter(event__annotation_id__in=annotation_ids)
+        .order_by("event_id", "position")
+        .values_list("event_id", "text", "tag_id")
+    ):
+        attributes.setdefault(event_id, []).append((text, tag_id))
+    for event in event_rows:
+        events[event.annotation_id].append(
+            (event.label, tuple(sources.get(event.pk, [])), tuple(attributes.get(event.pk, [])))
+        )
+    return events
+
+
+def _annotations_ensure(specs, clips, expert, tags: dict[str, int], summary: ImportSummary) -> None:
+    clip_ids = [clip.pk for clip in clips.values()]
+    annotations = {a.clip_id: a for a in ExpertAnnotation.objects.filter(annotator=expert, clip_id__in=clip_ids)}
+    stored = _stored_events([a.pk for a in annotations.values()])
+
+    new_annotations, promoted, to_fill = [], [], []
+    replaced_ids, unchanged = [], 0
+    for spec in specs:
+        clip = clips[spec.key]
+        wanted = [
+            (e.label, e.sources, tuple((text, tags.get(tag_text_normalize(text))) for text in e.attributes))
+            for e in spec.events
+        ]
+        annotation = annotations.get(clip.pk)
+        if annotation is None:
+            annotation = ExpertAnnotation(clip=clip, annotator=expert, status=ExpertAnnotation.Status.GOLD)
+            new_annotations.append(annotation)
+            to_fill.append((annotation, wanted))
+            continue
+        is_gold = annotation.status == ExpertAnnotation.Status.GOLD
+        if not is_gold:
+            annotation.status = ExpertAnnotation.Status.GOLD
+            promoted.append(annotation)
+        if stored[annotation.pk] != wanted:
+            replaced_ids.append(annotation.pk)
+            to_fill.append((annotation, wanted))
+        elif is_gold:
+            unchanged += 1
+
+    ExpertAnnotation.objects.bulk_create(new_annotations)
+    for annotation in promoted:
+        annotation.save(update_fields=["status", "updated_at"])
+    SoundEvent.objects.filter(annotation_id__in=replaced_ids).delete()
+    summary.add("expert annotations", "created", len(new_annotations))
+    summary.add("expert annotations", "updated", len({*replaced_ids, *(a.pk for a in promoted)}))
+    summary.add("expert annotations", "unchanged", unchanged)
+    _events_create(to_fill, summary)
+    # Events of annotations left as they were.
+    replaced = set(replaced_ids)
+    kept_events = [event for pk, events in stored.items() if pk not in replaced for event in events]
+    summary.add("events", "unchanged", len(kept_events))
+    summary.add("event sources", "unchanged", sum(len(sources) for _, sources, _ in kept_events))
+    summary.add("event attributes", "unchanged", sum(len(attributes) for _, _, attributes in kept_events))
+    free = [
+        text for spec in specs for e in spec.events for text in e.attributes if tag_text_normalize(text) not in tags
+    ]
+    summary.extra["attributes in the tag library"] = sum(len(e.attributes) for s in specs for e in s.events) - len(free)
+    summary.extra["free attributes (not in the tag library)"] = len(free)
+    summary.extra["distinct free attribute texts"] = len({tag_text_normalize(text) for text in free})
+
+
+def _events_create(to_fill: list[tuple[ExpertAnnotation, list[tuple]]], summary: ImportSummary) -> None:
+    events, children = [], []
+    for annotation, wanted in to_fill:
+        for position, (label, sources, attributes) in enumerate(wanted):
+            event = SoundEvent(annotation=annotation, label=label, position=position)
+            events.append(event)
+            children.append((event, sources, attributes))
+    SoundEvent.objects.bulk_create(events)
+    if any(event.pk is None for event in events):
+        raise RuntimeError("this database does not return primary keys from bulk inserts")
+    sources = [
+        EventSource(event=event, text=text, position=i) for event, texts, _ in children for i, text in enumerate(texts)
+    ]
+    attributes = [
+        EventAttribute(event=event, text=text, tag_id=tag_id, position=i)
+        for event, _, pairs in children
+        for i, (text, tag_id) in enumerate(pairs)
+    ]
+    EventSource.objects.bulk_create(sources)
+    EventAttribute.objects.bulk_create(attributes)
+    summary.add("events", "created", len(events))
+    summary.add("event sources", "created", len(sources))
+    summary.add("event attributes", "created", len(attributes))
+
+
+# --- Export -----------------------------------------------------------------------------------------
+
+
+def audiocaps_f_clip_key(clip: Clip) -> str:
+    """The `Y<youtube_id>.wav` key of a clip: its file name when it has that form, else built from external_id."""
+    if CLIP_KEY.match(clip.file_name or ""):
+        return clip.file_name
+    return f"Y{clip.external_id}.wav"
+
+
+def audiocaps_f_export(*, dataset_name: str) -> dict[str, dict]:
+    """GOLD annotations of the dataset in the AudioCaps-F format, in import order.
+
+    A clip with several GOLD annotations is exported once, from the most recently created one.
+    """
+    dataset = dataset_get_existing(name=dataset_name)
+    result: dict[str, dict] = {}
+    for annotation in dataset_gold_annotations(dataset=dataset):
+        result[audiocaps_f_clip_key(annotation.clip)] = {
+            event.label: {
+                "source": [source.text for source in sorted(event.sources.all(), key=lambda s: s.position)],
+                "attr": [attribute.text for attribute in sorted(event.attributes.all(), key=lambda a: a.position)],
+            }
+            for event in sorted(annotation.events.all(), key=lambda e: e.position)
+        }
+    return result
+
+
+def audiocaps_f_export_to_path(*, dataset_name: str, path: Path | str) -> int:
+    """Write the export as JSON (all or nothing: a temporary file renamed into place); returns the clip count."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ImportDataError(f"{path}: folder {path.parent} does not exist")
+    data = audiocaps_f_export(dataset_name=dataset_name)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as output:
+            json.dump(data, output, indent=2, ensure_ascii=False)
+            output.write("\n")
+        os.chmod(temporary, 0o644)  # mkstemp makes it private; the export is an ordinary file
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return len(data)

@@ -1,0 +1,173 @@
+"""METEOR 1.5 through pycocoevalcap's jar, one long-lived JVM per process, many segments per round trip.
+
+pycocoevalcap.meteor.Meteor starts a JVM (~5-10 s: it loads the paraphrase table) per instance and
+sends one `SCORE ||| ref_1 ||| ... ||| ref_n ||| hypothesis` line at a time, then one `EVAL` line
+with every segment's statistics; the per-segment METEOR values printed by EVAL are what it returns.
+
+Here the same jar runs with the same arguments, but:
+- the JVM is started once and kept (`warm_up()` starts it in the background);
+- METEOR scores a hypothesis against several references by scoring it against each one and keeping
+  the best (Meteor 1.5's multi-reference rule), so we score each distinct (hypothesis, reference) pair
+  once and take the maximum -- leave-one-out passes and padded lists then cost no extra JVM work.
+  The test suite checks this equals pycocoevalcap's multi-reference call to 1e-6 (it is exact);
+  a request whose reference contains the `|||` separator is sent as a multi-reference line instead;
+- lines are streamed by a writer thread instead of one blocking round trip each;
+- values are cached by (hypothesis, reference) for the life of the process.
+Inputs are PTB-tokenized texts (as pycocoevalcap's scorers receive them).
+"""
+from __future__ import annotations
+
+import atexit
+import subprocess
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from .ptb_tokenizer import pycocoevalcap_dir
+
+METEOR_JAR_NAME = "meteor-1.5.jar"
+# -Xmx2G as pycocoevalcap; serial GC because the machine's cores are shared with the other workers;
+# UTF-8 so the reading of stdin does not depend on the worker's locale.
+JVM_OPTIONS = ["-Xmx2G", "-XX:+UseSerialGC", "-Dfile.encoding=UTF-8"]
+METEOR_ARGUMENTS = ["-", "-", "-stdio", "-l", "en", "-norm"]
+CACHE_SIZE = 500_000
+
+
+def _hypothesis_text(hypothesis: str) -> str:
+    return hypothesis.replace("|||", "").replace("  ", " ")
+
+
+def _score_line(hypothesis: str, references: Sequence[str]) -> str:
+    """Exactly pycocoevalcap's Meteor._stat line."""
+    return " ||| ".join(("SCORE", " ||| ".join(references), _hypothesis_text(hypothesis)))
+
+
+class MeteorProcess:
+    """A METEOR 1.5 JVM in -stdio mode. Thread-safe; restarts once if the JVM has died."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen | None = None
+        self._stderr = None
+        self._lock = threading.Lock()
+        self._start_lock = threading.Lock()
+        self._cache: OrderedDict[tuple, float] = OrderedDict()
+        #: JVM starts in this process (tests/benchmarks read it)
+        self.starts = 0
+
+    def start(self) -> None:
+        """Start the JVM if it isn't running; returns at once (the paraphrase table loads meanwhile)."""
+        with self._start_lock:
+            if self._process is None or self._process.poll() is not None:
+                self._launch()
+
+    def _launch(self) -> None:
+        meteor_dir = pycocoevalcap_dir() / "meteor"
+        self._stderr = tempfile.TemporaryFile()
+        self._process = subprocess.Popen(
+            ["java", *JVM_OPTIONS, "-jar", METEOR_JAR_NAME, *METEOR_ARGUMENTS],
+            cwd=meteor_dir,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+        )
+        self.starts += 1
+
+    def close(self) -> None:
+        with self._lock:
+            if self._process is not None:
+                try:
+                    self._process.stdin.close()
+                    self._process.kill()
+                    self._process.wait(timeout=10)
+                except OSError:
+                    pass
+                self._process = None
+
+    def score(self, requests: Sequence[tuple[str, Sequence[str]]]) -> list[float]:
+        """METEOR of each (tokenized hypothesis, tokenized references), as pycocoevalcap computes it."""
+        units_per_request = []
+        for hypothesis, references in requests:
+            if not references:
+                raise ValueError("METEOR needs at least one reference per candidate")
+            if any("|||" in reference for reference in references):
+                units_per_request.append([(hypothesis, tuple(references))])
+            else:
+                units_per_request.append([(hypothesis, (reference,)) for reference in references])
+        with self._lock:
+            missing = list(dict.fromkeys(u for units in units_per_request for u in units if u not in self._cache))
+            fresh = dict(zip(missing, self._score_units(missing), strict=True)) if missing else {}
+            result = []
+            for units in units_per_request:
+                result.append(max(fresh[u] if u in fresh else self._cached(u) for u in units))
+            self._cache.update(fresh)
+            while len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return result
+
+    def _cached(self, unit: tuple) -> float:
+        self._cache.move_to_end(unit)
+        return self._cache[unit]
+
+    def _score_units(self, units: list[tuple[str, tuple[str, ...]]]) -> list[float]:
+        for attempt in (1, 2):
+            self.start()
+            try:
+                return self._exchange([_score_line(hypothesis, references) for hypothesis, references in units])
+            except (BrokenPipeError, RuntimeError):
+                if attempt == 2:
+                    raise
+                self._process = None  # died (killed, out of memory): start a fresh one once
+        raise AssertionError("unreachable")
+
+    def _exchange(self, score_lines: list[str]) -> list[float]:
+        stats = self._stream(score_lines, len(score_lines))
+        eval_line = "EVAL" + "".join(f" ||| {line}" for line in stats)
+        answers = self._stream([eval_line], len(stats) + 1)  # per-segment values, then the aggregate
+        return [float(value) for value in answers[: len(stats)]]
+
+    def _stream(self, lines: list[str], expected: int) -> list[str]:
+        process = self._process
+        failure: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                for line in lines:
+                    process.stdin.write(f"{line}\n".encode())
+                process.stdin.flush()
+            except BaseException as error:  # reported by the reader below
+                failure.append(error)
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        answers = []
+        for _ in range(expected):
+            raw = process.stdout.readline()
+            if not raw:
+                writer.join(timeout=1)
+                raise RuntimeError(f"METEOR JVM stopped (exit {process.poll()}): {self._stderr_tail()}")
+            answers.append(raw.decode().strip())
+        writer.join()
+        if failure:
+            raise failure[0]
+        return answers
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        return self._stderr.read().decode(errors="replace")[-500:]
+
+
+_shared: MeteorProcess | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_process() -> MeteorProcess:
+    """The process-wide METEOR JVM (started on first use)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = MeteorProcess()
+            atexit.register(_shared.close)
+        return _shared

@@ -1,0 +1,222 @@
+"""Greedy graph matching of X-ACE (paper section 3.2, Eq. 3-9).
+
+P(x) = max_y S(x, y) for each node x. Precision takes the candidate's nodes as x and the reference's as
+y; recall the other way round. Child nodes are weighted by their parent's match,
+P(C_ij) = P(C_ij | E_i) P(E_i) with P(C_ij | E_i) = max over the children of E_i's best-matching
+reference event; relations by both events, P(R_ik) = P(R | E_i, E_k) P(E_i) P(E_k), where
+P(R | E_i, E_k) is 1 when the reference holds the same relation between the best matches of E_i and
+E_k. Factor F for E, S, A, R; macro precision and recall over the factors; S_G = macro F.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .graph import AND, AudioGraph
+from .text import gender_of, normalize_phrase
+
+FACTORS = ("event", "source", "attribute", "relation")
+#: a node whose matching probability reaches this counts as matched in the explanations
+MATCH_THRESHOLD = 0.6
+
+
+def event_text(name: str) -> str:
+    """What is embedded for an event or a source: the lemma form ("barking" -> "bark")."""
+    return normalize_phrase(name) or name.lower()
+
+
+def attribute_text(attribute: str) -> str:
+    return " ".join(attribute.lower().replace("_", " ").split())
+
+
+class PhraseSimilarity:
+    """S(x, y): cosine of phrase vectors clipped to [0, 1]; 1 for the same lemma key; 0 across genders
+    and between antonym attribute tags (loud / quiet) of the tag library."""
+
+    def __init__(self, vectors: dict[str, np.ndarray], antonyms: Callable[[str, str], bool] | None = None) -> None:
+        self.vectors = vectors
+        self.antonyms = antonyms
+
+    def matrix(self, xs: list[str], ys: list[str], attributes: bool = False) -> np.ndarray:
+        if not xs or not ys:
+            return np.zeros((len(xs), len(ys)))
+        x_vectors = np.stack([self.vectors[x] for x in xs])
+        y_vectors = np.stack([self.vectors[y] for y in ys])
+        scores = np.clip(x_vectors @ y_vectors.T, 0.0, 1.0).astype(np.float64)
+        x_keys = [normalize_phrase(x) for x in xs]
+        y_keys = [normalize_phrase(y) for y in ys]
+        x_genders = [gender_of(x) for x in xs]
+        y_genders = [gender_of(y) for y in ys]
+        for i, x in enumerate(xs):
+            for j, y in enumerate(ys):
+                if x_keys[i] and x_keys[i] == y_keys[j]:
+                    scores[i, j] = 1.0
+                elif x_genders[i] and y_genders[j] and x_genders[i] != y_genders[j]:
+                    scores[i, j] = 0.0
+                elif attributes and self.antonyms is not None and self.antonyms(x, y):
+                    scores[i, j] = 0.0
+        return scores
+
+
+@dataclass
+class NodeMatch:
+    node: str
+    score: float
+    match: str | None
+    event: str | None = None
+    match_event: str | None = None
+
+    def to_json(self) -> dict:
+        data = {"node": self.node, "score": round(self.score, 4), "match": self.match}
+        if self.event is not None:
+            data["event"] = self.event
+            data["match_event"] = self.match_event
+        return data
+
+
+@dataclass
+class FactorResult:
+    precision: float
+    recall: float
+    f1: float
+    #: False when neither graph has a node of this factor (left out of the macro average)
+    included: bool
+    candidate_nodes: list[NodeMatch] = field(default_factory=list)
+    reference_nodes: list[NodeMatch] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "precision": round(self.precision, 4),
+            "recall": round(self.recall, 4),
+            "f1": round(self.f1, 4),
+            "included": self.included,
+            "matched": [m.to_json() for m in self.candidate_nodes if m.score >= MATCH_THRESHOLD],
+            "hallucinated": [m.to_json() for m in self.candidate_nodes if m.score < MATCH_THRESHOLD],
+            "missed": [m.to_json() for m in self.reference_nodes if m.score < MATCH_THRESHOLD],
+        }
+
+
+@dataclass
+class GraphMatch:
+    factors: dict[str, FactorResult]
+    precision: float
+    recall: float
+    score: float
+
+
+def f_measure(precision: float, recall: float) -> float:
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+
+
+def _factor(candidate: list[NodeMatch], reference: list[NodeMatch], included: bool = True) -> FactorResult:
+    if not candidate and not reference:
+        return FactorResult(1.0, 1.0, 1.0, included=False)
+    precision = float(np.mean([m.score for m in candidate])) if candidate else 0.0
+    recall = float(np.mean([m.score for m in reference])) if reference else 0.0
+    return FactorResult(precision, recall, f_measure(precision, recall), included, candidate, reference)
+
+
+def _children(
+    x_graph: AudioGraph,
+    y_graph: AudioGraph,
+    x_events: list[str],
+    y_events: list[str],
+    event_scores: np.ndarray,
+    kind: str,
+    similarity: PhraseSimilarity,
+) -> list[NodeMatch]:
+    """P(C) = P(C|E) P(E) for every child of x_graph, against the children of each event's best match."""
+    text = event_text if kind == "source" else attribute_text
+    key = "source" if kind == "source" else "attr"
+    matches = []
+    for i, event in enumerate(x_events):
+        children = x_graph.events[event][key]
+        if not children:
+            continue
+        if event_scores.shape[1] == 0:
+            matches.extend(NodeMatch(c, 0.0, None, event, None) for c in children)
+            continue
+        best = int(np.argmax(event_scores[i]))
+        parent_probability = float(event_scores[i, best])
+        partner_event = y_events[best]
+        partners = y_graph.events[partner_event][key]
+        scores = similarity.matrix([text(c) for c in children], [text(p) for p in partners], attributes=kind == "attribute")
+        for c_index, child in enumerate(children):
+            if partners:
+                p_index = int(np.argmax(scores[c_index]))
+                conditional, partner = float(scores[c_index, p_index]), partners[p_index]
+            else:
+                conditional, partner = 0.0, None
+            matches.append(NodeMatch(child, conditional * parent_probability, partner, event, partner_event))
+    return matches
+
+
+def relation_endpoints(graph: AudioGraph) -> list[str]:
+    """Events that take part in a relation (for an expert annotation: events of its reference captions)."""
+    endpoints: list[str] = []
+    for first, second, _ in graph.relations:
+        for event in (first, second):
+            if event not in endpoints:
+                endpoints.append(event)
+    return endpoints
+
+
+def _relations(x_graph: AudioGraph, y_graph: AudioGraph, similarity: PhraseSimilarity) -> list[NodeMatch]:
+    """P(R_ik) = P(R | E_i, E_k) P(E_i) P(E_k): the reference must hold the same relation between the best
+    matches of both events (`and` in either direction, `before` in order; relations are canonical)."""
+    x_events, y_events = relation_endpoints(x_graph), relation_endpoints(y_graph)
+    y_relations = set(y_graph.relations)
+    index = {event: i for i, event in enumerate(x_events)}
+    event_scores = similarity.matrix([event_text(e) for e in x_events], [event_text(e) for e in y_events])
+    matches = []
+    for first, second, relation in x_graph.relations:
+        label = f"{first} {relation} {second}"
+        if not y_events:
+            matches.append(NodeMatch(label, 0.0, None))
+            continue
+        i, k = index[first], index[second]
+        best_i, best_k = int(np.argmax(event_scores[i])), int(np.argmax(event_scores[k]))
+        a, b = y_events[best_i], y_events[best_k]
+        holds = (a, b, relation) in y_relations or (relation == AND and (b, a, AND) in y_relations)
+        probability = float(event_scores[i, best_i] * event_scores[k, best_k]) if holds else 0.0
+        matches.append(NodeMatch(label, probability, f"{a} {relation} {b}" if holds else None))
+    return matches
+
+
+def match_graphs(candidate: AudioGraph, reference: AudioGraph, similarity: PhraseSimilarity) -> GraphMatch:
+    """Factor precision / recall / F and the graph score S_G of a candidate graph against a reference graph."""
+    c_events, r_events = list(candidate.events), list(reference.events)
+    scores = similarity.matrix([event_text(e) for e in c_events], [event_text(e) for e in r_events])
+    transposed = scores.T
+
+    def event_nodes(events: list[str], matrix: np.ndarray, others: list[str]) -> list[NodeMatch]:
+        nodes = []
+        for i, event in enumerate(events):
+            if matrix.shape[1]:
+                j = int(np.argmax(matrix[i]))
+                nodes.append(NodeMatch(event, float(matrix[i, j]), others[j]))
+            else:
+                nodes.append(NodeMatch(event, 0.0, None))
+        return nodes
+
+    factors = {
+        "event": _factor(event_nodes(c_events, scores, r_events), event_nodes(r_events, transposed, c_events)),
+        "source": _factor(
+            _children(candidate, reference, c_events, r_events, scores, "source", similarity),
+            _children(reference, candidate, r_events, c_events, transposed, "source", similarity),
+        ),
+        "attribute": _factor(
+            _children(candidate, reference, c_events, r_events, scores, "attribute", similarity),
+            _children(reference, candidate, r_events, c_events, transposed, "attribute", similarity),
+        ),
+    }
+    relation = _factor(_relations(candidate, reference, similarity), _relations(reference, candidate, similarity))
+    if not reference.has_relation_information:
+        relation.included = False  # e.g. an expert annotation without any temporal information
+    factors["relation"] = relation
+    included = [f for f in factors.values() if f.included]
+    precision = float(np.mean([f.precision for f in included])) if included else 0.0
+    recall = float(np.mean([f.recall for f in included])) if included else 0.0
+    return GraphMatch(factors, precision, recall, f_measure(precision, recall))

@@ -1,0 +1,81 @@
+"""Agreement of automatic metrics with people, assembled from stored scores."""
+from annotation.models import Dataset
+from metrics_bridge.agreement import protocol
+from metrics_bridge.models import MetricRun, MetricScore
+from metrics_bridge.scoring import registry
+from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for
+from metrics_bridge.services.plans import fense_label, protocol_clips
+from metrics_bridge.services.reference_sets import reference_set_key
+from metrics_bridge.services.runs import metric_run_create, metric_run_execute
+
+SPLITS = ("HC", "HI", "HM", "MM")
+
+
+def _stored_scores(*, metric_names: tuple[str, ...], version: str, plan: protocol.ScoringPlan) -> dict[str, dict]:
+    keys = {
+        reference_set_key(texts=request.references, context=fense_label(batch.label))
+        for batch in plan.batches
+        for request in batch.requests
+    }
+    rows = MetricScore.objects.filter(metric__in=metric_names, version=version, reference_set__key__in=keys)
+    stored: dict[str, dict] = {name: {} for name in metric_names}
+    for metric, caption_id, key, value in rows.values_list("metric", "caption_id", "reference_set__key", "value").iterator():
+        stored[metric][(caption_id, key)] = value
+    return stored
+
+
+def _batch_scores(plan: protocol.ScoringPlan, stored: dict) -> list[list[float | None]]:
+    return [
+        [
+            stored.get((request.candidate_id, reference_set_key(texts=request.references, context=fense_label(batch.label))))
+            for request in batch.requests
+        ]
+        for batch in plan.batches
+    ]
+
+
+def metric_agreement(*, clips: list[protocol.ProtocolClip], scorer) -> dict[str, protocol.AgreementReport]:
+    """Per metric name of the scorer: the FENSE pairwise accuracy from stored scores (missing scores count wrong)."""
+    plan = protocol.scoring_plan(clips, protocol_kind=scorer.protocol_kind)
+    stored = _stored_scores(metric_names=scorer.metric_names, version=scorer.version, plan=plan)
+    return {name: protocol.agreement_report(plan, _batch_scores(plan, stored[name]), metric=name) for name in scorer.metric_names}
+
+
+def _pair_counts(clips: list[protocol.ProtocolClip]) -> dict[str, int]:
+    counts = {split: 0 for split in SPLITS}
+    for clip in clips:
+        for pair in clip.pairs:
+            if pair.truth != 0:
+                counts[protocol.split_of(pair.split)] += 1
+    counts["total"] = sum(counts.values())
+    return counts
+
+
+def agreement_report_build(*, dataset: Dataset, metric_names: list[str] | None = None, on_progress=None) -> dict:
+    """The HC/HI/HM/MM agreement table; scores that are missing are computed first."""
+    run = metric_run_create(dataset=dataset, metric_names=metric_names)
+    run = metric_run_execute(run=run, on_progress=on_progress)
+    unavailable = dict(run.unavailable)
+    if run.status != MetricRun.Status.DONE:
+        for name in run.metrics:
+            unavailable[name] = f"computation failed in metric run {run.pk}: {run.error}"
+
+    clips = protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded_rater_ids_for(dataset=dataset)))
+    metrics: dict[str, dict] = {}
+    done_scorers = []
+    for name in run.metrics:
+        if name in unavailable:
+            continue
+        scorer = registry.scorer_for(name)
+        if scorer in done_scorers:
+            continue
+        done_scorers.append(scorer)
+        for metric, report in metric_agreement(clips=clips, scorer=scorer).items():
+            row = {split: report.splits[split].accuracy for split in SPLITS if split in report.splits}
+            row["total"] = report.total.accuracy
+            metrics[metric] = row
+    ordered = {name: metrics[name] for name in registry.all_metric_names() if name in metrics}
+    report = {"dataset": dataset.name, "pairs": _pair_counts(clips), "metrics": ordered}
+    if unavailable:
+        report["unavailable"] = unavailable
+    return report

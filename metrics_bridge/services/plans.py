@@ -1,0 +1,91 @@
+"""Scoring plans: which (candidate caption, reference set) requests a dataset needs, in which batches.
+
+Two kinds of request are planned for a dataset:
+- FENSE protocol batches for its judged pairs (protocols.md §1), built by the plain-Python
+  protocol in `metrics_bridge.agreement.protocol`, so agreement reports can be assembled;
+- one "all-references" batch: every candidate caption against all references of its clip,
+  the score used for leaderboards and correlation with THumBS ratings.
+"""
+from dataclasses import dataclass, field
+
+from annotation.models import Caption, Dataset
+from metrics_bridge.agreement import protocol
+from metrics_bridge.models import ReferenceSet
+from metrics_bridge.scoring.base import ScoringRequest
+from metrics_bridge.selectors import ClipRows, dataset_clip_rows
+from metrics_bridge.services.reference_sets import reference_set_key
+
+ALL_REFERENCES = "all-references"
+
+
+@dataclass
+class PlannedBatch:
+    label: str
+    # [{"caption_id": int, "reference_set_key": str}]
+    requests: list[dict] = field(default_factory=list)
+    # key -> (texts, context)
+    reference_sets: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+
+    def add(self, *, caption_id: int, references: tuple[str, ...]) -> str:
+        key = reference_set_key(texts=references, context=self.label)
+        self.reference_sets[key] = (references, self.label)
+        self.requests.append({"caption_id": caption_id, "reference_set_key": key})
+        return key
+
+
+def protocol_clips(clip_rows: list[ClipRows]) -> list["protocol.ProtocolClip"]:
+    return [protocol.clip_from_rows(rows) for rows in clip_rows if rows.pairs and rows.references]
+
+
+def fense_label(batch_label: str) -> str:
+    """Context of a FENSE protocol batch; part of the reference-set key (CIDEr-D depends on the batch)."""
+    return f"fense:{batch_label}"
+
+
+def fense_batches(*, clip_rows: list[ClipRows], protocol_kind: str) -> list[PlannedBatch]:
+    batches = []
+    for planned in protocol.scoring_plan(protocol_clips(clip_rows), protocol_kind=protocol_kind):
+        batch = PlannedBatch(label=fense_label(planned.label))
+        for request in planned.requests:
+            batch.add(caption_id=request.candidate_id, references=tuple(request.references))
+        batches.append(batch)
+    return batches
+
+
+def all_references_batch(*, clip_rows: list[ClipRows]) -> PlannedBatch:
+    batch = PlannedBatch(label=ALL_REFERENCES)
+    for rows in clip_rows:
+        if not rows.references:
+            continue
+        for caption_id, _text in rows.candidates:
+            batch.add(caption_id=caption_id, references=tuple(rows.references))
+    return batch
+
+
+def dataset_scoring_plan(*, dataset: Dataset, protocol_kind: str) -> list[PlannedBatch]:
+    clip_rows = dataset_clip_rows(dataset=dataset)
+    batches = fense_batches(clip_rows=clip_rows, protocol_kind=protocol_kind)
+    all_references = all_references_batch(clip_rows=clip_rows)
+    if all_references.requests:
+        batches.append(all_references)
+    return batches
+
+
+def scoring_requests_for(*, chunk_requests: list[dict]) -> tuple[list[ScoringRequest], dict[str, int]]:
+    """Load texts for a chunk's requests; returns the requests and reference-set ids by key."""
+    caption_ids = {request["caption_id"] for request in chunk_requests}
+    captions = {pk: (text, clip_id) for pk, text, clip_id in Caption.objects.filter(pk__in=caption_ids).values_list("pk", "text", "clip_id")}
+    keys = {request["reference_set_key"] for request in chunk_requests}
+    reference_sets = {key: (pk, texts) for key, pk, texts in ReferenceSet.objects.filter(key__in=keys).values_list("key", "pk", "texts")}
+    requests = []
+    for planned in chunk_requests:
+        text, clip_id = captions[planned["caption_id"]]
+        requests.append(
+            ScoringRequest(
+                candidate=text,
+                references=tuple(reference_sets[planned["reference_set_key"]][1]),
+                candidate_id=planned["caption_id"],
+                clip_key=str(clip_id),
+            )
+        )
+    return requests, {key: pk for key, (pk, _texts) in reference_sets.items()}

@@ -1,0 +1,50 @@
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from ratings.services.workbooks import WorkbookImportError, workbook_import
+
+SUMMARY_ORDER = (
+    "clips", "clips_created", "captions_created", "captions_added_to_campaign", "assignment_items_added",
+    "assignment_items_completed", "rated_rows", "unrated_rows_skipped", "ratings_created", "ratings_updated",
+    "ratings_unchanged",
+)
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a filled THumBS workbook (exported by this app, or in the study's hand-made P1 layout) for one "
+        "rater. A campaign that does not exist yet is created. Every wrong cell is listed and nothing is written; "
+        "importing the same file again changes nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", help="the .xlsx file")
+        parser.add_argument("--campaign", required=True, help="campaign name (a THumBS campaign is created if missing)")
+        parser.add_argument("--rater", required=True, help="username of the rater who filled the workbook")
+        parser.add_argument("--dry-run", action="store_true", help="check and count everything, write nothing")
+
+    def handle(self, *args, path, campaign, rater, dry_run, **options):
+        file_path = Path(path)
+        if not file_path.is_file():
+            raise CommandError(f"{path}: no such file")
+        user = get_user_model().objects.filter(username=rater).first()
+        if user is None:
+            raise CommandError(f"no user named {rater!r}")
+        try:
+            summary = workbook_import(
+                content=file_path.read_bytes(), file_name=file_path.name, campaign_name=campaign, rater=user,
+                dry_run=dry_run,
+            )
+        except WorkbookImportError as error:
+            for line in error.errors:
+                self.stderr.write(line)
+            raise CommandError(f"{file_path.name}: import refused, {len(error.errors)} error(s); nothing was written") from None
+        prefix = "dry run (nothing written): " if dry_run else ""
+        created = " (created)" if summary["campaign_created"] else ""
+        self.stdout.write(f"{prefix}{file_path.name} -> campaign {campaign}{created}, rater {rater}, sha256 {summary['sha256'][:12]}")
+        for key in SUMMARY_ORDER:
+            self.stdout.write(f"  {key.replace('_', ' ')}: {summary[key]}")
+        for warning in summary["warnings"]:
+            self.stdout.write(f"  warning: {warning}")

@@ -1,0 +1,226 @@
+"""Write a THumBS workbook in the layout of the study's P1_excel.xlsx.
+
+Sheets `Example` (instructions and the study's two example rows) and `Assessment` (instructions, a
+section line, the header row, then one row per caption). Record IDs are hyperlinks (a relative path or
+a URL, as the caller decides). Score cells carry Excel data validation and are the only unlocked
+cells of a protected sheet (no password: it guards against slips, not against people). Text that
+starts like a formula is stored as text with Excel's quote prefix, so it is shown and imported back
+exactly as written and never runs.
+"""
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from openpyxl import Workbook
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.styles import Alignment, Border, Font, PatternFill, Protection, Side
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.datavalidation import DataValidation
+
+from ratings.workbooks import layout
+
+FORMULA_STARTS = ("=", "+", "-", "@")
+
+_FONT = Font(name="Times New Roman", size=20)
+_BOLD = Font(name="Times New Roman", size=20, bold=True)
+_LINK = Font(name="Times New Roman", size=20, color="FF0563C1", underline="single")
+_THIN = Side(style="thin")
+_BOX = Border(left=_THIN, right=_THIN, top=_THIN, bottom=_THIN)
+_CENTER = Alignment(horizontal="center", vertical="center", wrap_text=True)
+_LEFT = Alignment(horizontal="left", vertical="center", wrap_text=True)
+# The study's fills: a light blue for the synthesized column, light gold for every second caption.
+_SYNTHESIZED_FILL = PatternFill("solid", fgColor="FFDDEBF7")
+_SECOND_CAPTION_FILL = PatternFill("solid", fgColor="FFFFE699")
+_UNLOCKED = Protection(locked=False)
+
+COLUMN_WIDTHS = {"A": 20.8, "B": 20.8, "C": 18.8, "D": 131.0, "E": 16.4, "F": 13.8, "G": 30.2, "H": 37.8,
+                 "I": 35.1, "J": 51.0, "K": 67.5}
+INSTRUCTION_ROW_HEIGHT = 28.75
+HEADER_ROW_HEIGHT = 61
+CAPTION_ROW_HEIGHT = 135
+LAST_COLUMN = layout.COLUMNS["comment"]
+
+
+@dataclass
+class SheetCaption:
+    text: str
+    # Values already known (e.g. rated on the web), written into the score cells; None leaves them blank.
+    scores: dict | None = None
+    comment: str = ""
+
+
+@dataclass
+class SheetClip:
+    record_id: str
+    link: str | None
+    captions: list[SheetCaption] = field(default_factory=list)
+    synthesized: bool | None = None
+
+
+def _clean(text: str) -> str:
+    # Control characters cannot be stored in xlsx at all.
+    return ILLEGAL_CHARACTERS_RE.sub("", text)
+
+
+def text_put(cell, text: str) -> None:
+    """Write `text` as text; if it starts like a formula, keep it text (quote prefix) so it never runs."""
+    text = _clean(text)
+    cell.value = text
+    if text.startswith(FORMULA_STARTS):
+        cell.data_type = "s"
+        cell.quotePrefix = True
+
+
+def _number(value):
+    return float(value) if isinstance(value, Decimal) else value
+
+
+def _style(cell, *, font=_FONT, alignment=_CENTER, border=_BOX, fill=None, unlocked: bool = False) -> None:
+    cell.font = font
+    cell.alignment = alignment
+    cell.border = border
+    if fill is not None:
+        cell.fill = fill
+    if unlocked:
+        cell.protection = _UNLOCKED
+
+
+def _sheet_setup(sheet) -> None:
+    for letter, width in COLUMN_WIDTHS.items():
+        sheet.column_dimensions[letter].width = width
+    sheet.sheet_view.zoomScale = 50
+
+
+def _banner(sheet, row: int, text: str, *, bold: bool = True) -> None:
+    sheet.merge_cells(start_row=row, start_column=1, end_row=row, end_column=LAST_COLUMN)
+    text_put(sheet.cell(row, 1), text)
+    _style(sheet.cell(row, 1), font=_BOLD if bold else _FONT, alignment=_LEFT)
+    sheet.row_dimensions[row].height = INSTRUCTION_ROW_HEIGHT
+
+
+def _header(sheet, row: int) -> None:
+    for name, column in layout.COLUMNS.items():
+        cell = sheet.cell(row, column)
+        label = layout.HEADER_LABELS[name]
+        if label:
+            cell.value = label
+        _style(cell, fill=_SYNTHESIZED_FILL if name == "synthesized" else None)
+    sheet.row_dimensions[row].height = HEADER_ROW_HEIGHT
+
+
+def _protect(sheet) -> None:
+    # Raters may still resize rows and columns; structure cells stay locked.
+    sheet.protection.sheet = True
+    sheet.protection.formatColumns = False
+    sheet.protection.formatRows = False
+
+
+def _merge_down(sheet, column: int, first: int, last: int) -> None:
+    if last > first:
+        sheet.merge_cells(start_row=first, start_column=column, end_row=last, end_column=column)
+
+
+def _clip_rows(sheet, clip: SheetClip, number: int, first_row: int, *, editable: bool = True) -> int:
+    """Write one clip's rows starting at `first_row`; returns the next free row."""
+    columns = layout.COLUMNS
+    last_row = first_row + len(clip.captions) - 1
+    for offset, caption in enumerate(clip.captions):
+        row = first_row + offset
+        second = offset % 2 == 1
+        sheet.row_dimensions[row].height = CAPTION_ROW_HEIGHT
+        for name in ("number", "record_id"):
+            _style(sheet.cell(row, columns[name]))
+        label_cell, text_cell = sheet.cell(row, columns["caption_label"]), sheet.cell(row, columns["caption_text"])
+        label_cell.value = layout.caption_label(offset + 1)
+        text_put(text_cell, caption.text)
+        for cell in (label_cell, text_cell):
+            _style(cell, fill=_SECOND_CAPTION_FILL if second else None)
+        for name in (*layout.SCORE_FIELDS, "comment"):
+            _style(sheet.cell(row, columns[name]), unlocked=editable)
+        _style(sheet.cell(row, columns["synthesized"]), fill=_SYNTHESIZED_FILL, unlocked=editable)
+        for name, value in (caption.scores or {}).items():
+            if value is not None:
+                sheet.cell(row, columns[name]).value = _number(value)
+        if caption.comment:
+            text_put(sheet.cell(row, columns["comment"]), caption.comment)
+    sheet.cell(first_row, columns["number"]).value = number
+    record_cell = sheet.cell(first_row, columns["record_id"])
+    text_put(record_cell, clip.record_id)
+    if clip.link:
+        record_cell.hyperlink = clip.link
+        record_cell.font = _LINK
+    if clip.synthesized is not None:
+        sheet.cell(first_row, columns["synthesized"]).value = "Yes" if clip.synthesized else "No"
+    for name in ("number", "record_id", "synthesized"):
+        _merge_down(sheet, columns[name], first_row, last_row)
+    return last_row + 1
+
+
+def _validations(sheet, first_row: int, last_row: int) -> None:
+    if last_row < first_row:
+        return
+    rules = (
+        (("precision", "recall"), DataValidation(type="whole", operator="between", formula1="1", formula2="5"),
+         "A whole number from 1 to 5."),
+        (layout.PENALTY_FIELDS, DataValidation(type="decimal", operator="between", formula1="-2", formula2="0"),
+         "A number from -2 to 0 (one decimal, e.g. -0.1); blank means no penalty."),
+        (("synthesized",), DataValidation(type="list", formula1='"Yes,No"'), "Yes or No, once per clip."),
+    )
+    for names, validation, message in rules:
+        validation.allow_blank = True
+        validation.showErrorMessage = True
+        validation.errorTitle = "THumBS score"
+        validation.error = message
+        validation.showInputMessage = True
+        validation.prompt = message
+        columns = [layout.COLUMNS[name] for name in names]
+        validation.add(f"{get_column_letter(min(columns))}{first_row}:{get_column_letter(max(columns))}{last_row}")
+        sheet.add_data_validation(validation)
+
+
+def _example_sheet(book: Workbook) -> None:
+    sheet = book.create_sheet(layout.EXAMPLE_SHEET)
+    _sheet_setup(sheet)
+    for row, text in enumerate(layout.EXAMPLE_INSTRUCTIONS, start=1):
+        _banner(sheet, row, text)
+    _header(sheet, 4)
+    sheet.merge_cells("C4:D4")
+    example = SheetClip(
+        record_id=layout.EXAMPLE_RECORD_ID,
+        link=None,
+        captions=[SheetCaption(text=text, scores=dict(zip(layout.SCORE_FIELDS, scores, strict=True)))
+                  for text, scores in layout.EXAMPLE_ROWS],
+        synthesized=layout.EXAMPLE_SYNTHESIZED == "Yes",
+    )
+    next_row = _clip_rows(sheet, example, 1, 5, editable=False)
+    for offset, text in enumerate(layout.EXAMPLE_NOTES):
+        _banner(sheet, next_row + 1 + offset, text, bold=False)
+    _protect(sheet)
+
+
+def thumbs_workbook_build(*, clips: Sequence[SheetClip]) -> bytes:
+    """The workbook for one rater: the clips in their order, each with its captions in their order."""
+    book = Workbook()
+    book.remove(book.active)
+    _example_sheet(book)
+    sheet = book.create_sheet(layout.ASSESSMENT_SHEET)
+    _sheet_setup(sheet)
+    for row, text in enumerate(layout.ASSESSMENT_INSTRUCTIONS, start=1):
+        _banner(sheet, row, text)
+    sheet.row_dimensions[3].height = INSTRUCTION_ROW_HEIGHT
+    _banner(sheet, 4, layout.section_title(len(clips)))
+    header_row = 5
+    _header(sheet, header_row)
+    first_row = next_row = header_row + 1
+    for number, clip in enumerate(clips, start=1):
+        next_row = _clip_rows(sheet, clip, number, next_row)
+    _validations(sheet, first_row, next_row - 1)
+    for offset, text in enumerate(layout.closing_lines(len(clips))):
+        _banner(sheet, next_row + 1 + offset, text)
+    sheet.freeze_panes = sheet.cell(first_row, 1)
+    _protect(sheet)
+    book.active = book.sheetnames.index(layout.ASSESSMENT_SHEET)
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()

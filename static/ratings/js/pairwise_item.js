@@ -1,0 +1,88 @@
+/*
+ * Pairwise item page: listening report, keyboard choice (A/←, B/→, N/↓, Enter), autosave of the choice.
+ * Submitting stays disabled until the server has accepted the listening report.
+ */
+(function () {
+  "use strict";
+
+  const form = document.getElementById("rating-form");
+  const submit = document.getElementById("submit-button");
+  const listenHint = form.querySelector(".listen-hint");
+  const autosaveStatus = form.querySelector(".autosave-status");
+  const csrfToken = form.querySelector("[name=csrfmiddlewaretoken]").value;
+  const playerRoot = document.getElementById("player");
+  const player = playerRoot.querySelector("audio") ? new ClipPlayer(playerRoot, {keyboard: true}) : null;
+  let isListened = form.dataset.isListened === "true";
+  let isReporting = false;
+  const KEYS = {a: "left", arrowleft: "left", b: "right", arrowright: "right", n: "none", arrowdown: "none"};
+
+  function postJson(url, body) {
+    return fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken},
+      body: JSON.stringify(body || {}),
+    });
+  }
+
+  function unlock(message) {
+    isListened = true;
+    submit.disabled = false;
+    listenHint.hidden = true;
+    if (player) player.markListened(message);
+  }
+  if (isListened) unlock("Clip already heard: you can submit.");
+  playerRoot.addEventListener("clipplayer:listened", () => {
+    if (isListened || isReporting) return;
+    isReporting = true;
+    postJson(form.dataset.listenedUrl)
+      .then((response) => response.json().then((data) => ({ok: response.ok, data: data})))
+      .then((result) => {
+        if (result.ok) unlock();
+        else listenHint.textContent = result.data.error || "Could not record the listening; play the clip again.";
+      })
+      .catch(() => { listenHint.textContent = "Could not reach the server; play the clip again."; })
+      .finally(() => { isReporting = false; });
+  });
+
+  function showChoice() {
+    form.querySelectorAll(".pair-choice").forEach((label) => {
+      label.classList.toggle("is-chosen", label.querySelector("input").checked);
+    });
+  }
+  function saveDraft(side) {
+    postJson(form.dataset.draftUrl, {side: side})
+      .then((response) => { autosaveStatus.textContent = response.ok ? "Choice saved as a draft." : "Draft not saved."; })
+      .catch(() => { autosaveStatus.textContent = "Draft not saved (no connection)."; });
+  }
+  form.addEventListener("change", (event) => {
+    if (event.target.name !== "side") return;
+    showChoice();
+    saveDraft(event.target.value);
+  });
+  showChoice();
+
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.target && (event.target.tagName === "TEXTAREA" || event.target.type === "text")) return;
+    const side = KEYS[event.key.toLowerCase()];
+    if (side) {
+      event.preventDefault(); // arrows would otherwise move the radio selection themselves
+      const input = form.querySelector('input[name="side"][value="' + side + '"]');
+      input.checked = true;
+      input.dispatchEvent(new Event("change", {bubbles: true}));
+      return;
+    }
+    if (event.key === "Enter") {
+      event.preventDefault();
+      if (!submit.disabled && form.querySelector('input[name="side"]:checked')) form.requestSubmit(submit);
+    }
+  });
+
+  form.addEventListener("submit", (event) => {
+    if (!form.querySelector('input[name="side"]:checked')) {
+      event.preventDefault();
+      autosaveStatus.textContent = "Choose A, B or no preference first.";
+    }
+  });
+})();

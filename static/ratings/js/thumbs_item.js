@@ -1,0 +1,145 @@
+/*
+ * THumBS item page: listening report, autosave, keyboard shortcuts, preset buttons.
+ * Submitting stays disabled until the server has accepted the listening report
+ * (the server refuses submissions without it, so this is only for the rater's sake).
+ */
+(function () {
+  "use strict";
+
+  const AUTOSAVE_DELAY_MS = 600;
+  const form = document.getElementById("rating-form");
+  const submit = document.getElementById("submit-button");
+  const listenHint = form.querySelector(".listen-hint");
+  const autosaveStatus = form.querySelector(".autosave-status");
+  const csrfToken = form.querySelector("[name=csrfmiddlewaretoken]").value;
+  const playerRoot = document.getElementById("player");
+  const player = playerRoot.querySelector("audio") ? new ClipPlayer(playerRoot, {keyboard: true}) : null;
+  let isListened = form.dataset.isListened === "true";
+  let isReporting = false;
+
+  function postJson(url, body) {
+    return fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken},
+      body: JSON.stringify(body || {}),
+    });
+  }
+
+  function isTyping(target) {
+    if (!target) return false;
+    if (target.tagName === "TEXTAREA" || target.tagName === "SELECT" || target.isContentEditable) return true;
+    return target.tagName === "INPUT" && !["radio", "checkbox", "range", "button", "submit"].includes(target.type);
+  }
+
+  // --- listening rule ---------------------------------------------------------------
+  function unlock(message) {
+    isListened = true;
+    submit.disabled = false;
+    listenHint.hidden = true;
+    if (player) player.markListened(message);
+  }
+  if (isListened) unlock("Clip already heard: you can submit.");
+  playerRoot.addEventListener("clipplayer:listened", () => {
+    if (isListened || isReporting) return;
+    isReporting = true;
+    postJson(form.dataset.listenedUrl)
+      .then((response) => response.json().then((data) => ({ok: response.ok, data: data})))
+      .then((result) => {
+        if (result.ok) unlock();
+        else listenHint.textContent = result.data.error || "Could not record the listening; play the clip again.";
+      })
+      .catch(() => { listenHint.textContent = "Could not reach the server; play the clip again."; })
+      .finally(() => { isReporting = false; });
+  });
+
+  // --- autosave -----------------------------------------------------------------------
+  let saveTimer = null;
+  function formState() {
+    const state = {};
+    new FormData(form).forEach((value, key) => { if (key !== "csrfmiddlewaretoken") state[key] = value; });
+    return state;
+  }
+  function saveDraft() {
+    saveTimer = null;
+    postJson(form.dataset.draftUrl, formState())
+      .then((response) => {
+        autosaveStatus.textContent = response.ok ? "Draft saved at " + new Date().toLocaleTimeString() + "." : "Draft not saved.";
+      })
+      .catch(() => { autosaveStatus.textContent = "Draft not saved (no connection)."; });
+  }
+  function scheduleSave() {
+    clearTimeout(saveTimer);
+    autosaveStatus.textContent = "Saving draft…";
+    saveTimer = setTimeout(saveDraft, AUTOSAVE_DELAY_MS);
+  }
+  form.addEventListener("input", scheduleSave);
+  form.addEventListener("change", scheduleSave);
+
+  // --- penalty presets --------------------------------------------------------------
+  form.querySelectorAll(".preset").forEach((button) => {
+    button.addEventListener("mousedown", (event) => event.preventDefault()); // keep the focus where it was
+    button.addEventListener("click", () => {
+      const input = button.closest(".penalty-input").querySelector("input");
+      input.value = button.dataset.value;
+      input.dispatchEvent(new Event("input", {bubbles: true}));
+    });
+  });
+
+  // --- keyboard: 1-5 set the highlighted score, then move on --------------------------
+  const groups = Array.from(form.querySelectorAll(".score-group"));
+  let current = null;
+  function highlight(group) {
+    current = group;
+    groups.forEach((other) => other.classList.toggle("is-current", other === group));
+  }
+  highlight(groups.find((group) => !group.querySelector("input:checked")) || groups[0]);
+  groups.forEach((group) => group.addEventListener("focusin", () => highlight(group)));
+  groups.forEach((group) => group.addEventListener("click", () => highlight(group)));
+
+  function choose(input) {
+    input.checked = true;
+    input.dispatchEvent(new Event("change", {bubbles: true}));
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
+      event.preventDefault();
+      if (!submit.disabled) form.requestSubmit(submit);
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
+    const digit = /^(?:Digit|Numpad)([1-5])$/.exec(event.code);
+    if (digit && current) {
+      event.preventDefault();
+      choose(current.querySelector('input[value="' + digit[1] + '"]'));
+      const next = groups[groups.indexOf(current) + 1];
+      if (next) {
+        highlight(next);
+        (next.querySelector("input:checked") || next.querySelector("input")).focus();
+      } else {
+        current.querySelector("input:checked").focus();
+      }
+      return;
+    }
+    const key = event.key.toLowerCase();
+    if (key === "y" || key === "n") {
+      event.preventDefault();
+      choose(form.querySelector('input[name="synthesized"][value="' + (key === "y" ? "yes" : "no") + '"]'));
+    }
+  });
+
+  // --- submit: say what is missing instead of a server round trip ----------------------
+  form.addEventListener("submit", (event) => {
+    clearTimeout(saveTimer);
+    const missing = groups.filter((group) => !group.querySelector("input:checked"));
+    const synthesized = form.querySelector(".synthesized");
+    if (!form.querySelector('input[name="synthesized"]:checked')) missing.push(synthesized);
+    groups.concat([synthesized]).forEach((element) => element.classList.toggle("is-missing", missing.includes(element)));
+    if (missing.length) {
+      event.preventDefault();
+      autosaveStatus.textContent = "Please answer the highlighted questions.";
+      missing[0].scrollIntoView({block: "center"});
+    }
+  });
+})();

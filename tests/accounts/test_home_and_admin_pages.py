@@ -1,0 +1,111 @@
+"""The home page by role, and every admin page of every model for a superuser."""
+
+import pytest
+from django.contrib import admin
+from django.urls import reverse
+
+from annotation.services.demo import demo_corpus_ensure
+from annotation.services.expert_annotations import expert_annotation_save
+from ratings.services.demo import demo_pairs_ensure
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def demo_corpus(db):
+    dataset = demo_corpus_ensure()
+    demo_pairs_ensure(dataset=dataset)
+    return dataset
+
+
+def signed_in(client, user):
+    client.force_login(user)
+    return client
+
+
+def test_anonymous_home_goes_to_login(client, db):
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/login/?next=/"
+
+
+def test_admin_sees_counts_and_admin_links(client, make_user, demo_corpus):
+    page = signed_in(client, make_user("boss", staff=True)).get("/").content.decode()
+    row = page[page.index("<strong>demo</strong>") : page.index("</tr>", page.index("<strong>demo</strong>"))]
+    cells = [cell.split("</td>")[0] for cell in row.split('<td class="num">')[1:]]
+    assert cells == ["8", "0", "40", "24", "9", "0"]  # clips, with audio, references, candidates, pairs, annotations
+    assert f'href="/admin/annotation/clip/?dataset__id__exact={demo_corpus.pk}"' in page
+    assert 'href="/admin/"' in page
+    assert 'href="/api/docs/"' in page
+
+
+def test_annotator_sees_datasets_but_no_admin_links(client, make_user, demo_corpus):
+    page = signed_in(client, make_user("ann", "annotator")).get("/").content.decode()
+    assert "<strong>demo</strong>" in page
+    assert "/admin/" not in page
+    assert 'href="/api/clips/?dataset=demo"' in page
+    assert "Expert annotations" in page
+    assert 'href="/api/metric-runs/"' in page
+
+
+def test_rater_sees_entry_point_but_no_corpus(client, make_user, demo_corpus):
+    page = signed_in(client, make_user("rat", "rater")).get("/").content.decode()
+    assert "<strong>demo</strong>" not in page
+    assert "Candidates" not in page
+    assert "/api/metric-runs/" not in page
+    assert f'href="{reverse("ratings:home")}"' in page
+    assert "/admin/" not in page
+
+
+def test_user_without_role_is_told_so(client, make_user, db):
+    page = signed_in(client, make_user("someone")).get("/").content.decode()
+    assert "Your account has no role yet" in page
+    assert "api/docs" not in page.split("<main>")[1]
+
+
+def test_every_admin_page_renders(client, make_user, demo_corpus):
+    """Changelist (with a search, to prove search_fields resolve), add page and one change page per model."""
+    annotator = make_user("ann", "annotator")
+    clip = demo_corpus.clips.first()
+    expert_annotation_save(
+        clip=clip,
+        annotator=annotator,
+        events=[{"label": "beep", "attributes": ["loud"]}, {"label": "hum"}],
+        relations=[{"first_event": "beep", "second_event": "hum", "kind": "before"}],
+    )
+    superuser = make_user("super", staff=True)
+    superuser.is_superuser = True
+    superuser.save()
+    client.force_login(superuser)
+    for model, model_admin in admin.site._registry.items():
+        info = model._meta.app_label, model._meta.model_name
+        changelist = reverse("admin:{}_{}_changelist".format(*info))
+        response = client.get(changelist, {"q": "a"} if model_admin.search_fields else {})
+        assert response.status_code == 200, changelist
+        if model_admin.has_add_permission(response.wsgi_request):
+            assert client.get(reverse("admin:{}_{}_add".format(*info))).status_code == 200, model
+        instance = model.objects.first()
+        if instance is not None:
+            assert client.get(reverse("admin:{}_{}_change".format(*info), args=[instance.pk])).status_code == 200, model
+
+
+def test_thumbs_rating_admin_shows_computed_overall(client, make_user, demo_corpus):
+    from decimal import Decimal
+
+    from ratings.models import ThumbsRating
+
+    rater = make_user("rat", "rater")
+    caption = demo_corpus.clips.first().captions.first()
+    rating = ThumbsRating.objects.create(
+        rater=rater, caption=caption, precision=5, recall=4, conciseness=Decimal("-0.5")
+    )
+    user = make_user("super", staff=True)
+    user.is_superuser = True
+    user.save()
+    client.force_login(user)
+    page = client.get(reverse("admin:ratings_thumbsrating_change", args=[rating.pk])).content.decode()
+    assert '<div class="readonly">4.0</div>' in page  # (5 + 4) / 2 - 0.5
+    assert 'name="overall"' not in page

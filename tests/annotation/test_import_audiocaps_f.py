@@ -1,0 +1,188 @@
+"""AudioCaps-F import as GOLD annotations, its idempotence, tag linking, errors, and the export round trip."""
+
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from annotation.models import AttributeTag, Clip, EventAttribute, EventSource, ExpertAnnotation, SoundEvent
+from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import, audiocaps_f_import_from_path
+from ratings.services.pairwise_import import pairwise_judgements_import
+from tests.annotation.table_counts import all_rows_snapshot, all_table_counts
+from tests.ratings.pairwise_data import audiocaps_eval_like
+
+
+@pytest.fixture(scope="module")
+def annotations_path(shared_dir):
+    return shared_dir / "datasets" / "audiocaps_f_annotations.json"
+
+
+@pytest.fixture(scope="module")
+def annotations(annotations_path):
+    return json.loads(annotations_path.read_text())
+
+
+@pytest.mark.django_db
+def test_import_gives_957_gold_clips_and_2322_events_in_file_order(annotations_path, annotations):
+    call_command("import_audiocaps_f", str(annotations_path), "--dataset", "acf")
+
+    gold = ExpertAnnotation.objects.filter(status="gold", clip__dataset__name="acf")
+    assert gold.count() == 957
+    assert SoundEvent.objects.count() == 2322
+    assert EventSource.objects.count() == sum(len(e["source"]) for clip in annotations.values() for e in clip.values())
+    assert EventAttribute.objects.count() == sum(len(e["attr"]) for clip in annotations.values() for e in clip.values())
+    assert set(gold.values_list("annotator__username", flat=True)) == {"audiocaps-f-experts"}
+    expert = get_user_model().objects.get(username="audiocaps-f-experts")
+    assert not expert.has_usable_password()
+
+    key = "YPYP-r0nvbFk.wav"
+    clip = Clip.objects.get(external_id="PYP-r0nvbFk")
+    assert clip.file_name == key
+    events = list(clip.expert_annotations.get().events.order_by("position"))
+    assert [event.label for event in events] == list(annotations[key])
+    assert [a.text for a in events[0].attributes.order_by("position")] == ["Loud", "Alongside", "Casual", "Off and on"]
+
+
+@pytest.mark.django_db
+def test_attributes_link_to_tags_by_trimmed_case_insensitive_text_and_free_ones_are_counted(
+    annotations_path, annotations
+):
+    summary = audiocaps_f_import_from_path(path=annotations_path, dataset_name="acf")
+
+    library = {tag.text.strip().casefold(): tag.pk for tag in AttributeTag.objects.all()}
+    texts = [a for clip in annotations.values() for event in clip.values() for a in event["attr"]]
+    expected_free = [text for text in texts if text.strip().casefold() not in library]
+    assert expected_free, "the real data has attributes outside the library"
+    assert any(text != text.strip() for text in texts if text.strip().casefold() in library)  # trimming matters
+    for attribute in EventAttribute.objects.all():
+        assert attribute.tag_id == library.get(attribute.text.strip().casefold())
+    assert EventAttribute.objects.filter(tag__isnull=True).count() == len(expected_free)
+    assert summary.extra["free attributes (not in the tag library)"] == len(expected_free)
+    assert summary.extra["distinct free attribute texts"] == len({t.strip().casefold() for t in expected_free})
+
+
+@pytest.mark.django_db
+def test_second_import_changes_nothing(annotations_path):
+    audiocaps_f_import_from_path(path=annotations_path, dataset_name="acf")
+    counts, rows = all_table_counts(), all_rows_snapshot()
+
+    summary = audiocaps_f_import_from_path(path=annotations_path, dataset_name="acf")
+
+    assert all_table_counts() == counts
+    assert all_rows_snapshot() == rows
+    assert not summary.changed_anything
+    assert summary.count("expert annotations", "unchanged") == 957
+
+
+@pytest.mark.django_db
+def test_export_reproduces_the_input_exactly_including_order(annotations_path, annotations, tmp_path):
+    audiocaps_f_import_from_path(path=annotations_path, dataset_name="acf")
+    out = tmp_path / "out.json"
+
+    call_command("export_audiocaps_f", "--dataset", "acf", "--out", str(out))
+
+    exported = json.loads(out.read_text())
+    assert exported == annotations
+    assert list(exported) == list(annotations)
+    for key, events in annotations.items():
+        assert list(exported[key]) == list(events)
+        for label, event in events.items():
+            assert list(exported[key][label]) == ["source", "attr"]
+            assert exported[key][label]["source"] == event["source"]
+            assert exported[key][label]["attr"] == event["attr"]
+
+
+@pytest.mark.django_db
+def test_reimport_of_changed_annotations_replaces_their_events():
+    first = {
+        "Yaaa.wav": {"dog": {"source": ["dog"], "attr": ["Loud"]}},
+        "Ybbb.wav": {"rain": {"source": [], "attr": []}},
+    }
+    audiocaps_f_import(data=first, dataset_name="acf", source_name="a.json")
+    untouched_event = SoundEvent.objects.get(label="rain")
+    second = {
+        "Yaaa.wav": {
+            "cat": {"source": ["cat", "kitten"], "attr": [" quiet ", "purring-ish"]},
+            "dog": {"source": [], "attr": []},
+        },
+        "Ybbb.wav": {"rain": {"source": [], "attr": []}},
+    }
+
+    summary = audiocaps_f_import(data=second, dataset_name="acf", source_name="b.json")
+
+    assert audiocaps_f_export(dataset_name="acf") == second
+    assert (summary.count("expert annotations", "updated"), summary.count("expert annotations", "unchanged")) == (1, 1)
+    assert SoundEvent.objects.get(label="rain").pk == untouched_event.pk
+    assert SoundEvent.objects.count() == 3
+    quiet = EventAttribute.objects.get(text=" quiet ")
+    assert quiet.tag is not None and quiet.tag.text == "quiet"
+    assert EventAttribute.objects.get(text="purring-ish").tag is None
+
+
+@pytest.mark.django_db
+def test_keys_match_clips_made_by_the_audiocaps_eval_import():
+    pairwise_judgements_import(data=audiocaps_eval_like(), dataset_name="audiocaps", source_name="ace.json")
+    clip_count = Clip.objects.count()
+
+    audiocaps_f_import(
+        data={"Yxyz987.wav": {"rain": {"source": ["rain"], "attr": []}}, "Yabc-DEF_123.wav": {}, "Ynew.wav": {}},
+        dataset_name="audiocaps",
+        source_name="acf.json",
+    )
+
+    assert Clip.objects.count() == clip_count + 1
+    assert ExpertAnnotation.objects.get(clip__external_id="xyz987").events.get().label == "rain"
+    assert Clip.objects.get(external_id="new").file_name == "Ynew.wav"
+    # Clips keep the file name the pairwise import gave them; the export still uses the Y<id>.wav keys.
+    assert Clip.objects.get(external_id="xyz987").file_name == ""
+    assert list(audiocaps_f_export(dataset_name="audiocaps")) == ["Yxyz987.wav", "Yabc-DEF_123.wav", "Ynew.wav"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("data", "expected_message"),
+    [
+        ([1, 2], 'acf.json: expected an object {"Y<youtube_id>.wav": {event: ...}}, got a list'),
+        ({"Yok.wav": {}, "not-a-key": {}}, 'acf.json: key "not-a-key": expected a clip key "Y<youtube_id>.wav"'),
+        ({"Yok.wav": ["dog"]}, 'acf.json: key "Yok.wav": expected an object {event: {...}}, got a list'),
+        (
+            {"Yok.wav": {"dog": ["dog"]}},
+            'acf.json: key "Yok.wav" event "dog": expected {"source": [...], "attr": [...]}',
+        ),
+        (
+            {"Yok.wav": {"dog": {"source": "dog"}}},
+            'acf.json: key "Yok.wav" event "dog" key "source": expected a list of strings',
+        ),
+        (
+            {"Yok.wav": {"dog": {"source": [], "attr": [3]}}},
+            'acf.json: key "Yok.wav" event "dog" key "attr" index 0: expected a string',
+        ),
+        ({"Yok.wav": {"dog": {"source": [], "tags": []}}}, 'acf.json: key "Yok.wav" event "dog": unknown key "tags"'),
+    ],
+)
+def test_bad_input_names_file_and_key_and_writes_nothing(tmp_path, data, expected_message):
+    path = tmp_path / "acf.json"
+    path.write_text(json.dumps(data))
+    before = all_table_counts()
+
+    with pytest.raises(CommandError) as raised:
+        call_command("import_audiocaps_f", str(path), "--dataset", "acf")
+
+    assert str(raised.value).startswith(expected_message)
+    assert all_table_counts() == before
+
+
+@pytest.mark.django_db
+def test_not_json_missing_file_and_unknown_export_dataset(tmp_path):
+    broken = tmp_path / "acf.json"
+    broken.write_text("{nope")
+    before = all_table_counts()
+    with pytest.raises(CommandError, match=r"^acf\.json: not valid JSON"):
+        call_command("import_audiocaps_f", str(broken), "--dataset", "acf")
+    with pytest.raises(CommandError, match=r"absent\.json: no such file"):
+        call_command("import_audiocaps_f", str(tmp_path / "absent.json"), "--dataset", "acf")
+    with pytest.raises(CommandError, match='dataset "acf" does not exist'):
+        call_command("export_audiocaps_f", "--dataset", "acf", "--out", str(tmp_path / "out.json"))
+    assert all_table_counts() == before
+    assert not (tmp_path / "out.json").exists()

@@ -1,0 +1,122 @@
+"""A rater must never learn from the API whether a person or a model wrote a caption, nor which system.
+
+The test walks every endpoint listed at the API root, as a rater, follows every detail URL of every
+row it receives, and inspects all JSON it gets back: no authorship field name anywhere, and no value
+that names a system, an author kind or a pair split.
+"""
+
+import pytest
+
+from tests.api.conftest import SYSTEM_NAMES
+
+FORBIDDEN_KEYS = {
+    "author_kind",
+    "system",
+    "systems",
+    "role",
+    "source_label",
+    "split",
+    "source_key",
+    "gold_choice",
+    "is_gold",
+    "machine",
+    "human",
+}
+FORBIDDEN_VALUES = {*SYSTEM_NAMES, "human", "machine", "HC", "HI", "HM", "MM", "reference", "candidate"}
+
+
+def _walk(value, path="$"):
+    """Yield (path, key, value) for every dict entry, recursively."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield path, key, item
+            yield from _walk(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk(item, f"{path}[{index}]")
+
+
+def _leaks(body) -> list[str]:
+    problems = []
+    for path, key, value in _walk(body):
+        if key.lower() in FORBIDDEN_KEYS:
+            problems.append(f"{path}.{key} (field name)")
+        if isinstance(value, str) and (value in FORBIDDEN_VALUES or "model " in value or "sys-" in value):
+            problems.append(f"{path}.{key} = {value!r}")
+    return problems
+
+
+def _rows(body):
+    return body["results"] if isinstance(body, dict) and "results" in body else []
+
+
+def test_rater_responses_carry_no_authorship(world, client_for):
+    client = client_for("rater")
+    root = client.get("/api/")
+    assert root.status_code == 200
+    endpoints = root.json()
+    reachable = {}
+    for name, url in endpoints.items():
+        response = client.get(url)
+        if response.status_code == 403:
+            continue
+        assert response.status_code == 200, (name, response.status_code)
+        reachable[name] = response.json()
+    # Exactly the rater's own work is reachable; everything about the corpus is closed.
+    assert sorted(reachable) == ["assignment-items", "assignments", "pairwise-votes", "thumbs-ratings"]
+
+    inspected = 0
+    for name, body in reachable.items():
+        assert _leaks(body) == [], name
+        rows = _rows(body)
+        assert rows, f"{name}: the world gives the rater rows here, so the check is not vacuous"
+        for row in rows:
+            detail = client.get(f"{endpoints[name]}{row['id']}/")
+            assert detail.status_code == 200
+            assert _leaks(detail.json()) == [], f"{name}/{row['id']}"
+            inspected += 1
+    assert inspected == 2 + 4 + 1 + 1  # assignments, items, one rating, one vote
+
+
+def test_rater_captions_are_texts_only_even_for_machine_captions(world, client_for):
+    """The MM pair shows two machine captions: the rater gets their ids and texts, nothing more."""
+    rater = world.users["rater"]
+    item = world.pairwise.assignments.get(rater=rater).items.get(pair=world.pairs["MM"])
+    body = client_for("rater").get(f"/api/assignment-items/{item.pk}/").json()
+    assert [set(caption) for caption in body["captions"]] == [{"id", "text"}, {"id", "text"}]
+    assert set(body) == {
+        "id",
+        "assignment",
+        "position",
+        "task_type",
+        "clip",
+        "pair",
+        "captions",
+        "listened_at",
+        "completed_at",
+    }
+    assert set(body["clip"]) == {"id", "audio_url", "duration_seconds", "waveform_peaks"}
+
+
+def test_leak_detector_catches_an_unblinded_response(world, client_for):
+    """The detector itself must fail on what an annotator legitimately sees, or the test above proves nothing."""
+    body = client_for("annotator").get("/api/captions/").json()
+    assert any("author_kind" in problem for problem in _leaks(body))
+    assert any("sys-alpha" in problem for problem in _leaks(body))
+    pairs = client_for("annotator").get("/api/caption-pairs/").json()
+    assert any("split" in problem for problem in _leaks(pairs))
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/captions/",
+        "/api/caption-pairs/",
+        "/api/clips/",
+        "/api/metric-scores/",
+        "/api/campaigns/",
+        "/api/datasets/",
+    ],
+)
+def test_rater_cannot_reach_corpus_endpoints_by_id_either(world, client_for, url):
+    assert client_for("rater").get(f"{url}1/").status_code == 403

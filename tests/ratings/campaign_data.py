@@ -1,0 +1,74 @@
+"""Small hand-made corpora for the campaign, rating-page and quality tests (and the browser tests)."""
+
+import io
+import math
+import struct
+import wave
+from datetime import timedelta
+
+from django.core.files.base import ContentFile
+from django.utils import timezone
+
+from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from ratings.models import HeadphoneCheck
+
+
+def corpus_build(
+    *, name: str = "demo", clip_count: int = 6, reference_count: int = 5, system_names=("sys_a", "sys_b", "sys_c")
+) -> tuple[Dataset, list[Clip], list[CaptioningSystem]]:
+    """Clips with `reference_count` distinct references and one machine caption per system."""
+    dataset = Dataset.objects.create(name=name)
+    systems = [CaptioningSystem.objects.get_or_create(name=system_name)[0] for system_name in system_names]
+    clips = []
+    for clip_number in range(1, clip_count + 1):
+        clip = Clip.objects.create(dataset=dataset, external_id=f"clip{clip_number}.wav", duration_seconds=1.5)
+        for position in range(reference_count):
+            Caption.objects.create(
+                clip=clip,
+                text=f"reference {position + 1} of clip {clip_number}",
+                role=Caption.Role.REFERENCE,
+                author_kind=Caption.AuthorKind.HUMAN,
+                position=position,
+                source_label=f"human_{position + 1}",
+            )
+        for system in systems:
+            Caption.objects.create(
+                clip=clip,
+                text=f"{system.name} says something about clip {clip_number}",
+                role=Caption.Role.CANDIDATE,
+                author_kind=Caption.AuthorKind.MACHINE,
+                system=system,
+                source_label=system.name,
+            )
+        clips.append(clip)
+    return dataset, clips, systems
+
+
+def headphone_pass_give(rater, *, days_ago: float = 0) -> HeadphoneCheck:
+    """A passed screening completed `days_ago` days ago."""
+    completed = timezone.now() - timedelta(days=days_ago)
+    return HeadphoneCheck.objects.create(rater=rater, trials=[], correct_count=6, passed=True, completed_at=completed)
+
+
+def tone_wav_bytes(*, seconds: float = 1.5, sample_rate: int = 16000) -> bytes:
+    """A quiet 440 Hz mono WAV (16-bit) for clips that need real audio."""
+    frames = int(seconds * sample_rate)
+    samples = (int(8000 * math.sin(2 * math.pi * 440 * index / sample_rate)) for index in range(frames))
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as output:
+        output.setnchannels(1)
+        output.setsampwidth(2)
+        output.setframerate(sample_rate)
+        output.writeframes(b"".join(struct.pack("<h", sample) for sample in samples))
+    return buffer.getvalue()
+
+
+def clip_audio_attach(clip: Clip, *, seconds: float = 1.5) -> Clip:
+    """Store a WAV for the clip with duration and waveform peaks, the way the audio importer would."""
+    clip.audio.save(f"{clip.pk}.wav", ContentFile(tone_wav_bytes(seconds=seconds)), save=False)
+    clip.duration_seconds = seconds
+    clip.sample_rate = 16000
+    clip.channels = 1
+    clip.waveform_peaks = [round(0.25 + 0.2 * math.sin(index / 6) ** 2, 3) for index in range(200)]
+    clip.save()
+    return clip

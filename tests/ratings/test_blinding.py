@@ -1,0 +1,132 @@
+"""Blinding: no page a rater sees says who wrote a caption (person or model) or which system."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from ratings.models import AssignmentItem
+from ratings.services.campaigns import campaign_setup
+from ratings.services.judgements import item_mark_listened, item_mark_shown, pairwise_item_submit
+from tests.ratings.campaign_data import headphone_pass_give
+
+pytestmark = pytest.mark.django_db
+
+SECRETS = ["secret_system_xyz", "secret_system_qrs", "secret_label_h1", "secret_label_m1", "secret-clip-name"]
+REVEALING_WORDS = re.compile(r"\b(machine|human|reference|candidate|model|system|person|generated)s?\b", re.IGNORECASE)
+CAPTION_BLOCK = re.compile(r'<(section|label) class="card caption-block[^"]*"[^>]*>(.*?)</\1>', re.DOTALL)
+
+
+@pytest.fixture
+def blinded_corpus():
+    dataset = Dataset.objects.create(name="blind")
+    systems = [CaptioningSystem.objects.create(name=name) for name in SECRETS[:2]]
+    clips = []
+    for number in range(3):
+        clip = Clip.objects.create(dataset=dataset, external_id=f"secret-clip-name-{number}.wav", duration_seconds=1.0)
+        for position in range(2):
+            Caption.objects.create(
+                clip=clip,
+                text=f"rain falls on a tin roof {number} {position}",
+                role="reference",
+                author_kind="human",
+                position=position,
+                source_label=f"secret_label_h{position}",
+            )
+        for system in systems:
+            Caption.objects.create(
+                clip=clip,
+                text=f"water drips onto metal {number} {system.pk}",
+                role="candidate",
+                author_kind="machine",
+                system=system,
+                source_label="secret_label_m1",
+            )
+        clips.append(clip)
+    return dataset, clips, systems
+
+
+def _assert_blind(html: str, *, page: str) -> None:
+    for secret in SECRETS:
+        assert secret not in html, f"{page} shows {secret}"
+    blocks = [match.group(2) for match in CAPTION_BLOCK.finditer(html)]
+    for block in blocks:
+        found = REVEALING_WORDS.search(block)
+        assert found is None, f"{page}: caption block says {found.group(0)!r}"
+    # Nor anywhere else on the page (instructions, labels, attributes, scripts).
+    found = REVEALING_WORDS.search(re.sub(r"<script.*?</script>", "", html, flags=re.DOTALL))
+    assert found is None, f"{page} says {found.group(0)!r} near {html[max(0, found.start() - 80) : found.end() + 40]!r}"
+
+
+def _pages(client, item: AssignmentItem) -> dict[str, str]:
+    return {
+        "item": client.get(reverse("ratings:item", args=[item.pk])).content.decode(),
+        "home": client.get(reverse("ratings:home")).content.decode(),
+    }
+
+
+def test_thumbs_pages_are_blind(client, make_user, blinded_corpus):
+    dataset, _, systems = blinded_corpus
+    rater = make_user("blindrater", "rater")
+    headphone_pass_give(rater)
+    campaign = campaign_setup(
+        name="blind-thumbs",
+        dataset=dataset,
+        task_type="thumbs",
+        systems=systems,
+        human_captions_per_clip=1,
+        raters=[rater],
+    )
+    client.force_login(rater)
+    for item in campaign.assignments.get().items.all():
+        pages = _pages(client, item)
+        blocks = CAPTION_BLOCK.findall(pages["item"])
+        assert len(blocks) == 3, "two system captions and one reference per clip, each in a caption block"
+        for name, html in pages.items():
+            _assert_blind(html, page=f"THumBS {name}")
+        # Fields are named by position on the page, never by caption id.
+        names = set(
+            re.findall(r'name="((?:precision|recall|fluency|conciseness|irrelevance|comment)_\d+)"', pages["item"])
+        )
+        assert names == {
+            f"{kind}_{n}"
+            for kind in ("precision", "recall", "fluency", "conciseness", "irrelevance", "comment")
+            for n in (1, 2, 3)
+        }
+
+
+def test_pairwise_pages_are_blind(client, make_user, blinded_corpus):
+    dataset, _, systems = blinded_corpus
+    rater = make_user("blindvoter", "rater")
+    headphone_pass_give(rater)
+    campaign = campaign_setup(
+        name="blind-pairs",
+        dataset=dataset,
+        task_type="pairwise",
+        split_counts={"HM": 3, "MM": 3, "HI": 2},
+        raters=[rater],
+    )
+    client.force_login(rater)
+    items = list(campaign.assignments.get().items.order_by("position"))
+    for item in items:
+        pages = _pages(client, item)
+        assert len(CAPTION_BLOCK.findall(pages["item"])) == 2
+        for name, html in pages.items():
+            _assert_blind(html, page=f"pairwise {name}")
+        assert 'value="left"' in pages["item"] and 'value="a"' not in pages["item"]
+    # Also after voting (the saved choice is shown back by side) and on the done page.
+    for item in items:
+        item_mark_shown(item=item)
+        AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=5))
+        pairwise_item_submit(item=item_mark_listened(item=item), side="right")
+    _assert_blind(client.get(reverse("ratings:item", args=[items[0].pk])).content.decode(), page="voted pair")
+    _assert_blind(client.get(reverse("ratings:campaign_next", args=[campaign.pk])).content.decode(), page="done page")
+
+
+def test_headphone_pages_say_nothing_either(client, make_user):
+    rater = make_user("blindears", "rater")
+    client.force_login(rater)
+    _assert_blind(client.get(reverse("ratings:headphone_check")).content.decode(), page="headphone check")

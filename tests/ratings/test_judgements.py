@@ -1,0 +1,311 @@
+"""Saving judgements from the web: the listening rule on the server, THumBS ratings, votes, drafts, pages."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from ratings.models import AssignmentItem, Campaign, PairwiseVote, ThumbsRating
+from ratings.services.campaigns import campaign_setup
+from ratings.services.judgements import (
+    CaptionScores,
+    JudgementError,
+    item_draft_save,
+    item_mark_listened,
+    item_mark_shown,
+    listening_seconds_required,
+    pairwise_item_submit,
+    thumbs_item_submit,
+)
+from tests.ratings.campaign_data import corpus_build, headphone_pass_give
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def thumbs_item(make_user) -> AssignmentItem:
+    dataset, clips, systems = corpus_build(clip_count=2)
+    rater = make_user("scorer", "rater")
+    headphone_pass_give(rater)
+    campaign = campaign_setup(
+        name="th", dataset=dataset, task_type="thumbs", systems=systems[:1], human_captions_per_clip=1, raters=[rater]
+    )
+    return campaign.assignments.get().items.order_by("position").first()
+
+
+@pytest.fixture
+def pair_item(make_user) -> AssignmentItem:
+    dataset, _, _ = corpus_build(clip_count=2)
+    rater = make_user("voter", "rater")
+    headphone_pass_give(rater)
+    campaign = campaign_setup(name="pw", dataset=dataset, task_type="pairwise", split_counts={"HM": 2}, raters=[rater])
+    return campaign.assignments.get().items.order_by("position").first()
+
+
+def _listened(item: AssignmentItem) -> AssignmentItem:
+    """Shown long enough ago that the whole clip could have been heard, and reported heard."""
+    item_mark_shown(item=item)
+    AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=5))
+    return item_mark_listened(item=item)
+
+
+def _scores(item: AssignmentItem, **overrides) -> list[CaptionScores]:
+    values = {
+        "precision": 4,
+        "recall": 3,
+        "fluency": Decimal("-0.1"),
+        "conciseness": Decimal("0"),
+        "irrelevance": Decimal("-0.5"),
+    }
+    values.update(overrides)
+    return [CaptionScores(caption_id=caption_id, **values) for caption_id in item.caption_order]
+
+
+# --- listening rule ------------------------------------------------------------------
+
+
+def test_submission_without_listening_is_refused(thumbs_item):
+    item_mark_shown(item=thumbs_item)
+    with pytest.raises(JudgementError, match="listen to the clip"):
+        thumbs_item_submit(item=thumbs_item, scores=_scores(thumbs_item), synthesized="no")
+    assert not ThumbsRating.objects.exists()
+
+
+def test_a_listening_report_sooner_than_the_clip_is_refused(thumbs_item):
+    item_mark_shown(item=thumbs_item)  # the clip lasts 1.5 s; the report comes at once
+    with pytest.raises(JudgementError, match=r"needs 1.5 s of listening"):
+        item_mark_listened(item=thumbs_item)
+    AssignmentItem.objects.filter(pk=thumbs_item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=1.6))
+    assert item_mark_listened(item=thumbs_item).listened_at is not None
+
+
+def test_a_report_for_an_item_never_shown_is_refused(thumbs_item):
+    with pytest.raises(JudgementError, match="never shown"):
+        item_mark_listened(item=thumbs_item)
+
+
+def test_must_listen_seconds_shortens_the_requirement(thumbs_item, settings):
+    thumbs_item.clip.duration_seconds = 30
+    assert listening_seconds_required(item=thumbs_item) == 30
+    settings.MUST_LISTEN_SECONDS = 8
+    assert listening_seconds_required(item=thumbs_item) == 8
+    thumbs_item.clip.duration_seconds = 3
+    assert listening_seconds_required(item=thumbs_item) == 3
+
+
+# --- THumBS ------------------------------------------------------------------------
+
+
+def test_thumbs_ratings_are_saved_per_caption_and_the_item_completes(thumbs_item):
+    item = _listened(thumbs_item)
+    item_draft_save(item=item, draft={"precision_1": "2"})
+    ratings = thumbs_item_submit(item=item, scores=_scores(item), synthesized="yes")
+    assert len(ratings) == 2
+    rows = ThumbsRating.objects.filter(rater=item.assignment.rater).order_by("caption_id")
+    assert sorted(rows.values_list("caption_id", flat=True)) == sorted(item.caption_order)
+    for row in rows:
+        assert (row.precision, row.recall, row.fluency, row.conciseness, row.irrelevance) == (
+            4,
+            3,
+            Decimal("-0.1"),
+            Decimal("0.0"),
+            Decimal("-0.5"),
+        )
+        assert (row.synthesized, row.source, row.campaign_id) == ("yes", "web", item.assignment.campaign_id)
+        assert row.overall == Decimal("2.9")
+    item.refresh_from_db()
+    assert item.completed_at is not None and item.draft == {}
+    assert item.seconds_spent == pytest.approx((item.completed_at - item.first_shown_at).total_seconds())
+    first_completion = item.completed_at
+    thumbs_item_submit(item=item, scores=_scores(item, precision=5), synthesized="yes")
+    assert set(rows.values_list("precision", flat=True)) == {5}
+    assert ThumbsRating.objects.count() == 2
+    item.refresh_from_db()
+    assert item.completed_at == first_completion
+
+
+@pytest.mark.parametrize(
+    "overrides,message",
+    [
+        ({"precision": 6}, "precision must be a whole number from 1 to 5"),
+        ({"recall": 0}, "recall must be a whole number from 1 to 5"),
+        ({"fluency": Decimal("-2.5")}, "fluency must be between -2 and 0"),
+        ({"conciseness": Decimal("0.3")}, "conciseness must be between -2 and 0"),
+        ({"irrelevance": Decimal("-0.15")}, "irrelevance allows one decimal"),
+        ({"fluency": "abc"}, "fluency 'abc' is not a number"),
+    ],
+)
+def test_invalid_scores_are_refused_and_nothing_is_written(thumbs_item, overrides, message):
+    item = _listened(thumbs_item)
+    scores = _scores(item)
+    scores[-1] = CaptionScores(**{**scores[-1].__dict__, **overrides})
+    with pytest.raises(JudgementError, match=message):
+        thumbs_item_submit(item=item, scores=scores, synthesized="no")
+    assert not ThumbsRating.objects.exists(), "the first caption's row was rolled back"
+    item.refresh_from_db()
+    assert item.completed_at is None
+
+
+def test_every_caption_of_the_item_must_be_rated(thumbs_item):
+    item = _listened(thumbs_item)
+    with pytest.raises(JudgementError, match="expected ratings for the item's 2 captions, got 1"):
+        thumbs_item_submit(item=item, scores=_scores(item)[:1], synthesized="no")
+    with pytest.raises(JudgementError, match="synthesized"):
+        thumbs_item_submit(item=item, scores=_scores(item), synthesized="maybe")
+
+
+def test_database_constraints_hold_too(thumbs_item):
+    caption_id = thumbs_item.caption_order[0]
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ThumbsRating.objects.create(rater=thumbs_item.assignment.rater, caption_id=caption_id, precision=6, recall=3)
+
+
+def test_a_closed_campaign_takes_no_judgements(thumbs_item):
+    item = _listened(thumbs_item)
+    Campaign.objects.update(is_active=False)
+    with pytest.raises(JudgementError, match="closed"):
+        thumbs_item_submit(item=item, scores=_scores(item), synthesized="no")
+
+
+# --- pairwise ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "a_on_left,side,choice,left_side",
+    [
+        (True, "left", "a", "a"),
+        (True, "right", "b", "a"),
+        (False, "left", "b", "b"),
+        (False, "right", "a", "b"),
+        (False, "none", "none", "b"),
+    ],
+)
+def test_votes_map_the_chosen_side_to_a_or_b(pair_item, a_on_left, side, choice, left_side):
+    AssignmentItem.objects.filter(pk=pair_item.pk).update(a_on_left=a_on_left)
+    item = _listened(AssignmentItem.objects.get(pk=pair_item.pk))
+    vote = pairwise_item_submit(item=item, side=side)
+    assert (vote.choice, vote.left_side, vote.source, vote.pair_id) == (choice, left_side, "web", item.pair_id)
+    item.refresh_from_db()
+    assert item.completed_at is not None
+
+
+def test_a_vote_needs_listening_and_a_known_side(pair_item):
+    item_mark_shown(item=pair_item)
+    with pytest.raises(JudgementError, match="listen"):
+        pairwise_item_submit(item=pair_item, side="left")
+    item = _listened(pair_item)
+    with pytest.raises(JudgementError, match="choose left, right or none"):
+        pairwise_item_submit(item=item, side="a")
+    assert not PairwiseVote.objects.exists()
+
+
+def test_drafts_must_be_small_json_objects(pair_item):
+    with pytest.raises(JudgementError, match="JSON object"):
+        item_draft_save(item=pair_item, draft=["left"])
+    with pytest.raises(JudgementError, match="larger than"):
+        item_draft_save(item=pair_item, draft={"comment_1": "x" * 30_000})
+
+
+# --- pages ---------------------------------------------------------------------------
+
+
+def _thumbs_post(item: AssignmentItem) -> dict:
+    data = {"synthesized": "no"}
+    for number in range(1, len(item.caption_order) + 1):
+        data.update(
+            {
+                f"precision_{number}": "4",
+                f"recall_{number}": "2",
+                f"fluency_{number}": "-0.1",
+                f"conciseness_{number}": "0",
+                f"irrelevance_{number}": "-1",
+                f"comment_{number}": f"note {number}",
+            }
+        )
+    return data
+
+
+def test_page_refuses_a_submission_before_listening_then_accepts(client, thumbs_item):
+    item = thumbs_item
+    client.force_login(item.assignment.rater)
+    url = reverse("ratings:item", args=[item.pk])
+    page = client.get(url)
+    assert page.status_code == 200
+    assert 'id="submit-button" disabled' in page.content.decode()
+    response = client.post(url, _thumbs_post(item))
+    assert response.status_code == 400
+    assert "listen to the clip before submitting" in response.content.decode()
+    assert not ThumbsRating.objects.exists()
+    listened = client.post(reverse("ratings:item_listened", args=[item.pk]), "{}", content_type="application/json")
+    assert listened.status_code == 400  # only now shown: too soon for a 1.5 s clip
+    AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=3))
+    listened = client.post(reverse("ratings:item_listened", args=[item.pk]), "{}", content_type="application/json")
+    assert listened.status_code == 200 and listened.json() == {"listened": True}
+    assert 'id="submit-button" disabled' not in client.get(url).content.decode()
+    response = client.post(url, _thumbs_post(item))
+    next_item = item.assignment.items.get(position=2)
+    assert response.status_code == 302 and response["Location"] == reverse("ratings:item", args=[next_item.pk])
+    ratings = ThumbsRating.objects.filter(rater=item.assignment.rater)
+    assert ratings.count() == 2
+    comments = {rating.caption_id: rating.comment for rating in ratings}
+    assert [comments[caption_id] for caption_id in item.caption_order] == ["note 1", "note 2"]
+
+
+def test_draft_autosave_is_restored_on_reload(client, thumbs_item):
+    item = thumbs_item
+    client.force_login(item.assignment.rater)
+    url = reverse("ratings:item", args=[item.pk])
+    client.get(url)
+    draft = {"precision_2": "5", "fluency_1": "-0.3", "comment_2": "a dog <b>barks</b>", "synthesized": "yes"}
+    response = client.post(reverse("ratings:item_draft", args=[item.pk]), draft, content_type="application/json")
+    assert response.status_code == 200
+    html = client.get(url).content.decode()
+    assert 'name="precision_2" value="5" checked' in html
+    assert 'name="fluency_1" min="-2" max="0" step="0.1" value="-0.3"' in html
+    assert "a dog &lt;b&gt;barks&lt;/b&gt;" in html
+    assert 'name="synthesized" value="yes" checked' in html
+    bad = client.post(reverse("ratings:item_draft", args=[item.pk]), "not json", content_type="application/json")
+    assert bad.status_code == 400
+
+
+def test_resume_goes_to_the_first_unfinished_item_and_then_says_done(client, pair_item):
+    item = pair_item
+    client.force_login(item.assignment.rater)
+    next_url = reverse("ratings:campaign_next", args=[item.assignment.campaign_id])
+    assert client.get(next_url)["Location"] == reverse("ratings:item", args=[item.pk])
+    for each in item.assignment.items.all():
+        pairwise_item_submit(item=_listened(each), side="none")
+    page = client.get(next_url)
+    assert page.status_code == 200 and "All done" in page.content.decode()
+
+
+def test_other_raters_items_are_invisible(client, make_user, pair_item):
+    intruder = make_user("intruder", "rater")
+    headphone_pass_give(intruder)
+    client.force_login(intruder)
+    assert client.get(reverse("ratings:item", args=[pair_item.pk])).status_code == 404
+    response = client.post(reverse("ratings:item_draft", args=[pair_item.pk]), {}, content_type="application/json")
+    assert response.status_code == 404
+    client.force_login(make_user("annotator-only", "annotator"))
+    assert client.get(reverse("ratings:item", args=[pair_item.pk])).status_code == 403
+
+
+def test_pairwise_page_posts_a_side(client, pair_item):
+    item = _listened(pair_item)
+    client.force_login(item.assignment.rater)
+    response = client.post(reverse("ratings:item", args=[item.pk]), {"side": "left"})
+    assert response.status_code == 302
+    vote = PairwiseVote.objects.get()
+    assert vote.choice == ("a" if item.a_on_left else "b")
+    page = client.get(reverse("ratings:item", args=[item.pk])).content.decode()
+    assert 'name="side" value="left" checked' in page
+
+
+def test_rater_home_lists_progress(client, pair_item):
+    client.force_login(pair_item.assignment.rater)
+    pairwise_item_submit(item=_listened(pair_item), side="left")
+    html = client.get(reverse("ratings:home")).content.decode()
+    assert "pw" in html and "1 / 2" in html and "Continue" in html

@@ -1,0 +1,89 @@
+"""Shared pieces of the workbook tests: a small THumBS campaign, filling a workbook like a person, counts."""
+import io
+import struct
+import wave
+from decimal import Decimal
+
+import openpyxl
+from django.apps import apps
+from django.core.files.base import ContentFile
+
+from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from ratings.services.campaigns import campaign_add_raters, campaign_create
+
+P1_WORKBOOK = "datasets/thumbs/P1_excel.xlsx"
+FILL_SCRIPT = "checks/fill_thumbs_workbook.py"
+
+
+def wav_bytes(frames: int = 800) -> bytes:
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as audio:
+        audio.setnchannels(1)
+        audio.setsampwidth(2)
+        audio.setframerate(8000)
+        audio.writeframes(b"".join(struct.pack("<h", (index * 37) % 2000) for index in range(frames)))
+    return buffer.getvalue()
+
+
+def thumbs_campaign(*, name: str, raters=(), texts: dict[str, list[str]] | None = None, with_audio: bool = False):
+    """A THumBS campaign whose clips ("1.wav", ...) each have a human reference and a machine caption."""
+    dataset = Dataset.objects.create(name=f"{name}-data")
+    system = CaptioningSystem.objects.create(name=f"{name}-system")
+    texts = texts or {
+        f"{number}.wav": [f"Birds sing near clip {number}.", f"A car passes by in clip {number}."] for number in (1, 2, 3)
+    }
+    captions = []
+    for record_id, clip_texts in texts.items():
+        clip = Clip.objects.create(dataset=dataset, external_id=record_id, file_name=record_id)
+        if with_audio:
+            clip.audio.save(record_id if "." in record_id else f"{record_id}.wav", ContentFile(wav_bytes()), save=True)
+        for index, text in enumerate(clip_texts):
+            if index == 0:
+                captions.append(Caption.objects.create(clip=clip, text=text, role="reference", position=0, author_kind="human"))
+            else:
+                captions.append(
+                    Caption.objects.create(clip=clip, text=text, role="candidate", author_kind="machine", system=system)
+                )
+    campaign = campaign_create(name=name, dataset=dataset, task_type="thumbs", captions=captions)
+    if raters:
+        campaign_add_raters(campaign=campaign, raters=list(raters))
+    return campaign
+
+
+def caption_rows(sheet) -> list[tuple[int, str, str, int]]:
+    """(row, record ID, caption text, clip's first row) for each caption row, found like a person would."""
+    rows, current = [], None
+    for row in range(1, sheet.max_row + 1):
+        label, text, record = sheet.cell(row, 3).value, sheet.cell(row, 4).value, sheet.cell(row, 2).value
+        if isinstance(label, str) and label.strip().lower().startswith("caption") and text:
+            if record:
+                current = (str(record).strip(), row)
+            rows.append((row, current[0], text, current[1]))
+    return rows
+
+
+def workbook_fill(content: bytes, values: dict[tuple[str, str], dict], synthesized: dict[str, str] | None = None) -> bytes:
+    """Type values into an exported workbook: values[(record_id, caption)] = {column letter: value}."""
+    book = openpyxl.load_workbook(io.BytesIO(content))
+    sheet = book["Assessment"]
+    for row, record_id, text, first_row in caption_rows(sheet):
+        for letter, value in values.get((record_id, text), {}).items():
+            sheet[f"{letter}{row}"] = value
+        if synthesized and record_id in synthesized and row == first_row:
+            sheet[f"J{row}"] = synthesized[record_id]
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()
+
+
+def overall(precision, recall, fluency, conciseness, irrelevance) -> Decimal:
+    return Decimal(precision + recall) / 2 + Decimal(str(fluency)) + Decimal(str(conciseness)) + Decimal(str(irrelevance))
+
+
+def table_counts() -> dict[str, int]:
+    """Rows in every auth/annotation/ratings table, to prove that a refused import wrote nothing."""
+    return {
+        model._meta.label: model.objects.count()
+        for model in apps.get_models(include_auto_created=True)
+        if model._meta.app_label in ("auth", "annotation", "ratings") and model._meta.label != "ratings.WorkbookUpload"
+    }
