@@ -106,6 +106,9 @@ class Caption(TimeStampedModel):
         return self.text[:80]
 
 
+ATTRIBUTE_CATEGORIES = ["Duration", "Volume", "Pitch", "Location", "Count", "Distance", "Variation", "Tone", "Other"]
+
+
 class AttributeTag(models.Model):
     """An entry of the AudioCaps-F attribute tag library."""
 
@@ -127,6 +130,7 @@ class AttributeTag(models.Model):
 
     class Meta:
         ordering = ["category", "synonym_group", "text"]
+        constraints = [models.CheckConstraint(condition=Q(category__in=ATTRIBUTE_CATEGORIES), name="tag_category_known")]
 
     def __str__(self) -> str:
         return f"{self.text} ({self.category})"

@@ -10,8 +10,9 @@ Uses metrics_bridge.agreement's protocol when it provides `pairwise_requests`/`p
 else the small local implementation below.
 
 Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/xace_agreement_bench.py [--shared ../shared] [--dataset clotho_eval.json]
-     [--annotations]   (AudioCaps-style files: use ../shared/datasets/audiocaps_f_annotations.json for clips that have one)
+     [--annotations]   (AudioCaps-style files: use the AudioCaps-F annotations for clips that have one)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,8 +66,15 @@ def pairwise_pairs(items: list[dict]) -> list[dict]:
             else:
                 refs_a = refs_b = list(references)
             pairs.append(
-                {"split": split, "a": caption_a, "b": caption_b, "refs_a": tuple(refs_a), "refs_b": tuple(refs_b),
-                 "truth": sum(votes), "clip": clip_key_of(item)}
+                {
+                    "split": split,
+                    "a": caption_a,
+                    "b": caption_b,
+                    "refs_a": tuple(refs_a),
+                    "refs_b": tuple(refs_b),
+                    "truth": sum(votes),
+                    "clip": clip_key_of(item),
+                }
             )
     return pairs
 
@@ -90,31 +98,49 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shared", default=str(Path(__file__).resolve().parent.parent.parent / "shared"))
     parser.add_argument("--dataset", default="clotho_eval.json")
-    parser.add_argument("--annotations", action="store_true", help="use AudioCaps-F expert annotations where a clip has one")
+    parser.add_argument(
+        "--annotations", action="store_true", help="use AudioCaps-F expert annotations where a clip has one"
+    )
     args = parser.parse_args()
     datasets = Path(args.shared) / "datasets"
     items = json.loads((datasets / args.dataset).read_text())
     context = ScoringContext()
     if args.annotations:
         context.expert_annotations = json.loads((datasets / "audiocaps_f_annotations.json").read_text())
+    scorer = XaceScorer()
+    started = time.perf_counter()
+    try:
+        from metrics_bridge.agreement.protocol import clips_from_fense_items, fense_agreement
+    except ImportError:
+        fense_agreement = None
+    if fense_agreement is not None:
+        reports = fense_agreement(clips_from_fense_items(items), scorer, context)
+        tables = {name: report.as_dict() for name, report in reports.items()}
+        how = "metrics_bridge.agreement.protocol"
+    else:
+        tables = local_agreement(items, scorer, context)
+        how = "local protocol"
+    elapsed = time.perf_counter() - started
+    print(f"{args.dataset}: {elapsed:.1f} s, {scorer.version}, {how}")
+    print(f"{'metric':<10}{'HC':>7}{'HI':>7}{'HM':>7}{'MM':>7}{'total':>8}")
+    for name in scorer.metric_names:
+        table = tables[name]
+        print(f"{name:<10}" + "".join(f"{table.get(s)!s:>7}" for s in SPLITS) + f"{table['total']!s:>8}")
+    print("pairs with non-zero truth:", tables["XACE"]["pairs"])
+
+
+def local_agreement(items: list[dict], scorer: XaceScorer, context: ScoringContext) -> dict[str, dict]:
     pairs = pairwise_pairs(items)
     requests = {}
     for pair in pairs:
         for side in ("a", "b"):
             key = (pair[side], pair[f"refs_{side}"], pair["clip"])
             requests.setdefault(key, ScoringRequest(candidate=key[0], references=key[1], clip_key=key[2]))
-    scorer = XaceScorer()
-    started = time.perf_counter()
-    ordered = list(requests.values())
-    results = scorer.score_batch(ordered, context)
-    elapsed = time.perf_counter() - started
-    print(f"{args.dataset}: {len(pairs)} pairs, {len(ordered)} distinct scorings, {elapsed:.1f} s ({scorer.version})")
-    print(f"{'metric':<10}{'HC':>7}{'HI':>7}{'HM':>7}{'MM':>7}{'total':>8}")
-    for name in scorer.metric_names:
-        scores = {key: result.value for key, result in zip(requests, results[name])}
-        table = accuracy(pairs, scores)
-        print(f"{name:<10}" + "".join(f"{table[s]:>7}" for s in SPLITS) + f"{table['total']:>8}")
-    print("pairs with non-zero truth:", table["pairs"])
+    results = scorer.score_batch(list(requests.values()), context)
+    return {
+        name: accuracy(pairs, {key: result.value for key, result in zip(requests, results[name], strict=False)})
+        for name in scorer.metric_names
+    }
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ Micro-averaged precision / recall / F1 over all captions.
 
 Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/xace_extractor_bench.py [--shared ../shared] [--show N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,7 +55,9 @@ def main() -> None:
     args = parser.parse_args()
     items = json.loads((Path(args.shared) / "datasets" / "xace_machine_caption_graphs.json").read_text())
     extractor = RuleExtractor()
-    totals = {name: Counter() for name in ["event", "source", "attribute", "relation", "source (loose)", "attribute (loose)"]}
+    totals = {
+        name: Counter() for name in ["event", "source", "attribute", "relation", "source (loose)", "attribute (loose)"]
+    }
     shown = 0
     started = time.perf_counter()
     for item in items:
@@ -70,7 +73,11 @@ def main() -> None:
             shown += 1
             print(item["caption"])
             print("  gold:", json.dumps(item["node"]), json.dumps(item["relationship"]))
-            print("  ours:", json.dumps(predicted_graph.to_json()["node"]), json.dumps(predicted_graph.to_json()["relationship"]))
+            print(
+                "  ours:",
+                json.dumps(predicted_graph.to_json()["node"]),
+                json.dumps(predicted_graph.to_json()["relationship"]),
+            )
     elapsed = time.perf_counter() - started
     print(f"{len(items)} captions, extractor {extractor.name}, {elapsed:.2f} s")
     print(f"{'factor':<20}{'P':>8}{'R':>8}{'F1':>8}{'gold':>8}{'ours':>8}")

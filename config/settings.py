@@ -4,6 +4,8 @@ Embedded defaults (no variables set): SQLite file in the project folder, media i
 ./media, Celery tasks run eagerly in-process. DATABASE_URL, REDIS_URL and the S3
 variables switch to PostgreSQL, Redis and S3-compatible storage.
 """
+import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -81,7 +83,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Imports and metric runs write many rows; wait for a lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
     # A file, not memory, so a Celery worker process started by a test sees the test database.
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-db.sqlite3")}
+    # One file per test process, so parallel test runs don't share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"captioneval-test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Storage --------------------------------------------------------------

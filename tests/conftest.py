@@ -31,10 +31,11 @@ def _celery_runs_eagerly():
     """Tasks run in-process unless a test asks for a real worker (the `real_celery` fixture)."""
     from config.celery import app
 
+    # Settings came in under the CELERY_ namespace, so only the namespaced keys override them.
     previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
+    app.conf.update(CELERY_TASK_ALWAYS_EAGER=True)
     yield
-    app.conf.task_always_eager = previous
+    app.conf.update(CELERY_TASK_ALWAYS_EAGER=previous)
 
 
 @pytest.fixture(scope="session")
@@ -67,7 +68,7 @@ def real_celery(transactional_db, redis_broker_url, tmp_path):
     from config.celery import app
     from tests.celery_worker import WorkerProcess
 
-    app.conf.update(task_always_eager=False, broker_url=redis_broker_url, result_backend=redis_broker_url)
+    app.conf.update(CELERY_TASK_ALWAYS_EAGER=False, CELERY_BROKER_URL=redis_broker_url, CELERY_RESULT_BACKEND=redis_broker_url)
     workers: list[WorkerProcess] = []
 
     def start_worker(**extra_env) -> WorkerProcess:
@@ -78,4 +79,4 @@ def real_celery(transactional_db, redis_broker_url, tmp_path):
     yield start_worker
     for worker in workers:
         worker.stop()
-    app.conf.task_always_eager = True
+    app.conf.update(CELERY_TASK_ALWAYS_EAGER=True)

@@ -5,6 +5,9 @@ from pathlib import Path
 from django.db import migrations
 
 TAGS_FILE = Path(__file__).resolve().parent.parent / "data" / "attribute_tags.json"
+# The released tag file calls the variation category "Change"; the X-ACE paper (Table 9) and the
+# schema name it "Variation".
+CATEGORY_NAMES = {"Change": "Variation"}
 
 
 def seed_tags(apps, schema_editor):
@@ -12,7 +15,7 @@ def seed_tags(apps, schema_editor):
     for text, entry in json.loads(TAGS_FILE.read_text()).items():
         tag_model.objects.update_or_create(
             text=text,
-            defaults={"category": entry["class"], "synonym_group": entry["sym"], "antonym_groups": entry.get("ant", [])},
+            defaults={"category": CATEGORY_NAMES.get(entry["class"], entry["class"]), "synonym_group": entry["sym"], "antonym_groups": entry.get("ant", [])},
         )
 
 

@@ -4,12 +4,13 @@ Flow::
 
     clips = clips_from_fense_items(json.load(f))          # or [clip_from_rows(rows) ...] on the Django side
     plan = scoring_plan(clips, protocol_kind=scorer.protocol_kind)
-    for batch in plan:                                     # PlanBatch(label, requests); score each batch whole
-        ...                                                # (CIDEr-D's document frequencies come from its batch)
-    report = agreement_report(plan, batch_scores, metric="CIDEr_D")   # batch_scores[b][i]: score of plan.batches[b].requests[i]
+    for batch in plan:          # PlanBatch(label, requests); score each batch whole
+        ...                     # (CIDEr-D's document frequencies come from its batch)
+    # batch_scores[b][i] is the score of plan.batches[b].requests[i]
+    report = agreement_report(plan, batch_scores, metric="CIDEr_D")
     report.as_dict()  # {"HC": 51.4, "HI": 91.8, "HM": 70.3, "MM": 56.0, "total": 63.2, "pairs": {"HC": 210, ...}}
 
-    fense_agreement(clips, scorer, context)               # all of the above in one call -> {metric name: AgreementReport}
+    fense_agreement(clips, scorer, context)  # all of the above in one call -> {metric name: AgreementReport}
 
 Which references each candidate is scored against:
 - HC: a against the references without a; b against the references without b.
@@ -30,6 +31,7 @@ Decision per pair: d = float32(score_a) - float32(score_b) (float32 like the ori
 truth t = sum(votes); correct when d * t > 0; t == 0 pairs are left out of the denominator;
 d == 0 with t != 0 counts as wrong; NaN scores count as wrong. Accuracy in percent, one decimal.
 """
+
 from __future__ import annotations
 
 import re
@@ -263,7 +265,9 @@ def scoring_plan(clips: Iterable[ProtocolClip], *, protocol_kind: str) -> Scorin
     def add(split: str, candidate: str, candidate_id: Any, references: list[str], clip_key: str | None) -> int:
         batch = requests_by_split[split]
         batch.append(
-            ScoringRequest(candidate=candidate, references=tuple(references), candidate_id=candidate_id, clip_key=clip_key)
+            ScoringRequest(
+                candidate=candidate, references=tuple(references), candidate_id=candidate_id, clip_key=clip_key
+            )
         )
         return len(batch) - 1
 
@@ -363,7 +367,9 @@ def agreement_report(
         correct = None if truth == 0 else bool(difference * truth > 0)
         decision = PairDecision(planned.pair, planned.clip_key, score_a, score_b, float(difference), correct)
         decisions_by_split.setdefault(split_of(planned.pair.split), []).append(decision)
-    splits = {split: _split_accuracy(split, decisions_by_split[split]) for split in SPLITS if split in decisions_by_split}
+    splits = {
+        split: _split_accuracy(split, decisions_by_split[split]) for split in SPLITS if split in decisions_by_split
+    }
     all_decisions = [d for split in splits for d in decisions_by_split[split]]
     return AgreementReport(
         metric=metric, splits=splits, total=_split_accuracy("total", all_decisions), decisions=all_decisions

@@ -17,6 +17,7 @@ Differences from FENSE's release: Sentence-BERT here is all-MiniLM-L6-v2 (FENSE 
 paraphrase-TinyBERT-L6-v2), named in the version string. The penalty path is tested with a tiny
 hand-built checkpoint, not with FENSE's released detector (not available offline here).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -91,7 +92,9 @@ class ErrorDetector:
                 self.clf = torch.nn.Linear(config.hidden_size, int(state["num_classes"]))
 
             def forward(self, input_ids, attention_mask, token_type_ids=None):
-                outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+                outputs = self.encoder(
+                    input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+                )
                 return self.clf(self.dropout(outputs.last_hidden_state[:, 0, :]))
 
         self.model = FlatClassifier()
@@ -99,7 +102,10 @@ class ErrorDetector:
         missing, unexpected = self.model.load_state_dict(weights, strict=False)
         missing = [key for key in missing if "position_ids" not in key]
         if missing or unexpected:
-            raise RuntimeError(f"{path}: checkpoint does not fit FENSE's classifier (missing {missing[:5]}, unexpected {unexpected[:5]})")
+            raise RuntimeError(
+                f"{path}: checkpoint does not fit FENSE's classifier "
+                f"(missing {missing[:5]}, unexpected {unexpected[:5]})"
+            )
         self.model.eval()
         self._torch = torch
 
@@ -110,7 +116,9 @@ class ErrorDetector:
             chunk = [preprocess(text) for text in texts[start : start + batch_size]]
             batch = self.tokenizer(chunk, padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt")
             with self._torch.no_grad():
-                logits = self.model(**{k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")})
+                logits = self.model(
+                    **{k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+                )
             values.append(self._torch.sigmoid(logits)[:, -1].numpy())
         return np.concatenate(values) if values else np.zeros(0)
 

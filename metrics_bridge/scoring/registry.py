@@ -17,6 +17,7 @@ first use) or a zero-argument callable. A factory must be cheap: load models laz
 scorer, not in its constructor or at module import. A scorer's instance is shared by every metric
 name it produces, so `scorer_for("BLEU_1") is scorer_for("BLEU_4")`.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -34,6 +35,10 @@ SCORER_FACTORIES: list[str | Callable[[], Scorer]] = [
     "metrics_bridge.scoring.spice:SpiderScorer",
     "metrics_bridge.scoring.sbert:SbertScorer",
     "metrics_bridge.scoring.fense:FenseScorer",
+    "metrics_bridge.scoring.date:DateScorer",
+    "metrics_bridge.scoring.xace:XaceScorer",
+    "metrics_bridge.scoring.llm_judge:AudioCapBenchJudge",
+    "metrics_bridge.scoring.llm_judge:AirBenchReferenceJudge",
 ]
 
 _instances: list[Scorer] | None = None

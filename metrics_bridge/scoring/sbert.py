@@ -14,6 +14,7 @@ encode does.
 SBERT metric: mean over the references of cosine(candidate, reference) (protocols.md §1), in
 float32 like FENSE's `emb_cand @ emb_refs.T`. Each distinct sentence is encoded once per process.
 """
+
 from __future__ import annotations
 
 import importlib.util

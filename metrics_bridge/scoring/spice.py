@@ -11,6 +11,7 @@ parse cache. SPIDEr = (CIDEr-D + SPICE) / 2 with CIDEr-D over the batch (so it i
 
 Not exercised against real CoreNLP jars in this repository's tests (they are not installed here).
 """
+
 from __future__ import annotations
 
 import json
@@ -59,7 +60,9 @@ def run_spice(pairs: Sequence[tuple[str, tuple[str, ...]]]) -> list[dict]:
         command += ["-out", str(output_path), "-subset", "-silent"]
         completed = subprocess.run(command, cwd=spice_dir, capture_output=True, check=False)
         if completed.returncode != 0:
-            raise RuntimeError(f"SPICE failed ({completed.returncode}): {completed.stderr.decode(errors='replace')[-500:]}")
+            raise RuntimeError(
+                f"SPICE failed ({completed.returncode}): {completed.stderr.decode(errors='replace')[-500:]}"
+            )
         results = {item["image_id"]: item["scores"] for item in json.loads(output_path.read_text())}
     return [results[i] for i in range(len(pairs))]
 

@@ -238,11 +238,9 @@ def metric_run_execute(*, run: MetricRun, on_progress=None, timeout_seconds: flo
     """
     import time
 
-    from django.conf import settings
-
     from metrics_bridge.tasks import score_chunk
 
-    if settings.CELERY_TASK_ALWAYS_EAGER or score_chunk.app.conf.task_always_eager:
+    if score_chunk.app.conf.task_always_eager:
         for chunk_id in run.chunks.filter(status=MetricRunChunk.Status.PENDING).values_list("pk", flat=True):
             run.refresh_from_db()
             if run.status in (MetricRun.Status.CANCELLED, MetricRun.Status.FAILED):

@@ -51,8 +51,9 @@ def listening_seconds_required(*, item: AssignmentItem) -> float:
 
 
 def _lock(item: AssignmentItem) -> AssignmentItem:
+    # of=("self",): PostgreSQL refuses FOR UPDATE on the nullable side of the outer join to `pair`.
     return (
-        AssignmentItem.objects.select_for_update()
+        AssignmentItem.objects.select_for_update(of=("self",))
         .select_related("assignment__campaign", "clip", "pair")
         .get(pk=item.pk)
     )
@@ -99,6 +100,9 @@ def item_draft_save(*, item: AssignmentItem, draft: dict) -> AssignmentItem:
     if len(json.dumps(draft)) > DRAFT_MAX_CHARACTERS:
         raise JudgementError(f"the draft is larger than {DRAFT_MAX_CHARACTERS} characters")
     item = _lock(item)
+    if item.completed_at is not None:
+        # A completed item shows its saved judgement; a save still in flight from the submitted page is stale.
+        return item
     item.draft = draft
     item.save(update_fields=["draft"])
     return item

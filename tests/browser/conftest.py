@@ -31,6 +31,18 @@ def browser():
         browser.close()
 
 
+@pytest.fixture(autouse=True)
+def role_groups(transactional_db):
+    """The role groups a migration creates. A transactional test's flush removes them, and serialized_rollback
+    does not bring them back when non-transactional tests ran earlier in the session, so make sure of them."""
+    from django.contrib.auth.models import Group
+
+    from accounts.roles import ALL_ROLES
+
+    for name in ALL_ROLES:
+        Group.objects.get_or_create(name=name)
+
+
 @pytest.fixture
 def media_root(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"

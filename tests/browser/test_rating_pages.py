@@ -82,7 +82,8 @@ def test_thumbs_page_listening_shortcuts_autosave_and_submit(page_for, live_serv
     # A preset button and a comment, then wait for the autosave and reload.
     page.locator(".caption-block[data-number='2'] .penalty").nth(0).locator("button.preset[data-value='-0.5']").click()
     page.fill("textarea[name='comment_1']", "birds, not rain")
-    page.wait_for_function("() => document.querySelector('.autosave-status').textContent.startsWith('Draft saved')")
+    page.wait_for_function("() => document.getElementById('rating-form').dataset.draftState === 'saved'")
+    assert page.inner_text(".autosave-status").startswith("Draft saved at")
     draft = AssignmentItem.objects.get(pk=first.pk).draft
     assert draft["precision_1"] == "4" and draft["fluency_2"] == "-0.5" and draft["comment_1"] == "birds, not rain"
     page.reload()
@@ -163,7 +164,7 @@ def test_pairwise_page_keys_and_listening(page_for, live_server, make_user, medi
     assert _checked(page, "side") == "none"
     page.keyboard.press("ArrowLeft")
     assert _checked(page, "side") == "left"
-    page.wait_for_function("() => document.querySelector('.autosave-status').textContent.includes('saved')")
+    page.wait_for_function("() => document.getElementById('rating-form').dataset.draftState === 'saved'")
     assert AssignmentItem.objects.get(pk=first.pk).draft == {"side": "left"}
     page.screenshot(path=str(artifacts / "pairwise_after_listening.png"), full_page=True)
     with page.expect_navigation():

@@ -120,6 +120,9 @@ def test_thumbs_ratings_are_saved_per_caption_and_the_item_completes(thumbs_item
     assert item.completed_at is not None and item.draft == {}
     assert item.seconds_spent == pytest.approx((item.completed_at - item.first_shown_at).total_seconds())
     first_completion = item.completed_at
+    item_draft_save(item=item, draft={"precision_1": "1"})  # a late autosave from the submitted page
+    item.refresh_from_db()
+    assert item.draft == {}
     thumbs_item_submit(item=item, scores=_scores(item, precision=5), synthesized="yes")
     assert set(rows.values_list("precision", flat=True)) == {5}
     assert ThumbsRating.objects.count() == 2

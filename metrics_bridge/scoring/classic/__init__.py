@@ -8,9 +8,13 @@ Scorers (see metrics_bridge.scoring.base for the Scorer contract):
 All are protocol_kind "ngram", need Java 17+ on PATH, and offer
 `score_batches(batches, context)` to tokenize all texts of several batches in one JVM call.
 
-Helpers: `ptb_tokenizer.tokenize_texts(texts)` (cached PTB tokenization),
-`meteor_process.shared_process()` (the METEOR JVM), `scorers.corpus_cider_scorer(pairs)`.
-"""
-from .scorers import BleuScorer, CiderScorer, MeteorScorer, RougeScorer, tokenize_batches
+`score_classic_suite(batches, context)` computes all seven names for several batches at once
+(METEOR in a background thread while the Python metrics run).
 
-__all__ = ["BleuScorer", "CiderScorer", "MeteorScorer", "RougeScorer", "tokenize_batches"]
+Helpers: `ptb_tokenizer.tokenize_texts(texts)` (cached PTB tokenization),
+`meteor_process.shared_process()` (the METEOR JVM), `cider.cider_d(pairs)` (CIDEr-D of one corpus).
+"""
+
+from .scorers import BleuScorer, CiderScorer, MeteorScorer, RougeScorer, score_classic_suite, tokenize_batches
+
+__all__ = ["BleuScorer", "CiderScorer", "MeteorScorer", "RougeScorer", "score_classic_suite", "tokenize_batches"]

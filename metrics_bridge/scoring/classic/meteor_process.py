@@ -15,6 +15,7 @@ Here the same jar runs with the same arguments, but:
 - values are cached by (hypothesis, reference) for the life of the process.
 Inputs are PTB-tokenized texts (as pycocoevalcap's scorers receive them).
 """
+
 from __future__ import annotations
 
 import atexit

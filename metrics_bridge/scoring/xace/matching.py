@@ -2,11 +2,14 @@
 
 P(x) = max_y S(x, y) for each node x. Precision takes the candidate's nodes as x and the reference's as
 y; recall the other way round. Child nodes are weighted by their parent's match,
-P(C_ij) = P(C_ij | E_i) P(E_i) with P(C_ij | E_i) = max over the children of E_i's best-matching
-reference event; relations by both events, P(R_ik) = P(R | E_i, E_k) P(E_i) P(E_k), where
-P(R | E_i, E_k) is 1 when the reference holds the same relation between the best matches of E_i and
-E_k. Factor F for E, S, A, R; macro precision and recall over the factors; S_G = macro F.
+P(C_ij) = P(C_ij, E_i) = P(C_ij | E_i) P(E_i), taken at the reference event that maximises the product
+(with a merged multi-reference graph the best-matching event by name is often a near-duplicate without
+children; maximising the joint keeps the greedy spirit of Eq. 3); relations by both events,
+P(R_ik) = P(R | E_i, E_k) P(E_i) P(E_k), where P(R | E_i, E_k) is 1 when the reference holds the same
+relation between the best matches of E_i and E_k. Factor F for E, S, A, R; macro precision and recall
+over the factors; S_G = macro F.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -127,29 +130,29 @@ def _children(
     kind: str,
     similarity: PhraseSimilarity,
 ) -> list[NodeMatch]:
-    """P(C) = P(C|E) P(E) for every child of x_graph, against the children of each event's best match."""
+    """P(C_ij) = P(C_ij, E_i) = P(C_ij | E_i) P(E_i) (Eq. 4), maximised over the other graph's events y:
+    max_y S(E_i, y) * max_{c in children(y)} S(C_ij, c). A child only scores through a matching parent."""
     text = event_text if kind == "source" else attribute_text
     key = "source" if kind == "source" else "attr"
+    partner_lists = [y_graph.events[event][key] for event in y_events]
     matches = []
     for i, event in enumerate(x_events):
         children = x_graph.events[event][key]
         if not children:
             continue
-        if event_scores.shape[1] == 0:
-            matches.extend(NodeMatch(c, 0.0, None, event, None) for c in children)
-            continue
-        best = int(np.argmax(event_scores[i]))
-        parent_probability = float(event_scores[i, best])
-        partner_event = y_events[best]
-        partners = y_graph.events[partner_event][key]
-        scores = similarity.matrix([text(c) for c in children], [text(p) for p in partners], attributes=kind == "attribute")
-        for c_index, child in enumerate(children):
-            if partners:
+        best = [NodeMatch(child, 0.0, None, event, None) for child in children]
+        for j, partners in enumerate(partner_lists):
+            if not partners or event_scores[i, j] <= 0.0:
+                continue
+            scores = similarity.matrix(
+                [text(c) for c in children], [text(p) for p in partners], attributes=kind == "attribute"
+            )
+            for c_index in range(len(children)):
                 p_index = int(np.argmax(scores[c_index]))
-                conditional, partner = float(scores[c_index, p_index]), partners[p_index]
-            else:
-                conditional, partner = 0.0, None
-            matches.append(NodeMatch(child, conditional * parent_probability, partner, event, partner_event))
+                probability = float(event_scores[i, j] * scores[c_index, p_index])
+                if probability > best[c_index].score:
+                    best[c_index] = NodeMatch(children[c_index], probability, partners[p_index], event, y_events[j])
+        matches.extend(best)
     return matches
 
 

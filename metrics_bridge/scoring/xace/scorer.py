@@ -4,6 +4,7 @@ Reference graph per request: the clip's AudioCaps-F expert annotation when the c
 (events, sources, attributes; relations come from the reference captions, since the annotation has no
 temporal information), else the union of the reference captions' graphs (the paper's "w/o anno").
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -11,9 +12,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..base import ScoreResult, ScoringContext, ScoringRequest
+from ..llm_client import ChatClient, LLMError
 from .embedding import encode_phrases, model_unavailable_reason
 from .extractor import RuleExtractor
 from .graph import AudioGraph, merge_graphs
+from .llm_extractor import LLMExtractor
 from .matching import FACTORS, PhraseSimilarity, attribute_text, event_text, match_graphs
 from .text import packaged_attribute_tags
 
@@ -31,7 +34,11 @@ class TagLibrary:
     def exact(self, attribute: str) -> dict | None:
         words = [w for w in attribute_text(attribute).split() if w not in _INTENSIFIERS]
         text = " ".join(words)
-        for candidate in (text, text[:-2] if text.endswith("ly") else None, text[:-3] + "y" if text.endswith("ily") else None):
+        for candidate in (
+            text,
+            text[:-2] if text.endswith("ly") else None,
+            text[:-3] + "y" if text.endswith("ily") else None,
+        ):
             if candidate and candidate in self.tags:
                 return self.tags[candidate]
         return None
@@ -49,16 +56,31 @@ class XaceScorer:
     corpus_level = False
     protocol_kind = "embedding"
 
-    def __init__(self, extractor=None) -> None:
-        self.extractor = extractor or RuleExtractor()
-        self.version = f"xace-wo-cm+sbert-minilm+{self.extractor.name}"
+    def __init__(self, extractor: str | object = "rules") -> None:
+        """extractor: "rules" (offline, default), "llm" (Table 10 prompt on the context's endpoint) or an
+        object with `name` and `extract(caption) -> AudioGraph`."""
+        self.uses_llm = extractor == "llm"
+        if extractor == "rules":
+            self.extractor = RuleExtractor()
+        elif self.uses_llm:
+            self.extractor = None  # built per batch from context.llm
+        else:
+            self.extractor = extractor
+        extractor_name = "llm-extractor-table10" if self.uses_llm else self.extractor.name
+        self.version = f"xace-wo-cm+sbert-minilm+{extractor_name}"
+        if self.uses_llm:
+            self.needs = frozenset({"references", "llm"})
 
     def unavailable_reason(self, context: ScoringContext | None = None) -> str | None:
         reason = model_unavailable_reason()
         if reason:
             return f"XACE: {reason}"
-        extractor_reason = getattr(self.extractor, "unavailable_reason", None)
-        return extractor_reason(context) if extractor_reason else None
+        if self.uses_llm:
+            return LLMExtractor.unavailable_reason_for(context.llm if context else None)
+        return None
+
+    def version_for(self, context: ScoringContext) -> str:
+        return f"{self.version}+{(context.llm or {}).get('model', 'unknown')}" if self.uses_llm else self.version
 
     # -- graphs ---------------------------------------------------------------------------
     def caption_graph(self, caption: str) -> AudioGraph:
@@ -89,6 +111,11 @@ class XaceScorer:
     # -- scoring --------------------------------------------------------------------------
     def score_batch(self, requests: Sequence[ScoringRequest], context: ScoringContext) -> dict[str, list[ScoreResult]]:
         tags = TagLibrary(context.attribute_tags or packaged_attribute_tags())
+        if self.uses_llm:
+            reason = self.unavailable_reason(context)
+            if reason:
+                raise LLMError(reason)
+            self.extractor = LLMExtractor(ChatClient.from_context(context.llm, cache=context.llm_cache))
         pairs = []
         for request in requests:
             reference, origin = self.reference_graph(request, context)
@@ -101,7 +128,7 @@ class XaceScorer:
                 phrases.update(attribute_text(a) for _, a in graph.attributes())
                 phrases.update(event_text(e) for relation in graph.relations for e in relation[:2])
         ordered = sorted(phrases)
-        vectors = dict(zip(ordered, encode_phrases(ordered)))
+        vectors = dict(zip(ordered, encode_phrases(ordered), strict=False))
         similarity = PhraseSimilarity(vectors, antonyms=tags.are_antonyms)
         tag_matrix = np.stack([vectors[name] for name in tags.names]) if tags.names else None
         results: dict[str, list[ScoreResult]] = {name: [] for name in self.metric_names}
@@ -123,7 +150,11 @@ class XaceScorer:
                 results[FACTOR_METRICS[factor]].append(
                     ScoreResult(
                         result.f1,
-                        {"precision": round(result.precision, 4), "recall": round(result.recall, 4), "empty": not result.included},
+                        {
+                            "precision": round(result.precision, 4),
+                            "recall": round(result.recall, 4),
+                            "empty": not result.included,
+                        },
                     )
                 )
         return results
@@ -155,4 +186,3 @@ class XaceScorer:
             }
             for name, values in sorted(sums.items())
         }
-

@@ -2,6 +2,7 @@
 
 lemminflect ships its lemma tables inside the wheel, so nothing is downloaded at run time.
 """
+
 from __future__ import annotations
 
 import json

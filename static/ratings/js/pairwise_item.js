@@ -50,15 +50,34 @@
       label.classList.toggle("is-chosen", label.querySelector("input").checked);
     });
   }
-  function saveDraft(side) {
-    postJson(form.dataset.draftUrl, {side: side})
+  // Autosave one request at a time, so a quick change of mind never lands before the earlier choice.
+  let isSaving = false;
+  let isSavePending = false;
+  function saveDraft() {
+    if (isSaving) {
+      isSavePending = true;
+      return;
+    }
+    const chosen = form.querySelector('input[name="side"]:checked');
+    isSaving = true;
+    form.dataset.draftState = "saving";
+    postJson(form.dataset.draftUrl, {side: chosen ? chosen.value : ""})
       .then((response) => { autosaveStatus.textContent = response.ok ? "Choice saved as a draft." : "Draft not saved."; })
-      .catch(() => { autosaveStatus.textContent = "Draft not saved (no connection)."; });
+      .catch(() => { autosaveStatus.textContent = "Draft not saved (no connection)."; })
+      .finally(() => {
+        isSaving = false;
+        if (isSavePending) {
+          isSavePending = false;
+          saveDraft();
+        } else {
+          form.dataset.draftState = "saved";
+        }
+      });
   }
   form.addEventListener("change", (event) => {
     if (event.target.name !== "side") return;
     showChoice();
-    saveDraft(event.target.value);
+    saveDraft();
   });
   showChoice();
 

@@ -53,8 +53,10 @@
       .finally(() => { isReporting = false; });
   });
 
-  // --- autosave -----------------------------------------------------------------------
+  // --- autosave: debounced, one request at a time so an older state never lands last --------
   let saveTimer = null;
+  let isSaving = false;
+  let isSavePending = false;
   function formState() {
     const state = {};
     new FormData(form).forEach((value, key) => { if (key !== "csrfmiddlewaretoken") state[key] = value; });
@@ -62,14 +64,30 @@
   }
   function saveDraft() {
     saveTimer = null;
+    if (isSaving) {
+      isSavePending = true;
+      return;
+    }
+    isSaving = true;
+    form.dataset.draftState = "saving";
     postJson(form.dataset.draftUrl, formState())
       .then((response) => {
         autosaveStatus.textContent = response.ok ? "Draft saved at " + new Date().toLocaleTimeString() + "." : "Draft not saved.";
       })
-      .catch(() => { autosaveStatus.textContent = "Draft not saved (no connection)."; });
+      .catch(() => { autosaveStatus.textContent = "Draft not saved (no connection)."; })
+      .finally(() => {
+        isSaving = false;
+        if (isSavePending) {
+          isSavePending = false;
+          saveDraft();
+        } else if (!saveTimer) {
+          form.dataset.draftState = "saved";
+        }
+      });
   }
   function scheduleSave() {
     clearTimeout(saveTimer);
+    form.dataset.draftState = "saving";
     autosaveStatus.textContent = "Saving draft…";
     saveTimer = setTimeout(saveDraft, AUTOSAVE_DELAY_MS);
   }

@@ -1,0 +1,111 @@
+"""Metric runs in eager mode: storage, idempotence, versions, cancellation, errors, agreement assembly."""
+import json
+
+import pytest
+from django.core.management import call_command
+
+from annotation.models import Dataset
+from metrics_bridge.agreement import protocol
+from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
+from metrics_bridge.scoring import registry
+from metrics_bridge.services.agreement import agreement_report_build
+from metrics_bridge.services.runs import metric_run_cancel, metric_run_create, metric_run_execute
+from ratings.services.pairwise_import import pairwise_judgements_import
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def clotho_items(shared_dir):
+    return json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())[:12]
+
+
+@pytest.fixture
+def dataset(clotho_items) -> Dataset:
+    pairwise_judgements_import(data=clotho_items, dataset_name="clotho-sample", source_name="clotho_eval.json")
+    return Dataset.objects.get(name="clotho-sample")
+
+
+def test_a_run_stores_one_score_per_request_and_a_second_run_is_a_no_op(dataset):
+    run = metric_run_execute(run=metric_run_create(dataset=dataset, metric_names=["ROUGE_L"]))
+    assert run.status == MetricRun.Status.DONE
+    assert run.chunks_done == run.chunks_total > 0
+    stored = MetricScore.objects.filter(metric="ROUGE_L").count()
+    planned = {(r["caption_id"], r["reference_set_key"]) for chunk in run.chunks.all() for r in chunk.requests}
+    assert stored == len(planned)
+
+    again = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
+    assert again.chunks_total == 0
+    assert again.status == MetricRun.Status.DONE
+    assert MetricScore.objects.filter(metric="ROUGE_L").count() == stored
+
+
+def test_a_new_scorer_version_adds_rows_beside_the_old_ones(dataset, monkeypatch):
+    metric_run_execute(run=metric_run_create(dataset=dataset, metric_names=["ROUGE_L"]))
+    old_version = registry.scorer_for("ROUGE_L").version
+    old_count = MetricScore.objects.filter(metric="ROUGE_L").count()
+    monkeypatch.setattr(type(registry.scorer_for("ROUGE_L")), "version", old_version + "-next", raising=False)
+
+    metric_run_execute(run=metric_run_create(dataset=dataset, metric_names=["ROUGE_L"]))
+
+    assert MetricScore.objects.filter(metric="ROUGE_L", version=old_version).count() == old_count
+    assert MetricScore.objects.filter(metric="ROUGE_L", version=old_version + "-next").count() == old_count
+
+
+def test_a_cancelled_run_scores_nothing(dataset):
+    run = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
+    metric_run_cancel(run=run)
+    run = metric_run_execute(run=run)
+    assert run.status == MetricRun.Status.CANCELLED
+    assert not MetricScore.objects.exists()
+    assert set(run.chunks.values_list("status", flat=True)) == {MetricRunChunk.Status.CANCELLED}
+
+
+def test_a_scorer_error_is_recorded_on_the_run(dataset, monkeypatch):
+    scorer = registry.scorer_for("ROUGE_L")
+
+    def broken(requests, context):
+        raise RuntimeError("tokenizer exploded")
+
+    monkeypatch.setattr(scorer, "score_batch", broken)
+    run = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
+    with pytest.raises(RuntimeError):
+        metric_run_execute(run=run)
+    run.refresh_from_db()
+    assert run.status == MetricRun.Status.FAILED
+    assert "tokenizer exploded" in run.error
+    assert run.chunks.filter(status=MetricRunChunk.Status.FAILED, error__contains="tokenizer exploded").exists()
+
+
+def test_unknown_and_unavailable_metrics_are_named(dataset):
+    with pytest.raises(ValueError, match="NOT_A_METRIC"):
+        metric_run_create(dataset=dataset, metric_names=["NOT_A_METRIC"])
+    run = metric_run_create(dataset=dataset, metric_names=["SPICE", "ROUGE_L"])
+    assert "SPICE" in run.unavailable and "CoreNLP" in run.unavailable["SPICE"]
+    assert run.metrics == ["ROUGE_L"]
+
+
+def test_the_report_from_stored_scores_equals_the_plain_protocol_run(dataset, clotho_items):
+    # Given scores computed through metric runs and stored in the database
+    report = agreement_report_build(dataset=dataset, metric_names=["ROUGE_L", "BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4"])
+    # When the same clips go through the plain-Python protocol with the same scorers
+    clips = protocol.clips_from_fense_items(clotho_items)
+    expected = {}
+    for name in ["ROUGE_L", "BLEU_4"]:
+        direct = protocol.fense_agreement(clips, registry.scorer_for(name))[name]
+        expected[name] = {**{s: direct.splits[s].accuracy for s in direct.splits}, "total": direct.total.accuracy}
+        expected_pairs = {**{s: direct.splits[s].counted for s in direct.splits}, "total": direct.total.counted}
+    # Then the numbers are identical
+    assert {name: report["metrics"][name] for name in expected} == expected
+    assert report["pairs"] == expected_pairs
+    assert list(report["metrics"]) == ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "ROUGE_L"]
+
+
+def test_agreement_report_command_prints_the_exact_json_shape(dataset, capsys):
+    call_command("agreement_report", "--dataset", "clotho-sample", "--format", "json", "--metrics", "ROUGE_L,SPICE")
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) == {"dataset", "pairs", "metrics", "unavailable"}
+    assert report["dataset"] == "clotho-sample"
+    assert set(report["pairs"]) == {"HC", "HI", "HM", "MM", "total"}
+    assert set(report["metrics"]["ROUGE_L"]) == {"HC", "HI", "HM", "MM", "total"}
+    assert "SPICE" in report["unavailable"]

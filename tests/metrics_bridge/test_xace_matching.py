@@ -1,0 +1,97 @@
+"""Greedy graph matching of X-ACE on hand-made graphs with hand-made phrase vectors."""
+
+import numpy as np
+import pytest
+
+from metrics_bridge.scoring.xace.graph import AND, BEFORE, AudioGraph
+from metrics_bridge.scoring.xace.matching import PhraseSimilarity, f_measure, match_graphs
+
+
+def unit(*values):
+    vector = np.array(values, dtype=np.float64)
+    return vector / np.linalg.norm(vector)
+
+
+# phrase -> vector; cosines: bark/growl 0.5, man/woman 1.0 (same vector: only the gender rule separates them)
+VECTORS = {
+    "bark": unit(1, 0, 0, 0, 0),
+    "growl": unit(1, np.sqrt(3), 0, 0, 0),
+    "speak": unit(0, 0, 1, 0, 0),
+    "dog": unit(0, 0, 0, 1, 0),
+    "man": unit(0, 0, 0, 0, 1),
+    "woman": unit(0, 0, 0, 0, 1),
+    "loud": unit(1, 1, 1, 1, 1),
+}
+
+
+def graph(events, relations=()):
+    result = AudioGraph()
+    for name, sources, attributes in events:
+        result.add_event(name, sources, attributes)
+    result.set_adjacent_relations(list(relations))
+    return result
+
+
+@pytest.fixture
+def similarity():
+    return PhraseSimilarity(VECTORS)
+
+
+def test_identical_graphs_score_one(similarity):
+    g = graph([("barking", ["dog"], ["loud"]), ("speaking", ["man"], [])], [("barking", "speaking", AND)])
+    match = match_graphs(g, g, similarity)
+    assert match.score == pytest.approx(1.0)
+    assert all(f.f1 == pytest.approx(1.0) for f in match.factors.values())
+
+
+def test_child_is_weighted_by_its_parent_match(similarity):
+    candidate = graph([("growl", ["dog"], [])])
+    reference = graph([("bark", ["dog"], [])])
+    match = match_graphs(candidate, reference, similarity)
+    assert match.factors["event"].precision == pytest.approx(0.5)
+    # the source is the same word, but its parent only matches with 0.5
+    assert match.factors["source"].precision == pytest.approx(0.5)
+    assert match.factors["source"].recall == pytest.approx(0.5)
+
+
+def test_opposite_genders_never_match(similarity):
+    candidate = graph([("speak", ["woman"], [])])
+    reference = graph([("speak", ["man"], [])])
+    match = match_graphs(candidate, reference, similarity)
+    assert match.factors["event"].f1 == pytest.approx(1.0)
+    assert match.factors["source"].precision == 0.0
+    assert match.factors["source"].to_json()["hallucinated"][0]["node"] == "woman"
+    assert match.factors["source"].to_json()["missed"][0]["node"] == "man"
+
+
+def test_relation_needs_the_same_relation_between_matched_events(similarity):
+    reference = graph([("bark", [], []), ("speak", [], [])], [("bark", "speak", BEFORE)])
+    same_order = graph([("speak", [], []), ("bark", [], [])], [("speak", "bark", "after")])
+    swapped = graph([("bark", [], []), ("speak", [], [])], [("bark", "speak", "after")])
+    assert match_graphs(same_order, reference, similarity).factors["relation"].f1 == pytest.approx(1.0)
+    assert match_graphs(swapped, reference, similarity).factors["relation"].f1 == 0.0
+
+
+def test_relation_probability_multiplies_both_event_matches(similarity):
+    reference = graph([("bark", [], []), ("speak", [], [])], [("bark", "speak", AND)])
+    candidate = graph([("growl", [], []), ("speak", [], [])], [("speak", "growl", AND)])
+    relation = match_graphs(candidate, reference, similarity).factors["relation"]
+    assert relation.precision == pytest.approx(0.5 * 1.0)
+
+
+def test_macro_average_skips_factors_absent_from_both_graphs(similarity):
+    candidate = graph([("growl", [], [])])
+    reference = graph([("bark", [], ["loud"])])
+    match = match_graphs(candidate, reference, similarity)
+    assert not match.factors["source"].included and not match.factors["relation"].included
+    # events P=R=0.5; attributes: nothing predicted (P=0), missed (R=0)
+    assert match.precision == pytest.approx((0.5 + 0.0) / 2)
+    assert match.recall == pytest.approx((0.5 + 0.0) / 2)
+    assert match.score == pytest.approx(f_measure(0.25, 0.25))
+
+
+def test_antonym_tags_never_match():
+    vectors = {"bark": unit(1, 0), "loud": unit(0, 1), "quiet": unit(0, 1)}
+    similarity = PhraseSimilarity(vectors, antonyms=lambda a, b: {a, b} == {"loud", "quiet"})
+    match = match_graphs(graph([("bark", [], ["quiet"])]), graph([("bark", [], ["loud"])]), similarity)
+    assert match.factors["attribute"].f1 == 0.0
