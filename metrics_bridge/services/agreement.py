@@ -4,19 +4,22 @@ from metrics_bridge.agreement import protocol
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for
-from metrics_bridge.services.plans import fense_label, protocol_clips
+from metrics_bridge.services.plans import fense_label, protocol_clips, reference_context
 from metrics_bridge.services.reference_sets import reference_set_key
-from metrics_bridge.services.runs import metric_run_create, metric_run_execute
+from metrics_bridge.services.contexts import scoring_context_for
+from metrics_bridge.services.runs import metric_run_create, metric_run_execute, scorer_version
 
 SPLITS = ("HC", "HI", "HM", "MM")
 
 
-def _stored_scores(*, metric_names: tuple[str, ...], version: str, plan: protocol.ScoringPlan) -> dict[str, dict]:
-    keys = {
-        reference_set_key(texts=request.references, context=fense_label(batch.label))
-        for batch in plan.batches
-        for request in batch.requests
-    }
+def _request_key(scorer, batch: protocol.PlanBatch, request) -> tuple[int, str]:
+    context = reference_context(corpus_level=scorer.corpus_level, batch_label=fense_label(batch.label))
+    return request.candidate_id, reference_set_key(texts=tuple(request.references), context=context)
+
+
+def _stored_scores(*, scorer, plan: protocol.ScoringPlan) -> dict[str, dict]:
+    metric_names, version = scorer.metric_names, scorer_version(scorer, scoring_context_for(clip_ids=None))
+    keys = {_request_key(scorer, batch, request)[1] for batch in plan.batches for request in batch.requests}
     rows = MetricScore.objects.filter(metric__in=metric_names, version=version, reference_set__key__in=keys)
     stored: dict[str, dict] = {name: {} for name in metric_names}
     for metric, caption_id, key, value in rows.values_list("metric", "caption_id", "reference_set__key", "value").iterator():
@@ -24,21 +27,15 @@ def _stored_scores(*, metric_names: tuple[str, ...], version: str, plan: protoco
     return stored
 
 
-def _batch_scores(plan: protocol.ScoringPlan, stored: dict) -> list[list[float | None]]:
-    return [
-        [
-            stored.get((request.candidate_id, reference_set_key(texts=request.references, context=fense_label(batch.label))))
-            for request in batch.requests
-        ]
-        for batch in plan.batches
-    ]
+def _batch_scores(scorer, plan: protocol.ScoringPlan, stored: dict) -> list[list[float | None]]:
+    return [[stored.get(_request_key(scorer, batch, request)) for request in batch.requests] for batch in plan.batches]
 
 
 def metric_agreement(*, clips: list[protocol.ProtocolClip], scorer) -> dict[str, protocol.AgreementReport]:
     """Per metric name of the scorer: the FENSE pairwise accuracy from stored scores (missing scores count wrong)."""
     plan = protocol.scoring_plan(clips, protocol_kind=scorer.protocol_kind)
-    stored = _stored_scores(metric_names=scorer.metric_names, version=scorer.version, plan=plan)
-    return {name: protocol.agreement_report(plan, _batch_scores(plan, stored[name]), metric=name) for name in scorer.metric_names}
+    stored = _stored_scores(scorer=scorer, plan=plan)
+    return {name: protocol.agreement_report(plan, _batch_scores(scorer, plan, stored[name]), metric=name) for name in scorer.metric_names}
 
 
 def _pair_counts(clips: list[protocol.ProtocolClip]) -> dict[str, int]:

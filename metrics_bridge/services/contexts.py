@@ -1,7 +1,6 @@
 """Build the ScoringContext (expert graphs, tag library, LLM endpoint, LLM cache) from the database and settings."""
 from django.conf import settings
 
-from annotation.models import Dataset
 from metrics_bridge.models import LLMResponse
 from metrics_bridge.scoring.base import ScoringContext
 from metrics_bridge.selectors import attribute_tag_library, gold_annotations_by_clip
@@ -30,7 +29,7 @@ def llm_endpoint_settings() -> dict | None:
     return {"api_base": settings.LLM_API_BASE, "api_key": settings.LLM_API_KEY, "model": settings.LLM_MODEL}
 
 
-def scoring_context_for(*, clip_ids: set[int] | None, dataset: Dataset) -> ScoringContext:
+def scoring_context_for(*, clip_ids: set[int] | None) -> ScoringContext:
     """Context for scoring requests of these clips (None: availability checks only, no per-clip data)."""
     return ScoringContext(
         expert_annotations=gold_annotations_by_clip(clip_ids=clip_ids) if clip_ids else {},

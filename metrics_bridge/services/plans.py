@@ -21,16 +21,32 @@ ALL_REFERENCES = "all-references"
 @dataclass
 class PlannedBatch:
     label: str
-    # [{"caption_id": int, "reference_set_key": str}]
-    requests: list[dict] = field(default_factory=list)
-    # key -> (texts, context)
-    reference_sets: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+    # (caption id, reference texts), duplicates kept: corpus-level metrics count them.
+    requests: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
 
-    def add(self, *, caption_id: int, references: tuple[str, ...]) -> str:
-        key = reference_set_key(texts=references, context=self.label)
-        self.reference_sets[key] = (references, self.label)
-        self.requests.append({"caption_id": caption_id, "reference_set_key": key})
-        return key
+    def add(self, *, caption_id: int, references: tuple[str, ...]) -> None:
+        self.requests.append((caption_id, tuple(references)))
+
+
+def reference_context(*, corpus_level: bool, batch_label: str) -> str:
+    """What besides its texts identifies a reference set for a scorer.
+
+    Corpus-level scores (CIDEr-D's document frequencies, DATE's ranks) depend on the batch,
+    so its label is part of the identity; other scores are the same in any batch, which lets
+    e.g. the MM batch and the all-references batch share SBERT scores.
+    """
+    return batch_label if corpus_level else ""
+
+
+def chunk_requests_for(*, batch: PlannedBatch, corpus_level: bool) -> tuple[list[dict], dict[str, tuple[tuple[str, ...], str]]]:
+    """The batch's requests as stored on chunks, and the reference sets they name (key -> (texts, context))."""
+    context = reference_context(corpus_level=corpus_level, batch_label=batch.label)
+    requests, reference_sets = [], {}
+    for caption_id, references in batch.requests:
+        key = reference_set_key(texts=references, context=context)
+        reference_sets[key] = (references, context)
+        requests.append({"caption_id": caption_id, "reference_set_key": key})
+    return requests, reference_sets
 
 
 def protocol_clips(clip_rows: list[ClipRows]) -> list["protocol.ProtocolClip"]:

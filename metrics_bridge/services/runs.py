@@ -16,7 +16,7 @@ from annotation.models import Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.plans import PlannedBatch, dataset_scoring_plan
+from metrics_bridge.services.plans import PlannedBatch, chunk_requests_for, dataset_scoring_plan
 from metrics_bridge.services.reference_sets import reference_sets_ensure
 
 logger = logging.getLogger(__name__)
@@ -57,33 +57,45 @@ def scorer_key(scorer) -> str:
     return scorer.metric_names[0]
 
 
-def _missing_requests(scorer, batch: PlannedBatch) -> list[dict]:
-    """Requests of the batch that lack a score for any of the scorer's metric names at its current version."""
-    keys = {request["reference_set_key"] for request in batch.requests}
+def scorer_version(scorer, context) -> str:
+    """The version scores are stored under; LLM judges add their model (scores of two models must not mix)."""
+    version_for = getattr(scorer, "version_for", None)
+    return version_for(context) if version_for else scorer.version
+
+
+def _missing_requests(scorer, version: str, requests: list[dict]) -> list[dict]:
+    """Requests lacking a score for any of the scorer's metric names at this version."""
+    keys = {request["reference_set_key"] for request in requests}
     have = MetricScore.objects.filter(
-        metric__in=scorer.metric_names, version=scorer.version, reference_set__key__in=keys
-    ).values_list("caption_id", "reference_set__key", "metric")
+        metric__in=scorer.metric_names, version=version, reference_set__key__in=keys
+    ).values_list("caption_id", "reference_set__key")
     done: dict[tuple[int, str], int] = {}
-    for caption_id, key, _metric in have:
-        done[(caption_id, key)] = done.get((caption_id, key), 0) + 1
+    for identity in have:
+        done[identity] = done.get(identity, 0) + 1
     complete = len(scorer.metric_names)
-    return [r for r in batch.requests if done.get((r["caption_id"], r["reference_set_key"]), 0) < complete]
+    missing, seen = [], set()
+    for request in requests:
+        identity = (request["caption_id"], request["reference_set_key"])
+        if done.get(identity, 0) < complete and identity not in seen:
+            seen.add(identity)
+            missing.append(request)
+    return missing
 
 
-def _chunks_for(scorer, batch: PlannedBatch) -> list[list[dict]]:
-    missing = _missing_requests(scorer, batch)
+def _chunks_for(scorer, version: str, requests: list[dict]) -> list[list[dict]]:
+    missing = _missing_requests(scorer, version, requests)
     if not missing:
         return []
     if scorer.corpus_level:
         # Document frequencies / ranks depend on the whole batch: score it whole, even if only part is missing.
-        return [batch.requests]
+        return [requests]
     return [missing[start : start + CHUNK_SIZE] for start in range(0, len(missing), CHUNK_SIZE)]
 
 
 @transaction.atomic
 def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None) -> MetricRun:
     """Plan a run: one chunk per (scorer, slice of a batch) still missing scores. Nothing is queued yet."""
-    context = scoring_context_for(clip_ids=None, dataset=dataset)
+    context = scoring_context_for(clip_ids=None)
     scorers, unavailable = _requested_scorers(metric_names, context)
     run = MetricRun.objects.create(
         dataset=dataset,
@@ -97,10 +109,20 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
     for scorer in scorers:
         if scorer.protocol_kind not in plans:
             plans[scorer.protocol_kind] = dataset_scoring_plan(dataset=dataset, protocol_kind=scorer.protocol_kind)
+        planned: list[dict] = []
         for batch in plans[scorer.protocol_kind]:
-            reference_sets.update(batch.reference_sets)
-            for requests in _chunks_for(scorer, batch):
-                chunks.append(MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=requests))
+            requests, batch_reference_sets = chunk_requests_for(batch=batch, corpus_level=scorer.corpus_level)
+            reference_sets.update(batch_reference_sets)
+            if scorer.corpus_level:
+                chunk_lists = _chunks_for(scorer, scorer_version(scorer, context), requests)
+            else:
+                planned.extend(requests)
+                chunk_lists = []
+            for chunk_requests in chunk_lists:
+                chunks.append(MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests))
+        # Batch boundaries don't matter for the other scorers: pool their requests, each scored once.
+        for chunk_requests in _chunks_for(scorer, scorer_version(scorer, context), planned) if planned else []:
+            chunks.append(MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests))
     reference_sets_ensure(entries=reference_sets)
     MetricRunChunk.objects.bulk_create(chunks, batch_size=200)
     run.chunks_total = len(chunks)
@@ -193,8 +215,9 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
     scorer = registry.scorer_for(chunk.metric)
     requests, reference_set_ids = scoring_requests_for(chunk_requests=chunk.requests)
     clip_ids = {int(request.clip_key) for request in requests if request.clip_key}
-    context = scoring_context_for(clip_ids=clip_ids, dataset=chunk.run.dataset)
+    context = scoring_context_for(clip_ids=clip_ids)
     results = scorer.score_batch(requests, context)
+    version = scorer_version(scorer, context)
     rows = []
     for name in scorer.metric_names:
         seen: set[tuple[int, str]] = set()
@@ -207,7 +230,7 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
             rows.append(
                 MetricScore(
                     metric=name,
-                    version=scorer.version,
+                    version=version,
                     caption_id=request.candidate_id,
                     reference_set_id=reference_set_ids[planned["reference_set_key"]],
                     value=float(result.value),
