@@ -16,12 +16,20 @@ from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 from metrics_bridge.agreement.protocol import clips_from_fense_items, scoring_plan
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import ScoringContext, ScoringRequest, score_batches
-from metrics_bridge.scoring.classic import BleuScorer, CiderScorer, MeteorScorer, RougeScorer, ptb_tokenizer
+from metrics_bridge.scoring.classic import (
+    BleuScorer,
+    CiderScorer,
+    MeteorScorer,
+    RougeScorer,
+    meteor_process,
+    ptb_tokenizer,
+    tokenize_batches,
+)
 
 CLASSIC = ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "METEOR", "ROUGE_L", "CIDEr_D"]
 
 
-def pycocoevalcap_scores(requests):
+def pycocoevalcap_scores(requests, *, meteor=True):
     """Sentence-level values straight from pycocoevalcap: tokenize the batch, then each scorer."""
     gts = {i: [{"caption": r} for r in request.references] for i, request in enumerate(requests)}
     res = {i: [{"caption": request.candidate}] for i, request in enumerate(requests)}
@@ -31,9 +39,10 @@ def pycocoevalcap_scores(requests):
     _, bleu = Bleu(4).compute_score(gts, res, verbose=0)
     for k in range(4):
         values[f"BLEU_{k + 1}"] = np.array(bleu[k])
-    meteor = Meteor()
-    values["METEOR"] = np.array(meteor.compute_score(gts, res)[1])
-    del meteor
+    if meteor:  # a JVM start of several seconds
+        scorer = Meteor()
+        values["METEOR"] = np.array(scorer.compute_score(gts, res)[1])
+        del scorer
     values["ROUGE_L"] = np.array(Rouge().compute_score(gts, res)[1])
     values["CIDEr_D"] = np.array(Cider().compute_score(gts, res)[1])
     return values
@@ -49,13 +58,17 @@ def our_scores(batches):
 
 @pytest.fixture(scope="module")
 def clotho_sample(shared_dir):
-    """60 requests of the Clotho-Eval protocol: 40 MM leave-one-out, 20 HC/HI/HM (some repeated)."""
+    """62 requests: 40 MM leave-one-out and 17 HC/HI/HM requests of Clotho-Eval, 3 repeats, 2 odd texts."""
     clips = clips_from_fense_items(json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text()))
     plan = scoring_plan(clips, protocol_kind="ngram")
     rng = random.Random(7)
     by_label = {batch.label: batch.requests for batch in plan.batches}
     sample = rng.sample(by_label["MM"], 40) + rng.sample(by_label["HC"] + by_label["HI"] + by_label["HM"], 17)
-    return sample + sample[:3]  # duplicates count in CIDEr-D's document frequencies
+    odd = [
+        ScoringRequest("...", sample[0].references),  # nothing left after punctuation removal
+        ScoringRequest("A DOG, barking (loudly)!", ("a dog barks", "dogs bark loudly", "a dog barks", "a dog barks")),
+    ]
+    return sample + sample[:3] + odd  # duplicates count in CIDEr-D's document frequencies
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +90,7 @@ def test_each_batch_is_its_own_cider_corpus_and_texts_are_tokenized_in_one_jvm_c
     calls_before = ptb_tokenizer.jvm_calls
     values = our_scores([first, second])
     assert ptb_tokenizer.jvm_calls - calls_before == 1
-    alone = pycocoevalcap_scores(first)
+    alone = pycocoevalcap_scores(first, meteor=False)
     assert np.max(np.abs(values[0]["CIDEr_D"] - alone["CIDEr_D"])) <= 1e-6
     assert np.max(np.abs(values[0]["CIDEr_D"] - reference_values["CIDEr_D"][:25])) > 1e-3  # other corpus, other df
     joined = np.concatenate([values[0]["METEOR"], values[1]["METEOR"]])
@@ -92,6 +105,18 @@ def test_tokenizer_keeps_lines_aligned_and_matches_pycocoevalcap():
     assert ours[2] == "rain falls on a roof"
     expected = PTBTokenizer().tokenize({i: [{"caption": t}] for i, t in enumerate(texts) if i != 2})
     assert [ours[i] for i in (0, 1, 3, 4)] == [expected[i][0] for i in (0, 1, 3, 4)]
+
+
+def test_a_killed_meteor_jvm_is_restarted(clotho_sample, reference_values):
+    process = meteor_process.shared_process()
+    process.start()
+    starts = process.starts
+    process._process.kill()
+    process._process.wait()
+    process._cache.clear()
+    tokenized = tokenize_batches([clotho_sample[:5]])[0]
+    assert process.score(tokenized) == pytest.approx(list(reference_values["METEOR"][:5]), abs=1e-6)
+    assert process.starts == starts + 1
 
 
 def test_requests_without_references_are_rejected():

@@ -63,6 +63,7 @@ class MeteorProcess:
                 self._launch()
 
     def _launch(self) -> None:
+        self._terminate()  # a JVM that exited on its own still holds its stderr file
         meteor_dir = pycocoevalcap_dir() / "meteor"
         self._stderr = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
@@ -76,14 +77,20 @@ class MeteorProcess:
 
     def close(self) -> None:
         with self._lock:
-            if self._process is not None:
-                try:
-                    self._process.stdin.close()
-                    self._process.kill()
-                    self._process.wait(timeout=10)
-                except OSError:
-                    pass
-                self._process = None
+            self._terminate()
+
+    def _terminate(self) -> None:
+        if self._process is not None:
+            try:
+                self._process.stdin.close()
+                self._process.kill()
+                self._process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+            self._process = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
 
     def score(self, requests: Sequence[tuple[str, Sequence[str]]]) -> list[float]:
         """METEOR of each (tokenized hypothesis, tokenized references), as pycocoevalcap computes it."""
@@ -111,14 +118,18 @@ class MeteorProcess:
         return self._cache[unit]
 
     def _score_units(self, units: list[tuple[str, tuple[str, ...]]]) -> list[float]:
+        lines = [_score_line(hypothesis, references) for hypothesis, references in units]
         for attempt in (1, 2):
             self.start()
             try:
-                return self._exchange([_score_line(hypothesis, references) for hypothesis, references in units])
+                return self._exchange(lines)
             except (BrokenPipeError, RuntimeError):
+                self._terminate()  # the JVM died (killed, out of memory): one fresh start, then give up
                 if attempt == 2:
                     raise
-                self._process = None  # died (killed, out of memory): start a fresh one once
+            except BaseException:
+                self._terminate()  # never leave unread answers in the pipe for the next caller
+                raise
         raise AssertionError("unreachable")
 
     def _exchange(self, score_lines: list[str]) -> list[float]:

@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .graph import AFTER, AND, BEFORE, AudioGraph
-from .text import gender_of, lemma, lexicon, readings
+from .text import gender_of, is_participle, lemma, lexicon, readings
 
 VERBISH = {"VERB", "ING", "EDV"}
 NP_PARTS = {"DET", "INT", "ADJ", "NOUN", "INGMOD", "POSS"}
 CLAUSE_BREAKS = {"TEMP", "SEP", "CONJ", "STOP", "SOUNDOF"}
 COLLECTIVE_HEADS = {"group", "crowd", "team", "family", "chorus", "choir", "audience", "couple"}
+#: "a piece of metal", "some type of machine": the "of" phrase names the source
+PARTITIVE_HEADS = {"piece", "pieces", "type", "types", "kind", "sort", "bit", "bits", "set", "variety", "pile", "stack"}
 GENERIC_HEADS = {"sound", "sounds", "noise", "audio", "recording", "clip", "it", "this", "track", "quality", "scene"}
 SOUND_WORDS = {"sound", "sounds", "noise", "noises"}
 MAKE_VERBS = {
@@ -336,10 +338,13 @@ class RuleExtractor:
             t
             for i, t in enumerate(tokens)
             if not (
-                t.tag == "SEP"
+                t.tag in {"SEP", "CONJ"}
+                and t.text in {",", "and", "or"}
                 and 0 < i < len(tokens) - 1
                 and tokens[i - 1].tag == "ADJ"
                 and tokens[i + 1].tag in {"ADJ", "INT"}
+                # "a creaky and squeaky floor" is one noun phrase; "is loud and sharp" stays two attributes
+                and (t.tag == "SEP" or self._noun_follows(tokens, i + 1))
             )
         ]
         for i, token in enumerate(tokens):
@@ -347,6 +352,14 @@ class RuleExtractor:
             following = tokens[i + 1] if i + 1 < len(tokens) else None
             token.tag = self._settle(token, previous, following, tokens, i)
         return tokens
+
+    @staticmethod
+    def _noun_follows(tokens: list[Token], start: int) -> bool:
+        for token in tokens[start:]:
+            if token.tag in {"ADJ", "INT", "SEP", "CONJ"}:
+                continue
+            return token.tag in {"NOUN", "AMBIG"}
+        return False
 
     def _settle(
         self, token: Token, previous: Token | None, following: Token | None, tokens: list[Token], i: int
@@ -380,6 +393,17 @@ class RuleExtractor:
             return "ADJ"
         if tag in {"AMBIG", "VERB"}:
             found = readings(word)
+            after_aux = prev_tag == "AUX" or (prev_tag in {"ADV", "INT"} and i >= 2 and tokens[i - 2].tag == "AUX")
+            if after_aux and previous is not None and is_participle(word) and word not in self.lex["adjectives"]:
+                return "EDV"  # "a metal object is being struck", "a gong is rung": irregular passives
+            if (
+                prev_tag == "PREP"
+                and previous.text == "to"
+                and word in found.get("VERB", ())
+                and self.is_sound_verb(word)
+                and next_tag in {"DET", "ADV", "PREP", "ATTR", "SEP", "CONJ", "TEMP", None}
+            ):
+                return "VERB"  # "continues to roll back and forth", "using a saw to cut a board"
             if tag == "VERB" and "NOUN" not in found:
                 if prev_tag in {"DET", "ADJ"} and not word.endswith("s"):
                     return "NOUN"
@@ -550,7 +574,10 @@ class RuleExtractor:
         if lemma(word) in self.lex["stop_verbs"]:
             return None
         has_particle = j + 1 < len(chunks) and chunks[j + 1].text in PARTICLES_ALWAYS
-        has_subject = j > 0 and chunks[j - 1].kind in {"NP", "PRON"}
+        k = j - 1
+        while k >= 0 and chunks[k].kind in {"AUX", "ADV", "INT"}:
+            k -= 1
+        has_subject = k >= 0 and chunks[k].kind in {"NP", "PRON"}
         if chunk.kind == "VERB" and not self.is_sound_verb(word) and not has_particle and not has_subject:
             return None
         if j > 0 and chunks[j - 1].text == "to" and not self.is_sound_verb(word):
@@ -567,7 +594,12 @@ class RuleExtractor:
                 passive = True
             k -= 1
         subject = chunks[k] if k >= 0 else None
+        if subject is not None and subject.text == "to":
+            # "a man tries to talk", "someone is using a saw to cut wood": the clause's subject makes the sound
+            k = self._clause_subject(chunks, k)
+            subject = chunks[k] if k >= 0 else None
         # "the engine of a car is revved": the head noun phrase before "of" is the subject
+        # (but "a piece of metal is struck": after a partitive head the "of" phrase is the source)
         if (
             subject is not None
             and subject.kind == "NP"
@@ -576,7 +608,11 @@ class RuleExtractor:
             and chunks[k - 2].kind == "NP"
             and (
                 chunks[k - 1].text == "with"
-                or (chunk.kind != "ING" and not self.is_event_noun(chunks[k - 2].phrase.head))
+                or (
+                    chunk.kind != "ING"
+                    and not self.is_event_noun(chunks[k - 2].phrase.head)
+                    and chunks[k - 2].phrase.head not in PARTITIVE_HEADS
+                )
             )
         ):
             if chunks[k - 1].text == "with":  # "a person with loud shoes is walking"
@@ -692,6 +728,19 @@ class RuleExtractor:
                 break
         attributes = [a for a in attributes if not set(a.split()) <= self.lex["determiners"] | self.lex["intensifiers"]]
         return Mention(name=name, position=chunk.position, sentence=sentence, sources=sources, attributes=attributes)
+
+    @staticmethod
+    def _clause_subject(chunks: list[Chunk], k: int) -> int:
+        """Index of the subject of the verb governing an infinitive at chunks[k] ("to"), or -1."""
+        m = k - 1
+        while m >= 0 and chunks[m].kind not in VERBISH | {"STOP"}:
+            if chunks[m].kind in CLAUSE_BREAKS - {"STOP"}:
+                return -1
+            m -= 1
+        m -= 1
+        while m >= 0 and chunks[m].kind in {"AUX", "ADV", "INT"}:
+            m -= 1
+        return m if m >= 0 and chunks[m].kind in {"NP", "PRON"} else -1
 
     def _noun_events(self, chunks: list[Chunk], j: int, sentence: int) -> list[Mention]:
         chunk = chunks[j]

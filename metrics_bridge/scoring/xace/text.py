@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from lemminflect import getAllLemmas
+from lemminflect import getAllInflections, getAllLemmas
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 LEXICON_FILE = DATA_DIR / "xace_lexicon.json"
@@ -36,6 +36,16 @@ def packaged_attribute_tags() -> dict[str, dict]:
 def readings(word: str) -> dict[str, tuple[str, ...]]:
     """Possible parts of speech of a word with their lemmas, e.g. barks -> {NOUN: (bark,), VERB: (bark,)}."""
     return getAllLemmas(word)
+
+
+@lru_cache(maxsize=20000)
+def is_participle(word: str) -> bool:
+    """Past participle of some verb ("struck", "rung", "thrown", "filed"): passives after be/being."""
+    for verb in readings(word).get("VERB", ()):
+        forms = getAllInflections(verb, upos="VERB")
+        if word in forms.get("VBN", ()) or word in forms.get("VBD", ()):
+            return True
+    return False
 
 
 @lru_cache(maxsize=20000)
