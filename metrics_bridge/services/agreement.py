@@ -48,21 +48,12 @@ def _pair_counts(clips: list[protocol.ProtocolClip]) -> dict[str, int]:
     return counts
 
 
-def agreement_report_build(*, dataset: Dataset, metric_names: list[str] | None = None, on_progress=None) -> dict:
-    """The HC/HI/HM/MM agreement table; scores that are missing are computed first."""
-    run = metric_run_create(dataset=dataset, metric_names=metric_names)
-    run = metric_run_execute(run=run, on_progress=on_progress)
-    unavailable = dict(run.unavailable)
-    if run.status != MetricRun.Status.DONE:
-        for name in run.metrics:
-            unavailable[name] = f"computation failed in metric run {run.pk}: {run.error}"
-
+def agreement_table(*, dataset: Dataset, metric_names: list[str], unavailable: dict[str, str] | None = None) -> dict:
+    """The HC/HI/HM/MM agreement of the named metrics, from stored scores only (missing scores count wrong)."""
     clips = protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded_rater_ids_for(dataset=dataset)))
     metrics: dict[str, dict] = {}
     done_scorers = []
-    for name in run.metrics:
-        if name in unavailable:
-            continue
+    for name in metric_names:
         scorer = registry.scorer_for(name)
         if scorer in done_scorers:
             continue
@@ -76,3 +67,15 @@ def agreement_report_build(*, dataset: Dataset, metric_names: list[str] | None =
     if unavailable:
         report["unavailable"] = unavailable
     return report
+
+
+def agreement_report_build(*, dataset: Dataset, metric_names: list[str] | None = None, on_progress=None) -> dict:
+    """The agreement table; scores that are missing are computed first."""
+    run = metric_run_create(dataset=dataset, metric_names=metric_names)
+    run = metric_run_execute(run=run, on_progress=on_progress)
+    unavailable = dict(run.unavailable)
+    if run.status != MetricRun.Status.DONE:
+        for name in run.metrics:
+            unavailable[name] = f"computation failed in metric run {run.pk}: {run.error}"
+    computed = [name for name in run.metrics if name not in unavailable]
+    return agreement_table(dataset=dataset, metric_names=computed, unavailable=unavailable)
