@@ -20,6 +20,8 @@ VERBISH = {"VERB", "ING", "EDV"}
 NP_PARTS = {"DET", "INT", "ADJ", "NOUN", "INGMOD", "POSS"}
 CLAUSE_BREAKS = {"TEMP", "SEP", "CONJ", "STOP", "SOUNDOF"}
 COLLECTIVE_HEADS = {"group", "crowd", "team", "family", "chorus", "choir", "audience", "couple"}
+#: "speaks in a high-pitched voice": the adjectives of these heads describe the sound itself
+MANNER_HEADS = {"voice", "tone", "manner", "way", "fashion", "pitch", "pace", "rhythm", "volume"}
 #: "a piece of metal", "some type of machine": the "of" phrase names the source
 PARTITIVE_HEADS = {"piece", "pieces", "type", "types", "kind", "sort", "bit", "bits", "set", "variety", "pile", "stack"}
 GENERIC_HEADS = {"sound", "sounds", "noise", "audio", "recording", "clip", "it", "this", "track", "quality", "scene"}
@@ -719,7 +721,7 @@ class RuleExtractor:
                         text += f" {chunks[n + 2].text} {chunks[n + 3].phrase.text()}"
                         chunks[n + 3].consumed = True
                         n += 2
-                    attributes.append(text)
+                    attributes.extend(self._manner_adjectives(current.text, target.phrase) or [text])
                 target.consumed = True
                 n += 2
             elif current.kind == "CONJ" and n + 1 < len(chunks) and chunks[n + 1].kind in {"ADV", "ADJP", "ATTR"}:
@@ -728,6 +730,22 @@ class RuleExtractor:
                 break
         attributes = [a for a in attributes if not set(a.split()) <= self.lex["determiners"] | self.lex["intensifiers"]]
         return Mention(name=name, position=chunk.position, sentence=sentence, sources=sources, attributes=attributes)
+
+    @staticmethod
+    def _manner_adjectives(preposition: str, phrase: NounPhrase) -> list[str]:
+        """ "in a high-pitched voice", "in a calm and steady tone": the adjectives are the attributes."""
+        if preposition not in {"in", "with"} or phrase.head not in MANNER_HEADS:
+            return []
+        adjectives, pending = [], None
+        for token in phrase.tokens:
+            if token.tag == "INT":
+                pending = token.text
+            elif token.tag == "ADJ" and token.text not in {"same", "different", "other", "certain"}:
+                adjectives.append(f"{pending} {token.text}" if pending else token.text)
+                pending = None
+        if phrase.head == "pitch" and adjectives:
+            return [f"{' '.join(adjectives)} pitch"]  # "with a high pitch" -> "high pitch"
+        return adjectives
 
     @staticmethod
     def _clause_subject(chunks: list[Chunk], k: int) -> int:
@@ -759,6 +777,8 @@ class RuleExtractor:
             mentions.append(Mention(modifier.text, modifier.position, sentence, mention_sources, list(attributes)))
         if modifiers or chunk.consumed:
             return mentions
+        if phrase.tokens[0].text in {"no", "neither"} or (j > 0 and chunks[j - 1].text in {"without", "not"}):
+            return mentions  # "there is no background noise", "without any echo": absent sounds
         previous = chunks[j - 1] if j > 0 else None
         after_sound_of = previous is not None and previous.kind == "SOUNDOF"
         after_make = previous is not None and previous.kind == "STOP" and previous.text in MAKE_VERBS
@@ -806,7 +826,10 @@ class RuleExtractor:
             elif current.kind == "PREP" and current.text != "of" and n + 1 < len(chunks) and chunks[n + 1].kind == "NP":
                 if n + 2 < len(chunks) and chunks[n + 2].kind in VERBISH:
                     break
-                attributes.append(f"{current.text} {chunks[n + 1].phrase.text()}")
+                attributes.extend(
+                    self._manner_adjectives(current.text, chunks[n + 1].phrase)
+                    or [f"{current.text} {chunks[n + 1].phrase.text()}"]
+                )
                 chunks[n + 1].consumed = True
                 n += 2
             elif current.kind == "PREP" and current.text == "of" and n + 1 < len(chunks) and chunks[n + 1].kind == "NP":
@@ -930,7 +953,8 @@ class RuleExtractor:
         return AND
 
     def build_graph(self, caption: str) -> AudioGraph:
-        mentions = self.extract_mentions(caption)
+        # "as time goes on", "time passes": time is not a sound source
+        mentions = [m for m in self.extract_mentions(caption) if m.sources != ["time"]]
         graph = AudioGraph()
         flat = [w for sentence in self.sentences(caption) for w in (*sentence, ".")]
         order: list[tuple[str, int]] = []
