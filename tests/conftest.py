@@ -13,6 +13,33 @@ def shared_dir() -> Path:
     return SHARED_DIR
 
 
+@pytest.fixture(autouse=True)
+def _reference_data(request):
+    """Role groups and the tag library come from data migrations, which a transactional test's flush erases."""
+    marker = request.node.get_closest_marker("django_db")
+    wants_transactions = (marker and marker.kwargs.get("transaction")) or any(
+        name in request.fixturenames for name in ("transactional_db", "live_server", "real_celery")
+    )
+    if wants_transactions:
+        request.getfixturevalue("transactional_db")
+    elif marker or "db" in request.fixturenames:
+        request.getfixturevalue("db")
+    else:
+        yield
+        return
+    from django.contrib.auth.models import Group
+
+    from accounts.roles import ALL_ROLES
+    from annotation.models import AttributeTag
+    from annotation.tag_library import attribute_tags_seed
+
+    for role in ALL_ROLES:
+        Group.objects.get_or_create(name=role)
+    if not AttributeTag.objects.exists():
+        attribute_tags_seed(AttributeTag)
+    yield
+
+
 @pytest.fixture
 def make_user(db, django_user_model):
     from django.contrib.auth.models import Group

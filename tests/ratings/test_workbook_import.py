@@ -2,9 +2,11 @@
 invalid ones (every error listed, nothing written), re-imports and dry runs."""
 import io
 import json
+import re
 import subprocess
 import sys
 from decimal import Decimal
+import zipfile
 from pathlib import Path
 
 import openpyxl
@@ -14,7 +16,14 @@ from django.core.management import CommandError, call_command
 from annotation.models import Caption, Clip, Dataset
 from ratings.models import Assignment, Campaign, Source, ThumbsRating
 from ratings.services.workbooks import WORKBOOK_CAPTION_LABEL, WorkbookImportError, workbook_import
-from tests.ratings.workbook_helpers import FILL_SCRIPT, P1_WORKBOOK, caption_rows, overall, table_counts
+from tests.ratings.workbook_helpers import (
+    FILL_SCRIPT,
+    P1_WORKBOOK,
+    caption_rows,
+    light_copy,
+    overall,
+    table_counts,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -26,21 +35,29 @@ def _fill(shared_dir: Path, source: Path, out: Path, seed: int) -> Path:
 
 
 @pytest.fixture(scope="module")
-def filled_p1(shared_dir, tmp_path_factory) -> Path:
-    """valid.xlsx, invalid.xlsx and expected.json from the shared fill script, run on the real P1 workbook."""
+def p1_light(shared_dir) -> bytes:
+    """The real P1 workbook, full-row merges narrowed so openpyxl's editing mode opens it in a second."""
+    return light_copy((shared_dir / P1_WORKBOOK).read_bytes())
+
+
+@pytest.fixture(scope="module")
+def filled_p1(shared_dir, p1_light, tmp_path_factory) -> Path:
+    """valid.xlsx, invalid.xlsx and expected.json from the shared fill script, run on the P1 workbook."""
     out = tmp_path_factory.mktemp("filled")
-    return _fill(shared_dir, shared_dir / P1_WORKBOOK, out, 7)
+    (out / "P1_excel.xlsx").write_bytes(p1_light)
+    return _fill(shared_dir, out / "P1_excel.xlsx", out, 7)
 
 
 def _google_variant(source: Path, target: Path) -> Path:
-    """The `_google` twin: the same workbook with record IDs linking to cloud-drive URLs."""
-    book = openpyxl.load_workbook(source)
-    sheet = book["Assessment"]
-    for row in sheet.iter_rows():
-        for cell in row[:2]:
-            if cell.hyperlink:
-                cell.hyperlink = f"https://drive.google.com/file/d/{cell.value}/view?usp=sharing"
-    book.save(target)
+    """The `_google` twin: the same workbook with record IDs linking to cloud-drive URLs (rewritten in
+    the sheet relationships, as the twin differs only in link targets)."""
+    with zipfile.ZipFile(source) as original, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as twin:
+        for info in original.infolist():
+            data = original.read(info.filename)
+            if info.filename.startswith("xl/worksheets/_rels/"):
+                data = re.sub(rb'Target="[^"]*?([^"/\\]+)" TargetMode="External"',
+                              rb'Target="https://drive.google.com/file/d/\1/view" TargetMode="External"', data)
+            twin.writestr(info, data)
     return target
 
 
@@ -68,16 +85,18 @@ def _assert_matches_expected(rater, expected: list[dict]) -> None:
 def test_filled_p1_workbook_imports_into_a_new_campaign(variant, filled_p1, make_user, tmp_path, shared_dir):
     rater = make_user("p1", "rater")
     filled = filled_p1
-    if variant == "google":
-        # The shared folder may hold only the _excel workbook; then the _google twin is made from it.
-        source = shared_dir / "datasets/thumbs/P1_google.xlsx"
-        if not source.exists():
-            source = _google_variant(shared_dir / P1_WORKBOOK, tmp_path / "P1_google.xlsx")
-            links = [cell.hyperlink.target for row in openpyxl.load_workbook(source)["Assessment"].iter_rows()
-                     for cell in row[:2] if cell.hyperlink]
-            assert len(links) == 60 and all(link.startswith("https://") for link in links)
-        filled = _fill(shared_dir, source, tmp_path, 8)
     path = filled / "valid.xlsx"
+    if variant == "google":
+        google_twin = shared_dir / "datasets/thumbs/P1_google.xlsx"
+        if google_twin.exists():
+            (tmp_path / "P1_google.xlsx").write_bytes(light_copy(google_twin.read_bytes()))
+            filled = path = _fill(shared_dir, tmp_path / "P1_google.xlsx", tmp_path, 8)
+            path = filled / "valid.xlsx"
+        else:  # only the _excel workbook is shared: make the twin of the filled one
+            path = _google_variant(path, tmp_path / "P1_google.xlsx")
+        links = [cell.hyperlink.target for row in openpyxl.load_workbook(path)["Assessment"].iter_rows(max_col=2)
+                 for cell in row if cell.hyperlink]
+        assert len(links) == 60 and all(link.startswith("https://drive.google.com/") for link in links)
     expected = json.loads((filled / "expected.json").read_text())
 
     call_command("import_thumbs_workbook", str(path), campaign="study-p1", rater="p1")
@@ -92,7 +111,7 @@ def test_filled_p1_workbook_imports_into_a_new_campaign(variant, filled_p1, make
     _assert_matches_expected(rater, expected["ratings"])
     assert all(rating.source == Source.WORKBOOK for rating in ThumbsRating.objects.all())
     # The assignment follows the workbook: its clips in its order, captions in its order.
-    sheet = openpyxl.load_workbook(path)["Assessment"]
+    sheet = openpyxl.load_workbook(path, read_only=True)["Assessment"]
     workbook_order = [(record_id, text) for _, record_id, text, _ in caption_rows(sheet)]
     items = Assignment.objects.get(campaign=campaign, rater=rater).items.order_by("position").select_related("clip")
     captions = dict(Caption.objects.values_list("pk", "text"))
@@ -150,9 +169,9 @@ def test_dry_run_writes_nothing(filled_p1, make_user):
     assert "dry run" in output.getvalue() and "ratings created: " in output.getvalue()
 
 
-def _messy_p1(shared_dir, edits: dict[str, object]) -> bytes:
-    """The real P1 workbook with cells typed in: edits[cell] = value (J6:J7 unmerged, to answer twice)."""
-    book = openpyxl.load_workbook(shared_dir / P1_WORKBOOK)
+def _messy_p1(p1_light: bytes, edits: dict[str, object]) -> bytes:
+    """The P1 workbook with cells typed in: edits[cell] = value (J6:J7 unmerged, to answer twice)."""
+    book = openpyxl.load_workbook(io.BytesIO(p1_light))
     sheet = book["Assessment"]
     sheet.unmerge_cells("J6:J7")
     for cell, value in edits.items():
@@ -162,7 +181,7 @@ def _messy_p1(shared_dir, edits: dict[str, object]) -> bytes:
     return buffer.getvalue()
 
 
-def test_messy_but_valid_cells(shared_dir, make_user):
+def test_messy_but_valid_cells(p1_light, make_user):
     rater = make_user("p1", "rater")
     # Rows 6/7: clip 3.wav; rows 8/9: 42.wav; rows 76/77: 5.flac (second section). Header spacing varied too.
     edits = {
@@ -173,12 +192,12 @@ def test_messy_but_valid_cells(shared_dir, make_user):
         "E76": 1, "F76": 1, "J76": "y",
         "E77": 3, "F77": "4 ", "I77": "-0.3", "K77": "=not a formula",
     }
-    summary = workbook_import(content=_messy_p1(shared_dir, edits), file_name="messy.xlsx", campaign_name="messy", rater=rater)
+    summary = workbook_import(content=_messy_p1(p1_light, edits), file_name="messy.xlsx", campaign_name="messy", rater=rater)
 
     assert summary["rated_rows"] == 5 and summary["unrated_rows_skipped"] == 115
     got = {key: rating for key, rating in _ratings_by_key(rater).items()}
     by_row = {}
-    sheet = openpyxl.load_workbook(shared_dir / P1_WORKBOOK)["Assessment"]
+    sheet = openpyxl.load_workbook(io.BytesIO(p1_light), read_only=True)["Assessment"]
     for row, record_id, text, _ in caption_rows(sheet):
         by_row[row] = got.get((record_id, text))
     assert (by_row[6].precision, by_row[6].recall, by_row[6].fluency, by_row[6].conciseness, by_row[6].irrelevance) == (
@@ -211,11 +230,11 @@ def test_messy_but_valid_cells(shared_dir, make_user):
           "Assessment!G8: x — fluency must be a number from -2 to 0 (blank means 0)"]),
     ],
 )
-def test_meaningless_values_are_refused_cell_by_cell(shared_dir, make_user, edits, expected):
+def test_meaningless_values_are_refused_cell_by_cell(p1_light, make_user, edits, expected):
     rater = make_user("p1", "rater")
     before = table_counts()
     with pytest.raises(WorkbookImportError) as refused:
-        workbook_import(content=_messy_p1(shared_dir, edits), file_name="bad.xlsx", campaign_name="bad", rater=rater)
+        workbook_import(content=_messy_p1(p1_light, edits), file_name="bad.xlsx", campaign_name="bad", rater=rater)
     assert refused.value.errors == expected
     assert table_counts() == before
 
@@ -229,3 +248,12 @@ def test_unknown_rater_and_pairwise_campaign_are_refused(filled_p1, make_user):
         call_command("import_thumbs_workbook", str(filled_p1 / "valid.xlsx"), campaign="pairs", rater="p1",
                      stderr=io.StringIO())
     assert not ThumbsRating.objects.exists()
+
+
+@pytest.mark.slow
+def test_the_untouched_shared_p1_workbook_filled_by_the_fill_script_imports(shared_dir, make_user, tmp_path):
+    """The real file as shared, full-row merges and all (the fill script needs about a minute to open it)."""
+    rater = make_user("p1", "rater")
+    filled = _fill(shared_dir, shared_dir / P1_WORKBOOK, tmp_path, 11)
+    call_command("import_thumbs_workbook", str(filled / "valid.xlsx"), campaign="real-p1", rater="p1", stdout=io.StringIO())
+    _assert_matches_expected(rater, json.loads((filled / "expected.json").read_text())["ratings"])

@@ -1,7 +1,9 @@
 """Shared pieces of the workbook tests: a small THumBS campaign, filling a workbook like a person, counts."""
 import io
+import re
 import struct
 import wave
+import zipfile
 from decimal import Decimal
 
 import openpyxl
@@ -53,8 +55,8 @@ def thumbs_campaign(*, name: str, raters=(), texts: dict[str, list[str]] | None 
 def caption_rows(sheet) -> list[tuple[int, str, str, int]]:
     """(row, record ID, caption text, clip's first row) for each caption row, found like a person would."""
     rows, current = [], None
-    for row in range(1, sheet.max_row + 1):
-        label, text, record = sheet.cell(row, 3).value, sheet.cell(row, 4).value, sheet.cell(row, 2).value
+    for row, values in enumerate(sheet.iter_rows(min_row=1, max_col=4, values_only=True), start=1):
+        _, record, label, text = (*values, None, None, None, None)[:4]
         if isinstance(label, str) and label.strip().lower().startswith("caption") and text:
             if record:
                 current = (str(record).strip(), row)
@@ -87,3 +89,23 @@ def table_counts() -> dict[str, int]:
         for model in apps.get_models(include_auto_created=True)
         if model._meta.app_label in ("auth", "annotation", "ratings") and model._meta.label != "ratings.WorkbookUpload"
     }
+
+
+_FULL_ROW_MERGE = re.compile(rb'<mergeCell ref="([A-Z]+)(\d+):XFD(\d+)"/>')
+
+
+def light_copy(content: bytes) -> bytes:
+    """The same workbook with full-row merges (A1:XFD1) narrowed to A:K.
+
+    openpyxl's normal (editing) mode styles every cell of a merged range on load, which takes minutes
+    for the study's 16384-column merges; the importer reads in read-only mode and is not affected.
+    """
+    source = zipfile.ZipFile(io.BytesIO(content))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            data = source.read(info.filename)
+            if info.filename.startswith("xl/worksheets/sheet"):
+                data = _FULL_ROW_MERGE.sub(rb'<mergeCell ref="\1\2:K\3"/>', data)
+            target.writestr(info, data)
+    return buffer.getvalue()

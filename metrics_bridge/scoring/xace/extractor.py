@@ -201,7 +201,7 @@ class Chunk:
 class RuleExtractor:
     """Caption -> AudioGraph with rules only; deterministic and fast (about 5k captions/s)."""
 
-    name = "rules-extractor-1"
+    name = "rules-extractor-2"
 
     def __init__(self) -> None:
         self.lex = lexicon()

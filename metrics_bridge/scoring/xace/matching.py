@@ -34,20 +34,72 @@ def attribute_text(attribute: str) -> str:
     return " ".join(attribute.lower().replace("_", " ").split())
 
 
+def event_context_text(graph: AudioGraph, event: str) -> str:
+    """An event in its context: "dog barking" for the event "barking" with the source "dog".
+
+    Bare words are ambiguous ("running" water / motor, "bark") and MiniLM places unrelated bare
+    words close together; the phrase with its first source separates them. Events a graph only
+    names in a relation (an expert annotation's relations come from the reference captions) have
+    no context and embed bare.
+    """
+    sources = (graph.events.get(event) or {}).get("source") or []
+    name = " ".join(event.lower().split())
+    return f"{' '.join(sources[0].lower().split())} {name}" if sources else name
+
+
+def graph_phrases(graph: AudioGraph) -> set[str]:
+    """Every text S(x, y) embeds for a graph (events bare and in context, sources, attributes)."""
+    events = list(graph.events) + [e for relation in graph.relations for e in relation[:2]]
+    phrases = {event_text(e) for e in events} | {event_context_text(graph, e) for e in events}
+    phrases.update(event_text(source) for _, source in graph.sources())
+    phrases.update(attribute_text(attribute) for _, attribute in graph.attributes())
+    return phrases
+
+
 class PhraseSimilarity:
     """S(x, y): cosine of phrase vectors clipped to [0, 1]; 1 for the same lemma key; 0 across genders
-    and between antonym attribute tags (loud / quiet) of the tag library."""
+    and between antonym attribute tags (loud / quiet) of the tag library.
 
-    def __init__(self, vectors: dict[str, np.ndarray], antonyms: Callable[[str, str], bool] | None = None) -> None:
+    Events compare by the mean of the bare-lemma cosine and the in-context cosine (see
+    event_context_text); `context=False` gives the bare-lemma S of the first version.
+    """
+
+    def __init__(
+        self,
+        vectors: dict[str, np.ndarray],
+        antonyms: Callable[[str, str], bool] | None = None,
+        context: bool = True,
+    ) -> None:
         self.vectors = vectors
         self.antonyms = antonyms
+        self.context = context
+
+    def _cosines(self, xs: list[str], ys: list[str]) -> np.ndarray:
+        x_vectors = np.stack([self.vectors[x] for x in xs])
+        y_vectors = np.stack([self.vectors[y] for y in ys])
+        return np.clip(x_vectors @ y_vectors.T, 0.0, 1.0).astype(np.float64)
+
+    def event_matrix(
+        self, x_graph: AudioGraph, y_graph: AudioGraph, x_events: list[str], y_events: list[str]
+    ) -> np.ndarray:
+        """S between events of two graphs (rows: x_events, columns: y_events)."""
+        if not x_events or not y_events:
+            return np.zeros((len(x_events), len(y_events)))
+        x_bare, y_bare = [event_text(e) for e in x_events], [event_text(e) for e in y_events]
+        scores = self._cosines(x_bare, y_bare)
+        if self.context:
+            in_context = self._cosines(
+                [event_context_text(x_graph, e) for e in x_events], [event_context_text(y_graph, e) for e in y_events]
+            )
+            scores = (scores + in_context) / 2
+        return self._apply_rules(scores, x_bare, y_bare, attributes=False)
 
     def matrix(self, xs: list[str], ys: list[str], attributes: bool = False) -> np.ndarray:
         if not xs or not ys:
             return np.zeros((len(xs), len(ys)))
-        x_vectors = np.stack([self.vectors[x] for x in xs])
-        y_vectors = np.stack([self.vectors[y] for y in ys])
-        scores = np.clip(x_vectors @ y_vectors.T, 0.0, 1.0).astype(np.float64)
+        return self._apply_rules(self._cosines(xs, ys), xs, ys, attributes)
+
+    def _apply_rules(self, scores: np.ndarray, xs: list[str], ys: list[str], attributes: bool) -> np.ndarray:
         x_keys = [normalize_phrase(x) for x in xs]
         y_keys = [normalize_phrase(y) for y in ys]
         x_genders = [gender_of(x) for x in xs]
@@ -172,7 +224,7 @@ def _relations(x_graph: AudioGraph, y_graph: AudioGraph, similarity: PhraseSimil
     x_events, y_events = relation_endpoints(x_graph), relation_endpoints(y_graph)
     y_relations = set(y_graph.relations)
     index = {event: i for i, event in enumerate(x_events)}
-    event_scores = similarity.matrix([event_text(e) for e in x_events], [event_text(e) for e in y_events])
+    event_scores = similarity.event_matrix(x_graph, y_graph, x_events, y_events)
     matches = []
     for first, second, relation in x_graph.relations:
         label = f"{first} {relation} {second}"
@@ -191,7 +243,7 @@ def _relations(x_graph: AudioGraph, y_graph: AudioGraph, similarity: PhraseSimil
 def match_graphs(candidate: AudioGraph, reference: AudioGraph, similarity: PhraseSimilarity) -> GraphMatch:
     """Factor precision / recall / F and the graph score S_G of a candidate graph against a reference graph."""
     c_events, r_events = list(candidate.events), list(reference.events)
-    scores = similarity.matrix([event_text(e) for e in c_events], [event_text(e) for e in r_events])
+    scores = similarity.event_matrix(candidate, reference, c_events, r_events)
     transposed = scores.T
 
     def event_nodes(events: list[str], matrix: np.ndarray, others: list[str]) -> list[NodeMatch]:

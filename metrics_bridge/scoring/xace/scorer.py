@@ -17,7 +17,7 @@ from .embedding import encode_phrases, model_unavailable_reason
 from .extractor import RuleExtractor
 from .graph import AudioGraph, merge_graphs
 from .llm_extractor import LLMExtractor
-from .matching import FACTORS, PhraseSimilarity, attribute_text, event_text, match_graphs
+from .matching import FACTORS, PhraseSimilarity, attribute_text, graph_phrases, match_graphs
 from .text import packaged_attribute_tags
 
 FACTOR_METRICS = {"event": "XACE_E", "source": "XACE_S", "attribute": "XACE_A", "relation": "XACE_R"}
@@ -67,7 +67,7 @@ class XaceScorer:
         else:
             self.extractor = extractor
         extractor_name = "llm-extractor-table10" if self.uses_llm else self.extractor.name
-        self.version = f"xace-wo-cm+sbert-minilm+{extractor_name}"
+        self.version = f"xace-wo-cm+sbert-minilm-ctx+{extractor_name}"
         if self.uses_llm:
             self.needs = frozenset({"references", "llm"})
 
@@ -122,14 +122,10 @@ class XaceScorer:
             pairs.append((self.caption_graph(request.candidate), reference, origin))
         phrases: set[str] = set(tags.names)
         for candidate, reference, _ in pairs:
-            for graph in (candidate, reference):
-                phrases.update(event_text(e) for e in graph.events)
-                phrases.update(event_text(s) for _, s in graph.sources())
-                phrases.update(attribute_text(a) for _, a in graph.attributes())
-                phrases.update(event_text(e) for relation in graph.relations for e in relation[:2])
+            phrases |= graph_phrases(candidate) | graph_phrases(reference)
         ordered = sorted(phrases)
         vectors = dict(zip(ordered, encode_phrases(ordered), strict=False))
-        similarity = PhraseSimilarity(vectors, antonyms=tags.are_antonyms)
+        similarity = PhraseSimilarity(vectors, antonyms=tags.are_antonyms, context=True)
         tag_matrix = np.stack([vectors[name] for name in tags.names]) if tags.names else None
         results: dict[str, list[ScoreResult]] = {name: [] for name in self.metric_names}
         for candidate, reference, origin in pairs:

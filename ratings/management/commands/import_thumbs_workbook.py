@@ -40,7 +40,10 @@ class Command(BaseCommand):
         except WorkbookImportError as error:
             for line in error.errors:
                 self.stderr.write(line)
-            raise CommandError(f"{file_path.name}: import refused, {len(error.errors)} error(s); nothing was written") from None
+            detail = error.errors[0] if len(error.errors) == 1 else "see the list above"
+            raise CommandError(
+                f"{file_path.name}: import refused, {len(error.errors)} error(s), nothing was written ({detail})"
+            ) from None
         prefix = "dry run (nothing written): " if dry_run else ""
         created = " (created)" if summary["campaign_created"] else ""
         self.stdout.write(f"{prefix}{file_path.name} -> campaign {campaign}{created}, rater {rater}, sha256 {summary['sha256'][:12]}")
