@@ -11,6 +11,7 @@ else the small local implementation below.
 
 Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/xace_agreement_bench.py [--shared ../shared] [--dataset clotho_eval.json]
      [--annotations]   (AudioCaps-style files: use the AudioCaps-F annotations for clips that have one)
+     [--bare-events]   (events compared by their bare lemma, the version-1 node similarity)
 """
 
 from __future__ import annotations
@@ -101,13 +102,16 @@ def main() -> None:
     parser.add_argument(
         "--annotations", action="store_true", help="use AudioCaps-F expert annotations where a clip has one"
     )
+    parser.add_argument(
+        "--bare-events", action="store_true", help="compare events by their bare lemma only (version 1 S)"
+    )
     args = parser.parse_args()
     datasets = Path(args.shared) / "datasets"
     items = json.loads((datasets / args.dataset).read_text())
     context = ScoringContext()
     if args.annotations:
         context.expert_annotations = json.loads((datasets / "audiocaps_f_annotations.json").read_text())
-    scorer = XaceScorer()
+    scorer = XaceScorer(event_context=not args.bare_events)
     started = time.perf_counter()
     try:
         from metrics_bridge.agreement.protocol import clips_from_fense_items, fense_agreement

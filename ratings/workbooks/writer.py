@@ -9,14 +9,18 @@ exactly as written and never runs.
 """
 import io
 from collections.abc import Sequence
+from copy import copy
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from openpyxl import Workbook
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE, Cell
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Protection, Side
+from openpyxl.styles.cell_style import StyleArray
 from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.cell_range import MultiCellRange
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.merge import MergedCellRange
 
 from ratings.workbooks import layout
 
@@ -76,37 +80,35 @@ def _number(value):
     return float(value) if isinstance(value, Decimal) else value
 
 
-def _style(cell, *, font=_FONT, alignment=_CENTER, border=_BOX, fill=None, unlocked: bool = False) -> None:
-    cell.font = font
-    cell.alignment = alignment
-    cell.border = border
-    if fill is not None:
-        cell.fill = fill
-    if unlocked:
-        cell.protection = _UNLOCKED
+class _Styles:
+    """Cell styles computed once per combination and copied onto cells.
+
+    Setting font/fill/border one by one makes openpyxl hash style objects for every cell, which
+    takes minutes for a 10,000-row sheet; copying a ready style array is instant.
+    """
+
+    def __init__(self, sheet):
+        self.sheet = sheet
+        self.cache: dict[tuple, StyleArray] = {}
+
+    def apply(self, cell, *, font=_FONT, alignment=_CENTER, border=_BOX, fill=None, unlocked: bool = False) -> None:
+        key = (id(font), id(alignment), id(border), id(fill), unlocked)
+        style = self.cache.get(key)
+        if style is None:
+            probe = Cell(self.sheet)
+            probe.font, probe.alignment, probe.border = font, alignment, border
+            if fill is not None:
+                probe.fill = fill
+            if unlocked:
+                probe.protection = _UNLOCKED
+            style = self.cache[key] = copy(probe._style)
+        cell._style = copy(style)
 
 
 def _sheet_setup(sheet) -> None:
     for letter, width in COLUMN_WIDTHS.items():
         sheet.column_dimensions[letter].width = width
     sheet.sheet_view.zoomScale = 50
-
-
-def _banner(sheet, row: int, text: str, *, bold: bool = True) -> None:
-    sheet.merge_cells(start_row=row, start_column=1, end_row=row, end_column=LAST_COLUMN)
-    text_put(sheet.cell(row, 1), text)
-    _style(sheet.cell(row, 1), font=_BOLD if bold else _FONT, alignment=_LEFT)
-    sheet.row_dimensions[row].height = INSTRUCTION_ROW_HEIGHT
-
-
-def _header(sheet, row: int) -> None:
-    for name, column in layout.COLUMNS.items():
-        cell = sheet.cell(row, column)
-        label = layout.HEADER_LABELS[name]
-        if label:
-            cell.value = label
-        _style(cell, fill=_SYNTHESIZED_FILL if name == "synthesized" else None)
-    sheet.row_dimensions[row].height = HEADER_ROW_HEIGHT
 
 
 def _protect(sheet) -> None:
@@ -116,45 +118,72 @@ def _protect(sheet) -> None:
     sheet.protection.formatRows = False
 
 
-def _merge_down(sheet, column: int, first: int, last: int) -> None:
-    if last > first:
-        sheet.merge_cells(start_row=first, start_column=column, end_row=last, end_column=column)
+class _SheetWriter:
+    """Writes the rows of one sheet; merges are collected and set at the end (openpyxl's merge_cells
+    checks every earlier merge, which is quadratic in the number of clips)."""
 
+    def __init__(self, sheet):
+        self.sheet = sheet
+        self.styles = _Styles(sheet)
+        self.merges: list[str] = []
+        _sheet_setup(sheet)
 
-def _clip_rows(sheet, clip: SheetClip, number: int, first_row: int, *, editable: bool = True) -> int:
-    """Write one clip's rows starting at `first_row`; returns the next free row."""
-    columns = layout.COLUMNS
-    last_row = first_row + len(clip.captions) - 1
-    for offset, caption in enumerate(clip.captions):
-        row = first_row + offset
-        second = offset % 2 == 1
-        sheet.row_dimensions[row].height = CAPTION_ROW_HEIGHT
-        for name in ("number", "record_id"):
-            _style(sheet.cell(row, columns[name]))
-        label_cell, text_cell = sheet.cell(row, columns["caption_label"]), sheet.cell(row, columns["caption_text"])
-        label_cell.value = layout.caption_label(offset + 1)
-        text_put(text_cell, caption.text)
-        for cell in (label_cell, text_cell):
-            _style(cell, fill=_SECOND_CAPTION_FILL if second else None)
-        for name in (*layout.SCORE_FIELDS, "comment"):
-            _style(sheet.cell(row, columns[name]), unlocked=editable)
-        _style(sheet.cell(row, columns["synthesized"]), fill=_SYNTHESIZED_FILL, unlocked=editable)
-        for name, value in (caption.scores or {}).items():
-            if value is not None:
-                sheet.cell(row, columns[name]).value = _number(value)
-        if caption.comment:
-            text_put(sheet.cell(row, columns["comment"]), caption.comment)
-    sheet.cell(first_row, columns["number"]).value = number
-    record_cell = sheet.cell(first_row, columns["record_id"])
-    text_put(record_cell, clip.record_id)
-    if clip.link:
-        record_cell.hyperlink = clip.link
-        record_cell.font = _LINK
-    if clip.synthesized is not None:
-        sheet.cell(first_row, columns["synthesized"]).value = "Yes" if clip.synthesized else "No"
-    for name in ("number", "record_id", "synthesized"):
-        _merge_down(sheet, columns[name], first_row, last_row)
-    return last_row + 1
+    def merge(self, first_row: int, first_column: int, last_row: int, last_column: int) -> None:
+        if (last_row, last_column) != (first_row, first_column):
+            self.merges.append(f"{get_column_letter(first_column)}{first_row}:{get_column_letter(last_column)}{last_row}")
+
+    def banner(self, row: int, text: str, *, bold: bool = True) -> None:
+        cell = self.sheet.cell(row, 1)
+        self.styles.apply(cell, font=_BOLD if bold else _FONT, alignment=_LEFT)
+        text_put(cell, text)
+        self.merge(row, 1, row, LAST_COLUMN)
+        self.sheet.row_dimensions[row].height = INSTRUCTION_ROW_HEIGHT
+
+    def header(self, row: int) -> None:
+        for name, column in layout.COLUMNS.items():
+            cell = self.sheet.cell(row, column)
+            self.styles.apply(cell, fill=_SYNTHESIZED_FILL if name == "synthesized" else None)
+            if layout.HEADER_LABELS[name]:
+                cell.value = layout.HEADER_LABELS[name]
+        self.sheet.row_dimensions[row].height = HEADER_ROW_HEIGHT
+
+    def clip_rows(self, clip: SheetClip, number: int, first_row: int, *, editable: bool = True) -> int:
+        """Write one clip's rows starting at `first_row`; returns the next free row."""
+        sheet, apply, columns = self.sheet, self.styles.apply, layout.COLUMNS
+        last_row = first_row + len(clip.captions) - 1
+        for offset, caption in enumerate(clip.captions):
+            row = first_row + offset
+            caption_fill = _SECOND_CAPTION_FILL if offset % 2 == 1 else None
+            sheet.row_dimensions[row].height = CAPTION_ROW_HEIGHT
+            apply(sheet.cell(row, columns["number"]))
+            apply(sheet.cell(row, columns["record_id"]), font=_LINK if clip.link else _FONT)
+            label_cell, text_cell = sheet.cell(row, columns["caption_label"]), sheet.cell(row, columns["caption_text"])
+            apply(label_cell, fill=caption_fill)
+            apply(text_cell, fill=caption_fill)
+            label_cell.value = layout.caption_label(offset + 1)
+            text_put(text_cell, caption.text)
+            for name in (*layout.SCORE_FIELDS, "comment"):
+                apply(sheet.cell(row, columns[name]), unlocked=editable)
+            apply(sheet.cell(row, columns["synthesized"]), fill=_SYNTHESIZED_FILL, unlocked=editable)
+            for name, value in (caption.scores or {}).items():
+                if value is not None:
+                    sheet.cell(row, columns[name]).value = _number(value)
+            if caption.comment:
+                text_put(sheet.cell(row, columns["comment"]), caption.comment)
+        sheet.cell(first_row, columns["number"]).value = number
+        record_cell = sheet.cell(first_row, columns["record_id"])
+        text_put(record_cell, clip.record_id)
+        if clip.link:
+            record_cell.hyperlink = clip.link
+        if clip.synthesized is not None:
+            sheet.cell(first_row, columns["synthesized"]).value = "Yes" if clip.synthesized else "No"
+        for name in ("number", "record_id", "synthesized"):
+            self.merge(first_row, columns[name], last_row, columns[name])
+        return last_row + 1
+
+    def finish(self) -> None:
+        self.sheet.merged_cells = MultiCellRange([MergedCellRange(self.sheet, coordinate) for coordinate in self.merges])
+        _protect(self.sheet)
 
 
 def _validations(sheet, first_row: int, last_row: int) -> None:
@@ -180,12 +209,11 @@ def _validations(sheet, first_row: int, last_row: int) -> None:
 
 
 def _example_sheet(book: Workbook) -> None:
-    sheet = book.create_sheet(layout.EXAMPLE_SHEET)
-    _sheet_setup(sheet)
+    writer = _SheetWriter(book.create_sheet(layout.EXAMPLE_SHEET))
     for row, text in enumerate(layout.EXAMPLE_INSTRUCTIONS, start=1):
-        _banner(sheet, row, text)
-    _header(sheet, 4)
-    sheet.merge_cells("C4:D4")
+        writer.banner(row, text)
+    writer.header(4)
+    writer.merge(4, layout.COLUMNS["caption_label"], 4, layout.COLUMNS["caption_text"])
     example = SheetClip(
         record_id=layout.EXAMPLE_RECORD_ID,
         link=None,
@@ -193,10 +221,10 @@ def _example_sheet(book: Workbook) -> None:
                   for text, scores in layout.EXAMPLE_ROWS],
         synthesized=layout.EXAMPLE_SYNTHESIZED == "Yes",
     )
-    next_row = _clip_rows(sheet, example, 1, 5, editable=False)
+    next_row = writer.clip_rows(example, 1, 5, editable=False)
     for offset, text in enumerate(layout.EXAMPLE_NOTES):
-        _banner(sheet, next_row + 1 + offset, text, bold=False)
-    _protect(sheet)
+        writer.banner(next_row + 1 + offset, text, bold=False)
+    writer.finish()
 
 
 def thumbs_workbook_build(*, clips: Sequence[SheetClip]) -> bytes:
@@ -205,21 +233,21 @@ def thumbs_workbook_build(*, clips: Sequence[SheetClip]) -> bytes:
     book.remove(book.active)
     _example_sheet(book)
     sheet = book.create_sheet(layout.ASSESSMENT_SHEET)
-    _sheet_setup(sheet)
+    writer = _SheetWriter(sheet)
     for row, text in enumerate(layout.ASSESSMENT_INSTRUCTIONS, start=1):
-        _banner(sheet, row, text)
+        writer.banner(row, text)
     sheet.row_dimensions[3].height = INSTRUCTION_ROW_HEIGHT
-    _banner(sheet, 4, layout.section_title(len(clips)))
+    writer.banner(4, layout.section_title(len(clips)))
     header_row = 5
-    _header(sheet, header_row)
+    writer.header(header_row)
     first_row = next_row = header_row + 1
     for number, clip in enumerate(clips, start=1):
-        next_row = _clip_rows(sheet, clip, number, next_row)
+        next_row = writer.clip_rows(clip, number, next_row)
     _validations(sheet, first_row, next_row - 1)
     for offset, text in enumerate(layout.closing_lines(len(clips))):
-        _banner(sheet, next_row + 1 + offset, text)
+        writer.banner(next_row + 1 + offset, text)
     sheet.freeze_panes = sheet.cell(first_row, 1)
-    _protect(sheet)
+    writer.finish()
     book.active = book.sheetnames.index(layout.ASSESSMENT_SHEET)
     buffer = io.BytesIO()
     book.save(buffer)

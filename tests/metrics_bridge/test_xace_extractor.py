@@ -60,3 +60,32 @@ def test_referring_noun_does_not_become_a_new_event(extractor):
 
 def test_caption_without_sound_words_gives_an_empty_graph(extractor):
     assert extractor.extract("It is what it is.").events == {}
+
+
+def test_irregular_passive_participle_is_an_event_with_its_subject_as_source(extractor):
+    graph = extractor.extract("A metal object is being struck against another metal object")
+    assert graph.events == {"struck": {"source": ["metal object"], "attr": ["against another metal object"]}}
+
+
+def test_infinitive_takes_the_subject_of_its_clause(extractor):
+    graph = extractor.extract("Someone is using a saw to cut a piece of wood")
+    assert list(graph.events) == ["cut"]
+    assert graph.events["cut"]["source"] == ["someone"]
+
+
+def test_action_verb_after_its_subject_and_partitive_source(extractor):
+    assert extractor.extract("Heavy rain falls loudly onto a roof").events["falls"] == {
+        "source": ["rain"],
+        "attr": ["heavy", "loudly", "onto a roof"],
+    }
+    assert extractor.extract("A piece of metal is being dropped").events["dropped"]["source"] == ["metal"]
+
+
+def test_manner_phrase_gives_its_adjectives_and_negated_sounds_are_left_out(extractor):
+    graph = extractor.extract("A woman speaks in a calm and steady voice. There is no background noise.")
+    assert graph.to_json()["node"] == {"speaks": {"source": ["woman"], "attr": ["calm", "steady"]}}
+
+
+def test_time_is_not_a_sound_source(extractor):
+    graph = extractor.extract("An engine is running and gets louder as time goes on")
+    assert list(graph.events) == ["running"]

@@ -34,7 +34,8 @@ def graph(events, relations=()):
 
 @pytest.fixture
 def similarity():
-    return PhraseSimilarity(VECTORS)
+    # bare-word S (the hand-made vectors have no in-context phrases); context is tested below
+    return PhraseSimilarity(VECTORS, context=False)
 
 
 def test_identical_graphs_score_one(similarity):
@@ -90,8 +91,31 @@ def test_macro_average_skips_factors_absent_from_both_graphs(similarity):
     assert match.score == pytest.approx(f_measure(0.25, 0.25))
 
 
+def test_event_similarity_averages_the_bare_and_the_in_context_cosine():
+    # "running" alone is the same lemma as "run" but the contexts differ: S stays 1 for the same event;
+    # "hum" vs "whir": bare cosine 0.5, in context ("motor hum" / "fan whir") cosine 1.0 -> 0.75
+    vectors = {
+        "hum": unit(1, 0, 0),
+        "whir": unit(1, np.sqrt(3), 0),
+        "motor hum": unit(0, 0, 1),
+        "fan whir": unit(0, 0, 1),
+        "motor": unit(0, 1, 1),
+        "fan": unit(0, 1, 1),
+    }
+    similarity = PhraseSimilarity(vectors)
+    candidate, reference = graph([("hum", ["motor"], [])]), graph([("whir", ["fan"], [])])
+    scores = similarity.event_matrix(candidate, reference, ["hum"], ["whir"])
+    assert scores[0, 0] == pytest.approx((0.5 + 1.0) / 2)
+    assert PhraseSimilarity(vectors, context=False).event_matrix(candidate, reference, ["hum"], ["whir"])[
+        0, 0
+    ] == pytest.approx(0.5)
+    same = graph([("hum", ["fan"], [])])
+    vectors["fan hum"] = unit(1, 1, 1)
+    assert similarity.event_matrix(candidate, same, ["hum"], ["hum"])[0, 0] == 1.0
+
+
 def test_antonym_tags_never_match():
     vectors = {"bark": unit(1, 0), "loud": unit(0, 1), "quiet": unit(0, 1)}
-    similarity = PhraseSimilarity(vectors, antonyms=lambda a, b: {a, b} == {"loud", "quiet"})
+    similarity = PhraseSimilarity(vectors, antonyms=lambda a, b: {a, b} == {"loud", "quiet"}, context=False)
     match = match_graphs(graph([("bark", [], ["quiet"])]), graph([("bark", [], ["loud"])]), similarity)
     assert match.factors["attribute"].f1 == 0.0

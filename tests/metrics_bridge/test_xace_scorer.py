@@ -67,3 +67,8 @@ def test_registry_knows_the_xace_metrics():
     assert isinstance(scorer_for("XACE_R"), XaceScorer)
     assert scorer_for("XACE").protocol_kind == "embedding"
     assert "sbert-minilm" in scorer_for("XACE").version and "wo-cm" in scorer_for("XACE").version
+
+
+def test_version_names_the_event_similarity():
+    assert "+sbert-minilm-ctx+rules-extractor-2" in XaceScorer().version
+    assert "+sbert-minilm+rules-extractor-2" in XaceScorer(event_context=False).version

@@ -5,6 +5,13 @@ tables) -> settle noun/verb ambiguities from context and agreement -> chunk noun
 events off the chunks (sound verbs with their subject as source; sound nouns; "the sound of X";
 "X makes a Y sound") with attributes from adverbs, adjectives, prepositional phrases and objects ->
 temporal relation between adjacent events from the connectives between them.
+
+Version 2 (rules-extractor-2) adds, from failure cases on Clotho-Eval captions and the LLM graphs:
+irregular passives ("is being struck / rung / ground"); action verbs that make sound (hit, roll, fall,
+drop, pull, ...) in the lexicon; infinitives ("uses a saw to cut wood") with the clause's subject as
+source; partitive subjects ("a piece of metal" -> metal); "a creaky and squeaky floor" as one phrase;
+"in a calm, steady voice" -> calm, steady; negated sounds ("no background noise") and "as time goes
+on" left out.
 """
 
 from __future__ import annotations

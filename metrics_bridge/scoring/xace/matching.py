@@ -8,6 +8,9 @@ children; maximising the joint keeps the greedy spirit of Eq. 3); relations by b
 P(R_ik) = P(R | E_i, E_k) P(E_i) P(E_k), where P(R | E_i, E_k) is 1 when the reference holds the same
 relation between the best matches of E_i and E_k. Factor F for E, S, A, R; macro precision and recall
 over the factors; S_G = macro F.
+
+S(x, y) between events is the mean of the bare-lemma cosine and the cosine of the events in context
+(PhraseSimilarity.event_matrix); sources, attributes and tags compare bare.
 """
 
 from __future__ import annotations

@@ -3,6 +3,20 @@
 Reference graph per request: the clip's AudioCaps-F expert annotation when the context has one
 (events, sources, attributes; relations come from the reference captions, since the annotation has no
 temporal information), else the union of the reference captions' graphs (the paper's "w/o anno").
+
+Version string: xace-wo-cm+<node similarity>+<extractor>. Departures from the paper, on purpose:
+- S(x, y) uses all-MiniLM-L6-v2 phrase vectors instead of GloVe (protocols.md §3; GloVe 6B-50d
+  measured 62.7-65.0 total on Clotho-Eval against 66.9 for MiniLM).
+- "sbert-minilm-ctx" (version 2): events compare by the mean of the bare-lemma cosine and the cosine of
+  the events in context ("dog barking" vs "bird chirping"); the same event lemma still scores 1. Bare
+  MiniLM word vectors put unrelated sound verbs close together; the event factor alone agreed with
+  people 60.6 -> 64.7 on Clotho-Eval with the context (bench/xace_agreement_bench.py).
+Measured and NOT adopted (Clotho-Eval total 67.6 for this version; bench/xace_variants_bench.py):
+per-reference S_G averaged (65.6) or maximised (64.8) instead of the union; union recall weighted by
+how many references mention a node (67.9) and consensus precision (67.3); calibrated (67.5) or
+thresholded (67.4) cosines; F-beta 0.5 / 2 (66.5 / 68.2); unequal factor weights (64.6-68.4). Each is
+within about 1 point (15 of 1,555 pairs) and moves the splits in opposite directions, so the paper's
+union graph, equal macro average and F1 stay.
 """
 
 from __future__ import annotations
@@ -56,10 +70,13 @@ class XaceScorer:
     corpus_level = False
     protocol_kind = "embedding"
 
-    def __init__(self, extractor: str | object = "rules") -> None:
+    def __init__(self, extractor: str | object = "rules", event_context: bool = True) -> None:
         """extractor: "rules" (offline, default), "llm" (Table 10 prompt on the context's endpoint) or an
-        object with `name` and `extract(caption) -> AudioGraph`."""
+        object with `name` and `extract(caption) -> AudioGraph`.
+        event_context: compare events bare and in context (default); False gives the bare-lemma S of
+        version 1 (kept for ablations: bench/xace_agreement_bench.py --bare-events)."""
         self.uses_llm = extractor == "llm"
+        self.event_context = event_context
         if extractor == "rules":
             self.extractor = RuleExtractor()
         elif self.uses_llm:
@@ -67,7 +84,8 @@ class XaceScorer:
         else:
             self.extractor = extractor
         extractor_name = "llm-extractor-table10" if self.uses_llm else self.extractor.name
-        self.version = f"xace-wo-cm+sbert-minilm-ctx+{extractor_name}"
+        similarity_name = "sbert-minilm-ctx" if event_context else "sbert-minilm"
+        self.version = f"xace-wo-cm+{similarity_name}+{extractor_name}"
         if self.uses_llm:
             self.needs = frozenset({"references", "llm"})
 
@@ -125,7 +143,7 @@ class XaceScorer:
             phrases |= graph_phrases(candidate) | graph_phrases(reference)
         ordered = sorted(phrases)
         vectors = dict(zip(ordered, encode_phrases(ordered), strict=False))
-        similarity = PhraseSimilarity(vectors, antonyms=tags.are_antonyms, context=True)
+        similarity = PhraseSimilarity(vectors, antonyms=tags.are_antonyms, context=self.event_context)
         tag_matrix = np.stack([vectors[name] for name in tags.names]) if tags.names else None
         results: dict[str, list[ScoreResult]] = {name: [] for name in self.metric_names}
         for candidate, reference, origin in pairs:
