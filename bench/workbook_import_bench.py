@@ -5,10 +5,12 @@ throwaway SQLite database (or DATABASE_URL if you pass --use-env-database), time
 - parsing alone (safety checks + openpyxl read-only parse + validation),
 - the first import into a new campaign (creates dataset, campaign, clips, captions, assignment, ratings),
 - importing the same file again (everything unchanged),
-- importing an edited file (every rating updated).
+- importing an edited file (every rating updated),
+- exporting that rater's workbook again (5,000 clips, ratings filled in).
 
 Run: .venv/bin/python bench/workbook_import_bench.py [--clips 5000] [--keep FILE.xlsx]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +43,11 @@ def build_workbook(clip_count: int, seed: int, shift: int = 0) -> bytes:
             }
             text = f"Clip {number}, caption {caption_index}: birds chirp while a car passes in the distance."
             captions.append(SheetCaption(text=text, scores=scores, comment=rng.choice(["", "", "muffled"])))
-        clips.append(SheetClip(record_id=f"{number}.wav", link=f"audio/{number}.wav", captions=captions,
-                               synthesized=rng.random() < 0.3))
+        clips.append(
+            SheetClip(
+                record_id=f"{number}.wav", link=f"audio/{number}.wav", captions=captions, synthesized=rng.random() < 0.3
+            )
+        )
     return thumbs_workbook_build(clips=clips)
 
 
@@ -50,7 +55,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clips", type=int, default=5000)
     parser.add_argument("--keep", help="also save the generated workbook here")
-    parser.add_argument("--use-env-database", action="store_true", help="use DATABASE_URL instead of a temp SQLite file")
+    parser.add_argument(
+        "--use-env-database", action="store_true", help="use DATABASE_URL instead of a temp SQLite file"
+    )
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="workbook-bench-"))
@@ -66,8 +73,8 @@ def main() -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from ratings.models import ThumbsRating
-    from ratings.services.workbooks import workbook_import, workbook_parse_checked
+    from ratings.models import Campaign, ThumbsRating
+    from ratings.services.workbooks import rater_workbook_export, workbook_import, workbook_parse_checked
 
     call_command("migrate", verbosity=0)
     rater, _ = get_user_model().objects.get_or_create(username="bench-rater")
@@ -75,8 +82,10 @@ def main() -> None:
     started = time.perf_counter()
     content = build_workbook(args.clips, seed=1)
     edited = build_workbook(args.clips, seed=1, shift=1)
-    print(f"generated 2 workbooks of {2 * args.clips} caption rows in {time.perf_counter() - started:.1f} s "
-          f"({len(content) / 1e6:.1f} MB each)")
+    print(
+        f"generated 2 workbooks of {2 * args.clips} caption rows in {time.perf_counter() - started:.1f} s "
+        f"({len(content) / 1e6:.1f} MB each)"
+    )
     if args.keep:
         Path(args.keep).write_bytes(content)
 
@@ -89,10 +98,18 @@ def main() -> None:
             started = time.perf_counter()
             summary = workbook_import(content=data, file_name="bench.xlsx", campaign_name="bench", rater=rater)
             seconds = time.perf_counter() - started
-        print(f"{label}: {seconds:.2f} s, {len(queries)} queries — created {summary['ratings_created']}, "
-              f"updated {summary['ratings_updated']}, unchanged {summary['ratings_unchanged']}, "
-              f"clips created {summary['clips_created']}, captions created {summary['captions_created']}")
+        print(
+            f"{label}: {seconds:.2f} s, {len(queries)} queries — created {summary['ratings_created']}, "
+            f"updated {summary['ratings_updated']}, unchanged {summary['ratings_unchanged']}, "
+            f"clips created {summary['clips_created']}, captions created {summary['captions_created']}"
+        )
     print(f"ratings in the database: {ThumbsRating.objects.count()} ({connection.vendor})")
+
+    with CaptureQueriesContext(connection) as queries:
+        started = time.perf_counter()
+        export = rater_workbook_export(campaign=Campaign.objects.get(name="bench"), rater=rater)
+        seconds = time.perf_counter() - started
+    print(f"export of the rater's workbook: {seconds:.2f} s, {len(queries)} queries, {export.clip_count} clips")
 
 
 if __name__ == "__main__":

@@ -39,8 +39,16 @@ from ratings import views_workbooks  # noqa: E402
 
 urlpatterns += [
     path("staff/workbooks/upload/", views_workbooks.workbook_upload, name="workbook_upload"),
-    path("staff/workbooks/uploads/<int:upload_id>/", views_workbooks.workbook_upload_detail, name="workbook_upload_detail"),
-    path("staff/workbooks/uploads/<int:upload_id>/file/", views_workbooks.workbook_upload_file, name="workbook_upload_file"),
+    path(
+        "staff/workbooks/uploads/<int:upload_id>/",
+        views_workbooks.workbook_upload_detail,
+        name="workbook_upload_detail",
+    ),
+    path(
+        "staff/workbooks/uploads/<int:upload_id>/file/",
+        views_workbooks.workbook_upload_file,
+        name="workbook_upload_file",
+    ),
     path(
         "staff/campaigns/<int:campaign_id>/raters/<int:rater_id>/workbook/",
         views_workbooks.campaign_workbook_download,

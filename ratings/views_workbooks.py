@@ -1,5 +1,6 @@
 """Workbook pages: upload a filled THumBS workbook, download a rater's workbook zip (admins), and the
 signed audio links that exported workbooks point to (anyone holding a valid, unexpired link)."""
+
 import tempfile
 
 from django import forms
@@ -33,10 +34,21 @@ RECENT_UPLOADS = 20
 class WorkbookUploadForm(forms.Form):
     file = forms.FileField(label="Filled workbook (.xlsx)")
     campaign = forms.CharField(
-        max_length=100, validators=[validate_slug], help_text="An existing THumBS campaign, or a new name to create one."
+        max_length=100,
+        validators=[validate_slug],
+        help_text="An existing THumBS campaign, or a new name to create one.",
     )
     rater = forms.ModelChoiceField(queryset=get_user_model().objects.order_by("username"), to_field_name="username")
     dry_run = forms.BooleanField(required=False, label="Dry run: check and count, write no ratings")
+
+    def clean_file(self):
+        uploaded = self.cleaned_data["file"]
+        # Larger than anything a workbook may unpack to: refused before it is stored.
+        if uploaded.size > settings.WORKBOOK_MAX_UNCOMPRESSED_BYTES:
+            raise forms.ValidationError(
+                f"{uploaded.name} is too large ({uploaded.size // (1024 * 1024)} MB) to be a workbook"
+            )
+        return uploaded
 
 
 @roles_required(ADMIN)
@@ -96,7 +108,10 @@ def campaign_workbook_download(request, campaign_id: int, rater_id: int):
 
     try:
         export = rater_workbook_export(
-            campaign=campaign, rater=assignment.rater, links=[LINKS_LOCAL, LINKS_URL], url_for=signed_url,
+            campaign=campaign,
+            rater=assignment.rater,
+            links=[LINKS_LOCAL, LINKS_URL],
+            url_for=signed_url,
             assign_if_missing=False,
         )
     except WorkbookExportError as error:
@@ -104,7 +119,9 @@ def campaign_workbook_download(request, campaign_id: int, rater_id: int):
     stream = tempfile.TemporaryFile()
     rater_workbook_zip(export=export, stream=stream)
     stream.seek(0)
-    return FileResponse(stream, as_attachment=True, filename=f"{export.folder_name}.zip", content_type="application/zip")
+    return FileResponse(
+        stream, as_attachment=True, filename=f"{export.folder_name}.zip", content_type="application/zip"
+    )
 
 
 @require_safe

@@ -11,6 +11,7 @@ clip and caption with the mean of each score over the raters who rated it.
 Excluded raters (Campaign.excluded_raters) are left out of *reports*; a data export keeps them
 unless `skip_excluded` is set.
 """
+
 import csv
 import io
 import json
@@ -24,8 +25,17 @@ from ratings.models import Campaign, ThumbsRating
 from ratings.workbooks.writer import FORMULA_STARTS, text_put
 
 RATING_KEYS = (
-    "rater", "record_id", "caption", "precision", "recall", "fluency", "conciseness", "irrelevance",
-    "synthesized", "comment", "overall",
+    "rater",
+    "record_id",
+    "caption",
+    "precision",
+    "recall",
+    "fluency",
+    "conciseness",
+    "irrelevance",
+    "synthesized",
+    "comment",
+    "overall",
 )
 AUTHORSHIP_KEYS = ("author_kind", "system")
 # (JSON key, spreadsheet header as in the study's results file)
@@ -50,17 +60,32 @@ def _synthesized(value: str) -> bool | None:
     return {ThumbsRating.Synthesized.YES: True, ThumbsRating.Synthesized.NO: False}.get(value)
 
 
-def thumbs_rating_rows(*, campaign: Campaign, include_authorship: bool = False, skip_excluded: bool = False) -> list[dict]:
+def thumbs_rating_rows(
+    *, campaign: Campaign, include_authorship: bool = False, skip_excluded: bool = False
+) -> list[dict]:
     """One dict per rating of the campaign, ordered by clip, caption and rater."""
     ratings = ThumbsRating.objects.filter(campaign=campaign)
     if skip_excluded:
         ratings = ratings.exclude(rater__in=campaign.excluded_raters.all())
-    fields = ["rater__username", "caption_id", "caption__text", "caption__clip__external_id", *_SCORES, "synthesized", "comment"]
+    fields = [
+        "rater__username",
+        "caption_id",
+        "caption__text",
+        "caption__clip__external_id",
+        *_SCORES,
+        "synthesized",
+        "comment",
+    ]
     if include_authorship:
         fields += ["caption__author_kind", "caption__system__name"]
     rows = []
     for values in ratings.order_by("caption__clip__external_id", "caption_id", "rater__username").values(*fields):
-        overall = Decimal(values["precision"] + values["recall"]) / 2 + values["fluency"] + values["conciseness"] + values["irrelevance"]
+        overall = (
+            Decimal(values["precision"] + values["recall"]) / 2
+            + values["fluency"]
+            + values["conciseness"]
+            + values["irrelevance"]
+        )
         row = {
             "rater": values["rater__username"],
             "record_id": values["caption__clip__external_id"],
@@ -88,7 +113,9 @@ def thumbs_caption_averages(rows: list[dict]) -> list[dict]:
     for row in rows:
         groups[row["_caption_id"]].append(row)
     averages = []
-    for number, group in enumerate(sorted(groups.values(), key=lambda group: (group[0]["record_id"], group[0]["_caption_id"])), start=1):
+    for number, group in enumerate(
+        sorted(groups.values(), key=lambda group: (group[0]["record_id"], group[0]["_caption_id"])), start=1
+    ):
         first = group[0]
         entry = {"no": number, "record_id": first["record_id"], "caption": first["caption"], "ratings": len(group)}
         for name in (*_SCORES, "overall"):
@@ -161,7 +188,11 @@ def ratings_xlsx(rows: list[dict], *, include_authorship: bool) -> bytes:
     ratings_sheet = book.active
     ratings_sheet.title = "Ratings"
     _sheet_fill(ratings_sheet, rows, rating_columns(include_authorship=include_authorship))
-    _sheet_fill(book.create_sheet("Per clip"), thumbs_caption_averages(rows), average_columns(include_authorship=include_authorship))
+    _sheet_fill(
+        book.create_sheet("Per clip"),
+        thumbs_caption_averages(rows),
+        average_columns(include_authorship=include_authorship),
+    )
     buffer = io.BytesIO()
     book.save(buffer)
     return buffer.getvalue()

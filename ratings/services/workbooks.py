@@ -18,6 +18,7 @@ error fails the whole import. Then, in one transaction and with bulk queries onl
   the same file again changes nothing and an edited file updates in place. Ratings missing from the
   file (blank rows) are left as they are, never deleted.
 """
+
 import hashlib
 import io
 import re
@@ -39,7 +40,7 @@ from ratings.models import Assignment, AssignmentItem, Campaign, Source, ThumbsR
 from ratings.services.campaigns import assignment_sync_captions, campaign_add_raters, campaign_create
 from ratings.workbooks.packaging import AUDIO_FOLDER, AudioEntry, audio_file_name, rater_zip_write
 from ratings.workbooks.reader import ParsedWorkbook, WorkbookRating, thumbs_workbook_parse
-from ratings.workbooks.safety import WorkbookRejected, xlsx_check
+from ratings.workbooks.safety import WorkbookRejectedError, xlsx_check
 from ratings.workbooks.writer import SheetCaption, SheetClip, thumbs_workbook_build
 
 LINKS_LOCAL = "local"
@@ -103,6 +104,20 @@ def _audio_available(clip: Clip) -> bool:
         return False
 
 
+def _captions_missing_from_order(assignment: Assignment) -> bool:
+    """Whether campaign captions arrived after the assignment was made (the sync runs a query per item)."""
+    items = assignment.items.filter(pair__isnull=True)
+    ordered = {
+        (clip_id, caption_id)
+        for clip_id, order in items.values_list("clip_id", "caption_order")
+        for caption_id in order
+    }
+    wanted = assignment.campaign.captions.filter(clip__assignment_items__assignment=assignment).values_list(
+        "clip_id", "pk"
+    )
+    return any(pair not in ordered for pair in wanted)
+
+
 def _sheet_clips(*, assignment: Assignment) -> list[tuple[Clip, list[Caption], dict[int, ThumbsRating]]]:
     campaign = assignment.campaign
     items = list(assignment.items.filter(pair__isnull=True).select_related("clip").order_by("position"))
@@ -142,7 +157,8 @@ def rater_workbook_export(
         if not assign_if_missing:
             raise WorkbookExportError(f"{rater} is not a rater of campaign {campaign.name}")
         assignment = campaign_add_raters(campaign=campaign, raters=[rater])[0]
-    assignment_sync_captions(assignment=assignment)
+    if _captions_missing_from_order(assignment):
+        assignment_sync_captions(assignment=assignment)
     rows = _sheet_clips(assignment=assignment)
     number = participant_number(campaign=campaign, rater=rater)
     taken: set[str] = set()
@@ -159,7 +175,9 @@ def rater_workbook_export(
         local_names[clip.pk] = audio_file_name(clip.external_id, stored_name=clip.audio.name or "", taken=taken)
         if LINKS_LOCAL in links:
             if _audio_available(clip):
-                export.audio.append(AudioEntry(file_name=local_names[clip.pk], open=lambda clip=clip: clip.audio.open("rb")))
+                export.audio.append(
+                    AudioEntry(file_name=local_names[clip.pk], open=lambda clip=clip: clip.audio.open("rb"))
+                )
             else:
                 export.missing_audio.append(clip.external_id)
     for kind in links:
@@ -218,7 +236,7 @@ def workbook_parse_checked(*, content: bytes, name: str) -> ParsedWorkbook:
     """Safety checks, then parsing; raises WorkbookImportError with every problem found."""
     try:
         xlsx_check(io.BytesIO(content), max_uncompressed_bytes=settings.WORKBOOK_MAX_UNCOMPRESSED_BYTES, name=name)
-    except WorkbookRejected as error:
+    except WorkbookRejectedError as error:
         raise WorkbookImportError([str(error)]) from None
     parsed = thumbs_workbook_parse(io.BytesIO(content), name=name)
     max_length = Clip._meta.get_field("external_id").max_length
@@ -240,7 +258,9 @@ def _campaign_for_import(name: str) -> tuple[Campaign, bool]:
         if campaign.task_type != Campaign.TaskType.THUMBS:
             raise WorkbookImportError([f"campaign {name} is a {campaign.task_type} campaign, not THumBS"])
         return campaign, False
-    dataset, _ = Dataset.objects.get_or_create(name=name, defaults={"description": "Created by a THumBS workbook import"})
+    dataset, _ = Dataset.objects.get_or_create(
+        name=name, defaults={"description": "Created by a THumBS workbook import"}
+    )
     return campaign_create(name=name, dataset=dataset, task_type=Campaign.TaskType.THUMBS), True
 
 
@@ -254,7 +274,9 @@ def _clips_ensure(*, dataset: Dataset, record_ids: list[str]) -> tuple[dict[str,
     clip_ids = lookup()
     missing = [record_id for record_id in record_ids if record_id not in clip_ids]
     if missing:
-        Clip.objects.bulk_create([Clip(dataset=dataset, external_id=record_id, file_name=record_id) for record_id in missing])
+        Clip.objects.bulk_create(
+            [Clip(dataset=dataset, external_id=record_id, file_name=record_id) for record_id in missing]
+        )
         clip_ids = lookup()
     return clip_ids, len(missing)
 
@@ -266,7 +288,9 @@ def _captions_ensure(*, parsed: ParsedWorkbook, clip_ids: dict[str, int]) -> tup
         exact: dict[tuple[int, str], int] = {}
         trimmed: dict[tuple[int, str], list[int]] = {}
         for chunk in _chunks(list(clip_ids.values())):
-            for pk, clip_id, text in Caption.objects.filter(clip_id__in=chunk).order_by("pk").values_list("pk", "clip_id", "text"):
+            for pk, clip_id, text in (
+                Caption.objects.filter(clip_id__in=chunk).order_by("pk").values_list("pk", "clip_id", "text")
+            ):
                 exact.setdefault((clip_id, text), pk)
                 trimmed.setdefault((clip_id, text.strip()), []).append(pk)
         return exact, trimmed
@@ -279,8 +303,13 @@ def _captions_ensure(*, parsed: ParsedWorkbook, clip_ids: dict[str, int]) -> tup
 
     exact, trimmed = lookup()
     new = [
-        Caption(clip_id=clip_ids[clip.record_id], text=text, role=Caption.Role.CANDIDATE,
-                author_kind=Caption.AuthorKind.HUMAN, source_label=WORKBOOK_CAPTION_LABEL)
+        Caption(
+            clip_id=clip_ids[clip.record_id],
+            text=text,
+            role=Caption.Role.CANDIDATE,
+            author_kind=Caption.AuthorKind.HUMAN,
+            source_label=WORKBOOK_CAPTION_LABEL,
+        )
         for clip in parsed.clips
         for text in clip.captions
         if find(exact, trimmed, clip_ids[clip.record_id], text) is None
@@ -289,7 +318,9 @@ def _captions_ensure(*, parsed: ParsedWorkbook, clip_ids: dict[str, int]) -> tup
         Caption.objects.bulk_create(new)
         exact, trimmed = lookup()
     caption_ids = {
-        (clip.record_id, text): find(exact, trimmed, clip_ids[clip.record_id], text) for clip in parsed.clips for text in clip.captions
+        (clip.record_id, text): find(exact, trimmed, clip_ids[clip.record_id], text)
+        for clip in parsed.clips
+        for text in clip.captions
     }
     return caption_ids, len(new)
 
@@ -315,7 +346,11 @@ def _assignment_items_ensure(
     for clip_id, caption_ids in order:
         item = items.get(clip_id)
         if item is None:
-            new_items.append(AssignmentItem(assignment=assignment, position=next_position, clip_id=clip_id, caption_order=caption_ids))
+            new_items.append(
+                AssignmentItem(
+                    assignment=assignment, position=next_position, clip_id=clip_id, caption_order=caption_ids
+                )
+            )
             next_position += 1
             continue
         missing = [caption_id for caption_id in caption_ids if caption_id not in item.caption_order]
@@ -356,14 +391,23 @@ def _ratings_upsert(
         old = existing.get(caption_id)
         if old is None:
             created += 1
-        elif (
-            all(old[name] == values[name] for name in RATING_VALUE_FIELDS)
-            and (old["campaign_id"], old["source"], old["workbook_sha256"]) == (campaign.pk, Source.WORKBOOK, sha256)
-        ):
+        elif all(old[name] == values[name] for name in RATING_VALUE_FIELDS) and (
+            old["campaign_id"],
+            old["source"],
+            old["workbook_sha256"],
+        ) == (campaign.pk, Source.WORKBOOK, sha256):
             unchanged += 1
             continue
-        rows.append(ThumbsRating(rater=rater, caption_id=caption_id, campaign=campaign, source=Source.WORKBOOK,
-                                 workbook_sha256=sha256, **values))
+        rows.append(
+            ThumbsRating(
+                rater=rater,
+                caption_id=caption_id,
+                campaign=campaign,
+                source=Source.WORKBOOK,
+                workbook_sha256=sha256,
+                **values,
+            )
+        )
     ThumbsRating.objects.bulk_create(
         rows,
         batch_size=500,
@@ -380,12 +424,13 @@ def _items_complete(*, rater: AbstractBaseUser, items: list[AssignmentItem]) -> 
     caption_ids = [caption_id for item in open_items for caption_id in item.caption_order]
     rated: set[int] = set()
     for chunk in _chunks(caption_ids):
-        rated.update(ThumbsRating.objects.filter(rater=rater, caption_id__in=chunk).values_list("caption_id", flat=True))
+        rated.update(
+            ThumbsRating.objects.filter(rater=rater, caption_id__in=chunk).values_list("caption_id", flat=True)
+        )
+    done = [item.pk for item in open_items if all(caption_id in rated for caption_id in item.caption_order)]
     now = timezone.now()
-    done = [item for item in open_items if all(caption_id in rated for caption_id in item.caption_order)]
-    for item in done:
-        item.completed_at = now
-    AssignmentItem.objects.bulk_update(done, ["completed_at"])
+    for chunk in _chunks(done):
+        AssignmentItem.objects.filter(pk__in=chunk).update(completed_at=now)
     return len(done)
 
 
@@ -401,9 +446,14 @@ def workbook_import(
     parsed = workbook_parse_checked(content=content, name=file_name)
     with transaction.atomic():
         campaign, campaign_created = _campaign_for_import(campaign_name)
-        clip_ids, clips_created = _clips_ensure(dataset=campaign.dataset, record_ids=[clip.record_id for clip in parsed.clips])
+        clip_ids, clips_created = _clips_ensure(
+            dataset=campaign.dataset, record_ids=[clip.record_id for clip in parsed.clips]
+        )
         caption_ids, captions_created = _captions_ensure(parsed=parsed, clip_ids=clip_ids)
-        order = [(clip_ids[clip.record_id], [caption_ids[(clip.record_id, text)] for text in clip.captions]) for clip in parsed.clips]
+        order = [
+            (clip_ids[clip.record_id], [caption_ids[(clip.record_id, text)] for text in clip.captions])
+            for clip in parsed.clips
+        ]
         captions_added = _campaign_captions_add(campaign=campaign, caption_ids=[pk for _, pks in order for pk in pks])
         _, items, items_added = _assignment_items_ensure(campaign=campaign, rater=rater, order=order)
         counts = _ratings_upsert(parsed=parsed, caption_ids=caption_ids, campaign=campaign, rater=rater, sha256=sha256)
@@ -456,7 +506,10 @@ def workbook_upload_import(*, upload: WorkbookUpload, dry_run: bool = False) -> 
         content = handle.read()
     try:
         summary = workbook_import(
-            content=content, file_name=upload.original_name, campaign_name=upload.campaign_name, rater=upload.rater,
+            content=content,
+            file_name=upload.original_name,
+            campaign_name=upload.campaign_name,
+            rater=upload.rater,
             dry_run=dry_run,
         )
     except WorkbookImportError as error:

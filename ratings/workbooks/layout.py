@@ -3,6 +3,7 @@
 Sheet `Assessment`: instruction lines, a section line, a header row, then one row per caption with
 the clip number and record ID (merged over the clip's rows) on the first row of each clip.
 """
+
 import re
 
 EXAMPLE_SHEET = "Example"
@@ -85,6 +86,7 @@ _HEADER_PREFIXES = (
     ("comment", "comment"),
     ("caption_label", "caption"),
 )
+_RECORD_ID_ALIASES = {"audioid", "clipid", "clip", "file", "filename"}
 _NUMBER_HEADER = re.compile(r"^(no|nr|number|#)\.?$")
 CAPTION_LABEL = re.compile(r"^caption\s*\d*$", re.IGNORECASE)
 
@@ -103,7 +105,7 @@ def header_field(text) -> str | None:
     if not isinstance(text, str) or not text.strip():
         return None
     squashed = _squash(text)
-    if "record" in squashed:
+    if "record" in squashed or squashed in _RECORD_ID_ALIASES:
         return "record_id"
     if "synthesi" in squashed:
         return "synthesized"

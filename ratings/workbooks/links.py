@@ -3,6 +3,7 @@
 A signed link names one clip and an expiry time, signed with the project's SECRET_KEY, so a rater
 can play the clip from the workbook without signing in, and only that clip, only until it expires.
 """
+
 import csv
 import io
 import json
@@ -56,8 +57,10 @@ def link_map_load(path: Path) -> dict[str, str]:
         if isinstance(data, dict):
             pairs = [(str(key), value, f"{path} key {key!r}") for key, value in data.items()]
         elif isinstance(data, list) and all(isinstance(entry, dict) for entry in data):
-            pairs = [(str(entry.get("record_id", "")), entry.get("url"), f"{path} item {index}")
-                     for index, entry in enumerate(data)]
+            pairs = [
+                (str(entry.get("record_id", "")), entry.get("url"), f"{path} item {index}")
+                for index, entry in enumerate(data)
+            ]
         else:
             raise LinkMapError(f"{path}: expected an object {{record_id: url}} or a list of {{record_id, url}}")
     else:

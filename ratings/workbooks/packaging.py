@@ -1,4 +1,5 @@
 """The zip sent to one rater: the workbook(s) at the top and the audio folder their links point to."""
+
 import re
 import shutil
 import zipfile

@@ -8,6 +8,7 @@ in the caption column and the caption text beside it; the record ID sits on a cl
 Nothing is decided about the database here. Every unreadable or out-of-range value becomes an error
 `Sheet!Cell: value — rule`; a caller must not save anything from a result that has errors.
 """
+
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import BinaryIO
@@ -134,7 +135,9 @@ class _SheetReader:
         clip = self.clip
         caption = text if isinstance(text, str) else text_read(text)
         if caption in clip.captions:
-            self.error(columns["caption_text"], row_number, caption[:60], f"same caption twice for clip {clip.record_id}")
+            self.error(
+                columns["caption_text"], row_number, caption[:60], f"same caption twice for clip {clip.record_id}"
+            )
             return
         clip.captions.append(caption)
         self.synthesized(clip, value("synthesized"), row_number)
@@ -142,7 +145,9 @@ class _SheetReader:
         if not rated:
             self.result.unrated_rows += 1
             if comment:
-                self.result.warnings.append(f"{self.cell(columns['caption_text'], row_number)}: comment on an unrated row ignored")
+                self.result.warnings.append(
+                    f"{self.cell(columns['caption_text'], row_number)}: comment on an unrated row ignored"
+                )
             return
         self.result.rated_rows += 1
         self.rating(clip, caption, scores, comment, row_number)
@@ -169,7 +174,9 @@ class _SheetReader:
         if clip.synthesized is None:
             clip.synthesized, clip.synthesized_cell = answer, self.cell(index, row_number)
         elif clip.synthesized != answer:
-            self.error(index, row_number, raw, f"conflicts with the answer at {clip.synthesized_cell} for the same clip")
+            self.error(
+                index, row_number, raw, f"conflicts with the answer at {clip.synthesized_cell} for the same clip"
+            )
 
     def comment(self, values: tuple, row_number: int) -> str:
         indexes = ([self.columns["comment"]] if "comment" in self.columns else []) + list(self.stray_columns)
@@ -225,14 +232,20 @@ def thumbs_workbook_parse(stream: BinaryIO, *, name: str = "workbook") -> Parsed
     try:
         sheet = _assessment_sheet(book)
         if sheet is None:
-            result.errors.append(f"{name}: no sheet named {layout.ASSESSMENT_SHEET} (sheets: {', '.join(book.sheetnames)})")
+            result.errors.append(
+                f"{name}: no sheet named {layout.ASSESSMENT_SHEET} (sheets: {', '.join(book.sheetnames)})"
+            )
             return result
         reader = _SheetReader(sheet, result)
-        for row_number, values in enumerate(sheet.iter_rows(max_col=layout.MAX_READ_COLUMNS, values_only=True), start=1):
+        for row_number, values in enumerate(
+            sheet.iter_rows(max_col=layout.MAX_READ_COLUMNS, values_only=True), start=1
+        ):
             reader.row(values, row_number)
         reader.finish()
         if not reader.headers_seen:
-            result.errors.append(f"{sheet.title}: no header row (a row starting with 'No.') — is this a THumBS workbook?")
+            result.errors.append(
+                f"{sheet.title}: no header row (a row starting with 'No.') — is this a THumBS workbook?"
+            )
         elif not result.clips and not result.errors:
             result.errors.append(f"{sheet.title}: no caption rows ('Caption 1', 'Caption 2', ...) under the header")
     finally:

@@ -3,6 +3,7 @@
 Tolerant of form (numbers as text, spaces, a decimal comma, `Yes`/`no `/`N`/`y`), strict on meaning:
 every parser returns the value or raises CellError with the rule the value breaks.
 """
+
 import math
 import re
 from decimal import Decimal, InvalidOperation

@@ -7,6 +7,7 @@ cells of a protected sheet (no password: it guards against slips, not against pe
 starts like a formula is stored as text with Excel's quote prefix, so it is shown and imported back
 exactly as written and never runs.
 """
+
 import io
 from collections.abc import Sequence
 from copy import copy
@@ -38,8 +39,19 @@ _SYNTHESIZED_FILL = PatternFill("solid", fgColor="FFDDEBF7")
 _SECOND_CAPTION_FILL = PatternFill("solid", fgColor="FFFFE699")
 _UNLOCKED = Protection(locked=False)
 
-COLUMN_WIDTHS = {"A": 20.8, "B": 20.8, "C": 18.8, "D": 131.0, "E": 16.4, "F": 13.8, "G": 30.2, "H": 37.8,
-                 "I": 35.1, "J": 51.0, "K": 67.5}
+COLUMN_WIDTHS = {
+    "A": 20.8,
+    "B": 20.8,
+    "C": 18.8,
+    "D": 131.0,
+    "E": 16.4,
+    "F": 13.8,
+    "G": 30.2,
+    "H": 37.8,
+    "I": 35.1,
+    "J": 51.0,
+    "K": 67.5,
+}
 INSTRUCTION_ROW_HEIGHT = 28.75
 HEADER_ROW_HEIGHT = 61
 CAPTION_ROW_HEIGHT = 135
@@ -109,6 +121,11 @@ def _sheet_setup(sheet) -> None:
     for letter, width in COLUMN_WIDTHS.items():
         sheet.column_dimensions[letter].width = width
     sheet.sheet_view.zoomScale = 50
+    # Printed, a page holds the full width of the table.
+    sheet.page_setup.orientation = "landscape"
+    sheet.page_setup.fitToWidth = 1
+    sheet.page_setup.fitToHeight = 0
+    sheet.sheet_properties.pageSetUpPr.fitToPage = True
 
 
 def _protect(sheet) -> None:
@@ -130,7 +147,9 @@ class _SheetWriter:
 
     def merge(self, first_row: int, first_column: int, last_row: int, last_column: int) -> None:
         if (last_row, last_column) != (first_row, first_column):
-            self.merges.append(f"{get_column_letter(first_column)}{first_row}:{get_column_letter(last_column)}{last_row}")
+            self.merges.append(
+                f"{get_column_letter(first_column)}{first_row}:{get_column_letter(last_column)}{last_row}"
+            )
 
     def banner(self, row: int, text: str, *, bold: bool = True) -> None:
         cell = self.sheet.cell(row, 1)
@@ -182,7 +201,9 @@ class _SheetWriter:
         return last_row + 1
 
     def finish(self) -> None:
-        self.sheet.merged_cells = MultiCellRange([MergedCellRange(self.sheet, coordinate) for coordinate in self.merges])
+        self.sheet.merged_cells = MultiCellRange(
+            [MergedCellRange(self.sheet, coordinate) for coordinate in self.merges]
+        )
         _protect(self.sheet)
 
 
@@ -190,10 +211,16 @@ def _validations(sheet, first_row: int, last_row: int) -> None:
     if last_row < first_row:
         return
     rules = (
-        (("precision", "recall"), DataValidation(type="whole", operator="between", formula1="1", formula2="5"),
-         "A whole number from 1 to 5."),
-        (layout.PENALTY_FIELDS, DataValidation(type="decimal", operator="between", formula1="-2", formula2="0"),
-         "A number from -2 to 0 (one decimal, e.g. -0.1); blank means no penalty."),
+        (
+            ("precision", "recall"),
+            DataValidation(type="whole", operator="between", formula1="1", formula2="5"),
+            "A whole number from 1 to 5.",
+        ),
+        (
+            layout.PENALTY_FIELDS,
+            DataValidation(type="decimal", operator="between", formula1="-2", formula2="0"),
+            "A number from -2 to 0 (one decimal, e.g. -0.1); blank means no penalty.",
+        ),
         (("synthesized",), DataValidation(type="list", formula1='"Yes,No"'), "Yes or No, once per clip."),
     )
     for names, validation, message in rules:
@@ -217,8 +244,10 @@ def _example_sheet(book: Workbook) -> None:
     example = SheetClip(
         record_id=layout.EXAMPLE_RECORD_ID,
         link=None,
-        captions=[SheetCaption(text=text, scores=dict(zip(layout.SCORE_FIELDS, scores, strict=True)))
-                  for text, scores in layout.EXAMPLE_ROWS],
+        captions=[
+            SheetCaption(text=text, scores=dict(zip(layout.SCORE_FIELDS, scores, strict=True)))
+            for text, scores in layout.EXAMPLE_ROWS
+        ],
         synthesized=layout.EXAMPLE_SYNTHESIZED == "Yes",
     )
     next_row = writer.clip_rows(example, 1, 5, editable=False)

@@ -1,12 +1,13 @@
 """Importing workbooks in the study's hand-made layout (the shared P1 workbook), messy but valid cells,
 invalid ones (every error listed, nothing written), re-imports and dry runs."""
+
 import io
 import json
 import re
 import subprocess
 import sys
-from decimal import Decimal
 import zipfile
+from decimal import Decimal
 from pathlib import Path
 
 import openpyxl
@@ -29,8 +30,11 @@ pytestmark = pytest.mark.django_db
 
 
 def _fill(shared_dir: Path, source: Path, out: Path, seed: int) -> Path:
-    subprocess.run([sys.executable, str(shared_dir / FILL_SCRIPT), str(source), str(out), str(seed)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(shared_dir / FILL_SCRIPT), str(source), str(out), str(seed)],
+        check=True,
+        capture_output=True,
+    )
     return out
 
 
@@ -55,8 +59,11 @@ def _google_variant(source: Path, target: Path) -> Path:
         for info in original.infolist():
             data = original.read(info.filename)
             if info.filename.startswith("xl/worksheets/_rels/"):
-                data = re.sub(rb'Target="[^"]*?([^"/\\]+)" TargetMode="External"',
-                              rb'Target="https://drive.google.com/file/d/\1/view" TargetMode="External"', data)
+                data = re.sub(
+                    rb'Target="[^"]*?([^"/\\]+)" TargetMode="External"',
+                    rb'Target="https://drive.google.com/file/d/\1/view" TargetMode="External"',
+                    data,
+                )
             twin.writestr(info, data)
     return target
 
@@ -94,8 +101,12 @@ def test_filled_p1_workbook_imports_into_a_new_campaign(variant, filled_p1, make
             path = filled / "valid.xlsx"
         else:  # only the _excel workbook is shared: make the twin of the filled one
             path = _google_variant(path, tmp_path / "P1_google.xlsx")
-        links = [cell.hyperlink.target for row in openpyxl.load_workbook(path)["Assessment"].iter_rows(max_col=2)
-                 for cell in row if cell.hyperlink]
+        links = [
+            cell.hyperlink.target
+            for row in openpyxl.load_workbook(path)["Assessment"].iter_rows(max_col=2)
+            for cell in row
+            if cell.hyperlink
+        ]
         assert len(links) == 60 and all(link.startswith("https://drive.google.com/") for link in links)
     expected = json.loads((filled / "expected.json").read_text())
 
@@ -124,16 +135,27 @@ def test_invalid_p1_workbook_lists_every_error_and_writes_nothing(filled_p1, mak
     expected = json.loads((filled_p1 / "expected.json").read_text())
     before = table_counts()
     with pytest.raises(CommandError, match="3 error"):
-        call_command("import_thumbs_workbook", str(filled_p1 / "invalid.xlsx"), campaign="broken", rater="p1",
-                     stderr=io.StringIO())
+        call_command(
+            "import_thumbs_workbook",
+            str(filled_p1 / "invalid.xlsx"),
+            campaign="broken",
+            rater="p1",
+            stderr=io.StringIO(),
+        )
     assert table_counts() == before
     with pytest.raises(WorkbookImportError) as refused:
-        workbook_import(content=(filled_p1 / "invalid.xlsx").read_bytes(), file_name="invalid.xlsx",
-                        campaign_name="broken", rater=make_user("p2"))
+        workbook_import(
+            content=(filled_p1 / "invalid.xlsx").read_bytes(),
+            file_name="invalid.xlsx",
+            campaign_name="broken",
+            rater=make_user("p2"),
+        )
     cells = sorted(error.split(":")[0] for error in refused.value.errors)
     assert cells == sorted(f"Assessment!{cell}" for cell in expected["expected_errors"])
-    assert any(error.startswith("Assessment!") and " 7 — precision must be a whole number 1–5" in error
-               for error in refused.value.errors)
+    assert any(
+        error.startswith("Assessment!") and " 7 — precision must be a whole number 1–5" in error
+        for error in refused.value.errors
+    )
 
 
 def test_reimport_updates_in_place(filled_p1, make_user):
@@ -143,7 +165,11 @@ def test_reimport_updates_in_place(filled_p1, make_user):
     counts = table_counts()
     second = workbook_import(content=content, file_name="valid.xlsx", campaign_name="again", rater=rater)
     assert table_counts() == counts
-    assert (second["ratings_created"], second["ratings_updated"], second["ratings_unchanged"]) == (0, 0, first["ratings_created"])
+    assert (second["ratings_created"], second["ratings_updated"], second["ratings_unchanged"]) == (
+        0,
+        0,
+        first["ratings_created"],
+    )
     assert (second["clips_created"], second["captions_created"], second["assignment_items_added"]) == (0, 0, 0)
 
     book = openpyxl.load_workbook(io.BytesIO(content))
@@ -163,8 +189,9 @@ def test_dry_run_writes_nothing(filled_p1, make_user):
     make_user("p1", "rater")
     before = table_counts()
     output = io.StringIO()
-    call_command("import_thumbs_workbook", str(filled_p1 / "valid.xlsx"), campaign="dry", rater="p1", dry_run=True,
-                 stdout=output)
+    call_command(
+        "import_thumbs_workbook", str(filled_p1 / "valid.xlsx"), campaign="dry", rater="p1", dry_run=True, stdout=output
+    )
     assert table_counts() == before
     assert "dry run" in output.getvalue() and "ratings created: " in output.getvalue()
 
@@ -185,14 +212,38 @@ def test_messy_but_valid_cells(p1_light, make_user):
     rater = make_user("p1", "rater")
     # Rows 6/7: clip 3.wav; rows 8/9: 42.wav; rows 76/77: 5.flac (second section). Header spacing varied too.
     edits = {
-        "E5": "Precision([1,5])", "F5": "  recall ( [1, 5] ) ", "J5": "Is this audio synthesised?",
-        "E6": " 4 ", "F6": "3", "G6": "-0,5", "H6": "\u22120.1", "I6": None, "J6": "Yes ", "K6": "clear", "L6": "also: wind",
-        "E7": 5.0, "F7": 5, "G7": 0, "H7": "", "I7": -2,
-        "E8": 2, "F8": "2", "G8": "-1", "J8": "n", "M8": "stray note",
-        "E76": 1, "F76": 1, "J76": "y",
-        "E77": 3, "F77": "4 ", "I77": "-0.3", "K77": "=not a formula",
+        "E5": "Precision([1,5])",
+        "F5": "  recall ( [1, 5] ) ",
+        "J5": "Is this audio synthesised?",
+        "E6": " 4 ",
+        "F6": "3",
+        "G6": "-0,5",
+        "H6": "\u22120.1",
+        "I6": None,
+        "J6": "Yes ",
+        "K6": "clear",
+        "L6": "also: wind",
+        "E7": 5.0,
+        "F7": 5,
+        "G7": 0,
+        "H7": "",
+        "I7": -2,
+        "E8": 2,
+        "F8": "2",
+        "G8": "-1",
+        "J8": "n",
+        "M8": "stray note",
+        "E76": 1,
+        "F76": 1,
+        "J76": "y",
+        "E77": 3,
+        "F77": "4 ",
+        "I77": "-0.3",
+        "K77": "=not a formula",
     }
-    summary = workbook_import(content=_messy_p1(p1_light, edits), file_name="messy.xlsx", campaign_name="messy", rater=rater)
+    summary = workbook_import(
+        content=_messy_p1(p1_light, edits), file_name="messy.xlsx", campaign_name="messy", rater=rater
+    )
 
     assert summary["rated_rows"] == 5 and summary["unrated_rows_skipped"] == 115
     got = {key: rating for key, rating in _ratings_by_key(rater).items()}
@@ -201,7 +252,12 @@ def test_messy_but_valid_cells(p1_light, make_user):
     for row, record_id, text, _ in caption_rows(sheet):
         by_row[row] = got.get((record_id, text))
     assert (by_row[6].precision, by_row[6].recall, by_row[6].fluency, by_row[6].conciseness, by_row[6].irrelevance) == (
-        4, 3, Decimal("-0.5"), Decimal("-0.1"), Decimal("0"))
+        4,
+        3,
+        Decimal("-0.5"),
+        Decimal("-0.1"),
+        Decimal("0"),
+    )
     assert by_row[6].comment == "clear\nalso: wind" and by_row[6].synthesized == "yes"
     assert by_row[7].synthesized == "yes" and by_row[7].overall == overall(5, 5, 0, 0, -2)
     assert by_row[8].synthesized == "no" and by_row[8].comment == "stray note" and by_row[9] is None
@@ -214,20 +270,40 @@ def test_messy_but_valid_cells(p1_light, make_user):
     [
         ({"E6": 0, "F6": 3}, ["Assessment!E6: 0 — precision must be a whole number 1–5"]),
         ({"E6": 4.5, "F6": 3}, ["Assessment!E6: 4.5 — precision must be a whole number 1–5"]),
-        ({"E6": 4, "F6": 3, "G6": -0.25}, ["Assessment!G6: -0.25 — fluency must have at most one decimal (e.g. -0.1, -0.5, -1)"]),
-        ({"E6": 4, "F6": 3, "H6": 0.5}, ["Assessment!H6: 0.5 — conciseness must be a number from -2 to 0 (blank means 0)"]),
-        ({"E6": 4, "F6": 3, "I6": "-2.5"}, ["Assessment!I6: -2.5 — irrelevance must be a number from -2 to 0 (blank means 0)"]),
+        (
+            {"E6": 4, "F6": 3, "G6": -0.25},
+            ["Assessment!G6: -0.25 — fluency must have at most one decimal (e.g. -0.1, -0.5, -1)"],
+        ),
+        (
+            {"E6": 4, "F6": 3, "H6": 0.5},
+            ["Assessment!H6: 0.5 — conciseness must be a number from -2 to 0 (blank means 0)"],
+        ),
+        (
+            {"E6": 4, "F6": 3, "I6": "-2.5"},
+            ["Assessment!I6: -2.5 — irrelevance must be a number from -2 to 0 (blank means 0)"],
+        ),
         ({"E6": 4, "G6": -1}, ["Assessment!F6: (blank) — recall is required on a rated row"]),
-        ({"G6": -1}, ["Assessment!E6: (blank) — precision is required on a rated row",
-                      "Assessment!F6: (blank) — recall is required on a rated row"]),
+        (
+            {"G6": -1},
+            [
+                "Assessment!E6: (blank) — precision is required on a rated row",
+                "Assessment!F6: (blank) — recall is required on a rated row",
+            ],
+        ),
         ({"E6": 4, "F6": 3, "J6": "maybe"}, ["Assessment!J6: maybe — synthesized must be yes or no"]),
-        ({"E6": 4, "F6": 3, "J6": "yes", "E7": 4, "F7": 4, "J7": "no"},
-         ["Assessment!J7: no — conflicts with the answer at Assessment!J6 for the same clip"]),
-        ({"E6": "four", "F6": "=1+2", "E8": 9, "F8": 1, "G8": "x"},
-         ["Assessment!E6: four — precision must be a whole number 1–5",
-          "Assessment!F6: =1+2 — recall must be a whole number 1–5",
-          "Assessment!E8: 9 — precision must be a whole number 1–5",
-          "Assessment!G8: x — fluency must be a number from -2 to 0 (blank means 0)"]),
+        (
+            {"E6": 4, "F6": 3, "J6": "yes", "E7": 4, "F7": 4, "J7": "no"},
+            ["Assessment!J7: no — conflicts with the answer at Assessment!J6 for the same clip"],
+        ),
+        (
+            {"E6": "four", "F6": "=1+2", "E8": 9, "F8": 1, "G8": "x"},
+            [
+                "Assessment!E6: four — precision must be a whole number 1–5",
+                "Assessment!F6: =1+2 — recall must be a whole number 1–5",
+                "Assessment!E8: 9 — precision must be a whole number 1–5",
+                "Assessment!G8: x — fluency must be a number from -2 to 0 (blank means 0)",
+            ],
+        ),
     ],
 )
 def test_meaningless_values_are_refused_cell_by_cell(p1_light, make_user, edits, expected):
@@ -245,8 +321,9 @@ def test_unknown_rater_and_pairwise_campaign_are_refused(filled_p1, make_user):
         call_command("import_thumbs_workbook", str(filled_p1 / "valid.xlsx"), campaign="x", rater="ghost")
     Campaign.objects.create(name="pairs", dataset=Dataset.objects.create(name="pairs"), task_type="pairwise")
     with pytest.raises(CommandError, match="pairwise campaign, not THumBS"):
-        call_command("import_thumbs_workbook", str(filled_p1 / "valid.xlsx"), campaign="pairs", rater="p1",
-                     stderr=io.StringIO())
+        call_command(
+            "import_thumbs_workbook", str(filled_p1 / "valid.xlsx"), campaign="pairs", rater="p1", stderr=io.StringIO()
+        )
     assert not ThumbsRating.objects.exists()
 
 
@@ -255,5 +332,7 @@ def test_the_untouched_shared_p1_workbook_filled_by_the_fill_script_imports(shar
     """The real file as shared, full-row merges and all (the fill script needs about a minute to open it)."""
     rater = make_user("p1", "rater")
     filled = _fill(shared_dir, shared_dir / P1_WORKBOOK, tmp_path, 11)
-    call_command("import_thumbs_workbook", str(filled / "valid.xlsx"), campaign="real-p1", rater="p1", stdout=io.StringIO())
+    call_command(
+        "import_thumbs_workbook", str(filled / "valid.xlsx"), campaign="real-p1", rater="p1", stdout=io.StringIO()
+    )
     _assert_matches_expected(rater, json.loads((filled / "expected.json").read_text())["ratings"])

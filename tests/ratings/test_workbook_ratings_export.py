@@ -1,4 +1,5 @@
 """export_thumbs_ratings: exact JSON keys and numbers, CSV, xlsx with per-clip averages, authorship only on request."""
+
 import csv
 import io
 import json
@@ -13,8 +14,19 @@ from tests.ratings.workbook_helpers import overall, thumbs_campaign
 
 pytestmark = pytest.mark.django_db
 
-KEYS = ["rater", "record_id", "caption", "precision", "recall", "fluency", "conciseness", "irrelevance",
-        "synthesized", "comment", "overall"]
+KEYS = [
+    "rater",
+    "record_id",
+    "caption",
+    "precision",
+    "recall",
+    "fluency",
+    "conciseness",
+    "irrelevance",
+    "synthesized",
+    "comment",
+    "overall",
+]
 
 
 @pytest.fixture
@@ -25,15 +37,31 @@ def rated(make_user):
     captions = list(campaign.captions.order_by("pk"))
     values = {}
     for index, caption in enumerate(captions):
-        values[("ana", caption.pk)] = (1 + index % 5, 5 - index % 5, "-0.1", "0", "-1.5" if index == 2 else "0",
-                                       "yes" if index < 2 else "", "=cmd()" if index == 0 else "")
+        values[("ana", caption.pk)] = (
+            1 + index % 5,
+            5 - index % 5,
+            "-0.1",
+            "0",
+            "-1.5" if index == 2 else "0",
+            "yes" if index < 2 else "",
+            "=cmd()" if index == 0 else "",
+        )
     values[("bob", captions[0].pk)] = (3, 4, "-0.5", "-0.2", "0", "no", "ok")
     values[("bob", captions[3].pk)] = (2, 2, "0", "0", "-2", "", "")
     users = {"ana": ana, "bob": bob}
     for (username, caption_id), (p, r, f, c, i, synthesized, comment) in values.items():
-        ThumbsRating.objects.create(rater=users[username], caption_id=caption_id, campaign=campaign, precision=p, recall=r,
-                                    fluency=Decimal(f), conciseness=Decimal(c), irrelevance=Decimal(i),
-                                    synthesized=synthesized, comment=comment)
+        ThumbsRating.objects.create(
+            rater=users[username],
+            caption_id=caption_id,
+            campaign=campaign,
+            precision=p,
+            recall=r,
+            fluency=Decimal(f),
+            conciseness=Decimal(c),
+            irrelevance=Decimal(i),
+            synthesized=synthesized,
+            comment=comment,
+        )
     campaign.excluded_raters.add(bob)
     return campaign, values
 
@@ -91,8 +119,18 @@ def test_csv_rows_and_formula_text_escaped(rated):
     assert list(rows[0]) == KEYS and len(rows) == 8
     assert "'=cmd()" in {row["comment"] for row in rows}
     per_clip = list(csv.reader(io.StringIO(_run(campaign="scores", format="csv", per_clip=True))))
-    assert per_clip[0] == ["No.", "Audio ID", "Caption", "Ratings", "Precision_Avg", "Recall_Avg", "Fluency_Avg",
-                           "Conciseness_Avg", "Irrelevance_Avg", "OverallScore_Avg"]
+    assert per_clip[0] == [
+        "No.",
+        "Audio ID",
+        "Caption",
+        "Ratings",
+        "Precision_Avg",
+        "Recall_Avg",
+        "Fluency_Avg",
+        "Conciseness_Avg",
+        "Irrelevance_Avg",
+        "OverallScore_Avg",
+    ]
 
 
 def test_xlsx_has_ratings_and_per_clip_sheets(rated, tmp_path):

@@ -1,4 +1,5 @@
 """Export a rater's workbook, fill it like a person, import it: the values come back exactly."""
+
 import io
 import json
 import zipfile
@@ -15,7 +16,7 @@ from tests.ratings.workbook_helpers import caption_rows, thumbs_campaign, workbo
 
 pytestmark = pytest.mark.django_db
 
-INJECTIONS = ["=HYPERLINK(\"http://evil.example\",\"click\")", "+1 dog barks", "-loud engine @ night", "@SUM(A1:A2)"]
+INJECTIONS = ['=HYPERLINK("http://evil.example","click")', "+1 dog barks", "-loud engine @ night", "@SUM(A1:A2)"]
 
 
 @pytest.fixture
@@ -37,7 +38,9 @@ def test_export_fill_import_gives_back_every_value(make_user, media_root):
     rows = caption_rows(sheet)
     # The rater's order: clips by assignment position, captions by the item's caption order.
     items = Assignment.objects.get(campaign=campaign, rater=rater).items.order_by("position")
-    expected_order = [(item.clip.external_id, Caption.objects.get(pk=pk).text) for item in items for pk in item.caption_order]
+    expected_order = [
+        (item.clip.external_id, Caption.objects.get(pk=pk).text) for item in items for pk in item.caption_order
+    ]
     assert [(record_id, text) for _, record_id, text, _ in rows] == expected_order
     typed = {}
     for index, (_, record_id, text, _) in enumerate(rows):
@@ -104,7 +107,9 @@ def test_score_cells_have_data_validation_and_are_the_only_unlocked_cells(make_u
     sheet = openpyxl.load_workbook(io.BytesIO(_export_bytes(campaign, rater)))["Assessment"]
     rows = [row for row, *_ in caption_rows(sheet)]
     first, last = min(rows), max(rows)
-    rules = {(rule.type, str(rule.sqref)): (rule.formula1, rule.formula2) for rule in sheet.data_validations.dataValidation}
+    rules = {
+        (rule.type, str(rule.sqref)): (rule.formula1, rule.formula2) for rule in sheet.data_validations.dataValidation
+    }
     assert rules == {
         ("whole", f"E{first}:F{last}"): ("1", "5"),
         ("decimal", f"G{first}:I{last}"): ("-2", "0"),
@@ -116,17 +121,35 @@ def test_score_cells_have_data_validation_and_are_the_only_unlocked_cells(make_u
         assert all(sheet[f"{letter}{row}"].protection.locked for letter in "ABCD")
     assert not sheet[f"J{first}"].protection.locked
     header = [sheet.cell(first - 1, column).value for column in range(1, 12)]
-    assert header == ["No.", "Record ID", "Caption", None, "Precision ( [1, 5] )", "Recall ( [1, 5] )",
-                      "Fluency (negative) ( [-2, 0] )", "Conciseness (negative) ( [-2, 0] )",
-                      "Irrelevance (negative) ( [-2, 0] )", "Is this audio synthesized? (yes/no)", "Comments"]
+    assert header == [
+        "No.",
+        "Record ID",
+        "Caption",
+        None,
+        "Precision ( [1, 5] )",
+        "Recall ( [1, 5] )",
+        "Fluency (negative) ( [-2, 0] )",
+        "Conciseness (negative) ( [-2, 0] )",
+        "Irrelevance (negative) ( [-2, 0] )",
+        "Is this audio synthesized? (yes/no)",
+        "Comments",
+    ]
 
 
 def test_existing_ratings_are_filled_in_and_reimport_changes_nothing(make_user, media_root):
     rater = make_user("eve", "rater")
     campaign = thumbs_campaign(name="prefill", raters=[rater])
     caption = campaign.captions.order_by("pk").first()
-    ThumbsRating.objects.create(rater=rater, caption=caption, campaign=campaign, precision=2, recall=3,
-                                fluency=Decimal("-0.5"), synthesized="yes", comment="from the web")
+    ThumbsRating.objects.create(
+        rater=rater,
+        caption=caption,
+        campaign=campaign,
+        precision=2,
+        recall=3,
+        fluency=Decimal("-0.5"),
+        synthesized="yes",
+        comment="from the web",
+    )
     content = _export_bytes(campaign, rater)
     sheet = openpyxl.load_workbook(io.BytesIO(content))["Assessment"]
     row = next(row for row, _, text, _ in caption_rows(sheet) if text == caption.text)
@@ -150,7 +173,11 @@ def test_local_links_point_into_the_zip_audio_folder(make_user, media_root, tmp_
         assert names == ["P1_excel.xlsx", "audio/1.wav", "audio/2.wav"]
         assert archive.read("audio/1.wav")[:4] == b"RIFF"
         sheet = openpyxl.load_workbook(io.BytesIO(archive.read("P1_excel.xlsx")))["Assessment"]
-    links = {sheet.cell(row, 2).value: sheet.cell(row, 2).hyperlink.target for row, _, _, first in caption_rows(sheet) if row == first}
+    links = {
+        sheet.cell(row, 2).value: sheet.cell(row, 2).hyperlink.target
+        for row, _, _, first in caption_rows(sheet)
+        if row == first
+    }
     assert links == {"1.wav": "audio/1.wav", "sub/2": "audio/2.wav"}
     assert (out / "local_P1_fay" / "P1_excel.xlsx").is_file() and (out / "local_P1_fay" / "audio" / "2.wav").is_file()
 
@@ -161,12 +188,22 @@ def test_url_links_from_a_mapping_file(make_user, media_root, tmp_path):
     mapping = {f"{number}.wav": f"https://drive.example.org/file/{number}" for number in (1, 2, 3)}
     (tmp_path / "links.json").write_text(json.dumps(mapping))
     out = tmp_path / "out"
-    call_command("export_thumbs_workbooks", campaign="mapped", rater=["gus"], links="url", out=str(out),
-                 url_map=str(tmp_path / "links.json"))
+    call_command(
+        "export_thumbs_workbooks",
+        campaign="mapped",
+        rater=["gus"],
+        links="url",
+        out=str(out),
+        url_map=str(tmp_path / "links.json"),
+    )
     with zipfile.ZipFile(out / "mapped_P1_gus.zip") as archive:
         assert archive.namelist() == ["P1_url.xlsx"]
         sheet = openpyxl.load_workbook(io.BytesIO(archive.read("P1_url.xlsx")))["Assessment"]
-    links = {sheet.cell(row, 2).value: sheet.cell(row, 2).hyperlink.target for row, _, _, first in caption_rows(sheet) if row == first}
+    links = {
+        sheet.cell(row, 2).value: sheet.cell(row, 2).hyperlink.target
+        for row, _, _, first in caption_rows(sheet)
+        if row == first
+    }
     assert links == mapping
 
 
@@ -174,12 +211,46 @@ def test_signed_url_links_play_the_clip_without_signing_in(make_user, media_root
     make_user("hal", "rater")
     thumbs_campaign(name="signed", with_audio=True)
     out = tmp_path / "out"
-    call_command("export_thumbs_workbooks", campaign="signed", rater=["hal"], links="url", out=str(out),
-                 base_url="https://eval.example.org/")
+    call_command(
+        "export_thumbs_workbooks",
+        campaign="signed",
+        rater=["hal"],
+        links="url",
+        out=str(out),
+        base_url="https://eval.example.org/",
+    )
     sheet = openpyxl.load_workbook(out / "signed_P1_hal" / "P1_url.xlsx")["Assessment"]
     targets = [sheet.cell(row, 2).hyperlink.target for row, _, _, first in caption_rows(sheet) if row == first]
-    assert len(targets) == 3 and all(target.startswith("https://eval.example.org/ratings/workbook-audio/") for target in targets)
+    assert len(targets) == 3 and all(
+        target.startswith("https://eval.example.org/ratings/workbook-audio/") for target in targets
+    )
     path = targets[0].removeprefix("https://eval.example.org")
     response = client.get(path)
     assert response.status_code == 200 and b"".join(response.streaming_content)[:4] == b"RIFF"
     assert client.get(path.replace("workbook-audio/", "workbook-audio/x")).status_code == 404
+
+
+def test_without_rater_every_rater_of_the_campaign_gets_a_zip(make_user, media_root, tmp_path):
+    raters = [make_user("ida", "rater"), make_user("jon", "rater")]
+    thumbs_campaign(name="all", raters=raters)
+    out = tmp_path / "out"
+    call_command("export_thumbs_workbooks", campaign="all", links="local", out=str(out), stdout=io.StringIO())
+    assert sorted(path.name for path in out.glob("*.zip")) == ["all_P1_ida.zip", "all_P2_jon.zip"]
+    with zipfile.ZipFile(out / "all_P2_jon.zip") as archive:
+        assert "P2_excel.xlsx" in archive.namelist()
+
+
+def test_captions_added_to_the_campaign_later_appear_in_the_next_export(make_user, media_root):
+    rater = make_user("kim", "rater")
+    campaign = thumbs_campaign(name="late", raters=[rater])
+    clip = campaign.dataset.clips.get(external_id="2.wav")
+    late = Caption.objects.create(
+        clip=clip, text="A third caption, added later.", role="candidate", author_kind="human"
+    )
+    campaign.captions.add(late)
+    sheet = openpyxl.load_workbook(io.BytesIO(_export_bytes(campaign, rater)))["Assessment"]
+    texts = [text for _, record_id, text, _ in caption_rows(sheet) if record_id == "2.wav"]
+    assert len(texts) == 3 and texts[2] == late.text
+    assert sheet.merged_cells.ranges and any(
+        str(cell_range).startswith("B") and cell_range.size["rows"] == 3 for cell_range in sheet.merged_cells.ranges
+    )

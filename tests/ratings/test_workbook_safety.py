@@ -1,4 +1,5 @@
 """Files that are not xlsx, and zip bombs, are refused quickly and clearly, before openpyxl parses anything."""
+
 import io
 import zipfile
 
@@ -7,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from ratings.services.workbooks import WorkbookImportError, workbook_import
-from ratings.workbooks.safety import WorkbookRejected, xlsx_check
+from ratings.workbooks.safety import WorkbookRejectedError, xlsx_check
 from tests.ratings.workbook_helpers import table_counts
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +39,7 @@ def _xlsx_like(extra: dict[str, bytes]) -> bytes:
 
 
 def _refusal(content: bytes, *, limit: int = LIMIT) -> str:
-    with pytest.raises(WorkbookRejected) as refused:
+    with pytest.raises(WorkbookRejectedError) as refused:
         xlsx_check(io.BytesIO(content), max_uncompressed_bytes=limit, name="upload.xlsx")
     return str(refused.value)
 
@@ -89,4 +90,6 @@ def test_a_real_small_workbook_passes_the_checks(make_user):
     xlsx_check(io.BytesIO(buffer.getvalue()), max_uncompressed_bytes=LIMIT)  # no exception
     with pytest.raises(WorkbookImportError) as refused:
         workbook_import(content=buffer.getvalue(), file_name="empty.xlsx", campaign_name="c", rater=make_user("p1"))
-    assert refused.value.errors == ["Assessment: no header row (a row starting with 'No.') — is this a THumBS workbook?"]
+    assert refused.value.errors == [
+        "Assessment: no header row (a row starting with 'No.') — is this a THumBS workbook?"
+    ]

@@ -1,4 +1,5 @@
 """Upload page and download button: admins only; uploads are kept with their outcome; the zip holds both workbooks."""
+
 import io
 import zipfile
 
@@ -63,7 +64,12 @@ def test_upload_imports_and_keeps_the_file(admin_client, make_user, media_root):
     assert upload.status == "imported" and upload.summary["ratings_created"] == 1 and upload.errors == []
     assert upload.file.read() == content and upload.rater == rater and upload.uploaded_by.username == "boss"
     rating = ThumbsRating.objects.get()
-    assert (rating.precision, rating.recall, str(rating.fluency), rating.workbook_sha256) == (4, 5, "-0.5", upload.sha256)
+    assert (rating.precision, rating.recall, str(rating.fluency), rating.workbook_sha256) == (
+        4,
+        5,
+        "-0.5",
+        upload.sha256,
+    )
     page = admin_client.get(response.url).content.decode()
     assert "Imported" in page and "Ratings created" in page
     listing = admin_client.get(reverse("ratings:workbook_upload")).content.decode()
@@ -78,8 +84,10 @@ def test_a_failed_upload_is_kept_with_every_error(admin_client, make_user, media
     response = _upload(admin_client, _filled(campaign, rater, E=7, F="x"))
     upload = WorkbookUpload.objects.get()
     assert upload.status == "failed" and upload.file.size > 0 and not ThumbsRating.objects.exists()
-    assert upload.errors == ["Assessment!E6: 7 — precision must be a whole number 1–5",
-                             "Assessment!F6: x — recall must be a whole number 1–5"]
+    assert upload.errors == [
+        "Assessment!E6: 7 — precision must be a whole number 1–5",
+        "Assessment!F6: x — recall must be a whole number 1–5",
+    ]
     page = admin_client.get(response.url).content.decode()
     assert "2 errors" in page and "Assessment!E6: 7 — precision must be a whole number 1–5" in page
 
@@ -100,4 +108,6 @@ def test_download_button_returns_the_raters_zip(admin_client, make_user, media_r
     link = url_sheet["B6"].hyperlink.target
     assert link.startswith("http://testserver/ratings/workbook-audio/")
     assert admin_client.get(link.removeprefix("http://testserver")).status_code == 200
-    assert admin_client.get(reverse("ratings:campaign_workbook_download", args=[campaign.pk, other.pk])).status_code == 404
+    assert (
+        admin_client.get(reverse("ratings:campaign_workbook_download", args=[campaign.pk, other.pk])).status_code == 404
+    )

@@ -1,4 +1,5 @@
 """Shared pieces of the workbook tests: a small THumBS campaign, filling a workbook like a person, counts."""
+
 import io
 import re
 import struct
@@ -32,7 +33,8 @@ def thumbs_campaign(*, name: str, raters=(), texts: dict[str, list[str]] | None 
     dataset = Dataset.objects.create(name=f"{name}-data")
     system = CaptioningSystem.objects.create(name=f"{name}-system")
     texts = texts or {
-        f"{number}.wav": [f"Birds sing near clip {number}.", f"A car passes by in clip {number}."] for number in (1, 2, 3)
+        f"{number}.wav": [f"Birds sing near clip {number}.", f"A car passes by in clip {number}."]
+        for number in (1, 2, 3)
     }
     captions = []
     for record_id, clip_texts in texts.items():
@@ -41,7 +43,9 @@ def thumbs_campaign(*, name: str, raters=(), texts: dict[str, list[str]] | None 
             clip.audio.save(record_id if "." in record_id else f"{record_id}.wav", ContentFile(wav_bytes()), save=True)
         for index, text in enumerate(clip_texts):
             if index == 0:
-                captions.append(Caption.objects.create(clip=clip, text=text, role="reference", position=0, author_kind="human"))
+                captions.append(
+                    Caption.objects.create(clip=clip, text=text, role="reference", position=0, author_kind="human")
+                )
             else:
                 captions.append(
                     Caption.objects.create(clip=clip, text=text, role="candidate", author_kind="machine", system=system)
@@ -64,7 +68,9 @@ def caption_rows(sheet) -> list[tuple[int, str, str, int]]:
     return rows
 
 
-def workbook_fill(content: bytes, values: dict[tuple[str, str], dict], synthesized: dict[str, str] | None = None) -> bytes:
+def workbook_fill(
+    content: bytes, values: dict[tuple[str, str], dict], synthesized: dict[str, str] | None = None
+) -> bytes:
     """Type values into an exported workbook: values[(record_id, caption)] = {column letter: value}."""
     book = openpyxl.load_workbook(io.BytesIO(content))
     sheet = book["Assessment"]
@@ -79,7 +85,9 @@ def workbook_fill(content: bytes, values: dict[tuple[str, str], dict], synthesiz
 
 
 def overall(precision, recall, fluency, conciseness, irrelevance) -> Decimal:
-    return Decimal(precision + recall) / 2 + Decimal(str(fluency)) + Decimal(str(conciseness)) + Decimal(str(irrelevance))
+    return (
+        Decimal(precision + recall) / 2 + Decimal(str(fluency)) + Decimal(str(conciseness)) + Decimal(str(irrelevance))
+    )
 
 
 def table_counts() -> dict[str, int]:

@@ -44,7 +44,11 @@ class Command(BaseCommand):
             columns = average_columns(include_authorship=include_authorship)
             content = rows_csv(averages, columns) if format == "csv" else averages_json(averages, columns)
         else:
-            content = rows_csv(rows, rating_columns(include_authorship=include_authorship)) if format == "csv" else ratings_json(rows)
+            content = (
+                rows_csv(rows, rating_columns(include_authorship=include_authorship))
+                if format == "csv"
+                else ratings_json(rows)
+            )
         if out:
             Path(out).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
             self.stderr.write(f"{len(rows)} ratings of campaign {campaign} -> {out}")

@@ -24,8 +24,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True, help="campaign name")
         parser.add_argument("--rater", action="append", default=[], help="username (repeatable; default: every rater)")
-        parser.add_argument("--links", choices=[LINKS_LOCAL, LINKS_URL], required=True,
-                            help="local: record IDs link to audio/<file> in the zip; url: to URLs (--url-map or --base-url)")
+        parser.add_argument(
+            "--links",
+            choices=[LINKS_LOCAL, LINKS_URL],
+            required=True,
+            help="local: record IDs link to audio/<file> in the zip; url: to URLs (--url-map or --base-url)",
+        )
         parser.add_argument("--out", required=True, help="output directory (created if missing)")
         parser.add_argument("--url-map", help="CSV (record_id,url) or JSON ({record_id: url}) of cloud-drive links")
         parser.add_argument("--base-url", help="site address for signed audio links, e.g. https://eval.example.org")
@@ -67,7 +71,10 @@ class Command(BaseCommand):
                     raise CommandError(f"no user named {username!r}")
                 raters.append(user)
         else:
-            raters = [assignment.rater for assignment in found.assignments.select_related("rater").order_by("created_at", "pk")]
+            raters = [
+                assignment.rater
+                for assignment in found.assignments.select_related("rater").order_by("created_at", "pk")
+            ]
             if not raters:
                 raise CommandError(f"campaign {campaign} has no raters yet: name one with --rater")
         url_for = self._url_for(links=links, url_map=url_map, base_url=base_url, link_days=link_days)
@@ -85,4 +92,6 @@ class Command(BaseCommand):
             )
             if export.missing_audio:
                 shown = ", ".join(export.missing_audio[:5]) + (" ..." if len(export.missing_audio) > 5 else "")
-                self.stdout.write(f"  warning: {len(export.missing_audio)} clips have no audio file to include ({shown})")
+                self.stdout.write(
+                    f"  warning: {len(export.missing_audio)} clips have no audio file to include ({shown})"
+                )

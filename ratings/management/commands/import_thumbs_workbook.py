@@ -6,8 +6,16 @@ from django.core.management.base import BaseCommand, CommandError
 from ratings.services.workbooks import WorkbookImportError, workbook_import
 
 SUMMARY_ORDER = (
-    "clips", "clips_created", "captions_created", "captions_added_to_campaign", "assignment_items_added",
-    "assignment_items_completed", "rated_rows", "unrated_rows_skipped", "ratings_created", "ratings_updated",
+    "clips",
+    "clips_created",
+    "captions_created",
+    "captions_added_to_campaign",
+    "assignment_items_added",
+    "assignment_items_completed",
+    "rated_rows",
+    "unrated_rows_skipped",
+    "ratings_created",
+    "ratings_updated",
     "ratings_unchanged",
 )
 
@@ -34,7 +42,10 @@ class Command(BaseCommand):
             raise CommandError(f"no user named {rater!r}")
         try:
             summary = workbook_import(
-                content=file_path.read_bytes(), file_name=file_path.name, campaign_name=campaign, rater=user,
+                content=file_path.read_bytes(),
+                file_name=file_path.name,
+                campaign_name=campaign,
+                rater=user,
                 dry_run=dry_run,
             )
         except WorkbookImportError as error:
@@ -46,7 +57,9 @@ class Command(BaseCommand):
             ) from None
         prefix = "dry run (nothing written): " if dry_run else ""
         created = " (created)" if summary["campaign_created"] else ""
-        self.stdout.write(f"{prefix}{file_path.name} -> campaign {campaign}{created}, rater {rater}, sha256 {summary['sha256'][:12]}")
+        self.stdout.write(
+            f"{prefix}{file_path.name} -> campaign {campaign}{created}, rater {rater}, sha256 {summary['sha256'][:12]}"
+        )
         for key in SUMMARY_ORDER:
             self.stdout.write(f"  {key.replace('_', ' ')}: {summary[key]}")
         for warning in summary["warnings"]:
