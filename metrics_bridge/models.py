@@ -2,7 +2,6 @@
 from django.conf import settings
 from django.db import models
 
-
 from annotation.models import Caption, Dataset, TimeStampedModel
 
 

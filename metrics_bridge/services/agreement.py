@@ -4,9 +4,9 @@ from metrics_bridge.agreement import protocol
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for
+from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.plans import fense_label, protocol_clips, reference_context
 from metrics_bridge.services.reference_sets import reference_set_key
-from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.runs import metric_run_create, metric_run_execute, scorer_version
 
 SPLITS = ("HC", "HI", "HM", "MM")
