@@ -5,45 +5,9 @@
 (function () {
   "use strict";
 
-  const form = document.getElementById("rating-form");
-  const submit = document.getElementById("submit-button");
-  const listenHint = form.querySelector(".listen-hint");
+  const {form, submit, postJson} = RatingItem.setup();
   const autosaveStatus = form.querySelector(".autosave-status");
-  const csrfToken = form.querySelector("[name=csrfmiddlewaretoken]").value;
-  const playerRoot = document.getElementById("player");
-  const player = playerRoot.querySelector("audio") ? new ClipPlayer(playerRoot, {keyboard: true}) : null;
-  let isListened = form.dataset.isListened === "true";
-  let isReporting = false;
   const KEYS = {a: "left", arrowleft: "left", b: "right", arrowright: "right", n: "none", arrowdown: "none"};
-
-  function postJson(url, body) {
-    return fetch(url, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken},
-      body: JSON.stringify(body || {}),
-    });
-  }
-
-  function unlock(message) {
-    isListened = true;
-    submit.disabled = false;
-    listenHint.hidden = true;
-    if (player) player.markListened(message);
-  }
-  if (isListened) unlock("Clip already heard: you can submit.");
-  playerRoot.addEventListener("clipplayer:listened", () => {
-    if (isListened || isReporting) return;
-    isReporting = true;
-    postJson(form.dataset.listenedUrl)
-      .then((response) => response.json().then((data) => ({ok: response.ok, data: data})))
-      .then((result) => {
-        if (result.ok) unlock();
-        else listenHint.textContent = result.data.error || "Could not record the listening; play the clip again.";
-      })
-      .catch(() => { listenHint.textContent = "Could not reach the server; play the clip again."; })
-      .finally(() => { isReporting = false; });
-  });
 
   function showChoice() {
     form.querySelectorAll(".pair-choice").forEach((label) => {

@@ -7,51 +7,14 @@
   "use strict";
 
   const AUTOSAVE_DELAY_MS = 600;
-  const form = document.getElementById("rating-form");
-  const submit = document.getElementById("submit-button");
-  const listenHint = form.querySelector(".listen-hint");
+  const {form, submit, postJson} = RatingItem.setup();
   const autosaveStatus = form.querySelector(".autosave-status");
-  const csrfToken = form.querySelector("[name=csrfmiddlewaretoken]").value;
-  const playerRoot = document.getElementById("player");
-  const player = playerRoot.querySelector("audio") ? new ClipPlayer(playerRoot, {keyboard: true}) : null;
-  let isListened = form.dataset.isListened === "true";
-  let isReporting = false;
-
-  function postJson(url, body) {
-    return fetch(url, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken},
-      body: JSON.stringify(body || {}),
-    });
-  }
 
   function isTyping(target) {
     if (!target) return false;
     if (target.tagName === "TEXTAREA" || target.tagName === "SELECT" || target.isContentEditable) return true;
     return target.tagName === "INPUT" && !["radio", "checkbox", "range", "button", "submit"].includes(target.type);
   }
-
-  // --- listening rule ---------------------------------------------------------------
-  function unlock(message) {
-    isListened = true;
-    submit.disabled = false;
-    listenHint.hidden = true;
-    if (player) player.markListened(message);
-  }
-  if (isListened) unlock("Clip already heard: you can submit.");
-  playerRoot.addEventListener("clipplayer:listened", () => {
-    if (isListened || isReporting) return;
-    isReporting = true;
-    postJson(form.dataset.listenedUrl)
-      .then((response) => response.json().then((data) => ({ok: response.ok, data: data})))
-      .then((result) => {
-        if (result.ok) unlock();
-        else listenHint.textContent = result.data.error || "Could not record the listening; play the clip again.";
-      })
-      .catch(() => { listenHint.textContent = "Could not reach the server; play the clip again."; })
-      .finally(() => { isReporting = false; });
-  });
 
   // --- autosave: debounced, one request at a time so an older state never lands last --------
   let saveTimer = null;
