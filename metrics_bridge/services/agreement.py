@@ -3,8 +3,9 @@ from annotation.models import Dataset
 from metrics_bridge.agreement import protocol
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.scoring import registry
+from metrics_bridge.scoring.base import ScoringContext
 from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for
-from metrics_bridge.services.contexts import scoring_context_for
+from metrics_bridge.services.contexts import llm_endpoint_settings
 from metrics_bridge.services.plans import fense_label, protocol_clips, reference_context
 from metrics_bridge.services.reference_sets import reference_set_key
 from metrics_bridge.services.runs import metric_run_create, metric_run_execute, scorer_version
@@ -18,7 +19,8 @@ def _request_key(scorer, batch: protocol.PlanBatch, request) -> tuple[int, str]:
 
 
 def _stored_scores(*, scorer, plan: protocol.ScoringPlan) -> dict[str, dict]:
-    metric_names, version = scorer.metric_names, scorer_version(scorer, scoring_context_for(clip_ids=None))
+    # Only the LLM endpoint can change a version; no need to load the tag library for it.
+    metric_names, version = scorer.metric_names, scorer_version(scorer, ScoringContext(llm=llm_endpoint_settings()))
     keys = {_request_key(scorer, batch, request)[1] for batch in plan.batches for request in batch.requests}
     rows = MetricScore.objects.filter(metric__in=metric_names, version=version, reference_set__key__in=keys)
     stored: dict[str, dict] = {name: {} for name in metric_names}
