@@ -120,3 +120,33 @@ class LLMResponse(models.Model):
         return f"{self.model} {self.prompt_hash[:10]}"
 
 
+
+
+class SensitivityReport(TimeStampedModel):
+    """How strongly each metric reacts to factor perturbations of a dataset's reference captions (X-ACE Table 4).
+
+    `result` holds the table the plain-Python analysis returns (metrics_bridge.sensitivity.analysis):
+    per perturbation the captions it applied to, examples, and per metric -log10 p of Kruskal-Wallis.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="sensitivity_reports")
+    seed = models.IntegerField(default=0)
+    # Metric names asked for; empty: every available metric.
+    requested_metrics = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"sensitivity {self.pk} on {self.dataset} ({self.status})"

@@ -120,3 +120,11 @@ def caption_scores(*, caption: Caption) -> list:
     return list(
         MetricScore.objects.filter(caption=caption).select_related("reference_set").order_by("metric", "-created_at")
     )
+
+
+def sensitivity_reports(*, dataset: Dataset, limit: int = 10) -> list:
+    """The dataset's latest sensitivity reports, newest first."""
+    from metrics_bridge.models import SensitivityReport
+
+    reports = SensitivityReport.objects.filter(dataset=dataset).select_related("requested_by").order_by("-created_at")
+    return list(reports[:limit])

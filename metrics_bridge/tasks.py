@@ -7,3 +7,11 @@ from metrics_bridge.services.runs import chunk_process
 @shared_task(acks_late=True, reject_on_worker_lost=True, max_retries=0)
 def score_chunk(chunk_id: int) -> str:
     return chunk_process(chunk_id=chunk_id)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, max_retries=0)
+def compute_sensitivity(report_id: int) -> str:
+    from metrics_bridge.services.sensitivity import sensitivity_report_compute
+
+    report = sensitivity_report_compute(report_id=report_id)
+    return report.status if report else "skipped"

@@ -10,5 +10,6 @@ urlpatterns = [
     path("runs/<int:run_id>/progress/", views.run_progress, name="run_progress"),
     path("runs/<int:run_id>/cancel/", views.run_cancel, name="run_cancel"),
     path("datasets/<int:dataset_id>/agreement/", views.dataset_agreement, name="dataset_agreement"),
+    path("datasets/<int:dataset_id>/sensitivity/", views.dataset_sensitivity, name="dataset_sensitivity"),
     path("captions/<int:caption_id>/scores/", views.caption_scores, name="caption_scores"),
 ]

@@ -12,6 +12,7 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement import SPLITS, agreement_table
 from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.runs import metric_run_cancel, metric_run_start, scorer_version
+from metrics_bridge.services.sensitivity import sensitivity_report_start
 
 
 def _current_versions() -> dict[str, str]:
@@ -94,3 +95,34 @@ def caption_scores(request, caption_id: int):
     caption = get_object_or_404(Caption.objects.select_related("clip__dataset", "system"), pk=caption_id)
     scores = selectors.caption_scores(caption=caption)
     return render(request, "metrics_bridge/caption_scores.html", {"caption": caption, "scores": scores})
+
+
+@roles_required(ADMIN)
+def dataset_sensitivity(request, dataset_id: int):
+    """The latest metric sensitivity table of a dataset (X-ACE Table 4) and a form to compute a new one."""
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    if request.method == "POST":
+        metric_names = request.POST.getlist("metrics") or None
+        try:
+            seed = int(request.POST.get("seed") or 0)
+            sensitivity_report_start(dataset=dataset, metric_names=metric_names, seed=seed, requested_by=request.user)
+        except ValueError as error:
+            messages.error(request, str(error))
+        else:
+            messages.info(request, "Sensitivity report queued; this page shows it when it is done.")
+        return redirect("metrics_bridge:dataset_sensitivity", dataset_id=dataset.pk)
+    reports = selectors.sensitivity_reports(dataset=dataset)
+    shown = next((report for report in reports if report.status == "done"), None)
+    rows = []
+    if shown:
+        result = shown.result
+        for kind, summary in result["perturbations"].items():
+            cells = [result["table"][kind][name] for name in result["metrics"]]
+            best = max((cell["neg_log10_p"] or 0 for cell in cells), default=0)
+            rows.append({"kind": kind, "summary": summary, "cells": cells, "best": best})
+    available = registry.available_metric_names(scoring_context_for(clip_ids=None))
+    return render(
+        request,
+        "metrics_bridge/sensitivity.html",
+        {"dataset": dataset, "reports": reports, "shown": shown, "rows": rows, "available": available},
+    )

@@ -358,15 +358,22 @@ def agreement_report(
     for batch, scores in zip(plan.batches, batch_scores, strict=True):
         if len(scores) != len(batch.requests):
             raise ValueError(f"batch {batch.label}: {len(scores)} scores for {len(batch.requests)} requests")
-    decisions_by_split: dict[str, list[PairDecision]] = {}
+    decisions = []
     for planned in plan.pairs:
         score_a = _side_score(planned.side_a, batch_scores)
         score_b = _side_score(planned.side_b, batch_scores)
         difference = np.float32(score_a) - np.float32(score_b)
         truth = planned.pair.truth
         correct = None if truth == 0 else bool(difference * truth > 0)
-        decision = PairDecision(planned.pair, planned.clip_key, score_a, score_b, float(difference), correct)
-        decisions_by_split.setdefault(split_of(planned.pair.split), []).append(decision)
+        decisions.append(PairDecision(planned.pair, planned.clip_key, score_a, score_b, float(difference), correct))
+    return report_from_decisions(decisions, metric=metric)
+
+
+def report_from_decisions(decisions: Iterable[PairDecision], *, metric: str | None = None) -> AgreementReport:
+    """Accuracy per split and in total from per-pair decisions (`correct` None = not counted)."""
+    decisions_by_split: dict[str, list[PairDecision]] = {}
+    for decision in decisions:
+        decisions_by_split.setdefault(split_of(decision.pair.split), []).append(decision)
     splits = {
         split: _split_accuracy(split, decisions_by_split[split]) for split in SPLITS if split in decisions_by_split
     }

@@ -1,134 +1,40 @@
-"""FENSE = Sentence-BERT similarity with FENSE's fluency-error penalty -- only with an error detector.
+"""FENSE = Sentence-BERT similarity with FENSE's fluency-error penalty.
 
 FENSE (Zhou et al., 2022) multiplies a candidate's Sentence-BERT score by (1 - 0.9) when its error
-detector gives the candidate an error probability above 0.9. Without the detector the number is
-plain SBERT, which this product reports as SBERT, never as FENSE: FENSE is unavailable until
-FENSE_ERROR_DETECTOR_PATH names a local checkpoint.
+detector gives the candidate an error probability above 0.9 (the detector's last, "any error",
+output):  FENSE = SBERT * (1 - 0.9 * [p_error > 0.9]).
 
-Checkpoint format: FENSE's own error-detector file (e.g. echecker_clotho_audiocaps_base.ckpt), a
-torch dict {"model_type": <HF name or local dir>, "num_classes": int, "state_dict": ...} for a BERT
-encoder + dropout + linear head on [CLS] (FENSE's BERTFlatClassifier); the last output is the
-"any error" probability (sigmoid). The encoder's config and tokenizer are read offline from
-FENSE_ERROR_DETECTOR_BASE (a local folder) if set, else from `model_type` (a local folder or the
-Hugging Face cache, never the network). Preprocessing as FENSE: strip punctuation, lower-case,
-max 64 tokens.
+The detector (see `fluency`): FENSE's own checkpoint when FENSE_ERROR_DETECTOR_PATH names one,
+otherwise the detector shipped with the product (all-MiniLM-L6-v2 with its top layer fine-tuned
+on errors synthesized from Clotho-Eval references). The version string names it, so scores of
+two detectors never mix.
 
 Differences from FENSE's release: Sentence-BERT here is all-MiniLM-L6-v2 (FENSE used
-paraphrase-TinyBERT-L6-v2), named in the version string. The penalty path is tested with a tiny
-hand-built checkpoint, not with FENSE's released detector (not available offline here).
+paraphrase-TinyBERT-L6-v2) and, by default, the detector is the one trained here, not FENSE's
+echecker (which cannot be downloaded here); both are named in the version string.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import re
-import threading
 from collections.abc import Sequence
-from pathlib import Path
 
-import numpy as np
-
-from . import sbert
+from . import fluency, sbert
 from .base import ScoreResult, ScoringContext, ScoringRequest
+from .fluency.synthesis import normalise
 
 ERROR_THRESHOLD = 0.9
 PENALTY = 0.9
-MAX_TOKENS = 64
-IMPLEMENTATION_REVISION = 1
-NOT_CONFIGURED = (
-    "FENSE: no fluency error detector configured (set FENSE_ERROR_DETECTOR_PATH to a local FENSE "
-    "error-detector checkpoint); without it the score would be plain SBERT"
-)
-
-_detectors: dict[str, object] = {}
-_detector_lock = threading.Lock()
-
-
-def detector_path() -> Path | None:
-    value = os.environ.get("FENSE_ERROR_DETECTOR_PATH", "").strip()
-    return Path(value) if value else None
-
-
-def detector_unavailable_reason() -> str | None:
-    path = detector_path()
-    if path is None:
-        return NOT_CONFIGURED
-    if not path.is_file():
-        return f"FENSE: FENSE_ERROR_DETECTOR_PATH={path} is not a file"
-    reason = sbert.model_unavailable_reason()
-    return f"FENSE: {reason}" if reason else None
-
-
-def _fingerprint(path: Path) -> str:
-    """Name, size and a hash of the first MiB: changes when the checkpoint does, without reading it all."""
-    with path.open("rb") as handle:
-        head = hashlib.sha256(handle.read(1 << 20)).hexdigest()[:12]
-    return f"{path.name}:{path.stat().st_size}:{head}"
+IMPLEMENTATION_REVISION = 2
 
 
 def preprocess(text: str) -> str:
-    """FENSE's text_preprocess: drop punctuation, lower-case."""
-    return re.sub(r"[^\w\s]", "", text).lower()
+    """FENSE's text_preprocess: drop punctuation, lower-case (spaces collapsed)."""
+    return normalise(text)
 
 
-class ErrorDetector:
-    """FENSE's BERTFlatClassifier loaded from a local checkpoint, on the CPU, in eval mode."""
-
-    def __init__(self, path: Path) -> None:
-        import torch
-        from transformers import AutoConfig, AutoModel, AutoTokenizer
-
-        state = torch.load(path, map_location="cpu", weights_only=True)
-        base = os.environ.get("FENSE_ERROR_DETECTOR_BASE", "").strip() or state["model_type"]
-        config = AutoConfig.from_pretrained(base, local_files_only=True)
-        self.tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
-
-        class FlatClassifier(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.encoder = AutoModel.from_config(config)
-                self.dropout = torch.nn.Dropout(config.hidden_dropout_prob)
-                self.clf = torch.nn.Linear(config.hidden_size, int(state["num_classes"]))
-
-            def forward(self, input_ids, attention_mask, token_type_ids=None):
-                outputs = self.encoder(
-                    input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-                )
-                return self.clf(self.dropout(outputs.last_hidden_state[:, 0, :]))
-
-        self.model = FlatClassifier()
-        weights = {key: value for key, value in state["state_dict"].items() if "position_ids" not in key}
-        missing, unexpected = self.model.load_state_dict(weights, strict=False)
-        missing = [key for key in missing if "position_ids" not in key]
-        if missing or unexpected:
-            raise RuntimeError(
-                f"{path}: checkpoint does not fit FENSE's classifier "
-                f"(missing {missing[:5]}, unexpected {unexpected[:5]})"
-            )
-        self.model.eval()
-        self._torch = torch
-
-    def error_probabilities(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
-        """Probability of the last ("any error") class for each text."""
-        values = []
-        for start in range(0, len(texts), batch_size):
-            chunk = [preprocess(text) for text in texts[start : start + batch_size]]
-            batch = self.tokenizer(chunk, padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt")
-            with self._torch.no_grad():
-                logits = self.model(
-                    **{k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
-                )
-            values.append(self._torch.sigmoid(logits)[:, -1].numpy())
-        return np.concatenate(values) if values else np.zeros(0)
-
-
-def load_detector(path: Path) -> ErrorDetector:
-    key = _fingerprint(path)
-    with _detector_lock:
-        if key not in _detectors:
-            _detectors[key] = ErrorDetector(path)
-        return _detectors[key]
+def penalised(similarity: float, error_probability: float) -> float:
+    """FENSE's rule: the similarity times 0.1 when the error probability exceeds 0.9."""
+    return similarity * (1 - PENALTY) if error_probability > ERROR_THRESHOLD else similarity
 
 
 class FenseScorer:
@@ -139,28 +45,32 @@ class FenseScorer:
 
     @property
     def version(self) -> str:
-        path = detector_path()
-        detector = _fingerprint(path) if path and path.is_file() else "none"
         return (
-            f"fense-sbert-{sbert.model_version()}-echecker-{detector}-threshold{ERROR_THRESHOLD}-penalty{PENALTY}"
-            f"+metrics_bridge-{IMPLEMENTATION_REVISION}"
+            f"fense-sbert-{sbert.model_version()}-echecker-{fluency.detector_name()}"
+            f"-threshold{ERROR_THRESHOLD}-penalty{PENALTY}+metrics_bridge-{IMPLEMENTATION_REVISION}"
         )
 
     def unavailable_reason(self, context: ScoringContext | None = None) -> str | None:
-        return detector_unavailable_reason()
+        reason = fluency.unavailable_reason()
+        return f"FENSE: {reason}" if reason else None
+
+    def warm_up(self) -> None:
+        fluency.load_detector()
 
     def score_batch(self, requests: Sequence[ScoringRequest], context: ScoringContext) -> dict[str, list[ScoreResult]]:
-        reason = detector_unavailable_reason()
+        reason = self.unavailable_reason()
         if reason:
             raise RuntimeError(reason)
         similarities = sbert.mean_reference_similarity(requests)
-        candidates = list(dict.fromkeys(request.candidate for request in requests))
-        probability = dict(zip(candidates, load_detector(detector_path()).error_probabilities(candidates), strict=True))
+        probabilities = fluency.error_probabilities([request.candidate for request in requests])
         results = []
-        for request, similarity in zip(requests, similarities, strict=True):
-            error_probability = float(probability[request.candidate])
-            penalized = error_probability > ERROR_THRESHOLD
-            value = similarity * (1 - PENALTY) if penalized else similarity
-            details = {"sbert": similarity, "error_probability": error_probability, "penalized": penalized}
-            results.append(ScoreResult(value, details))
+        for similarity, probability in zip(similarities, probabilities, strict=True):
+            error_probability = float(probability)
+            details = {
+                "sbert": similarity,
+                "error_probability": error_probability,
+                "penalized": error_probability > ERROR_THRESHOLD,
+                "detector": fluency.detector_name(),
+            }
+            results.append(ScoreResult(penalised(similarity, error_probability), details))
         return {"FENSE": results}

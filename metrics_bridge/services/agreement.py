@@ -1,16 +1,18 @@
 """Agreement of automatic metrics with people, assembled from stored scores."""
 from annotation.models import Dataset
-from metrics_bridge.agreement import protocol
+from metrics_bridge.agreement import calibration, protocol
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import ScoringContext
-from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for
+from metrics_bridge.selectors import dataset_clip_rows, dataset_scored_metric_names, excluded_rater_ids_for
+from metrics_bridge.services.calibration import calibrated_cross_validation, calibrated_transfer
 from metrics_bridge.services.contexts import llm_endpoint_settings
 from metrics_bridge.services.plans import fense_label, protocol_clips, reference_context
 from metrics_bridge.services.reference_sets import reference_set_key
 from metrics_bridge.services.runs import metric_run_create, metric_run_execute, scorer_version
 
 SPLITS = ("HC", "HI", "HM", "MM")
+CALIBRATED = calibration.METRIC_NAME
 
 
 def _request_key(scorer, batch: protocol.PlanBatch, request) -> tuple[int, str]:
@@ -50,34 +52,138 @@ def _pair_counts(clips: list[protocol.ProtocolClip]) -> dict[str, int]:
     return counts
 
 
-def agreement_table(*, dataset: Dataset, metric_names: list[str], unavailable: dict[str, str] | None = None) -> dict:
-    """The HC/HI/HM/MM agreement of the named metrics, from stored scores only (missing scores count wrong)."""
-    clips = protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded_rater_ids_for(dataset=dataset)))
-    metrics: dict[str, dict] = {}
+def _metric_reports(
+    *, clips: list[protocol.ProtocolClip], metric_names: list[str]
+) -> dict[str, protocol.AgreementReport]:
+    """Agreement report of every named metric (each scorer planned and loaded once), in registry order."""
+    reports: dict[str, protocol.AgreementReport] = {}
     done_scorers = []
     for name in metric_names:
         scorer = registry.scorer_for(name)
         if scorer in done_scorers:
             continue
         done_scorers.append(scorer)
-        for metric, report in metric_agreement(clips=clips, scorer=scorer).items():
-            row = {split: report.splits[split].accuracy for split in SPLITS if split in report.splits}
-            row["total"] = report.total.accuracy
-            metrics[metric] = row
-    ordered = {name: metrics[name] for name in registry.all_metric_names() if name in metrics}
-    report = {"dataset": dataset.name, "pairs": _pair_counts(clips), "metrics": ordered}
+        reports.update(metric_agreement(clips=clips, scorer=scorer))
+    return {name: reports[name] for name in registry.all_metric_names() if name in reports}
+
+
+def _dataset_clips(dataset: Dataset) -> list[protocol.ProtocolClip]:
+    excluded = excluded_rater_ids_for(dataset=dataset)
+    return protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded))
+
+
+def _row(report: protocol.AgreementReport) -> dict:
+    row = {split: report.splits[split].accuracy for split in SPLITS if split in report.splits}
+    row["total"] = report.total.accuracy
+    return row
+
+
+def agreement_table(
+    *,
+    dataset: Dataset,
+    metric_names: list[str],
+    unavailable: dict[str, str] | None = None,
+    calibrate_on: Dataset | None = None,
+) -> dict:
+    """The HC/HI/HM/MM agreement of the named metrics, from stored scores only (missing scores count wrong).
+
+    CALIBRATED among the names adds the learned metric's held-out row, with the other named
+    metrics as its features: 5-fold cross-validation grouped by clip, or, with `calibrate_on`,
+    a model fitted on that dataset's pairs (transfer). Its description goes under "calibration".
+    """
+    clips = _dataset_clips(dataset)
+    wants_calibrated = CALIBRATED in metric_names
+    reports = _metric_reports(clips=clips, metric_names=[name for name in metric_names if name != CALIBRATED])
+    metrics = {name: _row(report) for name, report in reports.items()}
+    report = {"dataset": dataset.name, "pairs": _pair_counts(clips), "metrics": metrics}
+    unavailable = dict(unavailable or {})
+    if wants_calibrated:
+        try:
+            if calibrate_on is not None:
+                training_reports = _metric_reports(clips=_dataset_clips(calibrate_on), metric_names=list(reports))
+                calibrated, description = calibrated_transfer(
+                    dataset=dataset, reports=reports, training_dataset=calibrate_on, training_reports=training_reports
+                )
+            else:
+                calibrated, description = calibrated_cross_validation(dataset=dataset, reports=reports)
+        except ValueError as error:
+            unavailable[CALIBRATED] = str(error)
+        else:
+            metrics[CALIBRATED] = _row(calibrated)
+            report["calibration"] = description
     if unavailable:
         report["unavailable"] = unavailable
     return report
 
 
-def agreement_report_build(*, dataset: Dataset, metric_names: list[str] | None = None, on_progress=None) -> dict:
-    """The agreement table; scores that are missing are computed first."""
-    run = metric_run_create(dataset=dataset, metric_names=metric_names)
+def agreement_report_build(
+    *, dataset: Dataset, metric_names: list[str] | None = None, on_progress=None, calibrate_on: Dataset | None = None
+) -> dict:
+    """The agreement table; scores that are missing are computed first (on `calibrate_on` too for CALIBRATED).
+
+    Without `metric_names`: every available metric plus CALIBRATED.
+    """
+    wanted = None if metric_names is None else [name for name in metric_names if name != CALIBRATED]
+    wants_calibrated = metric_names is None or CALIBRATED in metric_names
+    if calibrate_on is not None and not wants_calibrated:
+        raise ValueError("--calibrate-on needs CALIBRATED among the metrics")
+    run = metric_run_create(dataset=dataset, metric_names=wanted)
     run = metric_run_execute(run=run, on_progress=on_progress)
     unavailable = dict(run.unavailable)
     if run.status != MetricRun.Status.DONE:
         for name in run.metrics:
             unavailable[name] = f"computation failed in metric run {run.pk}: {run.error}"
     computed = [name for name in run.metrics if name not in unavailable]
-    return agreement_table(dataset=dataset, metric_names=computed, unavailable=unavailable)
+    if calibrate_on is not None:
+        training_run = metric_run_create(dataset=calibrate_on, metric_names=computed)
+        training_run = metric_run_execute(run=training_run, on_progress=on_progress)
+        if training_run.status != MetricRun.Status.DONE:
+            raise ValueError(
+                f"computing scores on {calibrate_on.name} for CALIBRATED failed in metric run {training_run.pk}: "
+                f"{training_run.error}"
+            )
+    if wants_calibrated:
+        computed.append(CALIBRATED)
+    return agreement_table(dataset=dataset, metric_names=computed, unavailable=unavailable, calibrate_on=calibrate_on)
+
+
+def calibration_summary(*, dataset: Dataset) -> dict | None:
+    """CALIBRATED on the dataset from the scores stored at the current versions: its held-out row and model.
+
+    None when no metric has stored scores; {"unavailable": reason} when the model cannot be fitted.
+    """
+    context = ScoringContext(llm=llm_endpoint_settings())
+    versions = {name: scorer_version(registry.scorer_for(name), context) for name in registry.all_metric_names()}
+    scored = dataset_scored_metric_names(dataset=dataset, versions=versions)
+    if not scored:
+        return None
+    table = agreement_table(dataset=dataset, metric_names=[*scored, CALIBRATED])
+    if CALIBRATED not in table["metrics"]:
+        return {"unavailable": table.get("unavailable", {}).get(CALIBRATED, "not enough data")}
+    best_single = max((row["total"] or 0 for name, row in table["metrics"].items() if name != CALIBRATED), default=None)
+    return {
+        "row": table["metrics"][CALIBRATED],
+        "best_single_total": best_single,
+        "pairs": table["pairs"],
+        "calibration": table["calibration"],
+        "coefficients": _coefficient_rows(table["calibration"]),
+    }
+
+
+def _coefficient_rows(description: dict) -> list[dict]:
+    """Coefficients of the all-pairs model, largest magnitude first, with their range over the CV folds."""
+    folds = description.get("fold_coefficients", {})
+    rows = [
+        {
+            "name": name,
+            "value": value,
+            "fold_min": folds.get(name, {}).get("min"),
+            "fold_max": folds.get(name, {}).get("max"),
+        }
+        for name, value in description["model_on_all_pairs"]["coefficients"].items()
+    ]
+    rows.sort(key=lambda row: -abs(row["value"]))
+    largest = abs(rows[0]["value"]) if rows else 0.0
+    for row in rows:
+        row["bar_percent"] = round(100 * abs(row["value"]) / largest, 1) if largest else 0.0
+    return rows

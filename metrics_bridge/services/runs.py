@@ -31,7 +31,7 @@ def _chunk_delay_seconds() -> float:
     return settings.METRICS_CHUNK_DELAY_SECONDS
 
 
-def _requested_scorers(metric_names: Iterable[str] | None, context) -> tuple[list, dict[str, str]]:
+def requested_scorers(metric_names: Iterable[str] | None, context) -> tuple[list, dict[str, str]]:
     """Scorers to run for the requested names (default: every available metric) and the unavailable names."""
     unavailable_all = registry.unavailable_metrics(context)
     if metric_names is None:
@@ -96,7 +96,7 @@ def _chunks_for(scorer, version: str, requests: list[dict]) -> list[list[dict]]:
 def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None) -> MetricRun:
     """Plan a run: one chunk per (scorer, slice of a batch) still missing scores. Nothing is queued yet."""
     context = scoring_context_for(clip_ids=None)
-    scorers, unavailable = _requested_scorers(metric_names, context)
+    scorers, unavailable = requested_scorers(metric_names, context)
     run = MetricRun.objects.create(
         dataset=dataset,
         metrics=[name for scorer in scorers for name in scorer.metric_names],

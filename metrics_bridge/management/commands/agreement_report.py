@@ -12,18 +12,30 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--format", choices=["json", "table"], default="table")
-        parser.add_argument("--metrics", help="Comma-separated metric names (default: every available metric)")
+        parser.add_argument(
+            "--metrics",
+            help="Comma-separated metric names (default: every available metric and CALIBRATED); "
+            "CALIBRATED adds the learned metric, held out, with the other listed metrics as its features",
+        )
+        parser.add_argument(
+            "--calibrate-on",
+            dest="calibrate_on",
+            help="Fit CALIBRATED on every pair of this dataset and evaluate it on --dataset (transfer)",
+        )
 
-    def handle(self, *args, dataset: str, format: str, metrics: str | None, **options):
-        try:
-            dataset_row = Dataset.objects.get(name=dataset)
-        except Dataset.DoesNotExist:
-            raise CommandError(f"no dataset named {dataset!r}") from None
+    def handle(self, *args, dataset: str, format: str, metrics: str | None, calibrate_on: str | None = None, **options):
+        dataset_row = _dataset_named(dataset)
+        training_dataset = _dataset_named(calibrate_on) if calibrate_on else None
+        if training_dataset is not None and training_dataset.pk == dataset_row.pk:
+            raise CommandError(
+                "--calibrate-on must name another dataset (on the same one, CALIBRATED is cross-validated)"
+            )
         metric_names = [name.strip() for name in metrics.split(",") if name.strip()] if metrics else None
         try:
             report = agreement_report_build(
                 dataset=dataset_row,
                 metric_names=metric_names,
+                calibrate_on=training_dataset,
                 on_progress=lambda run: self.stderr.write(f"computing missing scores: {run.chunks_done}/{run.chunks_total}"),
             )
         except ValueError as error:
@@ -32,6 +44,13 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report))
         else:
             self.stdout.write(render_table(report))
+
+
+def _dataset_named(name: str) -> Dataset:
+    try:
+        return Dataset.objects.get(name=name)
+    except Dataset.DoesNotExist:
+        raise CommandError(f"no dataset named {name!r}") from None
 
 
 def render_table(report: dict) -> str:
@@ -44,6 +63,28 @@ def render_table(report: dict) -> str:
     for name, row in report["metrics"].items():
         cells = "".join(f"{row[column]:>8.1f}" if row.get(column) is not None else f"{'-':>8}" for column in columns)
         lines.append(name.ljust(width) + cells)
+    calibration = report.get("calibration")
+    if calibration:
+        lines.append(_calibration_lines(calibration))
     for name, reason in report.get("unavailable", {}).items():
         lines.append(f"unavailable: {name}: {reason}")
+    return "\n".join(lines)
+
+
+def _calibration_lines(calibration: dict) -> str:
+    if calibration["mode"] == "transfer":
+        how = f"fitted on every pair of {calibration['trained_on']}, evaluated on {calibration['evaluated_on']}"
+    else:
+        how = (
+            f"{calibration['folds']}-fold cross-validation grouped by {calibration['grouped_by']} "
+            f"(seed {calibration['seed']})"
+        )
+    model = calibration["model_on_all_pairs"]
+    lines = [
+        f"CALIBRATED is held out: {how}.",
+        f"Coefficients (standardised score differences, C={model['regularisation_C']:g}, "
+        f"fitted on {model['training_pairs']} pairs of {calibration['trained_on']}):",
+    ]
+    for name, value in sorted(model["coefficients"].items(), key=lambda item: -abs(item[1])):
+        lines.append(f"  {name:<12}{value:>+8.3f}")
     return "\n".join(lines)

@@ -1,0 +1,287 @@
+"""CALIBRATED: a metric learned from the study's own pairwise judgements, reported out of sample only.
+
+For each judged pair the features are the differences score(a) - score(b) of the available
+metrics (each side scored as the FENSE protocol scores it, so n-gram metrics average their
+leave-one-out passes on MM) -- factor scores such as XACE_E/S/A/R are simply more metrics. A
+regularised (L2) logistic regression on the standardised differences predicts whether people
+preferred a. It has no intercept and the scaler does not centre: swapping a and b flips the
+prediction exactly, and the model cannot learn "the first caption tends to win" (in HI/HM the
+human caption is always a). So the model is a metric: score(c) = sum_k w_k * x_k(c) / s_k, and
+the decision for a pair is score(a) - score(b) = its log-odds.
+
+Held-out agreement: folds are drawn over clips (StratifiedGroupKFold, 5 folds, shuffled with a
+seed): every pair is predicted by a model fitted on the other folds' clips only, so no clip has
+pairs on both sides of a split. Inside each training fold, C is chosen by a grouped inner
+cross-validation (log loss) over the training clips only. The pairs are then counted exactly as
+for any metric (protocols.md §1: t == 0 left out, d == 0 wrong).
+
+A missing or not-applicable score (X-ACE factor absent from both graphs, stored as null) on
+either side makes that feature's difference 0 for the pair: it pushes neither way.
+
+Transfer: `fit_calibrated_model` on every pair of one dataset, `decisions` on another's.
+Plain Python (NumPy + scikit-learn), no Django.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .protocol import AgreementReport, JudgedPair, PairDecision, report_from_decisions
+
+METRIC_NAME = "CALIBRATED"
+FOLDS = 5
+INNER_FOLDS = 5
+REGULARISATION_GRID = tuple(float(value) for value in np.logspace(-3, 2, 11))
+DEFAULT_SEED = 0
+#: exact Newton steps: a few features, so this is fast and converges tightly (lbfgs was 3-7x slower here)
+SOLVER = "newton-cholesky"
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """One judged pair with its metric-score differences (NaN where a score is missing)."""
+
+    pair: JudgedPair
+    clip_key: str | None
+    differences: tuple[float, ...]
+
+    @property
+    def truth(self) -> int:
+        return self.pair.truth
+
+
+@dataclass
+class CalibratedModel:
+    """Coefficients on standardised differences; `scales` are the training differences' standard deviations."""
+
+    feature_names: tuple[str, ...]
+    scales: np.ndarray
+    coefficients: np.ndarray
+    regularisation: float
+    training_pairs: int
+
+    def decisions(self, rows: Sequence[PairRow]) -> np.ndarray:
+        """score(a) - score(b) (the log-odds that people prefer a) for each pair."""
+        return feature_matrix(rows) / self.scales @ self.coefficients
+
+    def as_dict(self) -> dict:
+        return {
+            "features": list(self.feature_names),
+            "coefficients": {
+                name: float(value) for name, value in zip(self.feature_names, self.coefficients, strict=True)
+            },
+            "scales": {name: float(value) for name, value in zip(self.feature_names, self.scales, strict=True)},
+            "regularisation_C": self.regularisation,
+            "training_pairs": self.training_pairs,
+        }
+
+
+@dataclass
+class CrossValidation:
+    """Held-out decisions for every pair, the fold of every clip and the model of every fold."""
+
+    report: AgreementReport
+    fold_of_clip: dict[str | None, int]
+    fold_models: list[CalibratedModel]
+    seed: int
+    folds: int
+    notes: list[str] = field(default_factory=list)
+
+    def coefficient_summary(self) -> dict[str, dict[str, float]]:
+        """Per feature: mean, min and max of the standardised coefficient over the folds."""
+        names = self.fold_models[0].feature_names if self.fold_models else ()
+        values = np.array([model.coefficients for model in self.fold_models]) if self.fold_models else np.zeros((0, 0))
+        return {
+            name: {
+                "mean": float(values[:, k].mean()),
+                "min": float(values[:, k].min()),
+                "max": float(values[:, k].max()),
+            }
+            for k, name in enumerate(names)
+        }
+
+
+# --- features ---------------------------------------------------------------------------------
+
+
+def pair_rows(reports: Mapping[str, AgreementReport]) -> tuple[tuple[str, ...], list[PairRow]]:
+    """Feature names and one row per judged pair from per-metric agreement reports of the same clips.
+
+    Reports come from `protocol.agreement_report` (their decisions hold each side's score); pairs
+    are matched by pair_id, in the order of the first report.
+    """
+    names = tuple(reports)
+    if not names:
+        raise ValueError("CALIBRATED needs at least one other metric's scores")
+    by_metric = [{decision.pair.pair_id: decision for decision in reports[name].decisions} for name in names]
+    first = reports[names[0]].decisions
+    rows = []
+    for decision in first:
+        differences = []
+        for lookup in by_metric:
+            other = lookup.get(decision.pair.pair_id)
+            differences.append(_difference(other) if other is not None else math.nan)
+        rows.append(PairRow(pair=decision.pair, clip_key=decision.clip_key, differences=tuple(differences)))
+    return names, rows
+
+
+def _difference(decision: PairDecision) -> float:
+    if decision.score_a is None or decision.score_b is None:
+        return math.nan
+    return float(decision.score_a) - float(decision.score_b)
+
+
+def feature_matrix(rows: Sequence[PairRow]) -> np.ndarray:
+    """Differences as a matrix; a missing score on either side gives 0 (no push either way)."""
+    matrix = np.array([row.differences for row in rows], dtype=float).reshape(len(rows), -1)
+    return np.nan_to_num(matrix, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+# --- fitting ----------------------------------------------------------------------------------
+
+
+def _counted(rows: Sequence[PairRow]) -> list[int]:
+    return [index for index, row in enumerate(rows) if row.truth != 0]
+
+
+def _scales(matrix: np.ndarray) -> np.ndarray:
+    """Root mean square of each difference (StandardScaler(with_mean=False)); constant-zero columns get 1."""
+    scales = np.sqrt(np.mean(matrix**2, axis=0))
+    return np.where(scales > 0, scales, 1.0)
+
+
+def _logistic(regularisation: float):
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=regularisation, fit_intercept=False, solver=SOLVER, max_iter=1000)
+
+
+def _inner_regularisation(matrix: np.ndarray, labels: np.ndarray, groups: Sequence, seed: int) -> float:
+    """C with the best grouped cross-validated log loss on the training pairs (LogisticRegressionCV over the
+    grid, inner folds grouped by clip). The inner folds share the training pairs' scaling; the held-out
+    fold never enters this choice."""
+    from sklearn.linear_model import LogisticRegressionCV
+    from sklearn.model_selection import GroupKFold
+
+    folds = min(INNER_FOLDS, len(set(groups)))
+    if folds < 2 or len(set(labels)) < 2:
+        return 1.0
+    splits = [
+        (train, test)
+        for train, test in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(matrix, labels, groups)
+        if len(set(labels[train])) == 2
+    ]
+    if not splits:
+        return 1.0
+    search = LogisticRegressionCV(
+        Cs=list(REGULARISATION_GRID),
+        l1_ratios=(0.0,),
+        cv=splits,
+        scoring="neg_log_loss",
+        fit_intercept=False,
+        solver=SOLVER,
+        max_iter=1000,
+        use_legacy_attributes=False,
+    )
+    search.fit(matrix / _scales(matrix), labels)
+    return float(np.ravel(search.C_)[0])
+
+
+def fit_calibrated_model(
+    feature_names: Sequence[str], rows: Sequence[PairRow], *, seed: int = DEFAULT_SEED
+) -> CalibratedModel:
+    """Fit on every pair with a human preference (t != 0); C chosen by grouped inner cross-validation."""
+    counted = _counted(rows)
+    if not counted:
+        raise ValueError("CALIBRATED: no judged pair with a human preference to learn from")
+    matrix = feature_matrix([rows[i] for i in counted])
+    labels = np.array([1 if rows[i].truth > 0 else 0 for i in counted])
+    if len(set(labels)) < 2:
+        raise ValueError("CALIBRATED: every training pair prefers the same side; nothing to learn")
+    groups = [str(rows[i].clip_key) for i in counted]
+    regularisation = _inner_regularisation(matrix, labels, groups, seed)
+    scales = _scales(matrix)
+    model = _logistic(regularisation).fit(matrix / scales, labels)
+    return CalibratedModel(
+        feature_names=tuple(feature_names),
+        scales=scales,
+        coefficients=model.coef_[0].copy(),
+        regularisation=regularisation,
+        training_pairs=len(counted),
+    )
+
+
+def clip_folds(rows: Sequence[PairRow], *, folds: int = FOLDS, seed: int = DEFAULT_SEED) -> dict[str | None, int]:
+    """Fold of every clip: StratifiedGroupKFold over the counted pairs (grouped by clip, stratified by the
+    preferred side); clips whose pairs all have t == 0 go round-robin (they are never counted)."""
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    counted = _counted(rows)
+    groups = [str(rows[i].clip_key) for i in counted]
+    distinct = sorted(set(groups))
+    if len(distinct) < folds:
+        raise ValueError(
+            f"CALIBRATED: {len(distinct)} clips with judged pairs; {folds}-fold cross-validation needs at least {folds}"
+        )
+    labels = [1 if rows[i].truth > 0 else 0 for i in counted]
+    splitter = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=seed)
+    fold_of: dict[str | None, int] = {}
+    for fold, (_train, test) in enumerate(splitter.split(np.zeros(len(counted)), labels, groups)):
+        for index in test:
+            fold_of[rows[counted[index]].clip_key] = fold
+    leftover = sorted({str(row.clip_key) for row in rows} - {str(key) for key in fold_of})
+    by_text = {str(row.clip_key): row.clip_key for row in rows}
+    for position, key in enumerate(leftover):
+        fold_of[by_text[key]] = position % folds
+    return fold_of
+
+
+def cross_validate(
+    feature_names: Sequence[str],
+    rows: Sequence[PairRow],
+    *,
+    folds: int = FOLDS,
+    seed: int = DEFAULT_SEED,
+    fold_of_clip: dict[str | None, int] | None = None,
+) -> CrossValidation:
+    """Held-out CALIBRATED decisions for every pair (grouped by clip) and the agreement they give.
+
+    `fold_of_clip` fixes the folds (default: `clip_folds`, which stratifies by the preferred side).
+    """
+    fold_of = fold_of_clip if fold_of_clip is not None else clip_folds(rows, folds=folds, seed=seed)
+    decisions = np.full(len(rows), np.nan)
+    models = []
+    for fold in range(folds):
+        training = [row for row in rows if fold_of[row.clip_key] != fold]
+        testing = [index for index, row in enumerate(rows) if fold_of[row.clip_key] == fold]
+        model = fit_calibrated_model(feature_names, training, seed=seed)
+        models.append(model)
+        if testing:
+            decisions[testing] = model.decisions([rows[index] for index in testing])
+    return CrossValidation(
+        report=agreement_from_decisions(rows, decisions),
+        fold_of_clip=fold_of,
+        fold_models=models,
+        seed=seed,
+        folds=folds,
+    )
+
+
+def agreement_from_decisions(rows: Sequence[PairRow], decisions: np.ndarray) -> AgreementReport:
+    """The HC/HI/HM/MM report of decisions d (score(a) - score(b)) under the protocol's counting rules."""
+    pair_decisions = [
+        PairDecision(
+            pair=row.pair,
+            clip_key=row.clip_key,
+            score_a=float(decision) / 2,
+            score_b=-float(decision) / 2,
+            difference=float(decision),
+            correct=None if row.truth == 0 else bool(decision * row.truth > 0),
+        )
+        for row, decision in zip(rows, decisions, strict=True)
+    ]
+    return report_from_decisions(pair_decisions, metric=METRIC_NAME)

@@ -1,0 +1,99 @@
+"""Fluency error detectors for FENSE's penalty (and DATE's): which one is used, loaded once per process.
+
+    from metrics_bridge.scoring import fluency
+    fluency.error_probabilities(["a dog barks and a"])   # np.ndarray, P(error) per text
+    fluency.detector_name()                             # names the detector in version strings
+    fluency.unavailable_reason()                        # None, or why no detector can load
+
+Which detector:
+- FENSE_ERROR_DETECTOR_PATH set: that file -- FENSE's own checkpoint (torch .ckpt, see
+  `fense_checkpoint`) or a detector made by `train_fluency_detector` (.safetensors). A path that
+  is set but missing makes FENSE unavailable rather than silently falling back.
+- otherwise: the detector shipped with the product, `scoring/data/fluency_detector.safetensors`:
+  the packaged all-MiniLM-L6-v2 with its top layer fine-tuned on errors synthesized from
+  Clotho-Eval's reference captions (`synthesis`, `training`; made by
+  `manage.py train_fluency_detector`). Its quality on the FENSE study's 723 human fluency labels
+  is measured by `bench/fluency_detector_eval.py`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+SHIPPED_DETECTOR = Path(__file__).resolve().parent.parent / "data" / "fluency_detector.safetensors"
+SHIPPED_NAME = "minilm-l6-top1-synth-clotho"
+
+_detectors: dict[str, object] = {}
+_lock = threading.Lock()
+
+
+def configured_path() -> Path | None:
+    value = os.environ.get("FENSE_ERROR_DETECTOR_PATH", "").strip()
+    return Path(value) if value else None
+
+
+def detector_path() -> Path:
+    return configured_path() or SHIPPED_DETECTOR
+
+
+def unavailable_reason() -> str | None:
+    path = detector_path()
+    if not path.is_file():
+        if configured_path() is not None:
+            return f"FENSE_ERROR_DETECTOR_PATH={path} is not a file"
+        return f"the shipped fluency detector {path} is missing (reinstall the product)"
+    from .. import sbert
+
+    return sbert.model_unavailable_reason()
+
+
+def _fingerprint(path: Path) -> str:
+    """Size and a hash of the first MiB: changes when the file does, without reading a large checkpoint whole."""
+    with path.open("rb") as handle:
+        head = hashlib.sha256(handle.read(1 << 20)).hexdigest()[:12]
+    return f"{path.stat().st_size}:{head}"
+
+
+def detector_name() -> str:
+    """E.g. "minilm-l6-top1-synth-clotho:3555972:1a2b3c4d5e6f" (shipped) or "echecker_clotho_audiocaps_base.ckpt:...".
+
+    "none" when no detector file is there (FENSE is then unavailable anyway).
+    """
+    path = detector_path()
+    if not path.is_file():
+        return "none"
+    name = SHIPPED_NAME if configured_path() is None else path.name
+    return f"{name}:{_fingerprint(path)}"
+
+
+def load_detector(path: Path | None = None):
+    """The detector at `path` (default: the configured or shipped one), loaded once per process per file."""
+    path = path or detector_path()
+    key = f"{path}:{_fingerprint(path)}"
+    with _lock:
+        if key not in _detectors:
+            if path.suffix == ".safetensors":
+                from .model import MiniLMErrorDetector
+
+                _detectors[key] = MiniLMErrorDetector(path)
+            else:
+                from .fense_checkpoint import FenseCheckpointDetector
+
+                _detectors[key] = FenseCheckpointDetector(path)
+        return _detectors[key]
+
+
+def error_probabilities(texts: Sequence[str]) -> np.ndarray:
+    """P(fluency error) per text from the configured or shipped detector (each distinct text run once)."""
+    texts = list(texts)
+    distinct = list(dict.fromkeys(texts))
+    if not distinct:
+        return np.zeros(0)
+    probability = dict(zip(distinct, load_detector().error_probabilities(distinct), strict=True))
+    return np.array([float(probability[text]) for text in texts])

@@ -1,0 +1,140 @@
+"""CALIBRATED (plain Python): grouped cross-validation is out of sample by construction, the model is a metric."""
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from metrics_bridge.agreement import calibration
+from metrics_bridge.agreement.protocol import JudgedPair
+
+SPLITS = ("HC", "HI", "HM", "MM", "MM", "MM")
+
+
+def synthetic_rows(*, clips: int = 40, seed: int = 1, informative_weight: float = 2.0) -> list[calibration.PairRow]:
+    """Pairs whose preference follows feature 0 (plus noise); feature 1 is noise; feature 2 is missing for some."""
+    rng = random.Random(seed)
+    rows = []
+    for clip in range(clips):
+        for index, split in enumerate(SPLITS):
+            informative = rng.gauss(0, 1)
+            noise = rng.gauss(0, 1)
+            latent = informative_weight * informative + rng.gauss(0, 1)
+            votes = tuple(1 if latent + rng.gauss(0, 0.5) > 0 else -1 for _ in range(4))
+            partly_missing = math.nan if index == 0 else 0.1 * informative
+            pair = JudgedPair(
+                split=split,
+                caption_a=f"a{clip}-{index}",
+                caption_b=f"b{clip}-{index}",
+                votes=votes,
+                pair_id=f"{clip}:{index}",
+            )
+            rows.append(
+                calibration.PairRow(pair=pair, clip_key=f"clip{clip}", differences=(informative, noise, partly_missing))
+            )
+    return rows
+
+
+NAMES = ("GOOD", "NOISE", "SPARSE")
+
+
+def test_no_clip_has_pairs_in_both_training_and_test_folds():
+    rows = synthetic_rows(clips=30)
+    fold_of = calibration.clip_folds(rows, folds=5, seed=0)
+    assert set(fold_of.values()) == {0, 1, 2, 3, 4}
+    assert set(fold_of) == {row.clip_key for row in rows}
+    for fold in range(5):
+        training_clips = {row.clip_key for row in rows if fold_of[row.clip_key] != fold}
+        test_clips = {row.clip_key for row in rows if fold_of[row.clip_key] == fold}
+        assert test_clips and not training_clips & test_clips
+
+
+def test_every_pair_is_predicted_by_a_model_that_never_saw_its_clip():
+    # With the folds held fixed (they are stratified by the labels), flipping the human judgements
+    # of one clip cannot change that clip's held-out predictions...
+    rows = synthetic_rows(clips=20)
+    baseline = calibration.cross_validate(NAMES, rows, seed=0)
+    target = "clip7"
+    flipped = [
+        calibration.PairRow(
+            pair=JudgedPair(
+                row.pair.split,
+                row.pair.caption_a,
+                row.pair.caption_b,
+                tuple(-v for v in row.pair.votes),
+                pair_id=row.pair.pair_id,
+            ),
+            clip_key=row.clip_key,
+            differences=row.differences,
+        )
+        if row.clip_key == target
+        else row
+        for row in rows
+    ]
+    changed = calibration.cross_validate(NAMES, flipped, seed=0, fold_of_clip=baseline.fold_of_clip)
+    before = {d.pair.pair_id: d.difference for d in baseline.report.decisions}
+    after = {d.pair.pair_id: d.difference for d in changed.report.decisions}
+    for row in rows:
+        if row.clip_key == target:
+            assert after[row.pair.pair_id] == pytest.approx(before[row.pair.pair_id], abs=1e-12)
+    # ... while the other folds' models did see it (so the check above is not vacuous).
+    other = [
+        pid
+        for pid, row in ((r.pair.pair_id, r) for r in rows)
+        if baseline.fold_of_clip[row.clip_key] != baseline.fold_of_clip[target]
+    ]
+    assert any(abs(after[pid] - before[pid]) > 1e-9 for pid in other)
+
+
+def test_held_out_decisions_equal_refitting_each_fold_by_hand():
+    rows = synthetic_rows(clips=15)
+    validation = calibration.cross_validate(NAMES, rows, seed=3)
+    decisions = {d.pair.pair_id: d.difference for d in validation.report.decisions}
+    for fold in range(5):
+        training = [row for row in rows if validation.fold_of_clip[row.clip_key] != fold]
+        testing = [row for row in rows if validation.fold_of_clip[row.clip_key] == fold]
+        model = calibration.fit_calibrated_model(NAMES, training, seed=3)
+        np.testing.assert_allclose(
+            model.decisions(testing), [decisions[row.pair.pair_id] for row in testing], atol=1e-12
+        )
+
+
+def test_the_model_leans_on_the_informative_metric_and_beats_it_held_out_only_when_it_should():
+    rows = synthetic_rows(clips=40)
+    validation = calibration.cross_validate(NAMES, rows, seed=0)
+    model = calibration.fit_calibrated_model(NAMES, rows)
+    good, noise, _sparse = model.coefficients
+    assert good > 0.5 and abs(noise) < good / 4
+    counted = [row for row in rows if row.truth != 0]
+    single = 100 * np.mean([row.differences[0] * row.truth > 0 for row in counted])
+    assert validation.report.total.accuracy == pytest.approx(single, abs=3.0)  # one useful feature: no better than it
+    assert validation.report.total.counted == len(counted)
+
+
+def test_swapping_the_captions_flips_the_decision_and_missing_scores_push_neither_way():
+    rows = synthetic_rows(clips=20)
+    model = calibration.fit_calibrated_model(NAMES, rows)
+    swapped = [calibration.PairRow(row.pair, row.clip_key, tuple(-d for d in row.differences)) for row in rows]
+    np.testing.assert_allclose(model.decisions(swapped), -model.decisions(rows))
+    missing = calibration.PairRow(rows[0].pair, rows[0].clip_key, (math.nan, math.nan, math.nan))
+    assert model.decisions([missing])[0] == 0.0
+
+
+def test_counting_follows_the_protocol_ties_excluded_and_zero_decisions_wrong():
+    pairs = [
+        JudgedPair("HC", "a", "b", (1, 1, 0, 0), pair_id=1),  # a preferred, d > 0: correct
+        JudgedPair("HC", "c", "d", (1, -1, 0, 0), pair_id=2),  # no preference: not counted
+        JudgedPair("MM", "e", "f", (-1, -1, -1, 1), pair_id=3),  # b preferred, d == 0: wrong
+        JudgedPair("MM", "g", "h", (-1, 0, 0, 0), pair_id=4),  # b preferred, d < 0: correct
+    ]
+    rows = [calibration.PairRow(pair, f"clip{i}", (0.0,)) for i, pair in enumerate(pairs)]
+    report = calibration.agreement_from_decisions(rows, np.array([0.3, 5.0, 0.0, -0.2]))
+    assert report.as_dict()["HC"] == 100.0 and report.as_dict()["MM"] == 50.0
+    assert report.total.counted == 3 and report.total.correct == 2 and report.splits["HC"].ties_excluded == 1
+
+
+def test_too_few_clips_for_five_folds_is_a_clear_error():
+    rows = synthetic_rows(clips=3)
+    with pytest.raises(ValueError, match="3 clips .* needs at least 5"):
+        calibration.cross_validate(NAMES, rows)
