@@ -148,6 +148,13 @@ def _counted(rows: Sequence[PairRow]) -> list[int]:
     return [index for index, row in enumerate(rows) if row.truth != 0]
 
 
+def _group_codes(rows: Sequence[PairRow]) -> list[int]:
+    """Clip of each row as an integer in order of first appearance, so folds depend on the clips' order
+    (the dataset's), not on how their keys spell (database ids vs file names)."""
+    codes: dict[str, int] = {}
+    return [codes.setdefault(str(row.clip_key), len(codes)) for row in rows]
+
+
 def _scales(matrix: np.ndarray) -> np.ndarray:
     """Root mean square of each difference (StandardScaler(with_mean=False)); constant-zero columns get 1."""
     scales = np.sqrt(np.mean(matrix**2, axis=0))
@@ -202,7 +209,8 @@ def fit_calibrated_model(
     labels = np.array([1 if rows[i].truth > 0 else 0 for i in counted])
     if len(set(labels)) < 2:
         raise ValueError("CALIBRATED: every training pair prefers the same side; nothing to learn")
-    groups = [str(rows[i].clip_key) for i in counted]
+    codes = _group_codes(rows)
+    groups = [codes[i] for i in counted]
     regularisation = _inner_regularisation(matrix, labels, groups, seed)
     scales = _scales(matrix)
     model = _logistic(regularisation).fit(matrix / scales, labels)
@@ -221,8 +229,9 @@ def clip_folds(rows: Sequence[PairRow], *, folds: int = FOLDS, seed: int = DEFAU
     from sklearn.model_selection import StratifiedGroupKFold
 
     counted = _counted(rows)
-    groups = [str(rows[i].clip_key) for i in counted]
-    distinct = sorted(set(groups))
+    codes = _group_codes(rows)
+    groups = [codes[i] for i in counted]
+    distinct = set(groups)
     if len(distinct) < folds:
         raise ValueError(
             f"CALIBRATED: {len(distinct)} clips with judged pairs; {folds}-fold cross-validation needs at least {folds}"
@@ -233,10 +242,9 @@ def clip_folds(rows: Sequence[PairRow], *, folds: int = FOLDS, seed: int = DEFAU
     for fold, (_train, test) in enumerate(splitter.split(np.zeros(len(counted)), labels, groups)):
         for index in test:
             fold_of[rows[counted[index]].clip_key] = fold
-    leftover = sorted({str(row.clip_key) for row in rows} - {str(key) for key in fold_of})
-    by_text = {str(row.clip_key): row.clip_key for row in rows}
+    leftover = [key for key in dict.fromkeys(row.clip_key for row in rows) if key not in fold_of]
     for position, key in enumerate(leftover):
-        fold_of[by_text[key]] = position % folds
+        fold_of[key] = position % folds
     return fold_of
 
 

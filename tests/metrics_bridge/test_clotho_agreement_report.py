@@ -14,13 +14,14 @@ REFERENCE_METRICS = ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "METEOR", "ROUGE_L"
 N_GRAM_METRICS = ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "METEOR", "ROUGE_L", "CIDEr_D"]
 
 
-def test_clotho_eval_report_reproduces_the_reference_and_xace_beats_every_n_gram_metric(shared_dir, capsys):
+def test_clotho_eval_report_reproduces_the_reference_and_calibrated_beats_every_metric(shared_dir, capsys):
     reference = json.loads((shared_dir / "checks" / "clotho_reference.json").read_text())
     call_command("import_pairwise_judgements", str(shared_dir / "datasets" / "clotho_eval.json"), "--dataset", "clotho-eval")
     call_command("compute_metrics", "--dataset", "clotho-eval", "--metrics", ",".join(REFERENCE_METRICS), "--wait")
     capsys.readouterr()
 
-    call_command("agreement_report", "--dataset", "clotho-eval", "--format", "json", "--metrics", ",".join([*REFERENCE_METRICS, "XACE", "SPICE"]))
+    metrics = ",".join([*REFERENCE_METRICS, "XACE", "SPICE", "CALIBRATED"])
+    call_command("agreement_report", "--dataset", "clotho-eval", "--format", "json", "--metrics", metrics)
     report = json.loads(capsys.readouterr().out)
 
     assert report["pairs"] == {**reference["pairs"], "total": 1555}
@@ -32,3 +33,9 @@ def test_clotho_eval_report_reproduces_the_reference_and_xace_beats_every_n_gram
     best_n_gram = max(report["metrics"][metric]["total"] for metric in N_GRAM_METRICS)
     assert report["metrics"]["XACE"]["total"] > best_n_gram
     assert "CoreNLP" in report["unavailable"]["SPICE"]
+    # CALIBRATED (held out: 5-fold CV grouped by clip) beats every single metric of the report by >= 0.5 points.
+    singles = [name for name in report["metrics"] if name != "CALIBRATED"]
+    best_single = max(report["metrics"][name]["total"] for name in singles)
+    assert report["metrics"]["CALIBRATED"]["total"] >= best_single + 0.5
+    assert report["calibration"]["mode"] == "cross-validation" and report["calibration"]["held_out"] is True
+    assert set(report["calibration"]["features"]) == set(singles)

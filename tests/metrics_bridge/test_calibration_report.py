@@ -1,0 +1,89 @@
+"""agreement_report with CALIBRATED: held-out row and description, transfer (--calibrate-on), dashboard block."""
+
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation.models import Dataset
+from metrics_bridge.agreement import calibration
+from metrics_bridge.agreement.protocol import clips_from_fense_items, fense_agreement
+from metrics_bridge.scoring.classic import BleuScorer, RougeScorer
+from ratings.services.pairwise_import import pairwise_judgements_import
+
+pytestmark = pytest.mark.django_db
+METRICS = "BLEU_4,ROUGE_L,CALIBRATED"
+
+
+@pytest.fixture
+def clotho_items(shared_dir) -> list[dict]:
+    return json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())
+
+
+@pytest.fixture
+def two_datasets(clotho_items) -> tuple[Dataset, Dataset]:
+    pairwise_judgements_import(data=clotho_items[:15], dataset_name="cal-a", source_name="clotho_eval.json")
+    pairwise_judgements_import(data=clotho_items[15:30], dataset_name="cal-b", source_name="clotho_eval.json")
+    return Dataset.objects.get(name="cal-a"), Dataset.objects.get(name="cal-b")
+
+
+def report_json(capsys, *arguments) -> dict:
+    capsys.readouterr()
+    call_command("agreement_report", "--format", "json", *arguments)
+    return json.loads(capsys.readouterr().out)
+
+
+def test_calibrated_is_a_held_out_row_whose_features_are_the_other_metrics(two_datasets, clotho_items, capsys):
+    report = report_json(capsys, "--dataset", "cal-a", "--metrics", METRICS)
+
+    assert list(report["metrics"]) == ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "ROUGE_L", "CALIBRATED"]
+    assert set(report["metrics"]["CALIBRATED"]) == {"HC", "HI", "HM", "MM", "total"}
+    description = report["calibration"]
+    assert description["mode"] == "cross-validation" and description["held_out"] is True
+    assert description["folds"] == 5 and description["grouped_by"] == "clip"
+    assert description["features"] == ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "ROUGE_L"]
+    assert sum(description["clips_per_fold"]) == 15 and min(description["clips_per_fold"]) >= 1
+
+    # The same numbers from the plain-Python protocol and model on the same 15 clips, scored directly.
+    clips = clips_from_fense_items(clotho_items[:15])
+    reports = {**fense_agreement(clips, BleuScorer()), **fense_agreement(clips, RougeScorer())}
+    names, rows = calibration.pair_rows({name: reports[name] for name in description["features"]})
+    expected = calibration.cross_validate(names, rows).report.as_dict()
+    for split in ("HC", "HI", "HM", "MM", "total"):
+        assert report["metrics"]["CALIBRATED"][split] == expected[split]
+
+
+def test_transfer_fits_on_one_dataset_and_evaluates_on_the_other(two_datasets, capsys):
+    report = report_json(capsys, "--dataset", "cal-b", "--metrics", METRICS, "--calibrate-on", "cal-a")
+
+    description = report["calibration"]
+    assert description["mode"] == "transfer" and description["trained_on"] == "cal-a"
+    assert description["evaluated_on"] == "cal-b" and description["shared_clips"] == 0
+    assert (
+        description["model_on_all_pairs"]["training_pairs"]
+        == report_json(capsys, "--dataset", "cal-a", "--metrics", METRICS)["pairs"]["total"]
+    )
+    assert report["metrics"]["CALIBRATED"]["total"] is not None
+
+
+def test_bad_calibration_requests_are_clear_errors(two_datasets):
+    with pytest.raises(CommandError, match="must name another dataset"):
+        call_command("agreement_report", "--dataset", "cal-a", "--metrics", METRICS, "--calibrate-on", "cal-a")
+    with pytest.raises(CommandError, match="no dataset named 'nope'"):
+        call_command("agreement_report", "--dataset", "cal-a", "--metrics", METRICS, "--calibrate-on", "nope")
+    with pytest.raises(CommandError, match="needs CALIBRATED"):
+        call_command("agreement_report", "--dataset", "cal-b", "--metrics", "ROUGE_L", "--calibrate-on", "cal-a")
+
+
+def test_the_agreement_page_shows_the_calibration_block_to_admins(client, make_user, two_datasets, capsys):
+    dataset, _ = two_datasets
+    url = f"/metrics/datasets/{dataset.pk}/agreement/"
+    client.force_login(make_user("boss", staff=True))
+    assert "No metric scores are stored" in client.get(url).content.decode()
+
+    report_json(capsys, "--dataset", "cal-a", "--metrics", "BLEU_4,ROUGE_L")  # stores the scores
+    page = client.get(url).content.decode()
+    assert 'id="calibration"' in page and "held out only" in page and 'id="calibration-coefficients"' in page
+    for name in ["BLEU_1", "BLEU_4", "ROUGE_L"]:
+        assert f"<td>{name}</td>" in page
