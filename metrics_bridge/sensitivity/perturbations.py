@@ -169,12 +169,7 @@ class Perturber:
         if not words:
             return None
         word = rng.choice(words)
-        choices = [w for w in self.pools.events.get(word_form(word), []) if lemma(w) not in clip_lemmas]
-        if not choices:
-            return None
-        replacement = rng.choice(choices)
-        text = _replace_first(caption, word, replacement)
-        return Perturbed("event", caption, text, f"{word} -> {replacement}") if text else None
+        return _replaced("event", caption, word, self.pools.events.get(word_form(word), []), rng, clip_lemmas)
 
     def _source(self, caption: str, rng: random.Random, clip_lemmas: set[str]) -> Perturbed | None:
         graph = self.extractor.extract(caption)
@@ -197,13 +192,8 @@ class Perturber:
             if text and text != caption:
                 return Perturbed("source", caption, text, f"{first} <-> {second}")
         word = rng.choice(sources)
-        number = grammatical_number(word)
-        choices = [w for w in self.pools.sources.get(number, []) if lemma(w) not in clip_lemmas]
-        if not choices:
-            return None
-        replacement = rng.choice(choices)
-        text = _replace_first(caption, word, replacement)
-        return Perturbed("source", caption, text, f"{word} -> {replacement}") if text else None
+        pool = self.pools.sources.get(grammatical_number(word), [])
+        return _replaced("source", caption, word, pool, rng, clip_lemmas)
 
     def _attribute(self, caption: str, rng: random.Random, clip_lemmas: set[str]) -> Perturbed | None:
         found = []
@@ -234,6 +224,18 @@ class Perturber:
         replacement = RELATION_SWAPS[connective]
         text = caption[:begin] + replacement + caption[finish:]
         return Perturbed("relation", caption, text, f"{connective} -> {replacement}")
+
+
+def _replaced(
+    kind: str, caption: str, word: str, pool: Sequence[str], rng: random.Random, clip_lemmas: set[str]
+) -> Perturbed | None:
+    """`word` replaced by a pool word whose lemma none of the clip's references has (None if there is none)."""
+    choices = [candidate for candidate in pool if lemma(candidate) not in clip_lemmas]
+    if not choices:
+        return None
+    replacement = rng.choice(choices)
+    text = _replace_first(caption, word, replacement)
+    return Perturbed(kind, caption, text, f"{word} -> {replacement}") if text else None
 
 
 def _clip_lemmas(references: Iterable[str]) -> set[str]:

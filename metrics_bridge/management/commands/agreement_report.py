@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Dataset
+from metrics_bridge.management.arguments import dataset_named, metric_names_from
 from metrics_bridge.services.agreement import SPLITS, agreement_report_build
 
 
@@ -24,13 +24,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, dataset: str, format: str, metrics: str | None, calibrate_on: str | None = None, **options):
-        dataset_row = _dataset_named(dataset)
-        training_dataset = _dataset_named(calibrate_on) if calibrate_on else None
+        dataset_row = dataset_named(dataset)
+        training_dataset = dataset_named(calibrate_on) if calibrate_on else None
         if training_dataset is not None and training_dataset.pk == dataset_row.pk:
             raise CommandError(
                 "--calibrate-on must name another dataset (on the same one, CALIBRATED is cross-validated)"
             )
-        metric_names = [name.strip() for name in metrics.split(",") if name.strip()] if metrics else None
+        metric_names = metric_names_from(metrics)
         try:
             report = agreement_report_build(
                 dataset=dataset_row,
@@ -44,13 +44,6 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report))
         else:
             self.stdout.write(render_table(report))
-
-
-def _dataset_named(name: str) -> Dataset:
-    try:
-        return Dataset.objects.get(name=name)
-    except Dataset.DoesNotExist:
-        raise CommandError(f"no dataset named {name!r}") from None
 
 
 def render_table(report: dict) -> str:

@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Dataset
+from metrics_bridge.management.arguments import dataset_named, metric_names_from
 from metrics_bridge.services.sensitivity import sensitivity_report_compute, sensitivity_report_create
 
 
@@ -20,13 +20,9 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0, help="seed of the perturbations (default 0)")
 
     def handle(self, *args, dataset: str, format: str, metrics: str | None, seed: int, **options):
+        dataset_row = dataset_named(dataset)
         try:
-            dataset_row = Dataset.objects.get(name=dataset)
-        except Dataset.DoesNotExist:
-            raise CommandError(f"no dataset named {dataset!r}") from None
-        metric_names = [name.strip() for name in metrics.split(",") if name.strip()] if metrics else None
-        try:
-            report = sensitivity_report_create(dataset=dataset_row, metric_names=metric_names, seed=seed)
+            report = sensitivity_report_create(dataset=dataset_row, metric_names=metric_names_from(metrics), seed=seed)
         except ValueError as error:
             raise CommandError(str(error)) from None
         report = sensitivity_report_compute(report_id=report.pk, on_progress=lambda line: self.stderr.write(line))
