@@ -12,7 +12,7 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement import SPLITS, agreement_table
 from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.runs import metric_run_cancel, metric_run_start, scorer_version
-from metrics_bridge.services.sensitivity import sensitivity_report_start
+from metrics_bridge.services.sensitivity import ordered_perturbations, sensitivity_report_start
 
 
 def _current_versions() -> dict[str, str]:
@@ -116,7 +116,8 @@ def dataset_sensitivity(request, dataset_id: int):
     rows = []
     if shown:
         result = shown.result
-        for kind, summary in result["perturbations"].items():
+        for kind in ordered_perturbations(result):  # PostgreSQL's jsonb does not keep key order
+            summary = result["perturbations"][kind]
             cells = [result["table"][kind][name] for name in result["metrics"]]
             best = max((cell["neg_log10_p"] or 0 for cell in cells), default=0)
             rows.append({"kind": kind, "summary": summary, "cells": cells, "best": best})

@@ -18,7 +18,7 @@ from metrics_bridge.models import SensitivityReport
 from metrics_bridge.scoring import registry
 from metrics_bridge.selectors import attribute_tag_library, dataset_clip_rows
 from metrics_bridge.sensitivity.analysis import build_items, sensitivity_table
-from metrics_bridge.sensitivity.perturbations import Perturber
+from metrics_bridge.sensitivity.perturbations import PERTURBATIONS, Perturber
 from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.runs import requested_scorers, scorer_version
 
@@ -113,3 +113,8 @@ def sensitivity_result(
         }
     )
     return result
+
+
+def ordered_perturbations(result: dict) -> list[str]:
+    """The perturbations of a stored result in their fixed order (event, source, attribute, relation)."""
+    return [kind for kind in PERTURBATIONS if kind in result.get("perturbations", {})]

@@ -3,7 +3,11 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from metrics_bridge.management.arguments import dataset_named, metric_names_from
-from metrics_bridge.services.sensitivity import sensitivity_report_compute, sensitivity_report_create
+from metrics_bridge.services.sensitivity import (
+    ordered_perturbations,
+    sensitivity_report_compute,
+    sensitivity_report_create,
+)
 
 
 class Command(BaseCommand):
@@ -25,7 +29,10 @@ class Command(BaseCommand):
             report = sensitivity_report_create(dataset=dataset_row, metric_names=metric_names_from(metrics), seed=seed)
         except ValueError as error:
             raise CommandError(str(error)) from None
-        report = sensitivity_report_compute(report_id=report.pk, on_progress=lambda line: self.stderr.write(line))
+        try:
+            report = sensitivity_report_compute(report_id=report.pk, on_progress=lambda line: self.stderr.write(line))
+        except Exception as error:  # stored on the report as failed; say so without a traceback
+            raise CommandError(f"sensitivity report {report.pk} failed: {type(error).__name__}: {error}") from error
         if format == "json":
             self.stdout.write(json.dumps({"report": report.pk, **report.result}))
         else:
@@ -41,15 +48,16 @@ def render_table(result: dict) -> str:
         "-log10 p of Kruskal-Wallis, clean vs perturbed scores (1.30 = p 0.05; larger = more sensitive)",
         "perturbation".ljust(22) + "applied".rjust(12) + "".join(name.rjust(width) for name in metrics),
     ]
-    for kind, summary in result["perturbations"].items():
+    for kind in ordered_perturbations(result):
+        summary = result["perturbations"][kind]
         cells = []
         for name in metrics:
             value = result["table"][kind][name]["neg_log10_p"]
             cells.append(("-" if value is None else f"{value:.2f}").rjust(width))
         applied = f"{summary['applied']}/{summary['captions']}"
         lines.append(summary["factor"].ljust(22) + applied.rjust(12) + "".join(cells))
-    for kind, summary in result["perturbations"].items():
-        for example in summary["examples"][:1]:
+    for kind in ordered_perturbations(result):
+        for example in result["perturbations"][kind]["examples"][:1]:
             lines.append(f"e.g. {kind}: {example['original']!r} -> {example['perturbed']!r} ({example['change']})")
     for name, reason in result.get("unavailable", {}).items():
         lines.append(f"unavailable: {name}: {reason}")
