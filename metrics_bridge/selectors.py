@@ -128,3 +128,22 @@ def sensitivity_reports(*, dataset: Dataset, limit: int = 10) -> list:
 
     reports = SensitivityReport.objects.filter(dataset=dataset).select_related("requested_by").order_by("-created_at")
     return list(reports[:limit])
+
+
+def dataset_judgement_fingerprint(*, dataset: Dataset) -> list:
+    """Changes whenever the dataset's stored scores, pairwise votes or excluded raters change (cache keys)."""
+    from django.db.models import Count, Max
+
+    from metrics_bridge.models import MetricScore
+
+    scores = MetricScore.objects.filter(caption__clip__dataset=dataset).aggregate(count=Count("pk"), last=Max("pk"))
+    votes = PairwiseVote.objects.filter(pair__clip__dataset=dataset).aggregate(
+        count=Count("pk"), last=Max("updated_at")
+    )
+    return [
+        scores["count"],
+        scores["last"],
+        votes["count"],
+        votes["last"].isoformat() if votes["last"] else None,
+        sorted(excluded_rater_ids_for(dataset=dataset)),
+    ]

@@ -1,10 +1,20 @@
 """Agreement of automatic metrics with people, assembled from stored scores."""
+import hashlib
+import json
+
+from django.core.cache import cache
+
 from annotation.models import Dataset
 from metrics_bridge.agreement import calibration, protocol
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import ScoringContext
-from metrics_bridge.selectors import dataset_clip_rows, dataset_scored_metric_names, excluded_rater_ids_for
+from metrics_bridge.selectors import (
+    dataset_clip_rows,
+    dataset_judgement_fingerprint,
+    dataset_scored_metric_names,
+    excluded_rater_ids_for,
+)
 from metrics_bridge.services.calibration import calibrated_cross_validation, calibrated_transfer
 from metrics_bridge.services.contexts import llm_endpoint_settings
 from metrics_bridge.services.plans import fense_label, protocol_clips, reference_context
@@ -12,6 +22,7 @@ from metrics_bridge.services.reference_sets import reference_set_key
 from metrics_bridge.services.runs import metric_run_create, metric_run_execute, scorer_version
 
 SPLITS = ("HC", "HI", "HM", "MM")
+CALIBRATION_CACHE_SECONDS = 24 * 3600
 CALIBRATED = calibration.METRIC_NAME
 
 
@@ -151,12 +162,26 @@ def calibration_summary(*, dataset: Dataset) -> dict | None:
     """CALIBRATED on the dataset from the scores stored at the current versions: its held-out row and model.
 
     None when no metric has stored scores; {"unavailable": reason} when the model cannot be fitted.
+    Cached until the dataset's stored scores, votes or rater exclusions change (the dashboard asks for
+    it on every view, and refitting means loading every stored score again).
     """
     context = ScoringContext(llm=llm_endpoint_settings())
     versions = {name: scorer_version(registry.scorer_for(name), context) for name in registry.all_metric_names()}
     scored = dataset_scored_metric_names(dataset=dataset, versions=versions)
     if not scored:
         return None
+    scored_versions = sorted((name, versions[name]) for name in scored)
+    fingerprint = dataset_judgement_fingerprint(dataset=dataset)
+    identity = [dataset.pk, dataset.created_at.isoformat(), scored_versions, fingerprint]
+    key = "calibration-summary:" + hashlib.sha256(json.dumps(identity).encode("utf-8")).hexdigest()
+    summary = cache.get(key)
+    if summary is None:
+        summary = _calibration_summary(dataset=dataset, scored=scored)
+        cache.set(key, summary, timeout=CALIBRATION_CACHE_SECONDS)
+    return summary
+
+
+def _calibration_summary(*, dataset: Dataset, scored: list[str]) -> dict:
     table = agreement_table(dataset=dataset, metric_names=[*scored, CALIBRATED])
     if CALIBRATED not in table["metrics"]:
         return {"unavailable": table.get("unavailable", {}).get(CALIBRATED, "not enough data")}

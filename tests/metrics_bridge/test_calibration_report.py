@@ -87,3 +87,22 @@ def test_the_agreement_page_shows_the_calibration_block_to_admins(client, make_u
     assert 'id="calibration"' in page and "held out only" in page and 'id="calibration-coefficients"' in page
     for name in ["BLEU_1", "BLEU_4", "ROUGE_L"]:
         assert f"<td>{name}</td>" in page
+
+
+def test_the_dashboard_summary_is_cached_until_votes_or_scores_change(two_datasets, capsys, monkeypatch):
+    from metrics_bridge.services import agreement
+    from ratings.models import PairwiseVote
+
+    dataset, _ = two_datasets
+    report_json(capsys, "--dataset", "cal-a", "--metrics", "BLEU_4,ROUGE_L")
+    fits = []
+    original = agreement._calibration_summary
+    monkeypatch.setattr(agreement, "_calibration_summary", lambda **kwargs: fits.append(1) or original(**kwargs))
+
+    first = agreement.calibration_summary(dataset=dataset)
+    assert agreement.calibration_summary(dataset=dataset) == first and len(fits) == 1
+    vote = PairwiseVote.objects.filter(pair__clip__dataset=dataset).order_by("pk").first()
+    vote.choice = "b" if vote.choice == "a" else "a"
+    vote.save()
+    agreement.calibration_summary(dataset=dataset)
+    assert len(fits) == 2
