@@ -12,7 +12,7 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement import SPLITS, agreement_table
 from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.runs import metric_run_cancel, metric_run_start, scorer_version
-from metrics_bridge.services.sensitivity import ordered_perturbations, sensitivity_report_start
+from metrics_bridge.services.sensitivity import sensitivity_report_start, sensitivity_table_layout
 
 
 def _current_versions() -> dict[str, str]:
@@ -113,17 +113,17 @@ def dataset_sensitivity(request, dataset_id: int):
         return redirect("metrics_bridge:dataset_sensitivity", dataset_id=dataset.pk)
     reports = selectors.sensitivity_reports(dataset=dataset)
     shown = next((report for report in reports if report.status == "done"), None)
-    rows = []
-    if shown:
-        result = shown.result
-        for kind in ordered_perturbations(result):  # PostgreSQL's jsonb does not keep key order
-            summary = result["perturbations"][kind]
-            cells = [result["table"][kind][name] for name in result["metrics"]]
-            best = max((cell["neg_log10_p"] or 0 for cell in cells), default=0)
-            rows.append({"kind": kind, "summary": summary, "cells": cells, "best": best})
+    columns, rows = sensitivity_table_layout(shown.result) if shown else ([], [])
     available = registry.available_metric_names(scoring_context_for(clip_ids=None))
     return render(
         request,
         "metrics_bridge/sensitivity.html",
-        {"dataset": dataset, "reports": reports, "shown": shown, "rows": rows, "available": available},
+        {
+            "dataset": dataset,
+            "reports": reports,
+            "shown": shown,
+            "columns": columns,
+            "rows": rows,
+            "available": available,
+        },
     )

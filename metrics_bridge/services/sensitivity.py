@@ -24,6 +24,9 @@ from metrics_bridge.services.runs import requested_scorers, scorer_version
 
 logger = logging.getLogger(__name__)
 
+#: -log10(0.05): cells above it are marked significant on the page
+SIGNIFICANT = 1.3010299956639813
+
 
 def sensitivity_report_create(
     *, dataset: Dataset, metric_names: list[str] | None = None, seed: int = 0, requested_by=None
@@ -118,3 +121,24 @@ def sensitivity_result(
 def ordered_perturbations(result: dict) -> list[str]:
     """The perturbations of a stored result in their fixed order (event, source, attribute, relation)."""
     return [kind for kind in PERTURBATIONS if kind in result.get("perturbations", {})]
+
+
+def sensitivity_table_layout(result: dict) -> tuple[list[dict], list[dict]]:
+    """A stored result as a page table: one column per perturbation (with its counts and examples), one row
+    per metric; each cell knows whether it is the most sensitive metric of its perturbation."""
+    columns = [{"kind": kind, **result["perturbations"][kind]} for kind in ordered_perturbations(result)]
+    best = {
+        kind: max((result["table"][kind][name]["neg_log10_p"] or 0 for name in result["metrics"]), default=0)
+        for kind in (column["kind"] for column in columns)
+    }
+    rows = []
+    for name in result["metrics"]:
+        cells = []
+        for column in columns:
+            cell = dict(result["table"][column["kind"]][name])
+            value = cell["neg_log10_p"]
+            cell["significant"] = value is not None and value > SIGNIFICANT
+            cell["best"] = value is not None and value > 0 and value == best[column["kind"]]
+            cells.append(cell)
+        rows.append({"metric": name, "cells": cells})
+    return columns, rows
