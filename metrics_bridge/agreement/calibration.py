@@ -56,7 +56,8 @@ class PairRow:
 
 @dataclass
 class CalibratedModel:
-    """Coefficients on standardised differences; `scales` are the training differences' standard deviations."""
+    """Coefficients on standardised differences; `scales` are the training differences' root mean squares
+    (StandardScaler(with_mean=False): no centring, which would act as an intercept)."""
 
     feature_names: tuple[str, ...]
     scales: np.ndarray
