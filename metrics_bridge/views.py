@@ -11,7 +11,8 @@ from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement import SPLITS, agreement_table
 from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.runs import metric_run_cancel, metric_run_start, scorer_version
+from metrics_bridge.services.runs import metric_run_cancel, scorer_version
+from metrics_bridge.tasks import start_metric_run
 
 
 def _current_versions() -> dict[str, str]:
@@ -40,7 +41,7 @@ def run_start(request):
     dataset = get_object_or_404(Dataset, pk=request.POST.get("dataset"))
     metric_names = request.POST.getlist("metrics") or None
     try:
-        run = metric_run_start(dataset=dataset, metric_names=metric_names, requested_by=request.user)
+        run = start_metric_run(dataset=dataset, metric_names=metric_names, requested_by=request.user)
     except ValueError as error:
         messages.error(request, str(error))
         return redirect("metrics_bridge:home")

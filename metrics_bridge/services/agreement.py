@@ -71,10 +71,12 @@ def agreement_table(*, dataset: Dataset, metric_names: list[str], unavailable: d
     return report
 
 
-def agreement_report_build(*, dataset: Dataset, metric_names: list[str] | None = None, on_progress=None) -> dict:
-    """The agreement table; scores that are missing are computed first."""
+def agreement_report_build(
+    *, dataset: Dataset, enqueue, metric_names: list[str] | None = None, on_progress=None, watchdog=None
+) -> dict:
+    """The agreement table; scores that are missing are computed first (by the workers `enqueue` sends to)."""
     run = metric_run_create(dataset=dataset, metric_names=metric_names)
-    run = metric_run_execute(run=run, on_progress=on_progress)
+    run = metric_run_execute(run=run, enqueue=enqueue, on_progress=on_progress, watchdog=watchdog)
     unavailable = dict(run.unavailable)
     if run.status != MetricRun.Status.DONE:
         for name in run.metrics:

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Dataset
 from metrics_bridge.services.agreement import SPLITS, agreement_report_build
+from metrics_bridge.worker_process import WorkerOnDemand
 
 
 class Command(BaseCommand):
@@ -21,12 +22,15 @@ class Command(BaseCommand):
             raise CommandError(f"no dataset named {dataset!r}") from None
         metric_names = [name.strip() for name in metrics.split(",") if name.strip()] if metrics else None
         try:
-            report = agreement_report_build(
-                dataset=dataset_row,
-                metric_names=metric_names,
-                on_progress=lambda run: self.stderr.write(f"computing missing scores: {run.chunks_done}/{run.chunks_total}"),
-            )
-        except ValueError as error:
+            with WorkerOnDemand(say=self.stderr.write) as enqueue:
+                report = agreement_report_build(
+                    dataset=dataset_row,
+                    metric_names=metric_names,
+                    enqueue=enqueue,
+                    watchdog=enqueue.check_alive,
+                    on_progress=lambda run: self.stderr.write(f"computing missing scores: {run.chunks_done}/{run.chunks_total}"),
+                )
+        except (ValueError, RuntimeError) as error:
             raise CommandError(str(error)) from None
         if format == "json":
             self.stdout.write(json.dumps(report))
