@@ -115,7 +115,7 @@ def _worker_factory(tmp_path, settings, *, broker_url):
     app.conf.update(CELERY_TASK_ALWAYS_EAGER=False, **conf)
     # Short heartbeats so the test process sees workers come and go within a second or two.
     settings.METRICS_WORKER_HEARTBEAT_SECONDS = 1
-    app.pool.force_close_all()
+    _reset_broker_connections(app)
     workers: list[WorkerProcess] = []
 
     def start_worker(**extra_env) -> WorkerProcess:
@@ -128,4 +128,13 @@ def _worker_factory(tmp_path, settings, *, broker_url):
     for worker in workers:
         worker.stop(timeout=20)
     app.conf.update(CELERY_TASK_ALWAYS_EAGER=True, **{f"CELERY_{key.upper()}": value for key, value in saved.items()})
-    app.pool.force_close_all()
+    _reset_broker_connections(app)
+
+
+def _reset_broker_connections(app):
+    """Drop pooled broker connections (kombu keeps them per URL) so the next message goes to the broker now configured."""
+    from kombu import pools
+
+    pools.reset()
+    app._pool = None
+    app.amqp._producer_pool = None

@@ -91,12 +91,15 @@ def _chunks_for(scorer, version: str, requests: list[dict]) -> list[list[dict]]:
     return [missing[start : start + CHUNK_SIZE] for start in range(0, len(missing), CHUNK_SIZE)]
 
 
-@transaction.atomic
 def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None) -> MetricRun:
-    """Plan a run: one chunk per (scorer, slice of a batch) still missing scores. Nothing is queued yet."""
+    """Plan a run: one chunk per (scorer, slice of a batch) still missing scores. Nothing is queued yet.
+
+    The planning (loading scorers, reading the dataset) happens before the write transaction: on SQLite
+    a transaction holds the only write lock, and workers must go on renewing leases meanwhile.
+    """
     context = scoring_context_for(clip_ids=None)
     scorers, unavailable = _requested_scorers(metric_names, context)
-    run = MetricRun.objects.create(
+    run = MetricRun(
         dataset=dataset,
         metrics=[name for scorer in scorers for name in scorer.metric_names],
         unavailable=unavailable,
@@ -122,13 +125,16 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
         # Batch boundaries don't matter for the other scorers: pool their requests, each scored once.
         for chunk_requests in _chunks_for(scorer, scorer_version(scorer, context), planned) if planned else []:
             chunks.append(MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests))
-    reference_sets_ensure(entries=reference_sets)
-    MetricRunChunk.objects.bulk_create(chunks, batch_size=200)
     run.chunks_total = len(chunks)
     if not chunks:
         run.status = MetricRun.Status.DONE
         run.finished_at = timezone.now()
-    run.save()
+    with transaction.atomic():
+        run.save()
+        for chunk in chunks:
+            chunk.run = run
+        reference_sets_ensure(entries=reference_sets)
+        MetricRunChunk.objects.bulk_create(chunks, batch_size=200)
     return run
 
 
