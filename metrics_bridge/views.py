@@ -12,7 +12,8 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement import SPLITS, agreement_table
 from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.runs import metric_run_cancel, scorer_version
-from metrics_bridge.tasks import start_metric_run
+from metrics_bridge.services.workers import chunk_queue_counts, live_workers
+from metrics_bridge.tasks import current_broker, runs_execute_eagerly, start_metric_run
 
 
 def _current_versions() -> dict[str, str]:
@@ -31,8 +32,18 @@ def metrics_home(request):
     return render(
         request,
         "metrics_bridge/home.html",
-        {"datasets": datasets, "runs": runs, "available": available, "unavailable": unavailable},
+        {"datasets": datasets, "runs": runs, "available": available, "unavailable": unavailable, **_worker_status()},
     )
+
+
+def _worker_status() -> dict:
+    """Who will score the chunks: live workers on this process's broker, and the chunk queue."""
+    return {
+        "workers": live_workers(broker=current_broker()),
+        "broker_kind": current_broker().split(":", 1)[0],
+        "eager": runs_execute_eagerly(),
+        "queue": chunk_queue_counts(),
+    }
 
 
 @roles_required(ADMIN)
@@ -51,14 +62,26 @@ def run_start(request):
 @roles_required(ADMIN)
 def run_detail(request, run_id: int):
     run = get_object_or_404(MetricRun.objects.select_related("dataset"), pk=run_id)
-    failed_chunks = run.chunks.filter(status="failed").only("index", "metric", "error")[:5]
-    return render(request, "metrics_bridge/run_detail.html", {"run": run, "failed_chunks": failed_chunks})
+    failed_chunks = run.chunks.filter(status="failed").only("index", "metric", "attempts", "error")[:20]
+    return render(
+        request, "metrics_bridge/run_detail.html", {"run": run, "failed_chunks": failed_chunks, **_worker_status()}
+    )
 
 
 @roles_required(ADMIN)
 def run_progress(request, run_id: int):
     run = get_object_or_404(MetricRun, pk=run_id)
-    return JsonResponse({"status": run.status, "done": run.chunks_done, "total": run.chunks_total, "error": run.error})
+    return JsonResponse(
+        {
+            "status": run.status,
+            "status_label": run.get_status_display(),
+            "done": run.chunks_done,
+            "failed": run.chunks_failed,
+            "total": run.chunks_total,
+            "error": run.error,
+            "workers": len(live_workers(broker=current_broker())),
+        }
+    )
 
 
 @roles_required(ADMIN)
