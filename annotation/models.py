@@ -1,4 +1,6 @@
 """The corpus: datasets, clips, captions, captioning systems and AudioCaps-F expert annotations."""
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -24,7 +26,8 @@ class Dataset(TimeStampedModel):
 
 
 def clip_audio_path(clip: "Clip", filename: str) -> str:
-    return f"audio/{clip.dataset.name}/{filename}"
+    """Storage key of a clip's audio; a random folder makes keys unguessable (S3 buckets list and serve by key)."""
+    return f"audio/{clip.dataset.name}/{secrets.token_hex(16)}/{filename}"
 
 
 class Clip(TimeStampedModel):

@@ -18,3 +18,20 @@ errorlog = "-"
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 # Addresses of the TLS-terminating proxy whose X-Forwarded-* headers are believed (comma-separated).
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+
+
+def post_worker_init(worker):
+    """Load the metric scorers in the background as each web worker starts.
+
+    Their availability checks import torch and transformers (about 15 s here); without this the first
+    /metrics/ page or "Start" in each worker would wait for that.
+    """
+    import threading
+
+    def warm() -> None:
+        from metrics_bridge.scoring import registry
+        from metrics_bridge.scoring.base import ScoringContext
+
+        registry.unavailable_metrics(ScoringContext())
+
+    threading.Thread(target=warm, name="warm-scorers", daemon=True).start()
