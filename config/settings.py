@@ -106,7 +106,9 @@ TEMPLATES = [
 DATABASE_URL = env_url("DATABASE_URL", schemes={"sqlite", "postgres", "postgresql"})
 if DATABASE_URL:
     try:
-        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+        # Persistent connections, checked before reuse: a connection the server dropped (restart, terminated
+        # backend) is replaced instead of failing the next request.
+        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
     except ValueError as error:
         raise ConfigurationError(f"DATABASE_URL is malformed: {error}") from None
 else:
@@ -187,6 +189,8 @@ METRICS_CHUNK_MAX_ATTEMPTS = env_int("METRICS_CHUNK_MAX_ATTEMPTS", 3, minimum=1)
 # Workers write a heartbeat row this often, and sweep expired leases; a worker is "alive" when its
 # last heartbeat is newer than three periods.
 METRICS_WORKER_HEARTBEAT_SECONDS = env_int("METRICS_WORKER_HEARTBEAT_SECONDS", 10, minimum=1)
+# Requests per chunk for metrics whose scores don't depend on the rest of the batch (smaller: finer progress).
+METRICS_CHUNK_SIZE = env_int("METRICS_CHUNK_SIZE", 500, minimum=1)
 # Fault-injection knob for crash-recovery tests: pause before scoring each chunk. Keep 0 in production.
 METRICS_CHUNK_DELAY_SECONDS = env_int("METRICS_CHUNK_DELAY_MS", 0, minimum=0) / 1000
 CELERY_TASK_SERIALIZER = "json"

@@ -19,12 +19,14 @@ from config.celery import app
 from config.structured_log import log_event
 from metrics_bridge.services.chunks import ChunkOutcome, chunk_process, chunks_recover
 from metrics_bridge.services.runs import metric_run_execute, metric_run_start
-from metrics_bridge.services.workers import worker_heartbeat_beat, worker_heartbeat_remove
+from metrics_bridge.services.workers import worker_has_running_chunk, worker_heartbeat_beat, worker_heartbeat_remove
 
 logger = logging.getLogger("captioneval.workers")
 
-#: Seconds before a chunk whose attempt raised is tried again (times the attempt number).
+#: Seconds before a chunk whose attempt raised is tried again.
 RETRY_DELAY_SECONDS = 2
+#: An idle worker re-sends pending chunks sent at least this long ago (their messages were lost).
+RESEND_AFTER_SECONDS = 10
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=0)
@@ -97,17 +99,21 @@ class Heartbeat(threading.Thread):
         close_old_connections()
 
     def _resend_before(self, first: bool):
+        """Cut-off for re-sending pending chunks: all of them at start-up; later only while this worker is idle.
+
+        Idle means no chunk claimed by this worker for a while (read from the chunk rows, not from Celery's
+        in-memory state, which a lost broker connection can leave stale). An idle worker with prefetch 1
+        would have received any message still queued, so pending chunks sent before the cut-off are lost.
+        """
         if first:
             return timezone.now()
-        from celery.worker import state
-
-        if state.active_requests or state.reserved_requests:
+        if worker_has_running_chunk(name=self.worker_name):
             self.last_busy = time.monotonic()
             return None
-        idle_for = time.monotonic() - self.last_busy
-        if idle_for < 2 * self.period:
+        wait = max(2 * self.period, RESEND_AFTER_SECONDS)
+        if time.monotonic() - self.last_busy < wait:
             return None
-        return timezone.now() - timedelta(seconds=2 * self.period)
+        return timezone.now() - timedelta(seconds=wait)
 
     def stop(self) -> None:
         self.stopping.set()

@@ -138,9 +138,12 @@ class PrivateRedis:
             self.process.terminate()
             self.process.wait(timeout=20)
 
-    def restart(self) -> None:
-        """Stop and start again on the same port and files (queued messages survive in the append-only file)."""
+    def restart(self, *, lose_data: bool = False) -> None:
+        """Stop and start again on the same port. Queued messages survive in the append-only file, unless
+        `lose_data` (a server replaced without its disk)."""
         self.stop()
+        if lose_data:
+            shutil.rmtree(self.folder, ignore_errors=True)
         self.start()
 
 
@@ -182,13 +185,13 @@ class Stack:
     """Start with `with Stack(folder) as stack:`; `stack.env` is what web, worker and `stack.manage()` run with."""
 
     def __init__(self, folder: Path, *, database_url: str | None = None, web_port: int | None = None,
-                 web_workers: int = 2, worker_env: dict | None = None, say=None):
+                 web_workers: int = 2, extra_env: dict | None = None, say=None):
         self.folder = Path(folder)
         self.say = say or (lambda message: None)
         self.database_url = database_url
         self.web_port = web_port or free_port()
         self.web_workers = web_workers
-        self.worker_env = worker_env or {}
+        self.extra_env = extra_env or {}
         self.postgres: PrivatePostgres | None = None
         self.redis = PrivateRedis(self.folder / "redis", free_port())
         self.s3 = MotoS3(self.folder / "s3", free_port())
@@ -241,6 +244,7 @@ class Stack:
             "STATIC_ROOT": str(self.folder / "static"),
             "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
             "PYTHONUNBUFFERED": "1",
+            **self.extra_env,
         })
         return env
 
@@ -266,7 +270,7 @@ class Stack:
         index = len(list(self.folder.glob("worker*.log")))
         self.worker = WorkerProcess(
             name=f"stack-worker-{index}@localhost", log_path=self.folder / f"worker{index}.log",
-            env={**self.env, **self.worker_env, **{key: str(value) for key, value in extra_env.items()}},
+            env={**self.env, **{key: str(value) for key, value in extra_env.items()}},
             pool="prefork", concurrency=1,
         ).start()
         self.wait_healthy(timeout=120)

@@ -9,6 +9,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -26,8 +27,8 @@ logger = logging.getLogger("captioneval.metric_runs")
 #: Sends task messages for chunk ids (metrics_bridge.tasks.enqueue_chunks in the app, a fake in tests).
 Enqueue = Callable[[list[int]], None]
 
-#: Requests per chunk for metrics whose scores don't depend on the rest of the batch.
-CHUNK_SIZE = 500
+#: Requests per chunk for metrics whose scores don't depend on the rest of the batch (None: METRICS_CHUNK_SIZE).
+CHUNK_SIZE = None
 
 
 def _requested_scorers(metric_names: Iterable[str] | None, context) -> tuple[list, dict[str, str]]:
@@ -88,7 +89,8 @@ def _chunks_for(scorer, version: str, requests: list[dict]) -> list[list[dict]]:
     if scorer.corpus_level:
         # Document frequencies / ranks depend on the whole batch: score it whole, even if only part is missing.
         return [requests]
-    return [missing[start : start + CHUNK_SIZE] for start in range(0, len(missing), CHUNK_SIZE)]
+    size = CHUNK_SIZE or settings.METRICS_CHUNK_SIZE
+    return [missing[start : start + size] for start in range(0, len(missing), size)]
 
 
 def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None) -> MetricRun:

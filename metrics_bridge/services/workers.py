@@ -30,6 +30,11 @@ def worker_heartbeat_remove(*, name: str) -> None:
     WorkerHeartbeat.objects.filter(name=name).delete()
 
 
+def worker_has_running_chunk(*, name: str) -> bool:
+    """Whether a chunk is being scored by the worker called `name` (chunks record "<name> pid <pid>")."""
+    return MetricRunChunk.objects.filter(status=MetricRunChunk.Status.RUNNING, claimed_by__startswith=f"{name} ").exists()
+
+
 def live_workers(*, broker: str) -> list[WorkerHeartbeat]:
     return list(WorkerHeartbeat.objects.filter(broker=broker, last_seen__gte=alive_after()).order_by("name"))
 

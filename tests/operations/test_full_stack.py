@@ -7,47 +7,16 @@ as an operator or a browser would. Nothing here touches the test database.
 import io
 import json
 import re
-import shutil
 import time
 import zipfile
 
 import pytest
 import requests
 
-from scripts.stack import S3_BUCKET, Stack, postgres_bin_dir
+from scripts.stack import S3_BUCKET
 from tests.ratings.workbook_helpers import caption_rows, workbook_fill
 
 pytestmark = [pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory):
-    for binary in ("redis-server", "runuser"):
-        if shutil.which(binary) is None:
-            pytest.skip(f"needs {binary}")
-    try:
-        postgres_bin_dir()
-    except RuntimeError as error:
-        pytest.skip(str(error))
-    started = time.monotonic()
-    with Stack(tmp_path_factory.mktemp("stack"), say=print) as running:
-        running.timings["total start"] = round(time.monotonic() - started, 1)
-        print(f"stack started: {running.timings}")
-        yield running
-
-
-@pytest.fixture(scope="module")
-def demo(stack) -> dict:
-    """The demo dataset (audio uploaded to S3) and accounts; returns {username: password} and ids."""
-    output = stack.manage("demo", "--no-metrics", "--url", stack.web_url + "/", check=True).stdout
-    passwords = dict(re.findall(r"^  (admin|rater)\s+\S+\s+(\S+)$", output, flags=re.M))
-    ids = stack.manage("shell", "-c", (
-        "import json; from ratings.models import Campaign; from django.contrib.auth import get_user_model; "
-        "from annotation.models import Clip; c = Campaign.objects.get(name='demo-thumbs'); "
-        "print(json.dumps({'campaign': c.pk, 'rater': get_user_model().objects.get(username='rater').pk, "
-        "'clips': list(Clip.objects.filter(dataset__name='demo').order_by('pk').values_list('pk', flat=True))}))"
-    ), check=True).stdout.strip().splitlines()[-1]
-    return {"passwords": passwords, **json.loads(ids)}
 
 
 def signed_in(stack, username: str, password: str) -> requests.Session:
