@@ -1,4 +1,5 @@
 """Login throttling: django-axes' lockout check in front of Django's model backend, for pages and the token API."""
+
 from axes.backends import AxesStandaloneBackend
 from rest_framework.authtoken.views import ObtainAuthToken
 

@@ -7,6 +7,7 @@ two checkouts or two test databases on one machine must never feed each other's
 workers, so by default it sits next to the SQLite file (or is named after the
 PostgreSQL database). Plain Python: no Django import, usable before settings load.
 """
+
 import hashlib
 from pathlib import Path
 from urllib.parse import urlparse

@@ -3,6 +3,7 @@
 WEB_CONCURRENCY (gunicorn's own variable) sets the number of worker processes; static files are
 served by whitenoise inside the app, so no separate static server is needed.
 """
+
 import os
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")

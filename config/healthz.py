@@ -9,6 +9,7 @@ failure's exception is enough to start looking.
 Served by a middleware placed first, so load balancers and compose probes can ask over plain
 HTTP with any Host header (before ALLOWED_HOSTS and the https redirect apply).
 """
+
 import os
 import time
 from pathlib import Path

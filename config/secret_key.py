@@ -6,7 +6,7 @@ MINIMUM_DISTINCT_CHARACTERS = 5
 
 
 def secret_key_problem(key: str) -> str | None:
-    """Why `key` must not sign production sessions, or None when it is fit (Django's own W009 rules plus placeholders)."""
+    """Why `key` must not sign production sessions, or None when it is fit (Django's W009 rules plus placeholders)."""
     if not key:
         return "is not set"
     if key.lower() in PLACEHOLDERS or key.startswith("django-insecure-"):

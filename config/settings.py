@@ -118,11 +118,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # readers go on during a write, IMMEDIATE takes the write lock at BEGIN (a deferred transaction that
     # upgrades later fails at once instead of waiting), and the timeout waits for the lock.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {
+            "timeout": 30,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
     )
     # A file, not memory, so a Celery worker process started by a test sees the test database.
     # One file per test process, so parallel test runs don't share it.
-    DATABASES["default"]["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"captioneval-test-{os.getpid()}.sqlite3")}
+    test_database = Path(tempfile.gettempdir()) / f"captioneval-test-{os.getpid()}.sqlite3"
+    DATABASES["default"]["TEST"] = {"NAME": str(test_database)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Storage --------------------------------------------------------------
@@ -147,9 +152,15 @@ if USES_S3_STORAGE and not (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY):
 
 STORAGES = {
     "default": {
-        "BACKEND": "storages.backends.s3.S3Storage" if USES_S3_STORAGE else "django.core.files.storage.FileSystemStorage",
+        "BACKEND": "storages.backends.s3.S3Storage"
+        if USES_S3_STORAGE
+        else "django.core.files.storage.FileSystemStorage",
     },
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage" if not DEBUG else "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
+        if not DEBUG
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
 }
 # Uploaded workbooks and audio are kept even when their import fails (for later inspection).
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
@@ -165,7 +176,9 @@ else:
     # Embedded broker: messages are files in a folder of this database's (see config/broker.py); a real
     # worker process consumes them (./scripts/run starts one, `compute_metrics --wait` starts a temporary
     # one when none is alive). Nothing runs eagerly unless a test asks for it.
-    CELERY_BROKER_DIR = Path(env_str("CELERY_BROKER_DIR") or embedded_broker_folder(database=DATABASES["default"], base_dir=BASE_DIR))
+    CELERY_BROKER_DIR = Path(
+        env_str("CELERY_BROKER_DIR") or embedded_broker_folder(database=DATABASES["default"], base_dir=BASE_DIR)
+    )
     CELERY_BROKER_URL = EMBEDDED_BROKER_URL
     CELERY_BROKER_TRANSPORT_OPTIONS = embedded_broker_options(CELERY_BROKER_DIR)
     CELERY_RESULT_BACKEND = None
@@ -276,6 +289,8 @@ LOGGING = {
         "console": {"class": "logging.StreamHandler"},
         "events": {"class": "logging.StreamHandler", "formatter": "json_lines"},
     },
-    "loggers": {"captioneval": {"handlers": ["events"], "level": env_str("EVENT_LOG_LEVEL") or "INFO", "propagate": False}},
+    "loggers": {
+        "captioneval": {"handlers": ["events"], "level": env_str("EVENT_LOG_LEVEL") or "INFO", "propagate": False}
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL") or "WARNING"},
 }

@@ -5,6 +5,7 @@ the settings route that namespace to `JsonLinesFormatter`, which writes
 `{"time": ..., "level": ..., "logger": ..., "event": ..., <fields>}`. Log shippers read the
 fields without parsing prose; a person can still grep for the event name.
 """
+
 import functools
 import json
 import logging
@@ -44,7 +45,9 @@ def logged_import(kind: str):
     def decorator(function):
         @functools.wraps(function)
         def wrapper(*args, **kwargs):
-            source = next((kwargs[key] for key in ("source_name", "file_name", "directory", "path") if kwargs.get(key)), None)
+            source = next(
+                (kwargs[key] for key in ("source_name", "file_name", "directory", "path") if kwargs.get(key)), None
+            )
             started = time.monotonic()
             log_event(imports_logger, "import_started", kind=kind, source=str(source) if source else None)
             try:

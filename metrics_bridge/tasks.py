@@ -2,6 +2,7 @@
 
 Tasks call services, never the reverse: services take `enqueue_chunks` as a parameter.
 """
+
 import logging
 import os
 import threading
@@ -86,15 +87,24 @@ class Heartbeat(threading.Thread):
         first = True
         while not self.stopping.is_set():
             try:
-                worker_heartbeat_beat(name=self.worker_name, pid=os.getpid(), broker=self.broker, started_at=self.started_at)
+                worker_heartbeat_beat(
+                    name=self.worker_name, pid=os.getpid(), broker=self.broker, started_at=self.started_at
+                )
                 chunks_recover(enqueue=enqueue_chunks, resend_pending_before=self._resend_before(first))
                 first = False
             except DatabaseError as error:  # database restarting or connection terminated: try again next period
-                log_event(logger, "heartbeat_failed", level=logging.WARNING, worker=self.worker_name, error=str(error)[:300])
+                log_event(
+                    logger, "heartbeat_failed", level=logging.WARNING, worker=self.worker_name, error=str(error)[:300]
+                )
                 connection.close()
             except Exception as error:  # never let the heartbeat die silently
-                log_event(logger, "heartbeat_failed", level=logging.ERROR, worker=self.worker_name,
-                          error=f"{type(error).__name__}: {error}"[:300])
+                log_event(
+                    logger,
+                    "heartbeat_failed",
+                    level=logging.ERROR,
+                    worker=self.worker_name,
+                    error=f"{type(error).__name__}: {error}"[:300],
+                )
             self.stopping.wait(self.period)
         close_old_connections()
 

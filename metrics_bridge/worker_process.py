@@ -3,6 +3,7 @@
 `celery_worker_command` is also what scripts/run, scripts/stack and the tests start, so every
 worker runs with the same options.
 """
+
 import os
 import signal
 import subprocess
@@ -16,9 +17,19 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 def celery_worker_command(*, name: str, pool: str = "solo", concurrency: int = 1, loglevel: str = "INFO") -> list[str]:
     return [
-        sys.executable, "-m", "celery", "-A", "config", "worker",
-        f"--pool={pool}", f"--concurrency={concurrency}", "--prefetch-multiplier=1",
-        "--without-gossip", "--without-mingle", f"--loglevel={loglevel}", f"--hostname={name}",
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        f"--pool={pool}",
+        f"--concurrency={concurrency}",
+        "--prefetch-multiplier=1",
+        "--without-gossip",
+        "--without-mingle",
+        f"--loglevel={loglevel}",
+        f"--hostname={name}",
     ]
 
 
@@ -34,7 +45,11 @@ class WorkerProcess:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 celery_worker_command(name=self.name, pool=self.pool, concurrency=self.concurrency),
-                cwd=PROJECT_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                cwd=PROJECT_DIR,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
         return self
@@ -115,7 +130,10 @@ class WorkerOnDemand:
         log_path = Path(tempfile.gettempdir()) / f"captioneval-worker-{os.getpid()}.log"
         name = f"compute-metrics-{os.getpid()}@{os.uname().nodename}"
         self.worker = WorkerProcess(name=name, log_path=log_path).start()
-        self.say(f"no live worker on {broker}: started a temporary worker for this run (pid {self.worker.pid}, log {log_path})")
+        self.say(
+            f"no live worker on {broker}: started a temporary worker for this run "
+            f"(pid {self.worker.pid}, log {log_path})"
+        )
         self._wait_for_heartbeat(name=name, broker=broker)
 
     def _wait_for_heartbeat(self, *, name: str, broker: str) -> None:
@@ -127,4 +145,6 @@ class WorkerOnDemand:
             if any(worker.name == name for worker in live_workers(broker=broker)):
                 return
             time.sleep(0.2)
-        raise RuntimeError(f"the temporary worker did not start within {self.start_timeout:.0f} s:\n{self.worker.log_tail()}")
+        raise RuntimeError(
+            f"the temporary worker did not start within {self.start_timeout:.0f} s:\n{self.worker.log_tail()}"
+        )

@@ -13,6 +13,7 @@ are off because loopback has no TLS proxy.
     ./scripts/stack                   # start everything, create the demo, print URLs and accounts; Ctrl-C stops
     ./scripts/stack --web-port 8200   # fixed ports (default: free ones)
 """
+
 import argparse
 import os
 import secrets
@@ -84,19 +85,61 @@ class PrivatePostgres:
         if os.geteuid() == 0:
             shutil.chown(self.folder, "postgres", "postgres")
         subprocess.run(
-            self._as_owner([str(self.bin / "initdb"), "-D", str(self.data), "-U", "captioneval", "--auth=trust",
-                            "--no-sync", "-E", "UTF8", "--locale=C"]),
-            check=True, capture_output=True, timeout=120,
+            self._as_owner(
+                [
+                    str(self.bin / "initdb"),
+                    "-D",
+                    str(self.data),
+                    "-U",
+                    "captioneval",
+                    "--auth=trust",
+                    "--no-sync",
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+            timeout=120,
         )
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.folder} -c fsync=off -c full_page_writes=off"
         subprocess.run(
-            self._as_owner([str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.folder / "server.log"),
-                            "-o", options, "-w", "-t", "60", "start"]),
-            check=True, capture_output=True, timeout=90,
+            self._as_owner(
+                [
+                    str(self.bin / "pg_ctl"),
+                    "-D",
+                    str(self.data),
+                    "-l",
+                    str(self.folder / "server.log"),
+                    "-o",
+                    options,
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+            timeout=90,
         )
         subprocess.run(
-            self._as_owner([str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "captioneval", "captioneval"]),
-            check=True, capture_output=True, timeout=60,
+            self._as_owner(
+                [
+                    str(self.bin / "createdb"),
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                    "-U",
+                    "captioneval",
+                    "captioneval",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+            timeout=60,
         )
         return self
 
@@ -106,8 +149,11 @@ class PrivatePostgres:
 
     def stop(self) -> None:
         if (self.data / "postmaster.pid").exists():
-            subprocess.run(self._as_owner([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"]),
-                           capture_output=True, timeout=60)
+            subprocess.run(
+                self._as_owner([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"]),
+                capture_output=True,
+                timeout=60,
+            )
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -122,9 +168,21 @@ class PrivateRedis:
             raise RuntimeError("redis-server is missing (Debian package redis-server)")
         self.folder.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder), "--appendonly", "yes",
-             "--save", ""],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.folder),
+                "--appendonly",
+                "yes",
+                "--save",
+                "",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         wait_for_port(self.port, timeout=20, process=self.process, what="redis-server")
         return self
@@ -159,7 +217,9 @@ class MotoS3:
         with open(self.folder / "moto.log", "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         wait_for_port(self.port, timeout=60, process=self.process, what="moto server")
         self.client().create_bucket(Bucket=S3_BUCKET)
@@ -172,8 +232,15 @@ class MotoS3:
     def client(self):
         import boto3
 
-        return boto3.client("s3", endpoint_url=self.url, region_name="us-east-1", **{
-            "aws_access_key_id": S3_KEYS["AWS_ACCESS_KEY_ID"], "aws_secret_access_key": S3_KEYS["AWS_SECRET_ACCESS_KEY"]})
+        return boto3.client(
+            "s3",
+            endpoint_url=self.url,
+            region_name="us-east-1",
+            **{
+                "aws_access_key_id": S3_KEYS["AWS_ACCESS_KEY_ID"],
+                "aws_secret_access_key": S3_KEYS["AWS_SECRET_ACCESS_KEY"],
+            },
+        )
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
@@ -184,8 +251,16 @@ class MotoS3:
 class Stack:
     """Start with `with Stack(folder) as stack:`; `stack.env` is what web, worker and `stack.manage()` run with."""
 
-    def __init__(self, folder: Path, *, database_url: str | None = None, web_port: int | None = None,
-                 web_workers: int = 2, extra_env: dict | None = None, say=None):
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        database_url: str | None = None,
+        web_port: int | None = None,
+        web_workers: int = 2,
+        extra_env: dict | None = None,
+        say=None,
+    ):
         self.folder = Path(folder)
         self.say = say or (lambda message: None)
         self.database_url = database_url
@@ -227,30 +302,41 @@ class Stack:
 
     def _app_env(self) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "SECURE_", "CELERY_"))}
-        env.update({
-            "DEBUG": "false",
-            "SECRET_KEY": secrets.token_urlsafe(50),
-            "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            # Loopback has no TLS: the https switches a TLS-terminating proxy would need are off.
-            "SECURE_SSL_REDIRECT": "false", "SESSION_COOKIE_SECURE": "false", "CSRF_COOKIE_SECURE": "false",
-            "SECURE_HSTS_SECONDS": "0",
-            "DATABASE_URL": self.database_url,
-            "REDIS_URL": self.redis.url,
-            "AWS_STORAGE_BUCKET_NAME": S3_BUCKET,
-            "AWS_S3_ENDPOINT_URL": self.s3.url,
-            "AWS_S3_REGION_NAME": "us-east-1",
-            **S3_KEYS,
-            "MEDIA_ROOT": str(self.folder / "media"),
-            "STATIC_ROOT": str(self.folder / "static"),
-            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-            "PYTHONUNBUFFERED": "1",
-            **self.extra_env,
-        })
+        env.update(
+            {
+                "DEBUG": "false",
+                "SECRET_KEY": secrets.token_urlsafe(50),
+                "ALLOWED_HOSTS": "127.0.0.1,localhost",
+                # Loopback has no TLS: the https switches a TLS-terminating proxy would need are off.
+                "SECURE_SSL_REDIRECT": "false",
+                "SESSION_COOKIE_SECURE": "false",
+                "CSRF_COOKIE_SECURE": "false",
+                "SECURE_HSTS_SECONDS": "0",
+                "DATABASE_URL": self.database_url,
+                "REDIS_URL": self.redis.url,
+                "AWS_STORAGE_BUCKET_NAME": S3_BUCKET,
+                "AWS_S3_ENDPOINT_URL": self.s3.url,
+                "AWS_S3_REGION_NAME": "us-east-1",
+                **S3_KEYS,
+                "MEDIA_ROOT": str(self.folder / "media"),
+                "STATIC_ROOT": str(self.folder / "static"),
+                "HF_HUB_OFFLINE": "1",
+                "TRANSFORMERS_OFFLINE": "1",
+                "PYTHONUNBUFFERED": "1",
+                **self.extra_env,
+            }
+        )
         return env
 
     def manage(self, *args: str, check: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:
-        result = subprocess.run([sys.executable, "manage.py", *args], cwd=PROJECT_DIR, env=self.env,
-                                capture_output=True, text=True, timeout=timeout)
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=PROJECT_DIR,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check and result.returncode:
             raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
         return result
@@ -260,7 +346,11 @@ class Stack:
         with open(self.folder / "web.log", "ab") as log:
             self.web = subprocess.Popen(
                 [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.py", "config.wsgi"],
-                cwd=PROJECT_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                cwd=PROJECT_DIR,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         wait_for_port(self.web_port, timeout=60, process=self.web, what="gunicorn")
         self.wait_healthy(skip="worker", timeout=60)
@@ -269,9 +359,11 @@ class Stack:
         """A (new) Celery worker process on the stack's Redis; waits until /healthz sees its heartbeat."""
         index = len(list(self.folder.glob("worker*.log")))
         self.worker = WorkerProcess(
-            name=f"stack-worker-{index}@localhost", log_path=self.folder / f"worker{index}.log",
+            name=f"stack-worker-{index}@localhost",
+            log_path=self.folder / f"worker{index}.log",
             env={**self.env, **{key: str(value) for key, value in extra_env.items()}},
-            pool="prefork", concurrency=1,
+            pool="prefork",
+            concurrency=1,
         ).start()
         self.wait_healthy(timeout=120)
         return self.worker
@@ -340,8 +432,13 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="captioneval-stack-"))
     if os.geteuid() == 0:
         os.chmod(folder, 0o755)
-    stack = Stack(folder, database_url=os.environ.get("DATABASE_URL") or None, web_port=args.web_port,
-                  web_workers=args.web_workers, say=print)
+    stack = Stack(
+        folder,
+        database_url=os.environ.get("DATABASE_URL") or None,
+        web_port=args.web_port,
+        web_workers=args.web_workers,
+        say=print,
+    )
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     with stack:
@@ -350,7 +447,9 @@ def main() -> None:
             print(demo.stdout)
         print(f"\nweb      {stack.web_url}  (gunicorn, {args.web_workers} workers)\nhealth   {stack.web_url}/healthz")
         print(f"worker   pid {stack.worker.pid} (log {stack.worker.log_path})\ndatabase {stack.database_url}")
-        print(f"redis    {stack.redis.url}\ns3       {stack.s3.url} bucket {S3_BUCKET} (moto server)\nfiles    {folder}")
+        print(
+            f"redis    {stack.redis.url}\ns3       {stack.s3.url} bucket {S3_BUCKET} (moto server)\nfiles    {folder}"
+        )
         print("Ctrl-C stops everything.")
         try:
             while not stopping:

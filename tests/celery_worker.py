@@ -1,4 +1,5 @@
 """Real Redis and Celery worker processes for tests that need the real broker or the embedded one."""
+
 import shutil
 import socket
 import subprocess
@@ -54,7 +55,8 @@ def test_database_url() -> str:
     settings = connection.settings_dict
     if settings["ENGINE"].endswith("sqlite3"):
         return f"sqlite:///{settings['NAME']}"
-    return f"postgresql://{settings['USER']}:{settings['PASSWORD']}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
+    host = f"{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}"
+    return f"postgresql://{settings['USER']}:{settings['PASSWORD']}@{host}/{settings['NAME']}"
 
 
 def worker_env(*, broker_url: str | None, broker_dir: Path | None = None, **extra) -> dict:

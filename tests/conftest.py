@@ -120,7 +120,9 @@ def _worker_factory(tmp_path, settings, *, broker_url):
 
     def start_worker(**extra_env) -> WorkerProcess:
         env = worker_env(broker_url=broker_url, broker_dir=broker_dir, **extra_env)
-        worker = WorkerProcess(name=f"test-worker-{len(workers)}@localhost", log_path=tmp_path / f"worker{len(workers)}.log", env=env)
+        worker = WorkerProcess(
+            name=f"test-worker-{len(workers)}@localhost", log_path=tmp_path / f"worker{len(workers)}.log", env=env
+        )
         workers.append(worker.start())
         return worker
 
@@ -132,7 +134,7 @@ def _worker_factory(tmp_path, settings, *, broker_url):
 
 
 def _reset_broker_connections(app):
-    """Drop pooled broker connections (kombu keeps them per URL) so the next message goes to the broker now configured."""
+    """Drop pooled broker connections (kombu keeps them per URL): the next message goes to the broker now set."""
     from kombu import pools
 
     pools.reset()

@@ -15,6 +15,7 @@ The rules, each enforced by a conditional UPDATE on the chunk row (never read-th
   attempts (a chunk that kills its worker every time ends FAILED, never RUNNING forever).
 This module never imports Celery: `enqueue` is passed in by metrics_bridge.tasks.
 """
+
 import logging
 import threading
 import time
@@ -29,7 +30,7 @@ from django.utils import timezone
 
 from config.structured_log import log_event
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
-from metrics_bridge.services.runs import Enqueue, chunks_mark_dispatched, chunk_score, metric_run_refresh_progress
+from metrics_bridge.services.runs import Enqueue, chunk_score, chunks_mark_dispatched, metric_run_refresh_progress
 
 logger = logging.getLogger("captioneval.metric_runs")
 Status = MetricRunChunk.Status
@@ -41,6 +42,16 @@ class ChunkOutcome:
     FAILED = "failed"
     SKIPPED = "skipped"
     LEASE_LOST = "lease-lost"
+
+
+def chunk_log_fields(chunk: MetricRunChunk) -> dict:
+    return {
+        "run": chunk.run_id,
+        "chunk": chunk.index,
+        "chunk_id": chunk.pk,
+        "metric": chunk.metric,
+        "attempt": chunk.attempts,
+    }
 
 
 def lease_seconds() -> int:
@@ -76,8 +87,10 @@ def chunk_claim(*, chunk_id: int, worker: str) -> MetricRunChunk | None:
     chunk.lease_token = token  # ours, even if the row has moved on since: every later write is conditional on it
     MetricRun.objects.filter(pk=chunk.run_id, status=MetricRun.Status.PENDING).update(status=MetricRun.Status.RUNNING)
     log_event(
-        logger, "chunk_claimed", run=chunk.run_id, chunk=chunk.index, chunk_id=chunk.pk, metric=chunk.metric,
-        attempt=chunk.attempts, worker=worker,
+        logger,
+        "chunk_claimed",
+        **chunk_log_fields(chunk),
+        worker=worker,
     )
     return chunk
 
@@ -98,7 +111,9 @@ class LeaseKeeper:
 
     def __enter__(self) -> "LeaseKeeper":
         if not connection.in_atomic_block:
-            self._thread = threading.Thread(target=self._renew_until_stopped, name=f"lease-{self.chunk_id}", daemon=True)
+            self._thread = threading.Thread(
+                target=self._renew_until_stopped, name=f"lease-{self.chunk_id}", daemon=True
+            )
             self._thread.start()
         return self
 
@@ -115,8 +130,13 @@ class LeaseKeeper:
                         pk=self.chunk_id, lease_token=self.token, status=Status.RUNNING
                     ).update(lease_expires_at=timezone.now() + timedelta(seconds=self.seconds))
                 except DatabaseError as error:  # e.g. the connection was terminated: try again next time
-                    log_event(logger, "lease_renewal_failed", chunk_id=self.chunk_id, error=str(error)[:300],
-                              level=logging.WARNING)
+                    log_event(
+                        logger,
+                        "lease_renewal_failed",
+                        chunk_id=self.chunk_id,
+                        error=str(error)[:300],
+                        level=logging.WARNING,
+                    )
                     connection.close()
                     continue
                 if not renewed:
@@ -141,10 +161,14 @@ def chunk_process(*, chunk_id: int, worker: str) -> str:
     except Exception as error:  # recorded on the chunk; the attempt cap decides between retry and failure
         return _chunk_attempt_failed(chunk=chunk, error=error, worker=worker)
     log_event(
-        logger, "chunk_done" if outcome == ChunkOutcome.DONE else "chunk_lease_lost",
+        logger,
+        "chunk_done" if outcome == ChunkOutcome.DONE else "chunk_lease_lost",
         level=logging.INFO if outcome == ChunkOutcome.DONE else logging.WARNING,
-        run=chunk.run_id, chunk=chunk.index, chunk_id=chunk.pk, metric=chunk.metric, attempt=chunk.attempts,
-        worker=worker, scores=len(scores), seconds=round(time.monotonic() - started, 3), lease_lost_early=lease.lost.is_set(),
+        **chunk_log_fields(chunk),
+        worker=worker,
+        scores=len(scores),
+        seconds=round(time.monotonic() - started, 3),
+        lease_lost_early=lease.lost.is_set(),
     )
     return outcome
 
@@ -152,9 +176,9 @@ def chunk_process(*, chunk_id: int, worker: str) -> str:
 def _chunk_store(*, chunk: MetricRunChunk, scores: list[MetricScore]) -> str:
     """Write the scores and finish the chunk in one transaction, only if this claim still holds the lease."""
     with transaction.atomic():
-        finished = MetricRunChunk.objects.filter(pk=chunk.pk, lease_token=chunk.lease_token, status=Status.RUNNING).update(
-            status=Status.DONE, error="", lease_expires_at=None, finished_at=timezone.now()
-        )
+        finished = MetricRunChunk.objects.filter(
+            pk=chunk.pk, lease_token=chunk.lease_token, status=Status.RUNNING
+        ).update(status=Status.DONE, error="", lease_expires_at=None, finished_at=timezone.now())
         if not finished:
             return ChunkOutcome.LEASE_LOST
         MetricScore.objects.bulk_create(
@@ -175,7 +199,9 @@ def _chunk_attempt_failed(*, chunk: MetricRunChunk, error: Exception, worker: st
     message = f"attempt {chunk.attempts} on {worker}: " + "".join(traceback.format_exception(error))[-4000:]
     give_up = chunk.attempts >= max_attempts()
     with transaction.atomic():
-        updated = MetricRunChunk.objects.filter(pk=chunk.pk, lease_token=chunk.lease_token, status=Status.RUNNING).update(
+        updated = MetricRunChunk.objects.filter(
+            pk=chunk.pk, lease_token=chunk.lease_token, status=Status.RUNNING
+        ).update(
             status=Status.FAILED if give_up else Status.PENDING,
             error=message,
             lease_expires_at=None,
@@ -185,9 +211,13 @@ def _chunk_attempt_failed(*, chunk: MetricRunChunk, error: Exception, worker: st
         if updated and give_up:
             metric_run_refresh_progress(run_id=chunk.run_id)
     log_event(
-        logger, "chunk_failed" if give_up else "chunk_attempt_failed", level=logging.ERROR if give_up else logging.WARNING,
-        run=chunk.run_id, chunk=chunk.index, chunk_id=chunk.pk, metric=chunk.metric, attempt=chunk.attempts,
-        max_attempts=max_attempts(), worker=worker, error=f"{type(error).__name__}: {error}"[:500],
+        logger,
+        "chunk_failed" if give_up else "chunk_attempt_failed",
+        level=logging.ERROR if give_up else logging.WARNING,
+        **chunk_log_fields(chunk),
+        max_attempts=max_attempts(),
+        worker=worker,
+        error=f"{type(error).__name__}: {error}"[:500],
     )
     if not updated:
         return ChunkOutcome.LEASE_LOST
@@ -196,7 +226,9 @@ def _chunk_attempt_failed(*, chunk: MetricRunChunk, error: Exception, worker: st
 
 def chunks_fail_exhausted(*, now: datetime, chunk_ids: list[int] | None = None) -> set[int]:
     """Chunks whose last allowed attempt lost its worker (lease expired) become FAILED; returns their run ids."""
-    exhausted = MetricRunChunk.objects.filter(status=Status.RUNNING, lease_expires_at__lt=now, attempts__gte=max_attempts())
+    exhausted = MetricRunChunk.objects.filter(
+        status=Status.RUNNING, lease_expires_at__lt=now, attempts__gte=max_attempts()
+    )
     if chunk_ids is not None:
         exhausted = exhausted.filter(pk__in=chunk_ids)
     run_ids = set()
@@ -211,8 +243,14 @@ def chunks_fail_exhausted(*, now: datetime, chunk_ids: list[int] | None = None) 
         )
         if failed:
             run_ids.add(chunk.run_id)
-            log_event(logger, "chunk_failed", level=logging.ERROR, run=chunk.run_id, chunk=chunk.index, chunk_id=chunk.pk,
-                      metric=chunk.metric, attempt=chunk.attempts, max_attempts=max_attempts(), error=reason)
+            log_event(
+                logger,
+                "chunk_failed",
+                level=logging.ERROR,
+                **chunk_log_fields(chunk),
+                max_attempts=max_attempts(),
+                error=reason,
+            )
     for run_id in run_ids:
         metric_run_refresh_progress(run_id=run_id)
     return run_ids
@@ -231,7 +269,9 @@ def chunks_recover(*, enqueue: Enqueue, resend_pending_before: datetime | None =
     now = timezone.now()
     failed_runs = chunks_fail_exhausted(now=now)
     expired = list(
-        MetricRunChunk.objects.filter(status=Status.RUNNING, lease_expires_at__lt=now).values_list("pk", "run_id", "claimed_by")
+        MetricRunChunk.objects.filter(status=Status.RUNNING, lease_expires_at__lt=now).values_list(
+            "pk", "run_id", "claimed_by"
+        )
     )
     released = []
     for chunk_id, run_id, claimed_by in expired:
@@ -239,7 +279,9 @@ def chunks_recover(*, enqueue: Enqueue, resend_pending_before: datetime | None =
             status=Status.PENDING, lease_expires_at=None, dispatched_at=now
         ):
             released.append(chunk_id)
-            log_event(logger, "chunk_lease_expired", level=logging.WARNING, run=run_id, chunk_id=chunk_id, worker=claimed_by)
+            log_event(
+                logger, "chunk_lease_expired", level=logging.WARNING, run=run_id, chunk_id=chunk_id, worker=claimed_by
+            )
     resent: list[int] = []
     if resend_pending_before is not None:
         waiting = MetricRunChunk.objects.filter(
@@ -259,5 +301,7 @@ def chunks_recover(*, enqueue: Enqueue, resend_pending_before: datetime | None =
     for run_id in stuck.values_list("pk", flat=True):
         metric_run_refresh_progress(run_id=run_id)
     if to_send or failed_runs:
-        log_event(logger, "chunks_recovered", released=len(released), resent=len(resent), failed_runs=sorted(failed_runs))
+        log_event(
+            logger, "chunks_recovered", released=len(released), resent=len(resent), failed_runs=sorted(failed_runs)
+        )
     return {"released": len(released), "resent": len(resent), "failed_runs": len(failed_runs)}

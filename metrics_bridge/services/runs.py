@@ -157,7 +157,9 @@ def chunks_mark_dispatched(*, chunk_ids: list[int]) -> None:
     MetricRunChunk.objects.filter(pk__in=chunk_ids).update(dispatched_at=timezone.now())
 
 
-def metric_run_start(*, dataset: Dataset, enqueue: Enqueue, metric_names: list[str] | None = None, requested_by=None) -> MetricRun:
+def metric_run_start(
+    *, dataset: Dataset, enqueue: Enqueue, metric_names: list[str] | None = None, requested_by=None
+) -> MetricRun:
     """Plan a run and send its chunks to the workers; returns at once (progress is on the run row)."""
     with transaction.atomic():
         run = metric_run_create(dataset=dataset, metric_names=metric_names, requested_by=requested_by)
@@ -223,12 +225,12 @@ def metric_run_refresh_progress(*, run_id: int) -> None:
 
 
 def _metric_run_recount(*, run_id: int) -> None:
-    Status = MetricRunChunk.Status
+    chunk_status = MetricRunChunk.Status
     counts = MetricRunChunk.objects.filter(run_id=run_id).aggregate(
         total=Count("pk"),
-        done=Count("pk", filter=Q(status=Status.DONE)),
-        failed=Count("pk", filter=Q(status=Status.FAILED)),
-        open=Count("pk", filter=Q(status__in=[Status.PENDING, Status.RUNNING])),
+        done=Count("pk", filter=Q(status=chunk_status.DONE)),
+        failed=Count("pk", filter=Q(status=chunk_status.FAILED)),
+        open=Count("pk", filter=Q(status__in=[chunk_status.PENDING, chunk_status.RUNNING])),
     )
     MetricRun.objects.filter(pk=run_id).update(
         chunks_done=counts["done"], chunks_failed=counts["failed"], chunks_total=counts["total"]
@@ -301,4 +303,6 @@ def metric_run_execute(
         if watchdog:
             watchdog()
         time.sleep(poll_seconds)
-    raise TimeoutError(f"metric run {run.pk} not finished after {timeout_seconds:.0f} s ({run.chunks_done}/{run.chunks_total} chunks)")
+    raise TimeoutError(
+        f"metric run {run.pk} not finished after {timeout_seconds:.0f} s ({run.chunks_done}/{run.chunks_total} chunks)"
+    )

@@ -4,6 +4,7 @@ A worker writes its heartbeat row every METRICS_WORKER_HEARTBEAT_SECONDS (metric
 it counts as alive while the row is younger than three periods. Rows name the broker the worker
 listens to, so only workers that would receive this process's tasks count.
 """
+
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -32,7 +33,9 @@ def worker_heartbeat_remove(*, name: str) -> None:
 
 def worker_has_running_chunk(*, name: str) -> bool:
     """Whether a chunk is being scored by the worker called `name` (chunks record "<name> pid <pid>")."""
-    return MetricRunChunk.objects.filter(status=MetricRunChunk.Status.RUNNING, claimed_by__startswith=f"{name} ").exists()
+    return MetricRunChunk.objects.filter(
+        status=MetricRunChunk.Status.RUNNING, claimed_by__startswith=f"{name} "
+    ).exists()
 
 
 def live_workers(*, broker: str) -> list[WorkerHeartbeat]:
@@ -49,11 +52,11 @@ class ChunkQueue:
 
 def chunk_queue_counts() -> ChunkQueue:
     now = timezone.now()
-    Status = MetricRunChunk.Status
+    chunk_status = MetricRunChunk.Status
     counts = MetricRunChunk.objects.aggregate(
-        queued=Count("pk", filter=Q(status=Status.PENDING, run__status__in=MetricRun.ACTIVE_STATUSES)),
-        running=Count("pk", filter=Q(status=Status.RUNNING, lease_expires_at__gte=now)),
-        stalled=Count("pk", filter=Q(status=Status.RUNNING) & (Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True))),
-        failed=Count("pk", filter=Q(status=Status.FAILED)),
+        queued=Count("pk", filter=Q(status=chunk_status.PENDING, run__status__in=MetricRun.ACTIVE_STATUSES)),
+        running=Count("pk", filter=Q(status=chunk_status.RUNNING, lease_expires_at__gte=now)),
+        stalled=Count("pk", filter=Q(status=chunk_status.RUNNING) & ~Q(lease_expires_at__gte=now)),
+        failed=Count("pk", filter=Q(status=chunk_status.FAILED)),
     )
     return ChunkQueue(**counts)

@@ -1,4 +1,5 @@
 """A metric run started on /metrics/ returns at once and its progress bar moves while a real worker scores it."""
+
 import time
 
 import pytest
@@ -10,14 +11,18 @@ from tests.metrics_bridge.test_metric_runs_worker import make_dataset
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 
-def test_run_progress_moves_live_on_the_embedded_broker(page_for, live_server, make_user, embedded_celery, artifacts, monkeypatch):
+def test_run_progress_moves_live_on_the_embedded_broker(
+    page_for, live_server, make_user, embedded_celery, artifacts, monkeypatch
+):
     # Given a worker process on the embedded broker, slowed to ~0.7 s per chunk, and a dataset of 12 chunks
     monkeypatch.setattr(runs, "CHUNK_SIZE", 2)
     dataset = make_dataset(clips=24)
     worker = embedded_celery(METRICS_CHUNK_DELAY_MS=700)
     page = page_for(make_user("metrics-admin", staff=True))
     page.goto(f"{live_server.url}/metrics/", timeout=90_000)  # the first view in this process imports the scorers
-    page.wait_for_function("document.querySelector('#workers').innerText.includes('1 worker available')", timeout=60_000)
+    page.wait_for_function(
+        "document.querySelector('#workers').innerText.includes('1 worker available')", timeout=60_000
+    )
     page.screenshot(path=str(artifacts / "metrics_home_worker_available.png"), full_page=True)
 
     # When the admin starts a ROUGE_L run

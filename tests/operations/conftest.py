@@ -1,4 +1,5 @@
 """The full stack (scripts/stack.py) shared by the end-to-end and fault tests: started once, when first asked for."""
+
 import json
 import re
 import shutil
@@ -32,10 +33,20 @@ def demo(stack) -> dict:
     """The demo dataset (audio uploaded to S3) and accounts; returns {username: password} and ids."""
     output = stack.manage("demo", "--no-metrics", "--url", stack.web_url + "/", check=True).stdout
     passwords = dict(re.findall(r"^  (admin|rater)\s+\S+\s+(\S+)$", output, flags=re.M))
-    ids = stack.manage("shell", "-c", (
-        "import json; from ratings.models import Campaign; from django.contrib.auth import get_user_model; "
-        "from annotation.models import Clip; c = Campaign.objects.get(name='demo-thumbs'); "
-        "print(json.dumps({'campaign': c.pk, 'rater': get_user_model().objects.get(username='rater').pk, "
-        "'clips': list(Clip.objects.filter(dataset__name='demo').order_by('pk').values_list('pk', flat=True))}))"
-    ), check=True).stdout.strip().splitlines()[-1]
+    ids = (
+        stack.manage(
+            "shell",
+            "-c",
+            (
+                "import json; from ratings.models import Campaign; from django.contrib.auth import get_user_model; "
+                "from annotation.models import Clip; c = Campaign.objects.get(name='demo-thumbs'); "
+                "print(json.dumps({'campaign': c.pk, 'rater': get_user_model().objects.get(username='rater').pk, "
+                "'clips': list(Clip.objects.filter(dataset__name='demo').order_by('pk')"
+                ".values_list('pk', flat=True))}))"
+            ),
+            check=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     return {"passwords": passwords, **json.loads(ids)}

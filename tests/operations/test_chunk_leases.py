@@ -1,4 +1,5 @@
 """Exactly-once chunks: conditional claims, leases, attempt caps, recovery of lost work (no Celery here)."""
+
 import ast
 import time
 from datetime import timedelta
@@ -31,7 +32,13 @@ def small_run(*, clips: int = 4, chunk_size: int = 2, monkeypatch) -> MetricRun:
     for index in range(clips):
         clip = Clip.objects.create(dataset=dataset, external_id=f"clip-{index}")
         for position in range(2):
-            Caption.objects.create(clip=clip, text=f"a dog barks {position} {index}", role="reference", author_kind="human", position=position)
+            Caption.objects.create(
+                clip=clip,
+                text=f"a dog barks {position} {index}",
+                role="reference",
+                author_kind="human",
+                position=position,
+            )
         Caption.objects.create(clip=clip, text=f"a dog is barking {index}", role="candidate", author_kind="human")
     return metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
 
@@ -170,6 +177,8 @@ def test_services_never_import_celery_or_the_tasks():
             elif isinstance(node, ast.ImportFrom):
                 names = [node.module or ""]
             for name in names:
-                if name.split(".")[0] == "celery" or name.startswith(("metrics_bridge.tasks", "metrics_bridge.worker_process")):
+                if name.split(".")[0] == "celery" or name.startswith(
+                    ("metrics_bridge.tasks", "metrics_bridge.worker_process")
+                ):
                     offenders.append(f"{path.name}: {name}")
     assert offenders == []

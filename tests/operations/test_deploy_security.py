@@ -1,4 +1,5 @@
 """Deployment hardening: check --deploy, SECRET_KEY refusal, login lockout, password rules, no public media."""
+
 import os
 import secrets
 import subprocess
@@ -16,25 +17,29 @@ PROJECT_DIR = Path(__file__).resolve().parents[2]
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     clean = {key: value for key, value in os.environ.items() if not key.startswith(("SECURE_", "SESSION_", "CSRF_"))}
     return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=PROJECT_DIR, env={**clean, **env}, capture_output=True, text=True, timeout=120
+        [sys.executable, "manage.py", *args],
+        cwd=PROJECT_DIR,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
-def strong_key() -> str:
-    return secrets.token_urlsafe(50)
+def check_deploy(**env: str) -> subprocess.CompletedProcess:
+    """`check --deploy --fail-level WARNING` with only DEBUG=false, a strong SECRET_KEY, ALLOWED_HOSTS, and `env`."""
+    production = {"DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "eval.example.org"}
+    return manage("check", "--deploy", "--fail-level", "WARNING", **production, **env)
 
 
 def test_check_deploy_is_clean_with_only_debug_secret_key_and_allowed_hosts():
-    result = manage("check", "--deploy", "--fail-level", "WARNING", DEBUG="false", SECRET_KEY=strong_key(), ALLOWED_HOSTS="eval.example.org")
+    result = check_deploy()
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
 
 
 def test_switching_off_https_behind_a_proxy_is_possible_and_named_by_check_deploy():
-    result = manage(
-        "check", "--deploy", "--fail-level", "WARNING", DEBUG="false", SECRET_KEY=strong_key(), ALLOWED_HOSTS="eval.example.org",
-        SECURE_SSL_REDIRECT="false", SESSION_COOKIE_SECURE="false",
-    )
+    result = check_deploy(SECURE_SSL_REDIRECT="false", SESSION_COOKIE_SECURE="false")
     assert result.returncode != 0
     assert "security.W008" in result.stderr and "security.W012" in result.stderr
     assert "security.W004" not in result.stderr  # HSTS still on
@@ -102,7 +107,12 @@ def test_token_endpoint_still_gives_a_token_with_the_right_password(client, make
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     "password, rule",
-    [("short1!", "too short"), ("password123", "too common"), ("48151623420", "entirely numeric"), ("frank-the-rater", "too similar")],
+    [
+        ("short1!", "too short"),
+        ("password123", "too common"),
+        ("48151623420", "entirely numeric"),
+        ("frank-the-rater", "too similar"),
+    ],
 )
 def test_full_password_validators(make_user, password, rule):
     user = make_user("frank-the-rater")

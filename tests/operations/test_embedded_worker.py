@@ -3,6 +3,7 @@
 The filesystem broker deletes a message when a worker takes it, so nothing here is redelivered by the
 broker: recovery comes from leases, the attempt cap and the workers' start-up/heartbeat sweep alone.
 """
+
 import os
 import subprocess
 import sys
@@ -75,11 +76,17 @@ def test_a_chunk_that_kills_its_worker_every_time_fails_after_three_attempts(emb
     kills, workers = 0, []
     deadline = time.monotonic() + 150
     while not MetricRun.objects.get(pk=run.pk).is_finished:
-        assert time.monotonic() < deadline, f"run not finished; {kills} kills\n" + (workers[-1].log_tail() if workers else "")
+        assert time.monotonic() < deadline, f"run not finished; {kills} kills\n" + (
+            workers[-1].log_tail() if workers else ""
+        )
         if not workers or not workers[-1].alive():
             workers.append(embedded_celery(METRICS_CHUNK_DELAY_MS=800, **LEASE))
         chunk = MetricRunChunk.objects.get(pk=poisoned.pk)
-        if chunk.status == MetricRunChunk.Status.RUNNING and chunk.attempts > kills and f"pid {workers[-1].pid}" in chunk.claimed_by:
+        if (
+            chunk.status == MetricRunChunk.Status.RUNNING
+            and chunk.attempts > kills
+            and f"pid {workers[-1].pid}" in chunk.claimed_by
+        ):
             workers[-1].kill()
             kills += 1
         time.sleep(0.05)
@@ -101,8 +108,20 @@ def test_compute_metrics_wait_starts_a_temporary_worker_when_none_is_alive(embed
     env = {**os.environ, **worker_env(broker_url=None, broker_dir=tmp_path / "broker")}
     started = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "manage.py", "compute_metrics", "--dataset", dataset.name, "--metrics", "ROUGE_L,BLEU_4", "--wait"],
-        env=env, capture_output=True, text=True, timeout=180,
+        [
+            sys.executable,
+            "manage.py",
+            "compute_metrics",
+            "--dataset",
+            dataset.name,
+            "--metrics",
+            "ROUGE_L,BLEU_4",
+            "--wait",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     print(f"compute_metrics --wait with a temporary worker: {time.monotonic() - started:.1f} s")

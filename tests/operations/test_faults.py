@@ -3,6 +3,7 @@
 Every fault hits only the stack's own private servers (its redis-server, its PostgreSQL cluster started in a
 temporary folder), never a shared one. After each: nothing half-written, no score twice, the work completes.
 """
+
 import json
 import subprocess
 import sys
@@ -19,8 +20,9 @@ pytestmark = [pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def admin_headers(stack, demo) -> dict:
-    token = requests.post(f"{stack.web_url}/api/token/", data={"username": "admin", "password": demo["passwords"]["admin"]},
-                          timeout=30).json()["token"]
+    token = requests.post(
+        f"{stack.web_url}/api/token/", data={"username": "admin", "password": demo["passwords"]["admin"]}, timeout=30
+    ).json()["token"]
     return {"Authorization": f"Token {token}"}
 
 
@@ -46,8 +48,12 @@ def import_clotho_items(stack, tmp_path, shared_dir, *, name: str, items: int) -
 
 
 def start_run(stack, headers, dataset: str) -> dict:
-    response = requests.post(f"{stack.web_url}/api/metric-runs/", json={"dataset": dataset, "metrics": ["ROUGE_L"]},
-                             headers=headers, timeout=60)
+    response = requests.post(
+        f"{stack.web_url}/api/metric-runs/",
+        json={"dataset": dataset, "metrics": ["ROUGE_L"]},
+        headers=headers,
+        timeout=60,
+    )
     assert response.status_code == 201, response.text
     return response.json()
 
@@ -55,7 +61,8 @@ def start_run(stack, headers, dataset: str) -> dict:
 def run_row(stack, run_id: int) -> dict:
     with database(stack) as connection:
         status, done, failed, total = connection.execute(
-            "SELECT status, chunks_done, chunks_failed, chunks_total FROM metrics_bridge_metricrun WHERE id = %s", [run_id]
+            "SELECT status, chunks_done, chunks_failed, chunks_total FROM metrics_bridge_metricrun WHERE id = %s",
+            [run_id],
         ).fetchone()
     return {"status": status, "done": done, "failed": failed, "total": total}
 
@@ -75,27 +82,34 @@ def assert_scored_exactly_once(stack, run_id: int) -> None:
     with database(stack) as connection:
         planned = connection.execute(
             "SELECT count(DISTINCT (request->>'caption_id') || ':' || (request->>'reference_set_key')) "
-            "FROM metrics_bridge_metricrunchunk chunk, jsonb_array_elements(chunk.requests) request WHERE chunk.run_id = %s",
+            "FROM metrics_bridge_metricrunchunk chunk, jsonb_array_elements(chunk.requests) request "
+            "WHERE chunk.run_id = %s",
             [run_id],
         ).fetchone()[0]
         stored, distinct = connection.execute(
-            "SELECT count(*), count(DISTINCT (score.caption_id, score.reference_set_id)) FROM metrics_bridge_metricscore score "
+            "SELECT count(*), count(DISTINCT (score.caption_id, score.reference_set_id)) "
+            "FROM metrics_bridge_metricscore score "
             "JOIN metrics_bridge_referenceset refs ON refs.id = score.reference_set_id "
             "WHERE score.metric = 'ROUGE_L' AND (score.caption_id::text || ':' || refs.key) IN ("
-            "  SELECT (request->>'caption_id') || ':' || (request->>'reference_set_key') FROM metrics_bridge_metricrunchunk chunk,"
+            "  SELECT (request->>'caption_id') || ':' || (request->>'reference_set_key')"
+            "  FROM metrics_bridge_metricrunchunk chunk,"
             "  jsonb_array_elements(chunk.requests) request WHERE chunk.run_id = %s)",
             [run_id],
         ).fetchone()
-        statuses = dict(connection.execute(
-            "SELECT status, count(*) FROM metrics_bridge_metricrunchunk WHERE run_id = %s GROUP BY status", [run_id]
-        ).fetchall())
+        statuses = dict(
+            connection.execute(
+                "SELECT status, count(*) FROM metrics_bridge_metricrunchunk WHERE run_id = %s GROUP BY status", [run_id]
+            ).fetchall()
+        )
     assert planned > 0 and stored == distinct == planned
     assert set(statuses) == {"done"}
 
 
 def terminate_backends(stack, *, only_in_transaction: bool = False) -> list[int]:
     """pg_terminate_backend on the stack's own database (its private cluster), sparing this connection."""
-    condition = "AND xact_start IS NOT NULL AND now() - xact_start > interval '200 milliseconds'" if only_in_transaction else ""
+    condition = (
+        "AND xact_start IS NOT NULL AND now() - xact_start > interval '200 milliseconds'" if only_in_transaction else ""
+    )
     with database(stack) as connection:
         rows = connection.execute(
             "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity "
@@ -114,8 +128,13 @@ def test_redis_restarted_without_its_data_mid_run(stack, demo, admin_headers, sl
     stack.redis.restart(lose_data=True)
     assert run_row(stack, run["id"])["done"] < run["chunks_total"], "the run ended before the restart"
     # Then the worker reconnects, notices the pending chunks nobody will deliver, and the run completes
-    final = wait_run(stack, run["id"], lambda row: row["status"] != "running" and row["status"] != "pending",
-                     timeout=120, what="run end after the Redis restart")
+    final = wait_run(
+        stack,
+        run["id"],
+        lambda row: row["status"] != "running" and row["status"] != "pending",
+        timeout=120,
+        what="run end after the Redis restart",
+    )
     assert final["status"] == "done", final
     assert_scored_exactly_once(stack, run["id"])
     assert stack.health()[0] == 200
@@ -130,8 +149,13 @@ def test_postgres_connections_terminated_mid_run(stack, demo, admin_headers, slo
         terminated += terminate_backends(stack)
     assert terminated, "no backend to terminate"
     assert run_row(stack, run["id"])["done"] < run["chunks_total"], "the run ended before the faults"
-    final = wait_run(stack, run["id"], lambda row: row["status"] not in ("pending", "running"), timeout=150,
-                     what="run end after terminated connections")
+    final = wait_run(
+        stack,
+        run["id"],
+        lambda row: row["status"] not in ("pending", "running"),
+        timeout=150,
+        what="run end after terminated connections",
+    )
     assert final["status"] == "done", final
     assert_scored_exactly_once(stack, run["id"])
     # The web app answers normally again (health-checked connections replaced the dead ones)
@@ -148,13 +172,17 @@ def test_postgres_connection_terminated_mid_import_leaves_nothing_then_the_impor
                 "SELECT (SELECT count(*) FROM annotation_dataset WHERE name = 'fault-import'),"
                 " (SELECT count(*) FROM annotation_clip clip JOIN annotation_dataset d ON d.id = clip.dataset_id"
                 "   WHERE d.name = 'fault-import'),"
-                " (SELECT count(*) FROM ratings_pairwisevote vote JOIN ratings_captionpair pair ON pair.id = vote.pair_id"
-                "   JOIN annotation_clip clip ON clip.id = pair.clip_id JOIN annotation_dataset d ON d.id = clip.dataset_id"
+                " (SELECT count(*) FROM ratings_pairwisevote vote"
+                "   JOIN ratings_captionpair pair ON pair.id = vote.pair_id"
+                "   JOIN annotation_clip clip ON clip.id = pair.clip_id"
+                "   JOIN annotation_dataset d ON d.id = clip.dataset_id"
                 "   WHERE d.name = 'fault-import')"
             ).fetchone()
 
     # The import runs in one transaction; terminate its backend while that transaction is open
-    importer = subprocess.Popen(command, cwd=PROJECT_DIR, env=stack.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    importer = subprocess.Popen(
+        command, cwd=PROJECT_DIR, env=stack.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     killed: list[int] = []
     deadline = time.monotonic() + 120
     while importer.poll() is None and not killed and time.monotonic() < deadline:

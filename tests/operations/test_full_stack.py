@@ -4,6 +4,7 @@ Private PostgreSQL cluster, private Redis, moto's S3 server, gunicorn (DEBUG off
 worker process; everything below goes over HTTP or through `manage.py` in the stack's environment,
 as an operator or a browser would. Nothing here touches the test database.
 """
+
 import io
 import json
 import re
@@ -25,7 +26,8 @@ def signed_in(stack, username: str, password: str) -> requests.Session:
     response = session.post(
         f"{stack.web_url}/accounts/login/",
         data={"username": username, "password": password, "csrfmiddlewaretoken": session.cookies["csrftoken"]},
-        timeout=10, allow_redirects=False,
+        timeout=10,
+        allow_redirects=False,
     )
     assert response.status_code == 302, response.text[:500]
     return session
@@ -45,7 +47,10 @@ def test_healthz_reports_every_service_of_the_stack(stack):
 def test_static_files_are_served_by_whitenoise_under_gunicorn(stack):
     response = requests.get(f"{stack.web_url}/static/core/css/base.css", timeout=10)
     assert response.status_code == 200 and "text/css" in response.headers["Content-Type"]
-    assert requests.get(f"{stack.web_url}/accounts/login/", headers={"Host": "evil.example"}, timeout=10).status_code == 400
+    assert (
+        requests.get(f"{stack.web_url}/accounts/login/", headers={"Host": "evil.example"}, timeout=10).status_code
+        == 400
+    )
 
 
 def test_audio_goes_to_s3_under_random_keys_and_a_rater_plays_it_with_a_range_request(stack, demo):
@@ -60,7 +65,9 @@ def test_audio_goes_to_s3_under_random_keys_and_a_rater_plays_it_with_a_range_re
     assert redirect.status_code == 302
     signed_url = redirect.headers["Location"]
     assert signed_url.startswith(stack.s3.url) and "X-Amz-Signature=" in signed_url
-    assert "no-cache" in redirect.headers.get("Cache-Control", "") or "max-age=0" in redirect.headers.get("Cache-Control", "")
+    assert "no-cache" in redirect.headers.get("Cache-Control", "") or "max-age=0" in redirect.headers.get(
+        "Cache-Control", ""
+    )
     # The player seeks: a Range request on the signed URL answers 206 with exactly those bytes
     partial = requests.get(signed_url, headers={"Range": "bytes=1000-1999"}, timeout=10)
     assert partial.status_code == 206
@@ -71,12 +78,17 @@ def test_audio_goes_to_s3_under_random_keys_and_a_rater_plays_it_with_a_range_re
 
 
 def test_a_metric_run_started_through_the_api_completes_on_the_worker(stack, demo):
-    token = requests.post(f"{stack.web_url}/api/token/", data={"username": "admin", "password": demo["passwords"]["admin"]},
-                          timeout=10).json()["token"]
+    token = requests.post(
+        f"{stack.web_url}/api/token/", data={"username": "admin", "password": demo["passwords"]["admin"]}, timeout=10
+    ).json()["token"]
     headers = {"Authorization": f"Token {token}"}
     started = time.monotonic()
-    created = requests.post(f"{stack.web_url}/api/metric-runs/", json={"dataset": "demo", "metrics": ["BLEU_4", "ROUGE_L"]},
-                            headers=headers, timeout=30)
+    created = requests.post(
+        f"{stack.web_url}/api/metric-runs/",
+        json={"dataset": "demo", "metrics": ["BLEU_4", "ROUGE_L"]},
+        headers=headers,
+        timeout=30,
+    )
     answered = time.monotonic() - started
     assert created.status_code == 201, created.text
     run = created.json()
@@ -88,15 +100,21 @@ def test_a_metric_run_started_through_the_api_completes_on_the_worker(stack, dem
         run = requests.get(f"{stack.web_url}/api/metric-runs/{run['id']}/", headers=headers, timeout=10).json()
     print(f"API answered in {answered:.2f} s; run done {time.monotonic() - started:.1f} s after the request")
     assert run["status"] == "done" and run["chunks_done"] == run["chunks_total"] > 0
-    scores = requests.get(f"{stack.web_url}/api/metric-scores/", params={"run": run["id"], "metric": "ROUGE_L"},
-                          headers=headers, timeout=10).json()
+    scores = requests.get(
+        f"{stack.web_url}/api/metric-scores/",
+        params={"run": run["id"], "metric": "ROUGE_L"},
+        headers=headers,
+        timeout=10,
+    ).json()
     assert scores["count"] > 0
 
 
 def test_a_thumbs_workbook_round_trip_through_the_pages(stack, demo):
     admin = signed_in(stack, "admin", demo["passwords"]["admin"])
     # Download the rater's workbook package
-    download = admin.get(f"{stack.web_url}/ratings/staff/campaigns/{demo['campaign']}/raters/{demo['rater']}/workbook/", timeout=60)
+    download = admin.get(
+        f"{stack.web_url}/ratings/staff/campaigns/{demo['campaign']}/raters/{demo['rater']}/workbook/", timeout=60
+    )
     assert download.status_code == 200 and download.headers["Content-Type"] == "application/zip"
     archive = zipfile.ZipFile(io.BytesIO(download.content))
     [excel_name] = [name for name in archive.namelist() if name.endswith("_excel.xlsx")]
@@ -106,8 +124,10 @@ def test_a_thumbs_workbook_round_trip_through_the_pages(stack, demo):
     import openpyxl
 
     rows = caption_rows(openpyxl.load_workbook(io.BytesIO(content))["Assessment"])
-    typed = {(record_id, text): {"E": 1 + index % 5, "F": 5 - index % 5, "G": -0.5, "H": 0, "I": -1, "K": f"note {index}"}
-             for index, (_, record_id, text, _) in enumerate(rows)}
+    typed = {
+        (record_id, text): {"E": 1 + index % 5, "F": 5 - index % 5, "G": -0.5, "H": 0, "I": -1, "K": f"note {index}"}
+        for index, (_, record_id, text, _) in enumerate(rows)
+    }
     filled = workbook_fill(content, typed)
     page = admin.get(f"{stack.web_url}/ratings/staff/workbooks/upload/", timeout=10)
     assert page.status_code == 200
@@ -119,7 +139,9 @@ def test_a_thumbs_workbook_round_trip_through_the_pages(stack, demo):
     )
     assert uploaded.status_code == 200 and "/ratings/staff/workbooks/uploads/" in uploaded.url
     # Every typed value is in the database, read back through the ratings export
-    exported = json.loads(stack.manage("export_thumbs_ratings", "--campaign", "demo-thumbs", "--format", "json", check=True).stdout)
+    exported = json.loads(
+        stack.manage("export_thumbs_ratings", "--campaign", "demo-thumbs", "--format", "json", check=True).stdout
+    )
     entries = exported if isinstance(exported, list) else exported.get("ratings", exported)
     assert len(entries) == len(typed)
     by_comment = {entry["comment"]: entry for entry in entries}

@@ -1,4 +1,5 @@
 """/healthz and the JSON-lines event logs of runs and imports."""
+
 import io
 import json
 import logging
@@ -17,8 +18,13 @@ pytestmark = pytest.mark.django_db
 
 
 def heartbeat(broker: str, seconds_ago: float = 0) -> None:
-    WorkerHeartbeat.objects.create(name=f"w-{broker[-6:]}", pid=1, broker=broker, started_at=timezone.now(),
-                                   last_seen=timezone.now() - timezone.timedelta(seconds=seconds_ago))
+    WorkerHeartbeat.objects.create(
+        name=f"w-{broker[-6:]}",
+        pid=1,
+        broker=broker,
+        started_at=timezone.now(),
+        last_seen=timezone.now() - timezone.timedelta(seconds=seconds_ago),
+    )
 
 
 def test_healthz_is_503_without_a_live_worker_and_names_the_failing_check(client):
@@ -71,7 +77,9 @@ def test_imports_and_runs_log_one_json_object_per_event(events, shared_dir):
     summary = pairwise_judgements_import(data=items, dataset_name="log-test", source_name="clotho_eval.json")
     from annotation.models import Dataset
 
-    run = execute_metric_run(run=metric_run_create(dataset=Dataset.objects.get(name="log-test"), metric_names=["ROUGE_L"]))
+    run = execute_metric_run(
+        run=metric_run_create(dataset=Dataset.objects.get(name="log-test"), metric_names=["ROUGE_L"])
+    )
     logged = events()
     by_event = {}
     for entry in logged:

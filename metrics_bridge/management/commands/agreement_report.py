@@ -28,7 +28,9 @@ class Command(BaseCommand):
                     metric_names=metric_names,
                     enqueue=enqueue,
                     watchdog=enqueue.check_alive,
-                    on_progress=lambda run: self.stderr.write(f"computing missing scores: {run.chunks_done}/{run.chunks_total}"),
+                    on_progress=lambda run: self.stderr.write(
+                        f"computing missing scores: {run.chunks_done}/{run.chunks_total}"
+                    ),
                 )
         except (ValueError, RuntimeError) as error:
             raise CommandError(str(error)) from None

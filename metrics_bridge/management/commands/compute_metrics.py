@@ -30,14 +30,19 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         for name, reason in run.unavailable.items():
             self.stderr.write(f"unavailable: {name}: {reason}")
-        self.stdout.write(f"metric run {run.pk}: {', '.join(run.metrics) or 'nothing to compute'}; {run.chunks_total} chunk(s) to score")
+        self.stdout.write(
+            f"metric run {run.pk}: {', '.join(run.metrics) or 'nothing to compute'}; "
+            f"{run.chunks_total} chunk(s) to score"
+        )
         if not wait:
             metric_run_dispatch(run=run, enqueue=enqueue_chunks)
             self.stdout.write("queued for the workers; follow it on /metrics/ or with the API")
             return
         try:
             with WorkerOnDemand(say=self.stdout.write) as enqueue:
-                run = execute_metric_run(run=run, enqueue=enqueue, watchdog=enqueue.check_alive, on_progress=self._progress)
+                run = execute_metric_run(
+                    run=run, enqueue=enqueue, watchdog=enqueue.check_alive, on_progress=self._progress
+                )
         except RuntimeError as error:
             raise CommandError(f"metric run {run.pk}: {error}") from None
         if run.status != MetricRun.Status.DONE:
