@@ -73,4 +73,4 @@ class Command(BaseCommand):
         for account in accounts:
             password = account.password or "(unchanged; --reset-passwords sets a new one)"
             self.stdout.write(f"  {account.username:<10} {', '.join(account.roles):<10} {password}")
-        self.stdout.write(f"\nSign in at {url}  (start the server with: python manage.py runserver)")
+        self.stdout.write(f"\nSign in at {url}")
