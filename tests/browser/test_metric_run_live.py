@@ -6,7 +6,9 @@ import pytest
 
 from metrics_bridge.models import MetricRun
 from metrics_bridge.services import runs
-from tests.metrics_bridge.test_metric_runs_worker import make_dataset
+from metrics_bridge.services.workers import live_workers
+from metrics_bridge.tasks import current_broker
+from tests.metrics_bridge.test_metric_runs_worker import make_dataset, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -18,6 +20,7 @@ def test_run_progress_moves_live_on_the_embedded_broker(
     monkeypatch.setattr(runs, "CHUNK_SIZE", 2)
     dataset = make_dataset(clips=24)
     worker = embedded_celery(METRICS_CHUNK_DELAY_MS=700)
+    wait_for(lambda: live_workers(broker=current_broker()), timeout=120, worker=worker, what="worker heartbeat")
     page = page_for(make_user("metrics-admin", staff=True))
     page.goto(f"{live_server.url}/metrics/", timeout=90_000)  # the first view in this process imports the scorers
     page.wait_for_function(
