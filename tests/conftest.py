@@ -113,8 +113,9 @@ def _worker_factory(tmp_path, settings, *, broker_url):
     else:
         conf = embedded_broker_conf(broker_dir)
     app.conf.update(CELERY_TASK_ALWAYS_EAGER=False, **conf)
-    # Short heartbeats so the test process sees workers come and go within a second or two.
-    settings.METRICS_WORKER_HEARTBEAT_SECONDS = 1
+    # Workers beat every second (worker_env); this process counts a worker alive for 3 x 2 s, which
+    # tolerates a loaded machine yet sees a stopped worker go within seconds.
+    settings.METRICS_WORKER_HEARTBEAT_SECONDS = 2
     _reset_broker_connections(app)
     workers: list[WorkerProcess] = []
 
