@@ -1,5 +1,6 @@
 """The corpus: datasets, clips, captions, captioning systems and AudioCaps-F expert annotations."""
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
@@ -29,7 +30,11 @@ class Dataset(TimeStampedModel):
     # What the clips are: the AudioCapBench LLM judge's category guidance.
     domain = models.CharField(max_length=10, choices=Domain.choices, default=Domain.SOUND)
     # DATE's tolerance band (MECAT authors' value for long captions); part of DATE's score version.
-    date_delta = models.FloatField(default=0.1703, help_text="DATE tolerance band delta (default 0.1703)")
+    date_delta = models.FloatField(
+        default=0.1703,
+        validators=[MinValueValidator(0.0), MaxValueValidator(2.0)],
+        help_text="DATE tolerance band delta (default 0.1703)",
+    )
     # The reference answer the AIR-Bench judge compares a caption with.
     airbench_reference = models.CharField(
         max_length=10, choices=AirBenchReference.choices, default=AirBenchReference.FIRST
@@ -38,7 +43,9 @@ class Dataset(TimeStampedModel):
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(condition=Q(date_delta__gte=0) & Q(date_delta__lte=2), name="dataset_date_delta_range"),
+            models.CheckConstraint(
+                condition=Q(date_delta__gte=0) & Q(date_delta__lte=2), name="dataset_date_delta_range"
+            ),
         ]
 
     def __str__(self) -> str:

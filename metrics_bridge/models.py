@@ -82,7 +82,8 @@ class ReferenceSet(models.Model):
 
 class MetricScore(models.Model):
     metric = models.CharField(max_length=50)
-    version = models.CharField(max_length=200)
+    # Names the implementation, model and library versions and the settings behind the value (can be long).
+    version = models.CharField(max_length=500)
     caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="metric_scores")
     reference_set = models.ForeignKey(ReferenceSet, on_delete=models.PROTECT, related_name="scores")
     # Null when the metric does not apply (an X-ACE factor absent from both graphs); aggregations skip nulls.

@@ -128,7 +128,8 @@ _RELATION_NAMES = {
 def reference_lists_by_clip(*, clip_ids: set[int]) -> dict[str, tuple[str, ...]]:
     """str(clip_id) -> the clip's reference captions in order (DATE compares a caption with every clip)."""
     lists: dict[str, list[str]] = defaultdict(list)
-    rows = Caption.objects.filter(clip_id__in=clip_ids, role=Caption.Role.REFERENCE).order_by("clip_id", "position", "pk")
+    rows = Caption.objects.filter(clip_id__in=clip_ids, role=Caption.Role.REFERENCE)
+    rows = rows.order_by("clip_id", "position", "pk")
     for clip_id, text in rows.values_list("clip_id", "text"):
         lists[str(clip_id)].append(text)
     return {clip_key: tuple(texts) for clip_key, texts in lists.items()}

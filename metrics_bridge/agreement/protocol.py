@@ -219,7 +219,7 @@ def clips_from_fense_items(items: Sequence[dict]) -> list[ProtocolClip]:
 
 
 def author_of_label(label: Any) -> str | None:
-    """"human" for a FENSE human-caption label ("human_2", "<clip>_human_1"), else the system name."""
+    """ "human" for a FENSE human-caption label ("human_2", "<clip>_human_1"), else the system name."""
     if label is None or not str(label).strip():
         return None
     label = str(label).strip()

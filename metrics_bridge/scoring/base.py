@@ -3,10 +3,12 @@
 A *scorer* computes one or more metric names at once (BLEU_1..BLEU_4 share one pass;
 XACE and its factor scores XACE_E/S/A/R too). The registry maps metric names to scorers.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
 
 
@@ -156,6 +158,14 @@ def score_batches(
     if own is not None:
         return own(batches, context)
     return [scorer.score_batch(batch, context) for batch in batches]
+
+
+def installed_version(package: str) -> str:
+    """The installed version of a package, for version strings ("missing" when it is not installed)."""
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "missing"
 
 
 def scorer_version(scorer: Scorer, context: ScoringContext) -> str:

@@ -19,11 +19,10 @@ import hashlib
 import importlib.util
 import threading
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from . import sbert
-from .base import ScoreResult, ScoringContext, ScoringRequest
+from .base import ScoreResult, ScoringContext, ScoringRequest, installed_version
 
 LAYER = 5
 BATCH_SIZE = 64
@@ -31,13 +30,6 @@ IMPLEMENTATION_REVISION = 1
 
 _scorers: dict[tuple, object] = {}
 _lock = threading.Lock()
-
-
-def _bert_score_version() -> str:
-    try:
-        return version("bert-score")
-    except PackageNotFoundError:
-        return "missing"
 
 
 def _file_fingerprint(path: str) -> str:
@@ -87,7 +79,7 @@ class BertScoreScorer:
         self.corpus_level = idf  # idf weights come from the batch's references
         rescale = f"rescale-{_file_fingerprint(baseline_path)}" if baseline_path else "rescale-none"
         self.version = (
-            f"bertscore-{_bert_score_version()}-L{layer}-F1-bestref-idf-{'refs' if idf else 'none'}-{rescale}"
+            f"bertscore-{installed_version('bert-score')}-L{layer}-F1-bestref-idf-{'refs' if idf else 'none'}-{rescale}"
             f"-{sbert.model_version()}+metrics_bridge-{IMPLEMENTATION_REVISION}"
         )
         self._lock = threading.Lock()

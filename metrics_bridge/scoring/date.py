@@ -36,7 +36,7 @@ import numpy as np
 
 from . import sbert
 from .base import DEFAULT_DATE_DELTA, ScoreResult, ScoringContext, ScoringRequest
-from .date_weighting import DateEncoder, WeightedCorpus, weighted_corpus
+from .date_weighting import DateEncoder, WeightedCorpus, embed_corpora, weighted_corpus
 
 IMPLEMENTATION_REVISION = 2
 _encoder: DateEncoder | None = None
@@ -86,17 +86,16 @@ def _mean_similarity(candidate: np.ndarray, references: Sequence[str], corpus: W
 
 
 def _date_core(
-    encoder: DateEncoder,
     *,
     rows: Sequence[tuple[str, Sequence[str], int]],
-    candidate_corpus: Sequence[str],
+    candidates: WeightedCorpus,
     columns: Sequence[Sequence[str]],
     references: WeightedCorpus,
     delta: float,
     penalties: Sequence[float] | None,
 ) -> DateComputation:
-    """rows: (candidate text, own reference list, own column); columns: each column's reference list."""
-    candidates = weighted_corpus(encoder, candidate_corpus, [text for text, _, _ in rows])
+    """rows: (candidate text, own reference list, own column); columns: each column's reference list;
+    both corpora weighted and embedded."""
     distinct_references = list(references.embeddings)
     reference_matrix = np.stack([references.embeddings[text] for text in distinct_references])
     reference_row = {text: index for index, text in enumerate(distinct_references)}
@@ -133,12 +132,15 @@ def date_computation(
         if not item_references:
             raise ValueError(f"DATE: item {index} has no reference caption")
     encoder = encoder or shared_encoder()
-    reference_corpus = weighted_corpus(encoder, [text for item in references for text in item])
-    rows = [(candidate, item, index) for index, (candidate, item) in enumerate(zip(candidates, references, strict=True))]
+    reference_corpus = weighted_corpus(encoder, [text for item in references for text in item], embed=False)
+    candidate_corpus = weighted_corpus(encoder, candidates, embed=False)
+    embed_corpora(encoder, [reference_corpus, candidate_corpus])
+    rows = [
+        (candidate, item, index) for index, (candidate, item) in enumerate(zip(candidates, references, strict=True))
+    ]
     return _date_core(
-        encoder,
         rows=rows,
-        candidate_corpus=candidates,
+        candidates=candidate_corpus,
         columns=references,
         references=reference_corpus,
         delta=delta,
@@ -210,24 +212,28 @@ class DateScorer:
         column_of = {clip: column for column, clip in enumerate(clips)}
         columns = [clip_lists[clip] for clip in clips]
         encoder = self.encoder
-        references = weighted_corpus(encoder, [text for texts in columns for text in texts])
+        references = weighted_corpus(encoder, [text for texts in columns for text in texts], embed=False)
         own_lists = [_own_references(request) for request in requests]
         for request, own in zip(requests, own_lists, strict=True):
-            unknown = [text for text in own if text not in references.embeddings]
+            unknown = [text for text in own if text not in references.weights]
             if unknown:
                 raise ValueError(
                     f"DATE: reference {unknown[0]!r} of {request.candidate_id!r} is not one of its clip's references"
                 )
-        delta = context.dataset.date_delta
-        results: list[ScoreResult | None] = [None] * len(requests)
+        # one candidate corpus per author: its captions, one per (clip, caption); one model pass for all
+        author_sets = []
         for author, members in _by_author(requests).items():
             keys = list(dict.fromkeys((_clip_of(requests[i]), requests[i].candidate, own_lists[i]) for i in members))
             corpus = list(dict.fromkeys((clip, candidate) for clip, candidate, _ in keys))
-            rows = [(candidate, refs, column_of[clip]) for clip, candidate, refs in keys]
+            weighted = weighted_corpus(encoder, [candidate for _, candidate in corpus], embed=False)
+            author_sets.append((author, members, keys, len(corpus), weighted))
+        embed_corpora(encoder, [references, *(weighted for *_, weighted in author_sets)])
+        delta = context.dataset.date_delta
+        results: list[ScoreResult | None] = [None] * len(requests)
+        for author, members, keys, corpus_size, weighted in author_sets:
             computation = _date_core(
-                encoder,
-                rows=rows,
-                candidate_corpus=[candidate for _, candidate in corpus],
+                rows=[(candidate, refs, column_of[clip]) for clip, candidate, refs in keys],
+                candidates=weighted,
                 columns=columns,
                 references=references,
                 delta=delta,
@@ -235,14 +241,13 @@ class DateScorer:
             )
             row_of = {key: row for row, key in enumerate(keys)}
             for i in members:
-                row = row_of[(_clip_of(requests[i]), requests[i].candidate, own_lists[i])]
-                item = computation.item(row)
+                item = computation.item(row_of[(_clip_of(requests[i]), requests[i].candidate, own_lists[i])])
                 details = {
                     "similarity": round(item["similarity"], 6),
                     "discriminability": round(item["discriminability"], 6),
                     "clips": len(columns),
                     "author_set": author,
-                    "author_captions": len(corpus),
+                    "author_captions": corpus_size,
                 }
                 results[i] = ScoreResult(item["date"], details)
         return {"DATE": results}

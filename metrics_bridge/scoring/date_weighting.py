@@ -114,7 +114,9 @@ def soft_idf(encoder: DateEncoder, corpus_token_ids: Sequence[Sequence[int]]) ->
         per_sentence = np.add.reduceat(squared, nonempty_starts, axis=1)
         document_frequency[start : start + DF_ROWS_PER_STEP] = np.minimum(1.0, per_sentence).sum(axis=1)
     count = len(corpus_token_ids)
-    return {token: float(np.log((count + 1) / (df + 1)) + 1) for token, df in zip(distinct, document_frequency, strict=True)}
+    return {
+        token: float(np.log((count + 1) / (df + 1)) + 1) for token, df in zip(distinct, document_frequency, strict=True)
+    }
 
 
 def sentence_weights(encoder: DateEncoder, ids: Sequence[int], idf: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -136,10 +138,13 @@ def sentence_weights(encoder: DateEncoder, ids: Sequence[int], idf: dict[int, fl
     return tf, weights
 
 
-def weighted_corpus(encoder: DateEncoder, corpus: Sequence[str], texts: Sequence[str] | None = None) -> WeightedCorpus:
+def weighted_corpus(
+    encoder: DateEncoder, corpus: Sequence[str], texts: Sequence[str] | None = None, *, embed: bool = True
+) -> WeightedCorpus:
     """Weight `corpus` (duplicates count in df) and embed `texts` (default: the corpus' distinct texts).
 
-    Every text to embed must be a corpus member: its word-pieces need the corpus idf.
+    Every text to embed must be a corpus member: its word-pieces need the corpus idf. With embed=False
+    only the weights are computed; `embed_corpora` then embeds several corpora in one pass of the model.
     """
     token_ids = {text: encoder.token_ids(text) for text in dict.fromkeys(corpus)}
     idf = soft_idf(encoder, [token_ids[text] for text in corpus])
@@ -151,6 +156,16 @@ def weighted_corpus(encoder: DateEncoder, corpus: Sequence[str], texts: Sequence
     for text in wanted:
         result.token_ids[text] = token_ids[text]
         result.tf[text], result.weights[text] = sentence_weights(encoder, token_ids[text], idf)
-    vectors = encoder.embed_weighted([result.token_ids[text] for text in wanted], [result.weights[text] for text in wanted])
-    result.embeddings = dict(zip(wanted, vectors, strict=True))
+    if embed:
+        embed_corpora(encoder, [result])
     return result
+
+
+def embed_corpora(encoder: DateEncoder, corpora: Sequence[WeightedCorpus]) -> None:
+    """Fill each corpus' embeddings (its weighted texts) with one pass of the model over all of them."""
+    rows = [(corpus, text) for corpus in corpora for text in corpus.weights]
+    vectors = encoder.embed_weighted(
+        [corpus.token_ids[text] for corpus, text in rows], [corpus.weights[text] for corpus, text in rows]
+    )
+    for (corpus, text), vector in zip(rows, vectors, strict=True):
+        corpus.embeddings[text] = vector

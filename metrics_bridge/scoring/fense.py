@@ -11,7 +11,8 @@ torch dict {"model_type": <HF name or local dir>, "num_classes": int, "state_dic
 encoder + dropout + linear head on [CLS] (FENSE's BERTFlatClassifier); the last output is the
 "any error" probability (sigmoid). The encoder's config and tokenizer are read offline from
 `MetricResources.fense_error_detector_base` (FENSE_ERROR_DETECTOR_BASE, a local folder) if set, else
-from `model_type` (a local folder or the Hugging Face cache, never the network). Preprocessing as FENSE: strip punctuation, lower-case,
+from `model_type` (a local folder or the Hugging Face cache, never the network). Preprocessing as FENSE:
+strip punctuation, lower-case,
 max 64 tokens.
 
 Differences from FENSE's release: Sentence-BERT here is all-MiniLM-L6-v2 (FENSE used

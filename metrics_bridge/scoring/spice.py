@@ -8,7 +8,8 @@ report themselves unavailable (nothing is faked).
 SPICE runs like pycocoevalcap's Spice.compute_score (inputs PTB-tokenized, `-subset -silent`,
 -Xmx8G, value = scores["All"]["f"], NaN when SPICE gives none), with the CoreNLP jars put on the
 class path instead of the package's lib/ folder. `MetricResources.spice_cache_dir` (SPICE_CACHE_DIR,
-optional) enables SPICE's parse cache. SPIDEr = (CIDEr-D + SPICE) / 2 with CIDEr-D over the batch (so it is corpus-level).
+optional) enables SPICE's parse cache. SPIDEr = (CIDEr-D + SPICE) / 2 with CIDEr-D over the batch (so it is
+corpus-level).
 
 Not exercised against real CoreNLP jars in this repository's tests (they are not installed here).
 """

@@ -25,11 +25,13 @@ def _stored_scores(*, scorer, plan: protocol.ScoringPlan, context: ScoringContex
     keys = {_request_key(scorer, batch, request)[1] for batch in plan.batches for request in batch.requests}
     rows = MetricScore.objects.filter(metric__in=metric_names, version=version, reference_set__key__in=keys)
     stored: dict[str, dict] = {name: {} for name in metric_names}
-    for metric, caption_id, key, value in rows.values_list("metric", "caption_id", "reference_set__key", "value").iterator():
+    columns = ("metric", "caption_id", "reference_set__key", "value")
+    for metric, caption_id, key, value in rows.values_list(*columns).iterator():
         stored[metric][(caption_id, key)] = value
     origins = {}
     if getattr(scorer, "uses_gold_annotations", False):
-        origin_rows = rows.filter(metric=metric_names[0]).values_list("caption_id", "reference_set__key", "details__reference_from")
+        first_metric = rows.filter(metric=metric_names[0])
+        origin_rows = first_metric.values_list("caption_id", "reference_set__key", "details__reference_from")
         origins = {(caption_id, key): origin for caption_id, key, origin in origin_rows.iterator()}
     return stored, origins
 
@@ -76,7 +78,8 @@ def _pair_counts(clips: list[protocol.ProtocolClip]) -> dict[str, int]:
 
 def agreement_table(*, dataset: Dataset, metric_names: list[str], unavailable: dict[str, str] | None = None) -> dict:
     """The HC/HI/HM/MM agreement of the named metrics, from stored scores only (missing scores count wrong)."""
-    clips = protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded_rater_ids_for(dataset=dataset)))
+    excluded = excluded_rater_ids_for(dataset=dataset)
+    clips = protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded))
     context = version_context_for(dataset=dataset)
     metrics: dict[str, dict] = {}
     graph_counts: dict[str, int] = {}

@@ -1,5 +1,6 @@
 """Build the ScoringContext (expert graphs, tag library, reference lists, dataset settings, local
 resources, LLM endpoint and cache) from the database and settings. Scorers never read os.environ."""
+
 from django.conf import settings
 
 from annotation.models import Dataset
@@ -15,7 +16,11 @@ class DatabaseLLMCache:
         row = LLMResponse.objects.filter(model=model, prompt_hash=prompt_hash).first()
         if row is None:
             return None
-        return {"text": row.response_text, "prompt_tokens": row.prompt_tokens, "completion_tokens": row.completion_tokens}
+        return {
+            "text": row.response_text,
+            "prompt_tokens": row.prompt_tokens,
+            "completion_tokens": row.completion_tokens,
+        }
 
     def put(self, model: str, prompt_hash: str, text: str, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
         LLMResponse.objects.update_or_create(
@@ -51,7 +56,9 @@ def dataset_settings_of(dataset: Dataset | None) -> DatasetSettings:
 
 def version_context_for(*, dataset: Dataset | None) -> ScoringContext:
     """What scorer versions depend on (dataset settings, judge model, detector): no per-clip data."""
-    return ScoringContext(llm=llm_endpoint_settings(), dataset=dataset_settings_of(dataset), resources=metric_resources())
+    return ScoringContext(
+        llm=llm_endpoint_settings(), dataset=dataset_settings_of(dataset), resources=metric_resources()
+    )
 
 
 def scoring_context_for(*, clip_ids: set[int] | None, dataset: Dataset | None = None) -> ScoringContext:

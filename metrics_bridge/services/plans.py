@@ -40,7 +40,9 @@ def reference_context(*, corpus_level: bool, batch_label: str) -> str:
     return batch_label if corpus_level else ""
 
 
-def chunk_requests_for(*, batch: PlannedBatch, corpus_level: bool) -> tuple[list[dict], dict[str, tuple[tuple[str, ...], str]]]:
+def chunk_requests_for(
+    *, batch: PlannedBatch, corpus_level: bool
+) -> tuple[list[dict], dict[str, tuple[tuple[str, ...], str]]]:
     """The batch's requests as stored on chunks, and the reference sets they name (key -> (texts, context))."""
     context = reference_context(corpus_level=corpus_level, batch_label=batch.label)
     requests, reference_sets = [], {}
@@ -92,10 +94,13 @@ def dataset_scoring_plan(*, dataset: Dataset, protocol_kind: str, batching: str 
 def scoring_requests_for(*, chunk_requests: list[dict]) -> tuple[list[ScoringRequest], dict[str, int]]:
     """Load texts for a chunk's requests; returns the requests and reference-set ids by key."""
     caption_ids = {request["caption_id"] for request in chunk_requests}
-    rows = Caption.objects.filter(pk__in=caption_ids).values_list("pk", "text", "clip_id", "author_kind", "system__name")
-    captions = {pk: (text, clip_id, caption_author(author_kind, system)) for pk, text, clip_id, author_kind, system in rows}
+    rows = Caption.objects.filter(pk__in=caption_ids).values_list(
+        "pk", "text", "clip_id", "author_kind", "system__name"
+    )
+    captions = {pk: (text, clip_id, caption_author(kind, system)) for pk, text, clip_id, kind, system in rows}
     keys = {request["reference_set_key"] for request in chunk_requests}
-    reference_sets = {key: (pk, texts) for key, pk, texts in ReferenceSet.objects.filter(key__in=keys).values_list("key", "pk", "texts")}
+    reference_rows = ReferenceSet.objects.filter(key__in=keys).values_list("key", "pk", "texts")
+    reference_sets = {key: (pk, texts) for key, pk, texts in reference_rows}
     requests = []
     for planned in chunk_requests:
         text, clip_id, author = captions[planned["caption_id"]]

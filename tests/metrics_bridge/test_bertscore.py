@@ -18,7 +18,10 @@ REFERENCES = [
 
 @pytest.fixture(scope="module")
 def requests():
-    return [ScoringRequest(c, tuple(refs), candidate_id=i) for i, (c, refs) in enumerate(zip(CANDIDATES, REFERENCES, strict=True))]
+    return [
+        ScoringRequest(c, tuple(refs), candidate_id=i)
+        for i, (c, refs) in enumerate(zip(CANDIDATES, REFERENCES, strict=True))
+    ]
 
 
 def test_f1_equals_bert_score_with_the_best_reference(requests):
@@ -29,7 +32,9 @@ def test_f1_equals_bert_score_with_the_best_reference(requests):
     assert [r.details["precision"] for r in results] == pytest.approx(precision.tolist(), abs=1e-5)
     # the best of the references: F1 against each reference alone, then the maximum
     for index, (candidate, references) in enumerate(zip(CANDIDATES, REFERENCES, strict=True)):
-        _, _, single = bert_score([candidate] * len(references), references, model_type=model, num_layers=LAYER, device="cpu")
+        _, _, single = bert_score(
+            [candidate] * len(references), references, model_type=model, num_layers=LAYER, device="cpu"
+        )
         assert results[index].value == pytest.approx(max(single.tolist()), abs=1e-6)
 
 

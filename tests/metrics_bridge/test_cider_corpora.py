@@ -126,7 +126,10 @@ def test_cider_d_uses_the_four_fense_corpora_and_per_split_batching_differs(synt
     assert np.mean(drift) > 0.01 and max(drift) > 0.05  # per-split document frequencies are not the protocol's
 
     def decisions(values):
-        return [np.sign(np.float32(values[(p.pair.pair_id, "a")]) - np.float32(values[(p.pair.pair_id, "b")])) for p in plan.pairs]
+        return [
+            np.sign(np.float32(values[(p.pair.pair_id, "a")]) - np.float32(values[(p.pair.pair_id, "b")]))
+            for p in plan.pairs
+        ]
 
     changed = sum(1 for x, y in zip(decisions(by_split), decisions(by_corpus), strict=True) if x != y)
     assert changed >= 1  # some pair's decision depends on the batching

@@ -74,10 +74,15 @@ class ByHand:
         ids = self.ids(text)
         scaled = self.embeddings[ids] * np.array(self.weights(text, idf))[:, None]
         with torch.no_grad():
-            output = self.model[0].auto_model(
-                inputs_embeds=torch.tensor(scaled[None], dtype=torch.float32),
-                attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-            ).last_hidden_state[0].numpy()
+            output = (
+                self.model[0]
+                .auto_model(
+                    inputs_embeds=torch.tensor(scaled[None], dtype=torch.float32),
+                    attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                )
+                .last_hidden_state[0]
+                .numpy()
+            )
         pooled = output.astype(np.float64).mean(axis=0)
         return pooled / np.linalg.norm(pooled)
 
@@ -99,7 +104,10 @@ def test_date_by_hand_every_intermediate(model):
     a_id = hand.ids("a")[1]
     assert reference_idf[a_id] == min(reference_idf.values())
 
-    for corpus, idf, texts in ((computed.references, reference_idf, reference_corpus), (computed.candidates, candidate_idf, CANDIDATES)):
+    for corpus, idf, texts in (
+        (computed.references, reference_idf, reference_corpus),
+        (computed.candidates, candidate_idf, CANDIDATES),
+    ):
         for text in texts:
             assert corpus.token_ids[text] == hand.ids(text)
             np.testing.assert_allclose(corpus.tf[text], hand.tf(text), atol=1e-9)
@@ -149,10 +157,14 @@ def test_one_generic_caption_for_every_clip_scores_far_below_specific_captions(s
 def test_the_scorer_scores_each_caption_within_its_authors_set():
     clips = {f"c{k}": item for k, item in enumerate(REFERENCES)}
     system = ["a dog is barking", "rain is falling", "a cat meows"]
-    requests = [ScoringRequest(text, tuple(refs), candidate_id=f"h{k}", clip_key=clip, author="human")
-                for k, (clip, refs, text) in enumerate(zip(clips, REFERENCES, CANDIDATES, strict=True))]
-    requests += [ScoringRequest(text, tuple(refs), candidate_id=f"s{k}", clip_key=clip, author="sys")
-                 for k, (clip, refs, text) in enumerate(zip(clips, REFERENCES, system, strict=True))]
+    requests = [
+        ScoringRequest(text, tuple(refs), candidate_id=f"h{k}", clip_key=clip, author="human")
+        for k, (clip, refs, text) in enumerate(zip(clips, REFERENCES, CANDIDATES, strict=True))
+    ]
+    requests += [
+        ScoringRequest(text, tuple(refs), candidate_id=f"s{k}", clip_key=clip, author="sys")
+        for k, (clip, refs, text) in enumerate(zip(clips, REFERENCES, system, strict=True))
+    ]
     context = ScoringContext(clip_references={clip: tuple(refs) for clip, refs in clips.items()})
     results = DateScorer().score_batch(requests, context)["DATE"]
     for author_texts, scored in ((CANDIDATES, results[:3]), (system, results[3:])):

@@ -127,7 +127,11 @@ def test_three_dimension_judge_scores_counts_tokens_and_caches(endpoint):
 
 @pytest.mark.parametrize(
     ("domain", "guidance"),
-    [("sound", "sound sources and sound events"), ("music", "genre, instrumentation"), ("speech", "speaker characteristics")],
+    [
+        ("sound", "sound sources and sound events"),
+        ("music", "genre, instrumentation"),
+        ("speech", "speaker characteristics"),
+    ],
 )
 def test_the_dataset_domain_chooses_the_category_guidance(endpoint, domain, guidance):
     context = context_for(endpoint, domain=domain)

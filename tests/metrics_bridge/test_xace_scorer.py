@@ -93,7 +93,13 @@ def test_the_variants_differ_only_in_the_reference_graph():
     request = ScoringRequest("a woman speaks while a cat meows", REFERENCES)
     gold, captions = XaceScorer(), XaceCaptionsScorer()
     assert gold.uses_gold_annotations is True and captions.uses_gold_annotations is False
-    assert captions.metric_names == ("XACE_CAPTIONS", "XACE_CAPTIONS_E", "XACE_CAPTIONS_S", "XACE_CAPTIONS_A", "XACE_CAPTIONS_R")
+    assert captions.metric_names == (
+        "XACE_CAPTIONS",
+        "XACE_CAPTIONS_E",
+        "XACE_CAPTIONS_S",
+        "XACE_CAPTIONS_A",
+        "XACE_CAPTIONS_R",
+    )
     first, second = gold.score_batch([request], plain), captions.score_batch([request], plain)
     assert first["XACE"][0].value == pytest.approx(second["XACE_CAPTIONS"][0].value)
     assert first["XACE"][0].details["variant"] == "w/o cm"

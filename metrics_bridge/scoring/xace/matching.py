@@ -223,7 +223,9 @@ def _children(
         if not partners or parent_probability <= 0.0:
             matches.extend(NodeMatch(child, 0.0, None, event, y_events[best]) for child in children)
             continue
-        scores = similarity.matrix([text(c) for c in children], [text(p) for p in partners], attributes=kind == "attribute")
+        scores = similarity.matrix(
+            [text(c) for c in children], [text(p) for p in partners], attributes=kind == "attribute"
+        )
         for c_index, child in enumerate(children):
             p_index = int(np.argmax(scores[c_index]))
             probability = parent_probability * float(scores[c_index, p_index])

@@ -25,13 +25,11 @@ Departures from the paper, on purpose:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as package_version
 
 import numpy as np
 
 from .. import sbert
-from ..base import ScoreResult, ScoringContext, ScoringRequest
+from ..base import ScoreResult, ScoringContext, ScoringRequest, installed_version
 from ..llm_client import ChatClient, LLMError
 from .extractor import RuleExtractor
 from .graph import AudioGraph, merge_graphs
@@ -42,13 +40,6 @@ from .tags import TagLibrary
 FACTOR_SUFFIXES = {"event": "E", "source": "S", "attribute": "A", "relation": "R"}
 IMPLEMENTATION_REVISION = 3
 ANNOTATION_OR_CAPTIONS, CAPTIONS = "annotation_or_captions", "captions"
-
-
-def _lemminflect_version() -> str:
-    try:
-        return package_version("lemminflect")
-    except PackageNotFoundError:
-        return "missing"
 
 
 class XaceScorer:
@@ -94,7 +85,7 @@ class XaceScorer:
         variant = "anno-or-captions" if self.uses_gold_annotations else "captions"
         self.version = (
             f"xace-wo-cm-{variant}-macro-{macro}-eq4-{similarity_name}-{extractor_name}"
-            f"-{sbert.model_version()},lemminflect-{_lemminflect_version()}+metrics_bridge-{IMPLEMENTATION_REVISION}"
+            f"-{sbert.model_version()},lemminflect-{installed_version('lemminflect')}+metrics_bridge-{IMPLEMENTATION_REVISION}"
         )
         if self.uses_llm:
             self.needs = frozenset({"references", "llm"})
@@ -208,7 +199,9 @@ class XaceScorer:
 class XaceCaptionsScorer(XaceScorer):
     """XACE_CAPTIONS ("w/o anno & cm"): the reference captions' graphs, never the gold annotation."""
 
-    def __init__(self, extractor: str | object = "rules", event_context: bool = True, *, macro: str = "present") -> None:
+    def __init__(
+        self, extractor: str | object = "rules", event_context: bool = True, *, macro: str = "present"
+    ) -> None:
         super().__init__(extractor, event_context, reference=CAPTIONS, macro=macro, name="XACE_CAPTIONS")
 
 
