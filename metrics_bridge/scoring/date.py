@@ -29,6 +29,7 @@ error detector is applied by the scorer (penalty 1); both are named in the versi
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,14 +41,16 @@ from .date_weighting import DateEncoder, WeightedCorpus, embed_corpora, weighted
 
 IMPLEMENTATION_REVISION = 2
 _encoder: DateEncoder | None = None
+_encoder_lock = threading.Lock()
 
 
 def shared_encoder() -> DateEncoder:
     """The DATE encoder over the shared Sentence-BERT model (built once per process)."""
     global _encoder
-    if _encoder is None:
-        _encoder = DateEncoder()
-    return _encoder
+    with _encoder_lock:
+        if _encoder is None:
+            _encoder = DateEncoder()
+        return _encoder
 
 
 @dataclass
