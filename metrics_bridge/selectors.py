@@ -125,12 +125,14 @@ _RELATION_NAMES = {
 }
 
 
-def reference_lists_by_clip(*, clip_ids: set[int]) -> dict[str, tuple[str, ...]]:
-    """str(clip_id) -> the clip's reference captions in order (DATE compares a caption with every clip)."""
+def reference_lists_by_clip(
+    *, clip_ids: set[int] | None = None, dataset: Dataset | None = None
+) -> dict[str, tuple[str, ...]]:
+    """str(clip_id) -> the clip's reference captions in order, for the given clips or every clip of a dataset."""
+    rows = Caption.objects.filter(role=Caption.Role.REFERENCE)
+    rows = rows.filter(clip__dataset=dataset) if dataset is not None else rows.filter(clip_id__in=clip_ids or ())
     lists: dict[str, list[str]] = defaultdict(list)
-    rows = Caption.objects.filter(clip_id__in=clip_ids, role=Caption.Role.REFERENCE)
-    rows = rows.order_by("clip_id", "position", "pk")
-    for clip_id, text in rows.values_list("clip_id", "text"):
+    for clip_id, text in rows.order_by("clip_id", "position", "pk").values_list("clip_id", "text"):
         lists[str(clip_id)].append(text)
     return {clip_key: tuple(texts) for clip_key, texts in lists.items()}
 

@@ -19,8 +19,8 @@ Public API:
 Under the pairwise protocol (DateScorer, one batch holding every request of a dataset) each caption is
 scored within the set of captions of its own author (ScoringRequest.author: a system, or "human" for
 every human-written candidate): its own clip with the reference list the protocol gives it, every other
-clip of the batch with its full reference list (ScoringContext.clip_references) in the discriminability.
-The reference corpus is the full reference lists of the batch's clips (N·K sentences for N clips); the
+clip of the dataset with its full reference list (ScoringContext.clip_references) in the discriminability.
+The reference corpus is the full reference lists of the dataset's clips (N·K sentences for N clips); the
 candidate corpus is the author's captions, one per (clip, caption).
 
 Encoder: all-MiniLM-L6-v2 (the authors use paraphrase-TinyBERT-L6-v2, not packaged here). No FENSE
@@ -265,16 +265,16 @@ def _clip_of(request: ScoringRequest):
 
 
 def _clip_reference_lists(requests: Sequence[ScoringRequest], context: ScoringContext) -> dict:
-    """Each clip of the batch with its full reference list: from the context, else the longest list any
-    request of the clip carries (the all-references batch carries full lists)."""
-    lists: dict = {}
+    """Every clip of the dataset with its full reference list: the context's clips (the Django side gives the
+    whole dataset), then any clip of the batch the context lacks, with the longest list a request of it
+    carries (the all-references batch carries full lists)."""
+    lists: dict = {clip: tuple(texts) for clip, texts in context.clip_references.items() if texts}
+    carried: dict = {}
     for request in requests:
         clip = _clip_of(request)
-        full = context.clip_references.get(request.clip_key) if request.clip_key is not None else None
-        candidate_list = tuple(full) if full else _own_references(request)
-        if clip not in lists or (not full and len(candidate_list) > len(lists[clip])):
-            lists[clip] = candidate_list
-    return lists
+        if clip not in lists and len(_own_references(request)) > len(carried.get(clip, ())):
+            carried[clip] = _own_references(request)
+    return {**lists, **carried}
 
 
 def _by_author(requests: Sequence[ScoringRequest]) -> dict[str | None, list[int]]:

@@ -61,12 +61,21 @@ def version_context_for(*, dataset: Dataset | None) -> ScoringContext:
     )
 
 
+def _reference_lists(*, clip_ids: set[int] | None, dataset: Dataset | None) -> dict[str, tuple[str, ...]]:
+    """Every clip of the dataset when scoring for one (DATE compares a caption with every clip), else the clips'."""
+    if not clip_ids:
+        return {}
+    if dataset is not None:
+        return reference_lists_by_clip(dataset=dataset)
+    return reference_lists_by_clip(clip_ids=clip_ids)
+
+
 def scoring_context_for(*, clip_ids: set[int] | None, dataset: Dataset | None = None) -> ScoringContext:
     """Context for scoring requests of these clips (None: availability and version checks only, no per-clip data)."""
     return ScoringContext(
         expert_annotations=gold_annotations_by_clip(clip_ids=clip_ids) if clip_ids else {},
         attribute_tags=attribute_tag_library(),
-        clip_references=reference_lists_by_clip(clip_ids=clip_ids) if clip_ids else {},
+        clip_references=_reference_lists(clip_ids=clip_ids, dataset=dataset),
         llm=llm_endpoint_settings(),
         llm_cache=DatabaseLLMCache(),
         dataset=dataset_settings_of(dataset),

@@ -133,3 +133,8 @@ def test_reference_captions_of_the_clip_reach_date_and_authors_reach_requests(da
         clip.captions.filter(role="reference").order_by("position").values_list("text", flat=True)
     )
     assert context.dataset.date_delta == pytest.approx(0.1703) and context.dataset.domain == "sound"
+    # DATE compares with every clip of the dataset, also one without judged pairs
+    lonely = dataset.clips.create(external_id="no-pairs.wav")
+    lonely.captions.create(text="a bell rings", role="reference", author_kind="human", position=0)
+    context = scoring_context_for(clip_ids={int(requests[0].clip_key)}, dataset=dataset)
+    assert context.clip_references[str(lonely.pk)] == ("a bell rings",) and len(context.clip_references) == 9
