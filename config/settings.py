@@ -271,8 +271,11 @@ WORKBOOK_MAX_UNCOMPRESSED_BYTES = env_int("WORKBOOK_MAX_UNCOMPRESSED_BYTES", 200
 LLM_API_BASE = env_url("LLM_API_BASE", schemes={"http", "https"})
 LLM_API_KEY = env_str("LLM_API_KEY")
 LLM_MODEL = env_str("LLM_MODEL")
+# Local resources of optional metrics (passed to the scorers through their ScoringContext).
 SPICE_CORENLP_DIR = env_str("SPICE_CORENLP_DIR")
+SPICE_CACHE_DIR = env_str("SPICE_CACHE_DIR")
 FENSE_ERROR_DETECTOR_PATH = env_str("FENSE_ERROR_DETECTOR_PATH")
+FENSE_ERROR_DETECTOR_BASE = env_str("FENSE_ERROR_DETECTOR_BASE")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -124,10 +124,12 @@ class ReferenceSet(models.Model):
 
 class MetricScore(models.Model):
     metric = models.CharField(max_length=50)
-    version = models.CharField(max_length=200)
+    # Names the implementation, model and library versions and the settings behind the value (can be long).
+    version = models.CharField(max_length=500)
     caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="metric_scores")
     reference_set = models.ForeignKey(ReferenceSet, on_delete=models.PROTECT, related_name="scores")
-    value = models.FloatField()
+    # Null when the metric does not apply (an X-ACE factor absent from both graphs); aggregations skip nulls.
+    value = models.FloatField(null=True, blank=True)
     # Explanations, e.g. X-ACE matched / missed / hallucinated nodes per factor.
     details = models.JSONField(default=dict, blank=True)
     run = models.ForeignKey(MetricRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="scores")
@@ -142,7 +144,8 @@ class MetricScore(models.Model):
         indexes = [models.Index(fields=["metric", "version"])]
 
     def __str__(self) -> str:
-        return f"{self.metric} {self.caption_id}: {self.value:.4f}"
+        shown = "n/a" if self.value is None else f"{self.value:.4f}"
+        return f"{self.metric} {self.caption_id}: {shown}"
 
 
 class LLMResponse(models.Model):

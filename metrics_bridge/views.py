@@ -9,23 +9,23 @@ from annotation.models import Caption, Dataset
 from metrics_bridge import selectors
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
+from metrics_bridge.scoring.base import scorer_version
 from metrics_bridge.services.agreement import SPLITS, agreement_table
-from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.runs import metric_run_cancel, scorer_version
+from metrics_bridge.services.contexts import version_context_for
+from metrics_bridge.services.runs import metric_run_cancel
 from metrics_bridge.services.workers import chunk_queue_counts, live_workers
 from metrics_bridge.tasks import current_broker, runs_execute_eagerly, start_metric_run
 
 
-def _current_versions() -> dict[str, str]:
-    context = scoring_context_for(clip_ids=None)
+def _current_versions(dataset: Dataset) -> dict[str, str]:
+    context = version_context_for(dataset=dataset)
     return {name: scorer_version(registry.scorer_for(name), context) for name in registry.all_metric_names()}
 
 
 @roles_required(ADMIN)
 def metrics_home(request):
     """Admins: datasets with their latest metric runs, and a form to start one."""
-    context = scoring_context_for(clip_ids=None)
-    unavailable = registry.unavailable_metrics(context)
+    unavailable = registry.unavailable_metrics(version_context_for(dataset=None))
     available = [name for name in registry.all_metric_names() if name not in unavailable]
     datasets = Dataset.objects.order_by("name")
     runs = MetricRun.objects.select_related("dataset").order_by("-created_at")[:20]
@@ -95,7 +95,7 @@ def run_cancel(request, run_id: int):
 def dataset_agreement(request, dataset_id: int):
     """The HC/HI/HM/MM table of every metric with stored scores (nothing is computed here)."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    scored = selectors.dataset_scored_metric_names(dataset=dataset, versions=_current_versions())
+    scored = selectors.dataset_scored_metric_names(dataset=dataset, versions=_current_versions(dataset))
     table = agreement_table(dataset=dataset, metric_names=scored)
     rows = [(name, [row.get(split) for split in (*SPLITS, "total")]) for name, row in table["metrics"].items()]
     best_total = max((row["total"] or 0 for row in table["metrics"].values()), default=None)

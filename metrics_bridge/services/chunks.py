@@ -83,7 +83,7 @@ def chunk_claim(*, chunk_id: int, worker: str) -> MetricRunChunk | None:
         chunks_fail_exhausted(now=now, chunk_ids=[chunk_id])
         log_event(logger, "chunk_skipped", chunk_id=chunk_id, worker=worker, level=logging.DEBUG)
         return None
-    chunk = MetricRunChunk.objects.select_related("run").get(pk=chunk_id)
+    chunk = MetricRunChunk.objects.select_related("run__dataset").get(pk=chunk_id)
     chunk.lease_token = token  # ours, even if the row has moved on since: every later write is conditional on it
     MetricRun.objects.filter(pk=chunk.run_id, status=MetricRun.Status.PENDING).update(status=MetricRun.Status.RUNNING)
     log_event(

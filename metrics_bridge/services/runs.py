@@ -16,8 +16,10 @@ from django.utils import timezone
 
 from annotation.models import Dataset
 from config.structured_log import log_event
+from metrics_bridge.agreement.protocol import scorer_batching
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
+from metrics_bridge.scoring.base import scorer_version
 from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.plans import PlannedBatch, chunk_requests_for, dataset_scoring_plan
 from metrics_bridge.services.reference_sets import reference_sets_ensure
@@ -57,12 +59,6 @@ def scorer_key(scorer) -> str:
     return scorer.metric_names[0]
 
 
-def scorer_version(scorer, context) -> str:
-    """The version scores are stored under; LLM judges add their model (scores of two models must not mix)."""
-    version_for = getattr(scorer, "version_for", None)
-    return version_for(context) if version_for else scorer.version
-
-
 def _missing_requests(scorer, version: str, requests: list[dict]) -> list[dict]:
     """Requests lacking a score for any of the scorer's metric names at this version."""
     keys = {request["reference_set_key"] for request in requests}
@@ -99,7 +95,7 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
     The planning (loading scorers, reading the dataset) happens before the write transaction: on SQLite
     a transaction holds the only write lock, and workers must go on renewing leases meanwhile.
     """
-    context = scoring_context_for(clip_ids=None)
+    context = scoring_context_for(clip_ids=None, dataset=dataset)
     scorers, unavailable = _requested_scorers(metric_names, context)
     run = MetricRun(
         dataset=dataset,
@@ -109,12 +105,13 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
     )
     chunks = []
     reference_sets: dict[str, tuple[tuple[str, ...], str]] = {}
-    plans: dict[str, list[PlannedBatch]] = {}
+    plans: dict[tuple[str, str], list[PlannedBatch]] = {}
     for scorer in scorers:
-        if scorer.protocol_kind not in plans:
-            plans[scorer.protocol_kind] = dataset_scoring_plan(dataset=dataset, protocol_kind=scorer.protocol_kind)
+        layout = (scorer.protocol_kind, scorer_batching(scorer))
+        if layout not in plans:
+            plans[layout] = dataset_scoring_plan(dataset=dataset, protocol_kind=layout[0], batching=layout[1])
         planned: list[dict] = []
-        for batch in plans[scorer.protocol_kind]:
+        for batch in plans[layout]:
             requests, batch_reference_sets = chunk_requests_for(batch=batch, corpus_level=scorer.corpus_level)
             reference_sets.update(batch_reference_sets)
             if scorer.corpus_level:
@@ -189,7 +186,7 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
     scorer = registry.scorer_for(chunk.metric)
     requests, reference_set_ids = scoring_requests_for(chunk_requests=chunk.requests)
     clip_ids = {int(request.clip_key) for request in requests if request.clip_key}
-    context = scoring_context_for(clip_ids=clip_ids)
+    context = scoring_context_for(clip_ids=clip_ids, dataset=chunk.run.dataset)
     results = scorer.score_batch(requests, context)
     version = scorer_version(scorer, context)
     rows = []
@@ -207,7 +204,7 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
                     version=version,
                     caption_id=request.candidate_id,
                     reference_set_id=reference_set_ids[planned["reference_set_key"]],
-                    value=float(result.value),
+                    value=None if result.value is None else float(result.value),
                     details=result.details or {},
                     run_id=chunk.run_id,
                 )

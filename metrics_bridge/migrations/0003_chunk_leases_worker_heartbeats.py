@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('metrics_bridge', '0001_initial'),
+        ('metrics_bridge', '0002_metric_score_nullable_value_longer_version'),
     ]
 
     operations = [
