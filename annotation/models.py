@@ -1,4 +1,7 @@
 """The corpus: datasets, clips, captions, captioning systems and AudioCaps-F expert annotations."""
+import secrets
+from pathlib import Path
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -24,7 +27,9 @@ class Dataset(TimeStampedModel):
 
 
 def clip_audio_path(clip: "Clip", filename: str) -> str:
-    return f"audio/{clip.dataset.name}/{filename}"
+    """A random object key: stored names (and S3 URLs) say nothing about the clip, its dataset or its upload."""
+    suffix = "".join(char for char in Path(filename).suffix.lower() if char.isalnum() or char == ".")
+    return f"audio/{secrets.token_hex(16)}{suffix[:8]}"
 
 
 class Clip(TimeStampedModel):
