@@ -89,7 +89,8 @@ def test_a_failed_upload_is_kept_with_every_error(admin_client, make_user, media
         "Assessment!F6: x — recall must be a whole number 1–5",
     ]
     page = admin_client.get(response.url).content.decode()
-    assert "2 cells to fix in P1_excel.xlsx" in page and "Assessment!E6: 7 — precision must be a whole number 1–5" in page
+    assert "2 cells to fix in P1_excel.xlsx" in page
+    assert "Assessment!E6: 7 — precision must be a whole number 1–5" in page
 
     _upload(admin_client, b"%PDF-1.4 not a workbook", name="scan.xlsx")
     refused = WorkbookUpload.objects.get(original_name="scan.xlsx")
