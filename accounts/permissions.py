@@ -1,6 +1,8 @@
 """Role checks for API viewsets, stated per action where the viewset is defined."""
 
-from accounts.roles import HasRole
+from rest_framework.permissions import BasePermission
+
+from accounts.roles import ANNOTATOR, REVIEWER, HasRole, user_has_role
 
 
 class ActionRolesMixin:
@@ -51,3 +53,16 @@ class RaterLockMixin:
         dataset_id = type(obj).objects.filter(pk=obj.pk).values_list(self.blinded_dataset_lookup, flat=True).first()
         dataset_visible_check(self.request.user, dataset_id)
         return obj
+
+
+class SchemaReaders(BasePermission):
+    """The OpenAPI schema and its docs page: for annotators, reviewers and admins, not for raters.
+
+    The schema lists every field and enum of the corpus (author kinds, splits, gold answers); raters
+    use the rating pages, and their few API endpoints are described in the README.
+    """
+
+    message = "The API documentation is for annotators, reviewers and admins."
+
+    def has_permission(self, request, view) -> bool:
+        return bool(request.user and request.user.is_authenticated and user_has_role(request.user, ANNOTATOR, REVIEWER))

@@ -177,7 +177,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Corpus, human judgements and automatic metrics for audio captions.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SERVE_PERMISSIONS": ["accounts.permissions.SchemaReaders"],
     # Swagger UI / Redoc assets come from drf-spectacular-sidecar: the machines have no CDN access.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

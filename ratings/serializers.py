@@ -213,6 +213,7 @@ class RaterAssignmentItemSerializer(serializers.ModelSerializer):
 
     study_id = serializers.IntegerField(source="assignment.campaign_id", read_only=True)
     task_type = serializers.CharField(source="assignment.campaign.task_type", read_only=True)
+    url = serializers.SerializerMethodField(help_text="This item in the API, by its token")
     page_url = serializers.SerializerMethodField()
     audio_url = serializers.SerializerMethodField()
     duration_seconds = serializers.FloatField(source="clip.duration_seconds", read_only=True)
@@ -226,6 +227,7 @@ class RaterAssignmentItemSerializer(serializers.ModelSerializer):
         model = AssignmentItem
         fields = [
             "token",
+            "url",
             "study_id",
             "position",
             "task_type",
@@ -240,6 +242,9 @@ class RaterAssignmentItemSerializer(serializers.ModelSerializer):
             "answer",
         ]
         list_serializer_class = RaterAssignmentItemListSerializer
+
+    def get_url(self, item: AssignmentItem) -> str:
+        return reverse("assignment-item-detail", kwargs={"pk": item.token})
 
     def get_page_url(self, item: AssignmentItem) -> str:
         return reverse("ratings:item", kwargs={"token": item.token})

@@ -98,6 +98,7 @@ def test_rater_captions_are_texts_only_even_for_machine_captions(world, client_f
     assert [set(caption) for caption in body["captions"]] == [{"key", "text"}, {"key", "text"}]
     assert set(body) == {
         "token",
+        "url",
         "study_id",
         "position",
         "task_type",
