@@ -2,8 +2,8 @@
 
 Every page shows the same bar for the same account: the entries of each role it holds, in role
 order, without duplicates. To add a page, append a NavEntry to its role's list (or to several roles'
-lists); `url_name` is reversed and `active_prefix` (default: the entry's own URL) marks the current
-section. Pages do not override the bar.
+lists); `url_name` is reversed, and the entry is marked current on its own URL and on paths starting with
+one of its `active_prefixes`. Pages do not override the bar.
 """
 
 from dataclasses import dataclass
@@ -17,12 +17,12 @@ from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER, user_roles
 class NavEntry:
     label: str
     url_name: str
-    active_prefix: str | None = None
+    active_prefixes: tuple[str, ...] = ()
 
 
 NAVIGATION: dict[str, list[NavEntry]] = {
     RATER: [
-        NavEntry("My ratings", "ratings:home"),
+        NavEntry("My ratings", "ratings:home", ("/ratings/items/", "/ratings/campaigns/", "/ratings/headphones/")),
     ],
     ANNOTATOR: [
         NavEntry("API docs", "api-docs"),
@@ -31,12 +31,12 @@ NAVIGATION: dict[str, list[NavEntry]] = {
         NavEntry("API docs", "api-docs"),
     ],
     ADMIN: [
-        NavEntry("Campaigns", "ratings:campaign_list", active_prefix="/ratings/staff/campaigns/"),
-        NavEntry("Raters", "ratings:rater_list"),
-        NavEntry("Workbooks", "ratings:workbook_upload", active_prefix="/ratings/staff/workbooks/"),
-        NavEntry("Metrics", "metrics_bridge:home"),
+        NavEntry("Campaigns", "ratings:campaign_list", ("/ratings/staff/campaigns/",)),
+        NavEntry("Raters", "ratings:rater_list", ("/ratings/staff/raters/",)),
+        NavEntry("Workbooks", "ratings:workbook_upload", ("/ratings/staff/workbooks/",)),
+        NavEntry("Metrics", "metrics_bridge:home", ("/metrics/",)),
         NavEntry("API docs", "api-docs"),
-        NavEntry("Admin", "admin:index"),
+        NavEntry("Admin", "admin:index", ("/admin/",)),
     ],
 }
 ROLE_ORDER = (RATER, ANNOTATOR, REVIEWER, ADMIN)
@@ -57,6 +57,6 @@ def navigation_for(user, path: str = "") -> list[dict]:
             except NoReverseMatch:  # an app that is not installed
                 continue
             seen.add(entry.url_name)
-            prefix = entry.active_prefix or url
-            entries.append({"label": entry.label, "url": url, "is_active": prefix != "/" and path.startswith(prefix)})
+            is_active = path == url or any(path.startswith(prefix) for prefix in entry.active_prefixes)
+            entries.append({"label": entry.label, "url": url, "is_active": is_active})
     return entries

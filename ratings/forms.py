@@ -41,7 +41,15 @@ def _penalty_field(*, label: str) -> forms.DecimalField:
         max_digits=2,
         decimal_places=1,
         initial=Decimal("0"),
-        validators=[MinValueValidator(Decimal("-2")), MaxValueValidator(Decimal("0"))],
+        validators=[
+            MinValueValidator(Decimal("-2"), message="Penalties go from -2 to 0."),
+            MaxValueValidator(Decimal("0"), message="Penalties go from -2 to 0."),
+        ],
+        error_messages={
+            "invalid": "Type a number from -2 to 0, e.g. -0.5.",
+            "max_decimal_places": "Use at most one decimal, e.g. -0.5.",
+            "max_digits": "Type a number from -2 to 0, e.g. -0.5.",
+        },
     )
 
 
@@ -300,14 +308,6 @@ class WorkbookUploadForm(forms.Form):
         label="Replace answers the rater changed on the web after this workbook was exported",
     )
     dry_run = forms.BooleanField(required=False, label="Dry run: check and count, write no ratings")
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        preselected = self.initial.get("campaign") if not self.is_bound else None
-        campaign = Campaign.objects.filter(name=preselected).first() if preselected else None
-        if campaign is not None:
-            # Opened from a campaign's page: offer only that campaign's raters.
-            self.fields["rater"].queryset = self.fields["rater"].queryset.filter(assignments__campaign=campaign)
 
     def rater_options(self) -> list[tuple[str, str]]:
         """(username, space-separated THumBS campaigns they rate in): the page lists a campaign's raters only."""
