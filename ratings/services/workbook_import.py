@@ -44,6 +44,7 @@ from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.core.validators import validate_slug
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Caption, Clip, Dataset
@@ -377,6 +378,10 @@ def _newer_answers_check(*, parsed, wanted, existing, items_by_record, rating_re
     """App workbooks: refuse to overwrite an answer given again after the export (unless asked to)."""
     if replace_newer or not parsed.export_versions:
         return
+    captions_by_record: dict[str, list[int]] = {}
+    for caption_id, record_id in rating_records.items():
+        captions_by_record.setdefault(record_id, []).append(caption_id)
+    cells = {clip.record_id: clip.cell for clip in parsed.clips}
     errors = []
     for record_id, item in items_by_record.items():
         exported = parsed.export_versions.get(record_id)
@@ -384,16 +389,14 @@ def _newer_answers_check(*, parsed, wanted, existing, items_by_record, rating_re
             continue
         changed = [
             caption_id
-            for caption_id, record in rating_records.items()
-            if record == record_id
-            and caption_id in existing
-            and not _same_values(existing[caption_id], wanted[caption_id])
+            for caption_id in captions_by_record.get(record_id, [])
+            if caption_id in existing and not _same_values(existing[caption_id], wanted[caption_id])
         ]
         if changed:
-            cell = next(clip.cell for clip in parsed.clips if clip.record_id == record_id)
             errors.append(
-                f"{cell}: this clip was answered again after the workbook was exported (answer version {item.version}, "
-                f"the workbook has version {exported}); export a fresh workbook, or import with 'replace newer answers'"
+                f"{cells[record_id]}: this clip was answered again after the workbook was exported (answer version "
+                f"{item.version}, the workbook has version {exported}); export a fresh workbook, or import with "
+                "'replace newer answers'"
             )
     if errors:
         raise WorkbookImportError(errors)
@@ -437,11 +440,12 @@ def _ratings_upsert(*, wanted, existing, campaign, rater, sha256) -> tuple[dict[
 def _items_record(*, items: list[AssignmentItem], existing: dict, wanted: dict, changed_captions: set[int]) -> int:
     """New version + audit event for each item whose answer changed; returns how many items changed."""
     changed_items, events = [], []
+    now_values = {**existing, **wanted}
     for item in items:
         if not any(caption_id in changed_captions for caption_id in item.caption_order):
             continue
         before = thumbs_answer(caption_order=item.caption_order, ratings=existing)
-        after = thumbs_answer(caption_order=item.caption_order, ratings={**existing, **wanted})
+        after = thumbs_answer(caption_order=item.caption_order, ratings=now_values)
         item.version += 1
         changed_items.append(item)
         events.append(
@@ -449,9 +453,20 @@ def _items_record(*, items: list[AssignmentItem], existing: dict, wanted: dict, 
                 item=item, kind=ItemEvent.Kind.WORKBOOK, version=item.version, previous_answer=before, answer=after
             )
         )
-    AssignmentItem.objects.bulk_update(changed_items, ["version"], batch_size=500)
+    # One UPDATE per chunk (bulk_update would write a CASE per row); _items_lock holds these rows.
+    for chunk in chunks([item.pk for item in changed_items]):
+        AssignmentItem.objects.filter(pk__in=chunk).update(version=F("version") + 1)
     ItemEvent.objects.bulk_create(events, batch_size=500)
     return len(changed_items)
+
+
+def _items_lock(*, campaign: Campaign, rater, items: Sequence[AssignmentItem]) -> None:
+    """Lock the rater's items in this campaign (as a web submit does) and refresh their versions, so a submit
+    arriving during the import waits for it and then sees the new version (and gets a 409)."""
+    locked = AssignmentItem.objects.select_for_update().filter(assignment__campaign=campaign, assignment__rater=rater)
+    versions = dict(locked.values_list("pk", "version"))
+    for item in items:
+        item.version = versions[item.pk]
 
 
 def _items_complete(*, campaign: Campaign, rater: AbstractBaseUser, items: Sequence[AssignmentItem]) -> int:
@@ -520,6 +535,7 @@ def workbook_import(
                 campaign=campaign, caption_ids=[pk for _, _, pks in order for pk in pks]
             )
             items_by_record, items_added = _outside_items_ensure(campaign=campaign, rater=rater, order=order)
+        _items_lock(campaign=campaign, rater=rater, items=list(items_by_record.values()))
         wanted = {caption_ids[(rating.record_id, rating.caption)]: _rating_values(rating) for rating in parsed.ratings}
         rating_records = {
             caption_ids[(rating.record_id, rating.caption)]: rating.record_id for rating in parsed.ratings
