@@ -40,11 +40,14 @@ class CampaignSerializer(serializers.ModelSerializer):
         fields = [
             "id",
             "name",
+            "title",
             "dataset",
             "task_type",
+            "origin",
             "judgements_per_item",
             "seed",
             "is_active",
+            "requires_huggins",
             "caption_count",
             "pair_count",
             "assignment_count",
@@ -54,6 +57,8 @@ class CampaignSerializer(serializers.ModelSerializer):
 
 class CampaignInputSerializer(serializers.Serializer):
     name = serializers.SlugField(max_length=100)
+    title = serializers.CharField(max_length=120, required=False, default="", help_text="What raters see")
+    requires_huggins = serializers.BooleanField(required=False, default=False)
     dataset = serializers.SlugRelatedField(slug_field="name", queryset=Dataset.objects.all())
     task_type = serializers.ChoiceField(choices=Campaign.TaskType.choices)
     seed = serializers.IntegerField(default=0)

@@ -152,6 +152,28 @@ def _conflict_context(error: StaleItemError) -> dict:
     }
 
 
+def _submission(request, item: AssignmentItem, form, context: dict, submit) -> int | None:
+    """Validate and submit a posted item form; None when it was accepted, else the page's status.
+
+    409: the page was stale (the context gets the newer answer and the replace option); 400: the form
+    or the judgement was refused (the errors are on the form).
+    """
+    if form.is_valid():
+        try:
+            submit(
+                form.cleaned_data, seen_version=form.cleaned_data["version"], replacing=form.cleaned_data["replacing"]
+            )
+        except StaleItemError as error:
+            context.update(_conflict_context(error))
+            return 409
+        except JudgementError as error:
+            form.add_error(None, str(error))
+        else:
+            return None
+    context["version"] = request.POST.get("version", item.version)
+    return 400
+
+
 def _thumbs_initial(item: AssignmentItem, answer: dict) -> dict:
     """Form values to show: the autosaved draft if there is one, else the saved answer."""
     if item.draft:
@@ -169,25 +191,14 @@ def _thumbs_page(request, item: AssignmentItem):
     status = 200
     if request.method == "POST":
         form = ThumbsItemForm(request.POST, caption_count=len(captions))
-        if form.is_valid():
-            try:
-                thumbs_item_submit(
-                    item=item,
-                    scores=form.caption_scores(item.caption_order),
-                    synthesized=form.cleaned_data["synthesized"],
-                    seen_version=form.cleaned_data["version"],
-                    replacing=form.cleaned_data["replacing"],
-                )
-            except StaleItemError as error:
-                context.update(_conflict_context(error))
-                status = 409
-            except JudgementError as error:
-                form.add_error(None, str(error))
-            else:
-                return _after_submit(item)
-        if form.errors:
-            status = 400
-            context["version"] = request.POST.get("version", item.version)
+
+        def submit(data, **versions):
+            scores = form.caption_scores(item.caption_order)
+            thumbs_item_submit(item=item, scores=scores, synthesized=data["synthesized"], **versions)
+
+        status = _submission(request, item, form, context, submit)
+        if status is None:
+            return _after_submit(item)
     else:
         form = ThumbsItemForm(initial=_thumbs_initial(item, context["answer"]), caption_count=len(captions))
     blocks = [
@@ -217,24 +228,15 @@ def _pairwise_page(request, item: AssignmentItem):
     status = 200
     if request.method == "POST":
         form = PairwiseItemForm(request.POST)
-        if form.is_valid():
-            try:
-                pairwise_item_submit(
-                    item=item,
-                    side=form.cleaned_data["side"],
-                    seen_version=form.cleaned_data["version"],
-                    replacing=form.cleaned_data["replacing"],
-                )
-            except StaleItemError as error:
-                context.update(_conflict_context(error))
-                status = 409
-            except JudgementError as error:
-                form.add_error(None, str(error))
-            else:
-                return _after_submit(item)
-        if form.errors:
-            status = 400
-            context["version"] = request.POST.get("version", item.version)
+        status = _submission(
+            request,
+            item,
+            form,
+            context,
+            lambda data, **versions: pairwise_item_submit(item=item, side=data["side"], **versions),
+        )
+        if status is None:
+            return _after_submit(item)
     else:
         side = item.draft.get("side") or context["answer"].get("side", "")
         form = PairwiseItemForm(initial={"side": side if side in ("left", "right", "none") else ""})

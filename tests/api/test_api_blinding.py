@@ -9,6 +9,7 @@ everything else a rater can reach, pages and files included.)
 import pytest
 
 from tests.api.conftest import SYSTEM_NAMES
+from tests.ratings.blinding_crawl import walk_json
 
 FORBIDDEN_KEYS = {
     "author_kind",
@@ -33,20 +34,9 @@ FORBIDDEN_KEYS = {
 FORBIDDEN_VALUES = {*SYSTEM_NAMES, "human", "machine", "HC", "HI", "HM", "MM", "reference", "candidate"}
 
 
-def _walk(value, path="$"):
-    """Yield (path, key, value) for every dict entry, recursively."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield path, key, item
-            yield from _walk(item, f"{path}.{key}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _walk(item, f"{path}[{index}]")
-
-
 def _leaks(body) -> list[str]:
     problems = []
-    for path, key, value in _walk(body):
+    for path, key, value in walk_json(body):
         if key.lower() in FORBIDDEN_KEYS:
             problems.append(f"{path}.{key} (field name)")
         if isinstance(value, str) and (value in FORBIDDEN_VALUES or "model " in value or "sys-" in value):

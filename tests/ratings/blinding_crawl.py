@@ -95,14 +95,15 @@ class _Links(HTMLParser):
             self.urls.append((method, attributes.get("action") or ""))
 
 
-def _walk_json(value, path="$"):
+def walk_json(value, path="$"):
+    """Yield (path, key, value) for every dict entry, recursively."""
     if isinstance(value, dict):
         for key, item in value.items():
             yield path, key, item
-            yield from _walk_json(item, f"{path}.{key}")
+            yield from walk_json(item, f"{path}.{key}")
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _walk_json(item, f"{path}[{index}]")
+            yield from walk_json(item, f"{path}[{index}]")
 
 
 def _body(response) -> bytes:
@@ -189,7 +190,7 @@ class RaterCrawl:
                 data = json.loads(text)
             except ValueError:
                 return []
-            for path, key, value in _walk_json(data):
+            for path, key, value in walk_json(data):
                 if key.lower() in FORBIDDEN_KEYS:
                     self.findings.append(f"{where}: JSON key {path}.{key}")
                 if isinstance(value, str) and (value.startswith("/") or value.startswith("http://testserver/")):

@@ -6,6 +6,7 @@ import struct
 import wave
 from datetime import timedelta
 
+import numpy as np
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
@@ -86,3 +87,11 @@ def clip_audio_attach(clip: Clip, *, seconds: float = 1.5) -> Clip:
     clip.waveform_peaks = [round(0.25 + 0.2 * math.sin(index / 6) ** 2, 3) for index in range(200)]
     clip.save()
     return clip
+
+
+def wav_channels(wav_bytes: bytes, *, sample_rate: int) -> np.ndarray:
+    """A 16-bit stereo WAV as float samples, shape (n, 2); checks the format on the way."""
+    with wave.open(io.BytesIO(wav_bytes)) as reader:
+        assert (reader.getnchannels(), reader.getsampwidth(), reader.getframerate()) == (2, 2, sample_rate)
+        frames = reader.readframes(reader.getnframes())
+    return np.frombuffer(frames, dtype="<i2").reshape(-1, 2).astype(float)

@@ -3,9 +3,7 @@
 The Huggins-pitch screen and the once-per-attempt rule have their own module (test_headphone_huggins.py).
 """
 
-import io
 import random
-import wave
 from datetime import timedelta
 
 import numpy as np
@@ -25,7 +23,7 @@ from ratings.services.headphone import (
     headphone_status,
     headphone_trials_draw,
 )
-from tests.ratings.campaign_data import corpus_build, headphone_pass_give, headphone_trials_play
+from tests.ratings.campaign_data import corpus_build, headphone_pass_give, headphone_trials_play, wav_channels
 
 
 def trial_wav(trial: dict) -> bytes:
@@ -36,10 +34,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _channels(wav_bytes: bytes) -> np.ndarray:
-    with wave.open(io.BytesIO(wav_bytes)) as reader:
-        assert (reader.getnchannels(), reader.getsampwidth(), reader.getframerate()) == (2, 2, SAMPLE_RATE)
-        frames = reader.readframes(reader.getnframes())
-    return np.frombuffer(frames, dtype="<i2").reshape(-1, 2).astype(float)
+    return wav_channels(wav_bytes, sample_rate=SAMPLE_RATE)
 
 
 def _tone_segments(samples: np.ndarray) -> list[np.ndarray]:

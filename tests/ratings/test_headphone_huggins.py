@@ -1,8 +1,6 @@
 """The Huggins-pitch screen (Milne et al. 2021): its signal, the once-per-attempt rule, campaigns requiring it."""
 
-import io
 import random
-import wave
 
 import numpy as np
 import pytest
@@ -19,16 +17,13 @@ from ratings.services.headphone import (
     headphone_trials_draw,
     trial_sound_fetch,
 )
-from tests.ratings.campaign_data import corpus_build, headphone_pass_give, headphone_trials_play
+from tests.ratings.campaign_data import corpus_build, headphone_pass_give, headphone_trials_play, wav_channels
 
 pytestmark = pytest.mark.django_db
 
 
 def _channels(wav_bytes: bytes) -> np.ndarray:
-    with wave.open(io.BytesIO(wav_bytes)) as reader:
-        assert (reader.getnchannels(), reader.getsampwidth(), reader.getframerate()) == (2, 2, SAMPLE_RATE)
-        frames = reader.readframes(reader.getnframes())
-    return np.frombuffer(frames, dtype="<i2").reshape(-1, 2).astype(float)
+    return wav_channels(wav_bytes, sample_rate=SAMPLE_RATE)
 
 
 def _bursts(samples: np.ndarray) -> list[np.ndarray]:

@@ -86,9 +86,14 @@ def test_json_has_exactly_the_keys_and_numbers_as_numbers(rated):
         assert row["comment"] == (comment or None)
         assert isinstance(row["overall"], float) and row["overall"] == float(overall(p, r, f, c, i))
         # The record ID that rater knew the clip by: their own item token (page URLs, their workbook).
-        assert row["record_id"] == AssignmentItem.objects.get(
-            assignment__rater__username=row["rater"], assignment__campaign=campaign, clip__captions__text=row["caption"]
-        ).token
+        assert (
+            row["record_id"]
+            == AssignmentItem.objects.get(
+                assignment__rater__username=row["rater"],
+                assignment__campaign=campaign,
+                clip__captions__text=row["caption"],
+            ).token
+        )
 
 
 def test_authorship_only_with_the_flag(rated):
