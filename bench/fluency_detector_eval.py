@@ -6,7 +6,7 @@
 Prints precision / recall / F1 of "error" at FENSE's threshold 0.9 (and at 0.5), ROC AUC, and the
 confusion counts. The 723 captions are never used for training: with --training-data the script
 also checks that none of them is among the training captions (after FENSE preprocessing).
-Default detector: the one FENSE uses here (FENSE_ERROR_DETECTOR_PATH, else the shipped file).
+Default detector: the file shipped with the product (FENSE uses it unless FENSE_ERROR_DETECTOR_PATH is set).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def figures(labels: np.ndarray, probabilities: np.ndarray, threshold: float) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--detector", type=Path, help="a .safetensors or FENSE .ckpt file (default: the one FENSE uses)"
+        "--detector", type=Path, help="a .safetensors or FENSE .ckpt file (default: the shipped detector)"
     )
     parser.add_argument("--labels", type=Path, default=LABELS_FILE)
     parser.add_argument("--training-data", type=Path, help="FENSE-format JSON whose references trained the detector")
@@ -72,7 +72,7 @@ def main() -> None:
         overlap = sum(1 for caption in captions if normalise(caption) in training)
         print(f"labelled captions also in the training references: {overlap} of {len(captions)}")
     path = arguments.detector or fluency.detector_path()
-    detector = fluency.load_detector(path)
+    detector = fluency.load_detector(path=path)
     started = time.perf_counter()
     probabilities = detector.error_probabilities(captions)
     seconds = time.perf_counter() - started

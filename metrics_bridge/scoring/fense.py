@@ -4,7 +4,8 @@ FENSE (Zhou et al., 2022) multiplies a candidate's Sentence-BERT score by (1 - 0
 detector gives the candidate an error probability above 0.9 (the detector's last, "any error",
 output):  FENSE = SBERT * (1 - 0.9 * [p_error > 0.9]).
 
-The detector (see `fluency`): FENSE's own checkpoint when FENSE_ERROR_DETECTOR_PATH names one,
+The detector (see `fluency`): FENSE's own checkpoint when the scoring context names one
+(`MetricResources.fense_error_detector_path`, from the FENSE_ERROR_DETECTOR_PATH setting),
 otherwise the detector shipped with the product (all-MiniLM-L6-v2 with its top layer fine-tuned
 on errors synthesized from Clotho-Eval references). The version string names it, so scores of
 two detectors never mix.
@@ -45,24 +46,25 @@ class FenseScorer:
 
     @property
     def version(self) -> str:
+        return self.version_for(ScoringContext())
+
+    def version_for(self, context: ScoringContext) -> str:
         return (
-            f"fense-sbert-{sbert.model_version()}-echecker-{fluency.detector_name()}"
+            f"fense-sbert-{sbert.model_version()}-echecker-{fluency.detector_name(context.resources)}"
             f"-threshold{ERROR_THRESHOLD}-penalty{PENALTY}+metrics_bridge-{IMPLEMENTATION_REVISION}"
         )
 
     def unavailable_reason(self, context: ScoringContext | None = None) -> str | None:
-        reason = fluency.unavailable_reason()
+        reason = fluency.unavailable_reason(context.resources if context else None)
         return f"FENSE: {reason}" if reason else None
 
-    def warm_up(self) -> None:
-        fluency.load_detector()
-
     def score_batch(self, requests: Sequence[ScoringRequest], context: ScoringContext) -> dict[str, list[ScoreResult]]:
-        reason = self.unavailable_reason()
+        reason = self.unavailable_reason(context)
         if reason:
             raise RuntimeError(reason)
         similarities = sbert.mean_reference_similarity(requests)
-        probabilities = fluency.error_probabilities([request.candidate for request in requests])
+        probabilities = fluency.error_probabilities([request.candidate for request in requests], context.resources)
+        detector = fluency.detector_name(context.resources)
         results = []
         for similarity, probability in zip(similarities, probabilities, strict=True):
             error_probability = float(probability)
@@ -70,7 +72,7 @@ class FenseScorer:
                 "sbert": similarity,
                 "error_probability": error_probability,
                 "penalized": error_probability > ERROR_THRESHOLD,
-                "detector": fluency.detector_name(),
+                "detector": detector,
             }
             results.append(ScoreResult(penalised(similarity, error_probability), details))
         return {"FENSE": results}

@@ -8,7 +8,7 @@ from annotation.models import Dataset
 from metrics_bridge.agreement import calibration, protocol
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.scoring import registry
-from metrics_bridge.scoring.base import ScoringContext
+from metrics_bridge.scoring.base import ScoringContext, scorer_version
 from metrics_bridge.selectors import (
     dataset_clip_rows,
     dataset_judgement_fingerprint,
@@ -16,10 +16,10 @@ from metrics_bridge.selectors import (
     excluded_rater_ids_for,
 )
 from metrics_bridge.services.calibration import calibrated_cross_validation, calibrated_transfer
-from metrics_bridge.services.contexts import llm_endpoint_settings
+from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.plans import fense_label, protocol_clips, reference_context
 from metrics_bridge.services.reference_sets import reference_set_key
-from metrics_bridge.services.runs import metric_run_create, metric_run_execute, scorer_version
+from metrics_bridge.services.runs import metric_run_create, metric_run_execute
 
 SPLITS = ("HC", "HI", "HM", "MM")
 CALIBRATION_CACHE_SECONDS = 24 * 3600
@@ -31,26 +31,52 @@ def _request_key(scorer, batch: protocol.PlanBatch, request) -> tuple[int, str]:
     return request.candidate_id, reference_set_key(texts=tuple(request.references), context=context)
 
 
-def _stored_scores(*, scorer, plan: protocol.ScoringPlan) -> dict[str, dict]:
-    # Only the LLM endpoint can change a version; no need to load the tag library for it.
-    metric_names, version = scorer.metric_names, scorer_version(scorer, ScoringContext(llm=llm_endpoint_settings()))
+def _stored_scores(*, scorer, plan: protocol.ScoringPlan, context: ScoringContext) -> tuple[dict[str, dict], dict]:
+    """Per metric name {(caption id, reference-set key): value}, and for the scorer's first name the
+    reference each stored score was computed against ({(caption id, key): "expert_annotation" | ...})."""
+    metric_names, version = scorer.metric_names, scorer_version(scorer, context)
     keys = {_request_key(scorer, batch, request)[1] for batch in plan.batches for request in batch.requests}
     rows = MetricScore.objects.filter(metric__in=metric_names, version=version, reference_set__key__in=keys)
     stored: dict[str, dict] = {name: {} for name in metric_names}
-    for metric, caption_id, key, value in rows.values_list("metric", "caption_id", "reference_set__key", "value").iterator():
+    columns = ("metric", "caption_id", "reference_set__key", "value")
+    for metric, caption_id, key, value in rows.values_list(*columns).iterator():
         stored[metric][(caption_id, key)] = value
-    return stored
+    origins = {}
+    if getattr(scorer, "uses_gold_annotations", False):
+        first_metric = rows.filter(metric=metric_names[0])
+        origin_rows = first_metric.values_list("caption_id", "reference_set__key", "details__reference_from")
+        origins = {(caption_id, key): origin for caption_id, key, origin in origin_rows.iterator()}
+    return stored, origins
+
+
+_NOT_COMPUTED = float("nan")  # a missing score counts as a wrong decision; a stored None is "not applicable"
 
 
 def _batch_scores(scorer, plan: protocol.ScoringPlan, stored: dict) -> list[list[float | None]]:
-    return [[stored.get(_request_key(scorer, batch, request)) for request in batch.requests] for batch in plan.batches]
+    return [
+        [stored.get(_request_key(scorer, batch, request), _NOT_COMPUTED) for request in batch.requests]
+        for batch in plan.batches
+    ]
 
 
-def metric_agreement(*, clips: list[protocol.ProtocolClip], scorer) -> dict[str, protocol.AgreementReport]:
-    """Per metric name of the scorer: the FENSE pairwise accuracy from stored scores (missing scores count wrong)."""
-    plan = protocol.scoring_plan(clips, protocol_kind=scorer.protocol_kind)
-    stored = _stored_scores(scorer=scorer, plan=plan)
-    return {name: protocol.agreement_report(plan, _batch_scores(scorer, plan, stored[name]), metric=name) for name in scorer.metric_names}
+def metric_agreement(
+    *, clips: list[protocol.ProtocolClip], scorer, context: ScoringContext
+) -> tuple[dict[str, protocol.AgreementReport], int]:
+    """Per metric name of the scorer: the FENSE pairwise accuracy from stored scores (missing scores count
+    wrong); and how many distinct captions of the pairs were scored against a gold annotation graph."""
+    plan = protocol.scoring_plan(clips, protocol_kind=scorer.protocol_kind, batching=protocol.scorer_batching(scorer))
+    stored, origins = _stored_scores(scorer=scorer, plan=plan, context=context)
+    reports = {
+        name: protocol.agreement_report(plan, _batch_scores(scorer, plan, stored[name]), metric=name)
+        for name in scorer.metric_names
+    }
+    scored_against_annotations = {
+        _request_key(scorer, batch, request)[0]
+        for batch in plan.batches
+        for request in batch.requests
+        if origins.get(_request_key(scorer, batch, request)) == "expert_annotation"
+    }
+    return reports, len(scored_against_annotations)
 
 
 def _pair_counts(clips: list[protocol.ProtocolClip]) -> dict[str, int]:
@@ -64,18 +90,24 @@ def _pair_counts(clips: list[protocol.ProtocolClip]) -> dict[str, int]:
 
 
 def _metric_reports(
-    *, clips: list[protocol.ProtocolClip], metric_names: list[str]
-) -> dict[str, protocol.AgreementReport]:
-    """Agreement report of every named metric (each scorer planned and loaded once), in registry order."""
+    *, dataset: Dataset, clips: list[protocol.ProtocolClip], metric_names: list[str]
+) -> tuple[dict[str, protocol.AgreementReport], dict[str, int]]:
+    """Agreement report of every named metric (each scorer planned and loaded once), in registry order, and per
+    metric how many distinct captions of the pairs were scored against a gold annotation graph."""
+    context = version_context_for(dataset=dataset)
     reports: dict[str, protocol.AgreementReport] = {}
+    graph_counts: dict[str, int] = {}
     done_scorers = []
     for name in metric_names:
         scorer = registry.scorer_for(name)
         if scorer in done_scorers:
             continue
         done_scorers.append(scorer)
-        reports.update(metric_agreement(clips=clips, scorer=scorer))
-    return {name: reports[name] for name in registry.all_metric_names() if name in reports}
+        scorer_reports, scored_against_annotations = metric_agreement(clips=clips, scorer=scorer, context=context)
+        reports.update(scorer_reports)
+        graph_counts.update({metric: scored_against_annotations for metric in scorer_reports})
+    ordered = [name for name in registry.all_metric_names() if name in reports]
+    return {name: reports[name] for name in ordered}, {name: graph_counts[name] for name in ordered}
 
 
 def _dataset_clips(dataset: Dataset) -> list[protocol.ProtocolClip]:
@@ -104,14 +136,24 @@ def agreement_table(
     """
     clips = _dataset_clips(dataset)
     wants_calibrated = CALIBRATED in metric_names
-    reports = _metric_reports(clips=clips, metric_names=[name for name in metric_names if name != CALIBRATED])
+    reports, graph_counts = _metric_reports(
+        dataset=dataset, clips=clips, metric_names=[name for name in metric_names if name != CALIBRATED]
+    )
     metrics = {name: _row(report) for name, report in reports.items()}
-    report = {"dataset": dataset.name, "pairs": _pair_counts(clips), "metrics": metrics}
+    report = {
+        "dataset": dataset.name,
+        "pairs": _pair_counts(clips),
+        "metrics": metrics,
+        # per metric: distinct captions of the judged pairs scored against a gold annotation graph
+        "scored_against_annotation_graphs": graph_counts,
+    }
     unavailable = dict(unavailable or {})
     if wants_calibrated:
         try:
             if calibrate_on is not None:
-                training_reports = _metric_reports(clips=_dataset_clips(calibrate_on), metric_names=list(reports))
+                training_reports, _ = _metric_reports(
+                    dataset=calibrate_on, clips=_dataset_clips(calibrate_on), metric_names=list(reports)
+                )
                 calibrated, description = calibrated_transfer(
                     dataset=dataset, reports=reports, training_dataset=calibrate_on, training_reports=training_reports
                 )
@@ -128,9 +170,16 @@ def agreement_table(
 
 
 def agreement_report_build(
-    *, dataset: Dataset, metric_names: list[str] | None = None, on_progress=None, calibrate_on: Dataset | None = None
+    *,
+    dataset: Dataset,
+    enqueue,
+    metric_names: list[str] | None = None,
+    on_progress=None,
+    watchdog=None,
+    calibrate_on: Dataset | None = None,
 ) -> dict:
-    """The agreement table; scores that are missing are computed first (on `calibrate_on` too for CALIBRATED).
+    """The agreement table; scores that are missing are computed first (by the workers `enqueue` sends to;
+    on `calibrate_on` too for CALIBRATED).
 
     Without `metric_names`: every available metric plus CALIBRATED.
     """
@@ -139,7 +188,7 @@ def agreement_report_build(
     if calibrate_on is not None and not wants_calibrated:
         raise ValueError("--calibrate-on needs CALIBRATED among the metrics")
     run = metric_run_create(dataset=dataset, metric_names=wanted)
-    run = metric_run_execute(run=run, on_progress=on_progress)
+    run = metric_run_execute(run=run, enqueue=enqueue, on_progress=on_progress, watchdog=watchdog)
     unavailable = dict(run.unavailable)
     if run.status != MetricRun.Status.DONE:
         for name in run.metrics:
@@ -147,7 +196,7 @@ def agreement_report_build(
     computed = [name for name in run.metrics if name not in unavailable]
     if calibrate_on is not None:
         training_run = metric_run_create(dataset=calibrate_on, metric_names=computed)
-        training_run = metric_run_execute(run=training_run, on_progress=on_progress)
+        training_run = metric_run_execute(run=training_run, enqueue=enqueue, on_progress=on_progress, watchdog=watchdog)
         if training_run.status != MetricRun.Status.DONE:
             raise ValueError(
                 f"computing scores on {calibrate_on.name} for CALIBRATED failed in metric run {training_run.pk}: "
@@ -165,7 +214,7 @@ def calibration_summary(*, dataset: Dataset) -> dict | None:
     Cached until the dataset's stored scores, votes or rater exclusions change (the dashboard asks for
     it on every view, and refitting means loading every stored score again).
     """
-    context = ScoringContext(llm=llm_endpoint_settings())
+    context = version_context_for(dataset=dataset)
     versions = {name: scorer_version(registry.scorer_for(name), context) for name in registry.all_metric_names()}
     scored = dataset_scored_metric_names(dataset=dataset, versions=versions)
     if not scored:

@@ -4,6 +4,10 @@ The perturbations and the statistics are plain Python (`metrics_bridge.sensitivi
 loads the dataset's references and the tag library, picks the scorers, and stores the result on a
 SensitivityReport. Computing a report is safe to repeat: it is claimed with a conditional update,
 and a report that is already running or finished is left alone.
+
+A report is one task (the perturbed captions are not Caption rows, so they are not metric-run
+chunks): `sensitivity_report_start` takes `enqueue`, the function that sends the task message
+(metrics_bridge.tasks.enqueue_sensitivity in the app); this module never imports Celery.
 """
 
 import logging
@@ -43,16 +47,19 @@ def sensitivity_report_create(
 
 
 def sensitivity_report_start(
-    *, dataset: Dataset, metric_names: list[str] | None = None, seed: int = 0, requested_by=None
+    *,
+    dataset: Dataset,
+    enqueue: Callable[[int], None],
+    metric_names: list[str] | None = None,
+    seed: int = 0,
+    requested_by=None,
 ) -> SensitivityReport:
-    """Create a report and queue its computation once the transaction commits."""
-    from metrics_bridge.tasks import compute_sensitivity
-
+    """Create a report and send its computation (`enqueue(report id)`) once the transaction commits."""
     with transaction.atomic():
         report = sensitivity_report_create(
             dataset=dataset, metric_names=metric_names, seed=seed, requested_by=requested_by
         )
-        transaction.on_commit(lambda: compute_sensitivity.delay(report.pk))
+        transaction.on_commit(lambda: enqueue(report.pk))
     return report
 
 
@@ -97,7 +104,9 @@ def sensitivity_result(
 ) -> dict:
     """Perturb every reference caption of the dataset, score with the (available) metrics, test each pair of sets."""
     clips = [(str(rows.clip_id), rows.references) for rows in dataset_clip_rows(dataset=dataset) if rows.references]
-    context = scoring_context_for(clip_ids=None)
+    # The dataset's metric settings (DATE's delta, ...) and the tag library; no clip data: the perturbed
+    # captions are scored against the other references of their clip only, never a gold annotation graph.
+    context = scoring_context_for(clip_ids=None, dataset=dataset)
     scorers, unavailable = requested_scorers(metric_names, context)
     perturber = Perturber(
         [text for _clip, references in clips for text in references], attribute_tags=attribute_tag_library(), seed=seed

@@ -90,8 +90,7 @@ def direct_error_probabilities(texts: list[str]) -> np.ndarray:
     return torch.sigmoid(logits)[:, -1].numpy()
 
 
-def test_fense_is_sbert_times_the_detector_penalty_computed_directly(monkeypatch):
-    monkeypatch.delenv("FENSE_ERROR_DETECTOR_PATH", raising=False)
+def test_fense_is_sbert_times_the_detector_penalty_computed_directly():
     candidates = ["a dog barks and a", "a dog is barking in the distance", "a cat meows and a cat meows", "birds chirp"]
     references = ("a dog barks far away", "a dog is barking outside", "a dog barks in the distance", "dogs bark")
     requests = [ScoringRequest(candidate, references) for candidate in candidates]
@@ -111,8 +110,7 @@ def test_fense_is_sbert_times_the_detector_penalty_computed_directly(monkeypatch
     assert not penalized[1] and not penalized[3]  # ... the fluent captions are not
 
 
-def test_the_version_string_names_the_detector_and_a_configured_checkpoint_replaces_it(monkeypatch, tmp_path):
-    monkeypatch.delenv("FENSE_ERROR_DETECTOR_PATH", raising=False)
+def test_the_version_string_names_the_detector_and_a_configured_checkpoint_replaces_it(tmp_path):
     shipped = FenseScorer().version
     assert "echecker-minilm-l6-top1-synth-clotho:" in shipped and "all-MiniLM-L6-v2" in shipped
     with safe_open(str(fluency.SHIPPED_DETECTOR), framework="pt") as handle:
@@ -120,10 +118,9 @@ def test_the_version_string_names_the_detector_and_a_configured_checkpoint_repla
     assert metadata["data"] == "clotho_eval.json:references" and metadata["trained_layers"] == "1"
     assert fluency.SHIPPED_DETECTOR.stat().st_size < 5_000_000
 
-    from tests.metrics_bridge.test_sbert import write_tiny_detector
+    from tests.metrics_bridge.test_sbert import with_detector, write_tiny_detector
 
-    monkeypatch.setenv("FENSE_ERROR_DETECTOR_PATH", str(write_tiny_detector(tmp_path / "official", 5.0)))
-    configured = FenseScorer().version
+    configured = FenseScorer().version_for(with_detector(write_tiny_detector(tmp_path / "official", 5.0)))
     assert "echecker-echecker.ckpt:" in configured and configured != shipped
 
 
@@ -159,6 +156,6 @@ def test_training_is_reproducible_for_a_seed_and_the_command_writes_a_loadable_d
         assert all(torch.equal(first.get_tensor(key), second.get_tensor(key)) for key in first.keys())
         assert first.metadata()["captions_sha256"] == second.metadata()["captions_sha256"]
     assert result.examples > len(CLEAN)
-    detector = fluency.load_detector(tmp_path / "a.safetensors")
+    detector = fluency.load_detector(path=tmp_path / "a.safetensors")
     probabilities = detector.error_probabilities(["a dog barks", "a dog barks and a"])
     assert probabilities.shape == (2,) and ((probabilities >= 0) & (probabilities <= 1)).all()

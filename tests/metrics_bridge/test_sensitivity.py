@@ -8,10 +8,11 @@ from django.core.management import call_command
 from scipy.stats import kruskal
 
 from annotation.models import Dataset
+from annotation.tag_library import TAGS_FILE
 from metrics_bridge.models import SensitivityReport
 from metrics_bridge.scoring.base import ScoringContext, ScoringRequest
 from metrics_bridge.scoring.classic import BleuScorer
-from metrics_bridge.scoring.xace.text import packaged_attribute_tags
+from metrics_bridge.scoring.xace.tags import load_tag_library
 from metrics_bridge.sensitivity.analysis import neg_log10_p
 from metrics_bridge.sensitivity.perturbations import Perturber
 from ratings.services.pairwise_import import pairwise_judgements_import
@@ -30,7 +31,7 @@ POOL = [
 
 @pytest.fixture(scope="module")
 def perturber() -> Perturber:
-    return Perturber(POOL, attribute_tags=packaged_attribute_tags(), seed=0)
+    return Perturber(POOL, attribute_tags=load_tag_library(TAGS_FILE), seed=0)
 
 
 def test_table_3_perturbations_change_one_factor(perturber):
@@ -61,11 +62,11 @@ def test_table_3_perturbations_change_one_factor(perturber):
 def test_a_caption_without_the_factor_is_not_perturbed_and_results_do_not_depend_on_order(perturber):
     assert perturber.perturb("relation", "a bird is chirping") is None  # one event: no relation
     assert perturber.perturb("attribute", "a bird is chirping") is None  # no attribute from the tag library
-    again = Perturber(list(reversed(POOL)), attribute_tags=packaged_attribute_tags(), seed=0)
+    again = Perturber(list(reversed(POOL)), attribute_tags=load_tag_library(TAGS_FILE), seed=0)
     for kind in ("event", "source", "attribute", "relation"):
         for caption in POOL:
             assert perturber.perturb(kind, caption) == again.perturb(kind, caption)
-    other_seed = Perturber(POOL, attribute_tags=packaged_attribute_tags(), seed=9)
+    other_seed = Perturber(POOL, attribute_tags=load_tag_library(TAGS_FILE), seed=9)
     assert any(perturber.perturb("event", c) != other_seed.perturb("event", c) for c in POOL)
 
 

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from metrics_bridge.management.arguments import dataset_named, metric_names_from
 from metrics_bridge.services.agreement import SPLITS, agreement_report_build
+from metrics_bridge.worker_process import WorkerOnDemand
 
 
 class Command(BaseCommand):
@@ -32,13 +33,18 @@ class Command(BaseCommand):
             )
         metric_names = metric_names_from(metrics)
         try:
-            report = agreement_report_build(
-                dataset=dataset_row,
-                metric_names=metric_names,
-                calibrate_on=training_dataset,
-                on_progress=lambda run: self.stderr.write(f"computing missing scores: {run.chunks_done}/{run.chunks_total}"),
-            )
-        except ValueError as error:
+            with WorkerOnDemand(say=self.stderr.write) as enqueue:
+                report = agreement_report_build(
+                    dataset=dataset_row,
+                    metric_names=metric_names,
+                    calibrate_on=training_dataset,
+                    enqueue=enqueue,
+                    watchdog=enqueue.check_alive,
+                    on_progress=lambda run: self.stderr.write(
+                        f"computing missing scores: {run.chunks_done}/{run.chunks_total}"
+                    ),
+                )
+        except (ValueError, RuntimeError) as error:
             raise CommandError(str(error)) from None
         if format == "json":
             self.stdout.write(json.dumps(report))
@@ -47,15 +53,17 @@ class Command(BaseCommand):
 
 
 def render_table(report: dict) -> str:
+    """The table; the last column counts the captions of the judged pairs scored against gold annotation graphs."""
     columns = [*SPLITS, "total"]
     pairs = report["pairs"]
+    graphs = report.get("scored_against_annotation_graphs", {})
     width = max([len("metric"), *(len(name) for name in report["metrics"])]) + 2
     lines = [f"Agreement with human judgements on {report['dataset']} (% of pairs with non-zero human truth)"]
-    lines.append("metric".ljust(width) + "".join(f"{column:>8}" for column in columns))
+    lines.append("metric".ljust(width) + "".join(f"{column:>8}" for column in columns) + f"{'on graphs':>11}")
     lines.append("pairs".ljust(width) + "".join(f"{pairs[column]:>8}" for column in columns))
     for name, row in report["metrics"].items():
         cells = "".join(f"{row[column]:>8.1f}" if row.get(column) is not None else f"{'-':>8}" for column in columns)
-        lines.append(name.ljust(width) + cells)
+        lines.append(name.ljust(width) + cells + f"{graphs.get(name, 0):>11}")
     calibration = report.get("calibration")
     if calibration:
         lines.append(_calibration_lines(calibration))

@@ -3,7 +3,8 @@
 Format: a torch dict {"model_type": <HF name or local dir>, "num_classes": int, "state_dict": ...} for a
 BERT encoder + dropout + linear head on [CLS] (FENSE's BERTFlatClassifier); the last output is the
 "any error" probability (sigmoid). The encoder's config and tokenizer are read offline from
-FENSE_ERROR_DETECTOR_BASE (a local folder) if set, else from `model_type` (a local folder or the
+`base` (MetricResources.fense_error_detector_base, the FENSE_ERROR_DETECTOR_BASE setting: a local
+folder) if set, else from `model_type` (a local folder or the
 Hugging Face cache, never the network). Preprocessing as FENSE: strip punctuation, lower-case, at
 most 64 tokens. Tested with a tiny hand-built checkpoint; FENSE's released file cannot be
 downloaded here.
@@ -11,7 +12,6 @@ downloaded here.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,12 +25,12 @@ MAX_TOKENS = 64
 class FenseCheckpointDetector:
     """FENSE's BERTFlatClassifier loaded from a local checkpoint, on the CPU, in eval mode."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, base: str | None = None) -> None:
         import torch
         from transformers import AutoConfig, AutoModel, AutoTokenizer
 
         state = torch.load(path, map_location="cpu", weights_only=True)
-        base = os.environ.get("FENSE_ERROR_DETECTOR_BASE", "").strip() or state["model_type"]
+        base = (base or "").strip() or state["model_type"]
         config = AutoConfig.from_pretrained(base, local_files_only=True)
         self.tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
 

@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0003_tag_category_constraint'),
-        ('metrics_bridge', '0001_initial'),
+        ('metrics_bridge', '0003_chunk_leases_worker_heartbeats'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
