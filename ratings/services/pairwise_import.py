@@ -58,7 +58,12 @@ PAIR_KEY = re.compile(r"^(?:HC|HI|HM|MM_\d+)$")
 HUMAN_SLOT = re.compile(r"(?:^|_)human_(?P<number>\d+)$")
 SYSTEM_RUN_NUMBER = re.compile(r"^(?P<system>.+?)_\d{3,}$")
 # Who wrote caption a and caption b in each split.
-SPLIT_AUTHORS = {"HC": ("human", "human"), "HI": ("human", "human"), "HM": ("human", "machine"), "MM": ("machine", "machine")}
+SPLIT_AUTHORS = {
+    "HC": ("human", "human"),
+    "HI": ("human", "human"),
+    "HM": ("human", "machine"),
+    "MM": ("machine", "machine"),
+}
 VOTE_CHOICES = {1: CaptionPair.Choice.A, -1: CaptionPair.Choice.B, 0: CaptionPair.Choice.NONE}
 PAIR_SHAPE = "expected [caption_a, caption_b, source_a, source_b, votes]"
 JUDGE_ROLE = "rater"
@@ -355,10 +360,10 @@ def _captions_correct(dataset, items, clips, captions, summary) -> None:
     caption filed under `method_12345` instead of `method`). Captions a changed file no longer mentions
     are left alone.
     """
-    old_ids = {
-        (pair["clip_id"], pair["source_key"]): (pair["caption_a_id"], pair["caption_b_id"])
-        for pair in CaptionPair.objects.filter(clip__dataset=dataset).values("clip_id", "source_key", "caption_a_id", "caption_b_id")
-    }
+    pair_rows = CaptionPair.objects.filter(clip__dataset=dataset).values_list(
+        "clip_id", "source_key", "caption_a_id", "caption_b_id"
+    )
+    old_ids = {(clip_id, key): (caption_a_id, caption_b_id) for clip_id, key, caption_a_id, caption_b_id in pair_rows}
     moves: dict[int, tuple[Caption, str]] = {}  # old caption id -> (the right caption, the entry's label)
     for item in items:
         clip = clips[item.external_id]

@@ -46,7 +46,8 @@ def canonical_pairs() -> list[tuple]:
 
     pairs = CaptionPair.objects.select_related("clip", "caption_a__system", "caption_b__system")
     return sorted(
-        (pair.clip.external_id, pair.source_key, pair.split, side(pair.caption_a), side(pair.caption_b)) for pair in pairs
+        (pair.clip.external_id, pair.source_key, pair.split, side(pair.caption_a), side(pair.caption_b))
+        for pair in pairs
     )
 
 
@@ -79,7 +80,15 @@ def test_the_split_decides_who_wrote_each_caption(capsys):
     assert (mm5.caption_a.system.name, mm5.caption_b.system.name) == ("cnn", "cnn")
     assert (mm5.caption_a.source_label, mm5.caption_b.source_label) == ("cnn_1000", "cnn_1001")
     # no human-written caption is filed under a system, and no reference is stored twice
-    human_texts = {"a dog barks", "a man talks", "wind blows", "birds chirp", "heavy rain", "someone describes rain", "rain falls on a tin roof"}
+    human_texts = {
+        "a dog barks",
+        "a man talks",
+        "wind blows",
+        "birds chirp",
+        "heavy rain",
+        "someone describes rain",
+        "rain falls on a tin roof",
+    }
     assert not Caption.objects.filter(author_kind="machine", text__in=human_texts).exists()
     assert Caption.objects.filter(role="reference").count() == 10
 
@@ -115,7 +124,12 @@ def _file_like_the_label_based_importer(items: list[dict], rater) -> None:
                     twins[key] = current
                 else:
                     twins[key] = Caption.objects.create(
-                        clip=pair.clip, text=text, role="candidate", author_kind="machine", system=system(label), source_label=label
+                        clip=pair.clip,
+                        text=text,
+                        role="candidate",
+                        author_kind="machine",
+                        system=system(label),
+                        source_label=label,
                     )
                     if current.role == "candidate":
                         ThumbsRating.objects.filter(caption=current).update(caption=twins[key])
