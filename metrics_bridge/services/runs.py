@@ -210,7 +210,11 @@ def chunk_process(*, chunk_id: int) -> str:
 
 def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
     """Run the chunk's scorer over its requests; returns unsaved MetricScore rows."""
+    from metrics_bridge.services import system_scores
     from metrics_bridge.services.plans import scoring_requests_for
+
+    if system_scores.is_system_chunk(chunk):  # leaderboard runs: stores its own SystemScore rows
+        return system_scores.system_chunk_score(chunk=chunk)
 
     scorer = registry.scorer_for(chunk.metric)
     requests, reference_set_ids = scoring_requests_for(chunk_requests=chunk.requests)
