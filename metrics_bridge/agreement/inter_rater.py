@@ -5,6 +5,10 @@ krippendorff_alpha_interval(ratings) -> float
     the interval difference function (the `krippendorff` package). Use it per THumBS field:
 thumbs_alpha(rows, fields=THUMBS_FIELDS) -> {field: alpha}
     rows: iterable of (rater, item, {field: value}); None/NaN values are missing.
+icc_2k_of_ratings(ratings) -> IntraclassCorrelation(value, items, raters)
+    ICC(2,k) (two-way random, absolute agreement, mean of k raters) over the items rated by the most
+    common complete set of raters; icc_2k(matrix) on a complete items x raters matrix.
+rater_bias(ratings) -> {rater: (mean difference from the other raters on the same items, items)}
 vote_agreement(votes_per_pair) -> VoteAgreement(fleiss_kappa, percent_agreement, unanimous_percent, ...)
     votes_per_pair: per judged pair, the raters' votes (+1 a better, -1 b better, 0 no preference).
     Fleiss' kappa via statsmodels; it assumes the same number of raters per item, so only items
