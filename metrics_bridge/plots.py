@@ -58,7 +58,7 @@ def split_bars(
     axes.set_ylim(0, 100)
     axes.axhline(50, color="#999", linewidth=0.8, linestyle="--")
     axes.set_title(title)
-    axes.legend(ncol=min(4, len(metrics)), fontsize=8, loc="lower right")
+    axes.legend(ncol=min(6, len(metrics)), fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
     axes.grid(axis="y", alpha=0.3)
     return _svg(figure)
 
@@ -140,55 +140,58 @@ def attribute_bars(*, categories: dict[str, dict], title: str) -> str:
     return _svg(figure)
 
 
-def audio_graph(*, graph: dict, statuses: dict[str, str], title: str) -> str:
-    """An X-ACE audio graph: events in a row, their sources and attributes below, relations as arcs.
+def audio_graph(*, graph: dict, statuses: dict[str, str], title: str, per_row: int = 4) -> str:
+    """An X-ACE audio graph: event boxes (bold) in rows of `per_row`, each with its sources and attributes
+    below it, then the temporal relations between events as "a -relation-> b" boxes.
 
-    `statuses` maps "event:<name>", "source:<event>/<name>", "attr:<event>/<name>", "relation:<a> <kind> <b>" to
-    matched / missed / hallucinated (colour); unknown nodes are neutral."""
+    `statuses` maps "event:<name>", "source:<event>/<name>", "attr:<event>/<name>", "relation:<a> <kind> <b>"
+    to matched / missed / hallucinated (the box colour); other nodes are neutral."""
     events = list((graph.get("node") or {}).items())
     if not events:
         return _empty("(no events)", 4, 1.2)
-    rows = max(len(node.get("source", [])) + len(node.get("attr", [])) for _, node in events)
-    figure, axes = pyplot.subplots(figsize=(max(3.5, 2.4 * len(events)), 1.6 + 0.45 * rows))
+    relations = []
+    for key, relation in (graph.get("relationship") or {}).items():
+        first, _, second = key.partition("|&|")
+        relations.append((first, relation, second))
+    columns = min(per_row, len(events))
+    event_rows = [events[start : start + per_row] for start in range(0, len(events), per_row)]
+    heights = [1 + max(len(n.get("source", [])) + len(n.get("attr", [])) for _, n in row) for row in event_rows]
+    relation_lines = math.ceil(len(relations) / 2)
+    total = sum(heights) + len(event_rows) * 0.6 + (relation_lines + 1 if relations else 0)
+    figure, axes = pyplot.subplots(figsize=(max(4.0, 2.7 * columns), 0.42 * total + 0.6))
     axes.axis("off")
-    axes.set_xlim(-0.6, len(events) - 0.4)
-    axes.set_ylim(-rows - 0.8, 1.9)
+    axes.set_xlim(-0.6, columns - 0.4)
+    axes.set_ylim(-total, 0.6)
 
     def box(x, y, text, status, bold=False):
+        colour = STATUS_COLORS.get(status, STATUS_COLORS["neutral"])
         axes.text(
             x,
             y,
             text,
             ha="center",
             va="center",
-            fontsize=9,
+            fontsize=8.5,
             fontweight="bold" if bold else "normal",
-            bbox={
-                "boxstyle": "round,pad=0.3",
-                "facecolor": STATUS_COLORS.get(status, STATUS_COLORS["neutral"]),
-                "edgecolor": "#777",
-            },
+            bbox={"boxstyle": "round,pad=0.3", "facecolor": colour, "edgecolor": "#777"},
         )
 
-    for index, (event, node) in enumerate(events):
-        box(index, 0, event, statuses.get(f"event:{event}", "neutral"), bold=True)
-        children = [("source", s) for s in node.get("source", [])] + [("attr", a) for a in node.get("attr", [])]
-        for row, (kind, text) in enumerate(children, start=1):
-            axes.plot([index, index], [-row + 0.25, -row + 0.75], color="#aaa", linewidth=0.8)
-            label = f"{'source' if kind == 'source' else 'attribute'}: {text}"
-            box(index, -row, label, statuses.get(f"{kind}:{event}/{text}", "neutral"))
-    names = [event for event, _ in events]
-    for key, relation in (graph.get("relationship") or {}).items():
-        first, _, second = key.partition("|&|")
-        if first in names and second in names:
-            a, b = names.index(first), names.index(second)
+    top = 0.0
+    for row, height in zip(event_rows, heights, strict=True):
+        for column, (event, node) in enumerate(row):
+            box(column, top, event, statuses.get(f"event:{event}", "neutral"), bold=True)
+            children = [("source", s) for s in node.get("source", [])] + [("attr", a) for a in node.get("attr", [])]
+            for depth, (kind, text) in enumerate(children, start=1):
+                axes.plot([column, column], [top - depth + 0.3, top - depth + 0.7], color="#aaa", linewidth=0.8)
+                label = f"{'source' if kind == 'source' else 'attribute'}: {text}"
+                box(column, top - depth, label, statuses.get(f"{kind}:{event}/{text}", "neutral"))
+        top -= height + 0.6
+    if relations:
+        axes.text(-0.55, top, "relations", fontsize=8.5, color="#555", va="center")
+        top -= 1
+        for index, (first, relation, second) in enumerate(relations):
+            x = (columns - 1) * (0.25 if index % 2 == 0 else 0.75) if columns > 1 else 0
             status = statuses.get(f"relation:{first} {relation} {second}", "neutral")
-            axes.annotate(
-                "",
-                xy=(b, 0.35),
-                xytext=(a, 0.35),
-                arrowprops={"arrowstyle": "->", "connectionstyle": "arc3,rad=-0.4", "color": "#555"},
-            )
-            box((a + b) / 2, 1.3, relation, status)
+            box(x, top - index // 2, f"{first} —{relation}→ {second}", status)
     axes.set_title(title, fontsize=10)
     return _svg(figure)

@@ -28,6 +28,7 @@ from metrics_bridge.services.thumbs_report import thumbs_scores_run_create
 from ratings.models import Campaign
 
 COLUMNS = dashboards.COLUMNS
+XACE_FACTORS = ("XACE_E", "XACE_S", "XACE_A", "XACE_R")
 
 
 def _available_metrics() -> list[str]:
@@ -152,7 +153,8 @@ def leaderboard(request, dataset_id: int):
         if download == "csv":
             return _download(leaderboard_csv(public), f"leaderboard-{dataset.name}.csv", "text/csv")
         return _download(json.dumps(public, indent=1), f"leaderboard-{dataset.name}.json", "application/json")
-    metrics = list(table["rank_agreement"])
+    # X-ACE factor F1 columns would repeat the factor table below
+    metrics = [name for name in table["rank_agreement"] if name not in XACE_FACTORS]
     systems = sorted(
         table["systems"],
         key=lambda row: -(row["human"]["pairwise_win_rate"] if row["human"]["pairwise_win_rate"] is not None else -1),
@@ -172,6 +174,7 @@ def leaderboard(request, dataset_id: int):
         "metrics": metrics,
         "rows": rows,
         "taus": [table["rank_agreement"][m] for m in metrics],
+        "factor_taus": {m: table["rank_agreement"][m] for m in XACE_FACTORS if m in table["rank_agreement"]},
         "xace": table.get("xace", {}),
         "unavailable": table["unavailable"],
         "available": _available_metrics(),

@@ -16,6 +16,10 @@ from annotation.models import Caption, Dataset
 from metrics_bridge.models import DashboardCache, MetricRun, SystemScore
 from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
 
+#: part of every cache entry's fingerprint: bump it when the code that builds a dashboard or plot changes,
+#: so a deployment does not keep serving tables and plots computed by the previous code
+CODE_REVISION = "dashboards-2"
+
 
 def json_safe(value):
     """NaN / infinity (an undefined statistic) become None, so payloads are valid JSON."""
@@ -53,8 +57,13 @@ def dataset_fingerprint(*, dataset: Dataset) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
+def _with_revision(fingerprint: str) -> str:
+    return hashlib.sha256(f"{CODE_REVISION}:{fingerprint}".encode()).hexdigest()
+
+
 def cached_payload(*, key: str, fingerprint: str, build) -> dict:
     """The payload cached under `key` when it was computed from data with this fingerprint, else build() (stored)."""
+    fingerprint = _with_revision(fingerprint)
     row = DashboardCache.objects.filter(key=key).only("fingerprint", "payload").first()
     if row is not None and row.fingerprint == fingerprint:
         return row.payload
@@ -65,6 +74,7 @@ def cached_payload(*, key: str, fingerprint: str, build) -> dict:
 
 def cached_content(*, key: str, fingerprint: str, build) -> str:
     """Same for text (SVG plots)."""
+    fingerprint = _with_revision(fingerprint)
     row = DashboardCache.objects.filter(key=key).only("fingerprint", "content").first()
     if row is not None and row.fingerprint == fingerprint:
         return row.content

@@ -10,11 +10,14 @@ from django.db.models import Count, Max
 
 from annotation.models import Caption, Dataset
 from metrics_bridge import selectors
+from metrics_bridge.agreement import protocol
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.agreement import SPLITS, agreement_table
+from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for
+from metrics_bridge.services.agreement import SPLITS, _request_key, _stored_scores, agreement_table
 from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprint
 from metrics_bridge.services.leaderboard import leaderboard_table, win_rate_intervals
+from metrics_bridge.services.plans import protocol_clips
 from metrics_bridge.services.system_scores import current_versions, system_inputs
 from metrics_bridge.services.thumbs_report import campaign_rating_rows, caption_metric_values, thumbs_report_table
 from ratings.models import AssignmentItem, Campaign, CaptionPair, ThumbsRating
@@ -44,14 +47,41 @@ def _best_per_column(rows: dict[str, dict], columns) -> dict[str, float | None]:
 # --- Pairwise agreement -------------------------------------------------------------------------------
 
 
+def protocol_coverage(*, dataset: Dataset, metric_names: list[str]) -> dict[str, tuple[int, int]]:
+    """{metric: (stored, needed)} scores of the FENSE protocol's requests (other batches, e.g. the leaderboard's
+    caption scores against all references, don't make a metric's agreement column complete)."""
+    excluded = excluded_rater_ids_for(dataset=dataset)
+    clips = protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded))
+    coverage, done = {}, []
+    for name in metric_names:
+        scorer = registry.scorer_for(name)
+        if scorer in done:
+            continue
+        done.append(scorer)
+        plan = protocol.scoring_plan(clips, protocol_kind=scorer.protocol_kind)
+        stored = _stored_scores(scorer=scorer, plan=plan)
+        keys = {_request_key(scorer, batch, request) for batch in plan.batches for request in batch.requests}
+        for metric in scorer.metric_names:
+            coverage[metric] = (sum(1 for key in keys if key in stored[metric]), len(keys))
+    return coverage
+
+
 def agreement_page_data(*, dataset: Dataset) -> dict:
     def build() -> dict:
-        scored = selectors.dataset_scored_metric_names(
-            dataset=dataset, versions=current_versions(registry.all_metric_names())
-        )
-        table = agreement_table(dataset=dataset, metric_names=scored)
+        versions = current_versions(registry.all_metric_names())
+        scored = selectors.dataset_scored_metric_names(dataset=dataset, versions=versions)
+        coverage = protocol_coverage(dataset=dataset, metric_names=scored)
+        complete = [name for name in scored if coverage[name][0] == coverage[name][1]]
+        table = agreement_table(dataset=dataset, metric_names=complete)
         table["best"] = _best_per_column(table["metrics"], COLUMNS)
         table["unavailable"] = unavailable_reasons(computed=list(table["metrics"]))
+        for name in scored:
+            if name not in complete:
+                have, need = coverage[name]
+                table["unavailable"][name] = (
+                    f"partly computed: {have} of the {need} scores the pair protocol needs are stored "
+                    "(e.g. leaderboard scores only); use Compute below"
+                )
         return table
 
     return cached_payload(key=f"agreement:{dataset.pk}", fingerprint=dataset_fingerprint(dataset=dataset), build=build)
