@@ -27,5 +27,8 @@ urlpatterns = [
         views_submissions.system_submission_detail,
         name="system_submission_detail",
     ),
+    path(
+        "dashboards/<slug:kind>/<int:object_id>/refresh/", views_dashboards.dashboard_refresh, name="dashboard_refresh"
+    ),
     path("plots/<slug:kind>/<int:object_id>.svg", views_dashboards.plot, name="plot"),
 ]

@@ -9,7 +9,7 @@ import io
 import json
 
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
@@ -51,6 +51,41 @@ def _metric_names_posted(request) -> list[str] | None:
     return names or None
 
 
+# --- Cached numbers: shown at once, recomputed on the browser's request when the data changed -------------
+
+
+def _page_payload(request, kind: str, target, *, fresh: bool) -> tuple[dict | None, dict]:
+    """(payload, template context about staleness). fresh=True (downloads) computes current numbers now."""
+    if fresh:
+        return dashboards.dashboard_refresh(kind=kind, target=target), {}
+    state = dashboards.dashboard_state(kind=kind, target=target)
+    if state.fresh:
+        return state.payload, {}
+    return state.payload, {
+        "stale": True,
+        "computed_at": state.computed_at,
+        "refresh_url": reverse("metrics_bridge:dashboard_refresh", args=[kind, target.pk]),
+    }
+
+
+def _pending(request, kind: str, target, title: str):
+    """First view of a dashboard: the page answers at once and the browser asks for the computation."""
+    context = {"title": title, "refresh_url": reverse("metrics_bridge:dashboard_refresh", args=[kind, target.pk])}
+    return render(request, "metrics_bridge/dashboard_pending.html", context)
+
+
+@roles_required(ADMIN)
+@require_POST
+def dashboard_refresh(request, kind: str, object_id: int):
+    """Who: admins. Compute a dashboard's numbers for the current data (the page then reloads)."""
+    if kind not in dashboards.DASHBOARD_KINDS:
+        raise Http404("no such dashboard")
+    model = Campaign if kind == "thumbs" else Dataset
+    target = get_object_or_404(model.objects.all(), pk=object_id)
+    dashboards.dashboard_refresh(kind=kind, target=target)
+    return JsonResponse({"fresh": True})
+
+
 # --- Pairwise agreement ---------------------------------------------------------------------------------
 
 
@@ -59,8 +94,10 @@ def _metric_names_posted(request) -> list[str] | None:
 def dataset_agreement(request, dataset_id: int):
     """Who: admins. The HC/HI/HM/MM table of every metric with current scores, best per column, chart, downloads."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    table = dashboards.agreement_page_data(dataset=dataset)
     download = request.GET.get("format")
+    table, stale = _page_payload(request, "agreement", dataset, fresh=bool(download))
+    if table is None:
+        return _pending(request, "agreement", dataset, f"Agreement with human judgements: {dataset.name}")
     if download == "csv":
         return _download(agreement_csv(table), f"agreement-{dataset.name}.csv", "text/csv")
     if download == "xlsx":
@@ -81,6 +118,7 @@ def dataset_agreement(request, dataset_id: int):
         "unavailable": table["unavailable"],
         "available": _available_metrics(),
         "run": _run_in_progress(request, dataset),
+        **stale,
     }
     return render(request, "metrics_bridge/agreement.html", context)
 
@@ -143,8 +181,10 @@ def agreement_compute(request, dataset_id: int):
 def leaderboard(request, dataset_id: int):
     """Who: admins. Systems with system-level metric values, human win rates / THumBS, Kendall tau per metric."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    table = dashboards.leaderboard_page_data(dataset=dataset)
     download = request.GET.get("format")
+    table, stale = _page_payload(request, "leaderboard", dataset, fresh=download in ("csv", "json"))
+    if table is None:
+        return _pending(request, "leaderboard", dataset, f"Leaderboard: {dataset.name}")
     if download in ("csv", "json"):
         from metrics_bridge.management.commands.leaderboard import leaderboard_csv
 
@@ -179,6 +219,7 @@ def leaderboard(request, dataset_id: int):
         "unavailable": table["unavailable"],
         "available": _available_metrics(),
         "run": _run_in_progress(request, dataset),
+        **stale,
     }
     return render(request, "metrics_bridge/leaderboard.html", context)
 
@@ -209,8 +250,11 @@ def thumbs_dashboard(request, campaign_id: int):
     campaign = get_object_or_404(
         Campaign.objects.select_related("dataset"), pk=campaign_id, task_type=Campaign.TaskType.THUMBS
     )
-    report = dashboards.thumbs_page_data(campaign=campaign)
-    if request.GET.get("format") == "json":
+    download = request.GET.get("format") == "json"
+    report, stale = _page_payload(request, "thumbs", campaign, fresh=download)
+    if report is None:
+        return _pending(request, "thumbs", campaign, f"THumBS report: {campaign.name}")
+    if download:
         return _download(json.dumps(report, indent=1), f"thumbs-{campaign.name}.json", "application/json")
     correlations = []
     for metric, levels in report["correlations"].items():
@@ -226,6 +270,7 @@ def thumbs_dashboard(request, campaign_id: int):
         "metric_names": list(report["correlations"]),
         "available": _available_metrics(),
         "run": _run_in_progress(request, campaign.dataset),
+        **stale,
     }
     return render(request, "metrics_bridge/thumbs.html", context)
 

@@ -9,6 +9,8 @@ fingerprint, so a cached table or plot is recomputed on the next view instead of
 import hashlib
 import json
 import math
+from dataclasses import dataclass
+from datetime import datetime
 
 from django.db.models import Count, Max, Sum
 
@@ -59,6 +61,22 @@ def dataset_fingerprint(*, dataset: Dataset) -> str:
 
 def _with_revision(fingerprint: str) -> str:
     return hashlib.sha256(f"{CODE_REVISION}:{fingerprint}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheState:
+    payload: dict | None  # None: never computed
+    fresh: bool  # computed from the data as it is now
+    computed_at: datetime | None
+
+
+def cached_state(*, key: str, fingerprint: str) -> CacheState:
+    """What is cached under `key` and whether it still matches the data (pages show stale numbers flagged
+    as such, and let the browser ask for the recomputation, instead of computing inside the page view)."""
+    row = DashboardCache.objects.filter(key=key).only("fingerprint", "payload", "computed_at").first()
+    if row is None:
+        return CacheState(None, False, None)
+    return CacheState(row.payload, row.fingerprint == _with_revision(fingerprint), row.computed_at)
 
 
 def cached_payload(*, key: str, fingerprint: str, build) -> dict:

@@ -15,7 +15,7 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for
 from metrics_bridge.services.agreement import SPLITS, _request_key, _stored_scores, agreement_table
 from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprint
+from metrics_bridge.services.dashboard_cache import CacheState, cached_payload, cached_state, dataset_fingerprint
 from metrics_bridge.services.leaderboard import leaderboard_table, win_rate_intervals
 from metrics_bridge.services.plans import protocol_clips
 from metrics_bridge.services.system_scores import current_versions, system_inputs
@@ -66,6 +66,30 @@ def protocol_coverage(*, dataset: Dataset, metric_names: list[str]) -> dict[str,
     return coverage
 
 
+# Each dashboard: `<kind>_page_data` returns numbers for the data as it is now (computing them when the cache
+# is stale; downloads, plots and the refresh endpoint use it) and `dashboard_state` what a page view shows at
+# once: the cached numbers and whether they are still current.
+
+DASHBOARD_KINDS = ("agreement", "leaderboard", "thumbs")
+
+
+def _key(kind: str, object_id: int) -> str:
+    return f"{kind}:{object_id}"
+
+
+def dashboard_state(*, kind: str, target) -> CacheState:
+    """target: the Dataset (agreement, leaderboard) or the Campaign (thumbs)."""
+    fingerprint = campaign_fingerprint(campaign=target) if kind == "thumbs" else dataset_fingerprint(dataset=target)
+    return cached_state(key=_key(kind, target.pk), fingerprint=fingerprint)
+
+
+def dashboard_refresh(*, kind: str, target) -> dict:
+    builders = {"agreement": agreement_page_data, "leaderboard": leaderboard_page_data}
+    if kind == "thumbs":
+        return thumbs_page_data(campaign=target)
+    return builders[kind](dataset=target)
+
+
 def agreement_page_data(*, dataset: Dataset) -> dict:
     def build() -> dict:
         versions = current_versions(registry.all_metric_names())
@@ -84,7 +108,9 @@ def agreement_page_data(*, dataset: Dataset) -> dict:
                 )
         return table
 
-    return cached_payload(key=f"agreement:{dataset.pk}", fingerprint=dataset_fingerprint(dataset=dataset), build=build)
+    return cached_payload(
+        key=_key("agreement", dataset.pk), fingerprint=dataset_fingerprint(dataset=dataset), build=build
+    )
 
 
 # --- Leaderboard ----------------------------------------------------------------------------------------
@@ -108,7 +134,7 @@ def leaderboard_page_data(*, dataset: Dataset) -> dict:
         return table
 
     return cached_payload(
-        key=f"leaderboard:{dataset.pk}", fingerprint=dataset_fingerprint(dataset=dataset), build=build
+        key=_key("leaderboard", dataset.pk), fingerprint=dataset_fingerprint(dataset=dataset), build=build
     )
 
 
@@ -125,7 +151,7 @@ def campaign_fingerprint(*, campaign: Campaign) -> str:
 
 def thumbs_page_data(*, campaign: Campaign) -> dict:
     return cached_payload(
-        key=f"thumbs:{campaign.pk}",
+        key=_key("thumbs", campaign.pk),
         fingerprint=campaign_fingerprint(campaign=campaign),
         build=lambda: thumbs_report_table(campaign=campaign),
     )

@@ -50,6 +50,14 @@ def campaign(dataset, make_user) -> Campaign:
     return campaign
 
 
+def fresh_page(client, url: str, kind: str, object_id: int) -> str:
+    """The page after the browser's refresh request (what a visitor sees once the numbers are current)."""
+    assert client.post(f"/metrics/dashboards/{kind}/{object_id}/refresh/").json() == {"fresh": True}
+    page = client.get(url).content.decode()
+    assert 'id="dashboard-stale"' not in page
+    return page
+
+
 def dashboard_urls(dataset, campaign, caption) -> list[str]:
     return [
         f"/metrics/datasets/{dataset.pk}/agreement/",
@@ -93,7 +101,7 @@ def test_agreement_page_and_downloads_equal_agreement_report(
     call_command("agreement_report", "--dataset", "dash", "--metrics", METRICS, "--format", "json")
     report = json.loads(capsys.readouterr().out)
 
-    page = admin_client.get(response.url).content.decode()
+    page = fresh_page(admin_client, response.url, "agreement", dataset.pk)
     assert 'id="dashboard-run"' in page and "status-done" in page
     for metric, row in report["metrics"].items():
         assert metric in page
@@ -133,7 +141,7 @@ def test_leaderboard_page_equals_the_command_and_refreshes_when_votes_change(
     report = json.loads(capsys.readouterr().out)
     page_json = admin_client.get(f"/metrics/datasets/{dataset.pk}/leaderboard/?format=json").json()
     assert page_json["systems"] == report["systems"] and page_json["rank_agreement"] == report["rank_agreement"]
-    page = admin_client.get(f"/metrics/datasets/{dataset.pk}/leaderboard/").content.decode()
+    page = fresh_page(admin_client, f"/metrics/datasets/{dataset.pk}/leaderboard/", "leaderboard", dataset.pk)
     for row in report["systems"]:
         assert row["system"] in page
         assert f"{row['metrics']['ROUGE_L']:.4f}" in page
@@ -157,7 +165,7 @@ def test_thumbs_page_equals_thumbs_report(admin_client, campaign, capsys, django
     report = json.loads(capsys.readouterr().out)
     page_json = admin_client.get(f"/metrics/campaigns/{campaign.pk}/thumbs/?format=json").json()
     assert page_json == {key: value for key, value in report.items() if key != "unavailable"}
-    page = admin_client.get(f"/metrics/campaigns/{campaign.pk}/thumbs/").content.decode()
+    page = fresh_page(admin_client, f"/metrics/campaigns/{campaign.pk}/thumbs/", "thumbs", campaign.pk)
     assert f"{report['agreement']['krippendorff_alpha']['overall']:.3f}" in page
     pearson = report["correlations"]["ROUGE_L"]["caption"]["overall"]["pearson"]
     assert f"{pearson['value']:.3f}" in page and f"{pearson['ci_low']:.2f}" in page
@@ -200,3 +208,19 @@ def test_submission_page_keeps_the_file_and_lists_problems(admin_client, dataset
     assert SystemSubmission.objects.filter(status="imported").count() == 1
     assert Caption.objects.get(system__name="mine").text == "fine"
     assert SystemSubmission.objects.first().file.read() == f"file_name,caption_predicted\n{name},fine\n".encode()
+
+
+def test_a_page_answers_at_once_with_flagged_old_numbers_until_the_browser_asks_for_current_ones(
+    admin_client, dataset, django_capture_on_commit_callbacks
+):
+    url = f"/metrics/datasets/{dataset.pk}/leaderboard/"
+    first = admin_client.get(url).content.decode()
+    assert "Computing</strong> this dashboard for the first time" in first and "dashboard_refresh.js" in first
+    fresh_page(admin_client, url, "leaderboard", dataset.pk)
+    assert admin_client.post(f"/metrics/dashboards/leaderboard/{dataset.pk}/refresh/").status_code == 200
+    PairwiseVote.objects.filter(choice="a").first().delete()  # the data changes
+    stale = admin_client.get(url).content.decode()
+    assert "the data changed since these numbers were computed" in stale and 'id="leaderboard-table"' in stale
+    fresh_page(admin_client, url, "leaderboard", dataset.pk)
+    assert admin_client.post("/metrics/dashboards/nope/1/refresh/").status_code == 404
+    assert admin_client.get(f"/metrics/dashboards/leaderboard/{dataset.pk}/refresh/").status_code == 405
