@@ -9,10 +9,11 @@ import io
 import json
 
 from django.contrib import messages
+from django.db import transaction
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from accounts.roles import ADMIN, roles_required
 from annotation.models import Caption, Dataset
@@ -75,15 +76,23 @@ def _pending(request, kind: str, target, title: str):
 
 
 @roles_required(ADMIN)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def dashboard_refresh(request, kind: str, object_id: int):
-    """Who: admins. Compute a dashboard's numbers for the current data (the page then reloads)."""
-    if kind not in dashboards.DASHBOARD_KINDS:
-        raise Http404("no such dashboard")
-    model = Campaign if kind == "thumbs" else Dataset
-    target = get_object_or_404(model.objects.all(), pk=object_id)
-    dashboards.dashboard_refresh(kind=kind, target=target)
-    return JsonResponse({"fresh": True})
+    """Who: admins. POST: compute the dashboard's numbers for the current data (inline without a broker, else
+    queued for a worker: the slow ones must not hold a web worker). GET: whether they are current yet."""
+    from metrics_bridge.tasks import refresh_dashboard
+
+    try:
+        target = dashboards.dashboard_target(kind=kind, object_id=object_id)
+    except (ValueError, Dataset.DoesNotExist, Campaign.DoesNotExist):
+        raise Http404("no such dashboard") from None
+    if request.method == "GET":
+        return JsonResponse({"fresh": dashboards.dashboard_state(kind=kind, target=target).fresh})
+    if refresh_dashboard.app.conf.task_always_eager:
+        dashboards.dashboard_refresh(kind=kind, target=target)
+        return JsonResponse({"fresh": True})
+    transaction.on_commit(lambda: refresh_dashboard.delay(kind, object_id))
+    return JsonResponse({"fresh": False, "queued": True}, status=202)
 
 
 # --- Pairwise agreement ---------------------------------------------------------------------------------

@@ -90,6 +90,19 @@ def dashboard_refresh(*, kind: str, target) -> dict:
     return builders[kind](dataset=target)
 
 
+def dashboard_target(*, kind: str, object_id: int):
+    """The Dataset or Campaign a dashboard is about; DoesNotExist when there is none."""
+    if kind not in DASHBOARD_KINDS:
+        raise ValueError(f"unknown dashboard {kind!r}")
+    if kind == "thumbs":
+        return Campaign.objects.select_related("dataset").get(pk=object_id, task_type=Campaign.TaskType.THUMBS)
+    return Dataset.objects.get(pk=object_id)
+
+
+def dashboard_refresh_by_id(*, kind: str, object_id: int) -> None:
+    dashboard_refresh(kind=kind, target=dashboard_target(kind=kind, object_id=object_id))
+
+
 def agreement_page_data(*, dataset: Dataset) -> dict:
     def build() -> dict:
         versions = current_versions(registry.all_metric_names())
