@@ -47,6 +47,10 @@ def _download(content: str | bytes, filename: str, content_type: str) -> HttpRes
     return response
 
 
+def _fixed(value, digits: int) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
 def _metric_names_posted(request) -> list[str] | None:
     names = [name for name in request.POST.getlist("metrics") if name]
     return names or None
@@ -208,13 +212,19 @@ def leaderboard(request, dataset_id: int):
         table["systems"],
         key=lambda row: -(row["human"]["pairwise_win_rate"] if row["human"]["pairwise_win_rate"] is not None else -1),
     )
+    # numbers are formatted here: the template filters would cost more than the rest of the view
     rows = [
         {
-            **row,
+            "system": row["system"],
+            "captions": row["captions"],
             "cells": [
-                (row["metrics"][m], row["metrics"][m] is not None and row["metrics"][m] == table["best"][m])
+                (_fixed(row["metrics"][m], 4), row["metrics"][m] is not None and row["metrics"][m] == table["best"][m])
                 for m in metrics
             ],
+            "win_rate": _fixed(row["human"]["pairwise_win_rate"], 3),
+            "votes": row["human"]["pairwise_votes"],
+            "thumbs": _fixed(row["human"]["thumbs_overall"], 2),
+            "ratings": row["human"]["thumbs_ratings"],
         }
         for row in systems
     ]
@@ -222,7 +232,10 @@ def leaderboard(request, dataset_id: int):
         "dataset": dataset,
         "metrics": metrics,
         "rows": rows,
-        "taus": [table["rank_agreement"][m] for m in metrics],
+        "taus": [
+            (_fixed(table["rank_agreement"][m]["kendall_tau"], 3), table["rank_agreement"][m]["systems"])
+            for m in metrics
+        ],
         "factor_taus": {m: table["rank_agreement"][m] for m in XACE_FACTORS if m in table["rank_agreement"]},
         "xace": table.get("xace", {}),
         "unavailable": table["unavailable"],
