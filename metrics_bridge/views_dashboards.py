@@ -321,12 +321,18 @@ def caption_page(request, caption_id: int):
     caption = get_object_or_404(Caption.objects.select_related("clip__dataset", "system"), pk=caption_id)
     data = dashboards.caption_page_data(caption=caption)
     scores = selectors.caption_scores(caption=caption)
-    xace = next((score for score in scores if score.metric == "XACE" and score.details.get("factors")), None)
+    # The caption's own scores: against all of its clip's references (what leaderboards and THumBS correlations
+    # use); the pair protocol's leave-one-out and corpus-batch scores are listed apart.
+    references = tuple(data["references"])
+    own = [s for s in scores if tuple(s.reference_set.texts) == references and not s.reference_set.context]
+    own_ids = {s.pk for s in own}
+    xace = next((score for score in own + scores if score.metric == "XACE" and score.details.get("factors")), None)
     context = {
         "caption": caption,
         "clip": caption.clip,
         "audio_url": reverse("annotation:clip-audio", args=[caption.clip_id]) if caption.clip.audio else "",
-        "scores": scores,
+        "scores": own,
+        "other_scores": [s for s in scores if s.pk not in own_ids],
         "xace": xace,
         **data,
     }
