@@ -47,6 +47,17 @@ def _download(content: str | bytes, filename: str, content_type: str) -> HttpRes
     return response
 
 
+def _start_run(request, plan, page_url: str):
+    """Plan a run for the ticked metrics, queue its chunks, and go back to the page that follows its progress."""
+    try:
+        run = plan(_metric_names_posted(request))
+    except ValueError as error:
+        messages.error(request, str(error))
+        return redirect(page_url)
+    metric_run_dispatch(run=run)
+    return redirect(f"{page_url}?run={run.pk}")
+
+
 def _fixed(value, digits: int) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
@@ -251,15 +262,8 @@ def leaderboard(request, dataset_id: int):
 def leaderboard_compute(request, dataset_id: int):
     """Who: admins. Start a Celery run computing the system scores the current captions lack."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    try:
-        run = system_scores_run_create(
-            dataset=dataset, metric_names=_metric_names_posted(request), requested_by=request.user
-        )
-    except ValueError as error:
-        messages.error(request, str(error))
-        return redirect("metrics_bridge:leaderboard", dataset_id=dataset.pk)
-    metric_run_dispatch(run=run)
-    return redirect(reverse("metrics_bridge:leaderboard", args=[dataset.pk]) + f"?run={run.pk}")
+    plan = lambda names: system_scores_run_create(dataset=dataset, metric_names=names, requested_by=request.user)  # noqa: E731
+    return _start_run(request, plan, reverse("metrics_bridge:leaderboard", args=[dataset.pk]))
 
 
 # --- THumBS -----------------------------------------------------------------------------------------------
@@ -302,13 +306,8 @@ def thumbs_dashboard(request, campaign_id: int):
 def thumbs_compute(request, campaign_id: int):
     """Who: admins. Start a Celery run scoring the campaign's rated captions that lack scores."""
     campaign = get_object_or_404(Campaign, pk=campaign_id, task_type=Campaign.TaskType.THUMBS)
-    try:
-        run = thumbs_scores_run_create(campaign=campaign, metric_names=_metric_names_posted(request))
-    except ValueError as error:
-        messages.error(request, str(error))
-        return redirect("metrics_bridge:thumbs_dashboard", campaign_id=campaign.pk)
-    metric_run_dispatch(run=run)
-    return redirect(reverse("metrics_bridge:thumbs_dashboard", args=[campaign.pk]) + f"?run={run.pk}")
+    plan = lambda names: thumbs_scores_run_create(campaign=campaign, metric_names=names)  # noqa: E731
+    return _start_run(request, plan, reverse("metrics_bridge:thumbs_dashboard", args=[campaign.pk]))
 
 
 # --- One caption ------------------------------------------------------------------------------------------

@@ -21,13 +21,11 @@ from django.db.models import Avg, Count, ExpressionWrapper, F, FloatField, Q
 from scipy import stats
 
 from annotation.models import Dataset
-from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.selectors import excluded_rater_ids_for
-from metrics_bridge.services.runs import metric_run_execute
 from metrics_bridge.services.system_scores import (
     current_system_scores,
-    requested_scorers,
+    run_to_completion,
     system_inputs,
     system_scores_run_create,
 )
@@ -185,10 +183,5 @@ def win_rate_intervals(*, dataset: Dataset) -> dict[int, tuple[float, float] | N
 def leaderboard_build(*, dataset: Dataset, metric_names: list[str] | None = None, on_progress=None) -> dict:
     """The leaderboard; system scores missing for the current captions are computed first (a Celery run)."""
     run = system_scores_run_create(dataset=dataset, metric_names=metric_names)
-    run = metric_run_execute(run=run, on_progress=on_progress)
-    _, unavailable, available = requested_scorers(metric_names)
-    if run.status != MetricRun.Status.DONE:
-        for name in run.metrics:
-            unavailable[name] = f"computation failed in metric run {run.pk}: {run.error}"
-    computed = [name for name in available if name not in unavailable]
+    computed, unavailable = run_to_completion(run=run, metric_names=metric_names, on_progress=on_progress)
     return leaderboard_table(dataset=dataset, metric_names=computed, unavailable=unavailable)

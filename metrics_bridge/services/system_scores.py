@@ -314,3 +314,15 @@ def _caption_mean_values(scorer, version, inputs, context, run_id) -> dict[int, 
         }
         values[system_id] = system_level.caption_means(scorer.metric_names, results)
     return values
+
+
+def run_to_completion(*, run: MetricRun, metric_names: list[str] | None, on_progress=None) -> tuple[list[str], dict]:
+    """Execute a planned run (Celery, with progress) and return (metric names with scores, unavailable reasons)."""
+    from metrics_bridge.services.runs import metric_run_execute
+
+    run = metric_run_execute(run=run, on_progress=on_progress)
+    _, unavailable, available = requested_scorers(metric_names)
+    if run.status != MetricRun.Status.DONE:
+        for name in run.metrics:
+            unavailable[name] = f"computation failed in metric run {run.pk}: {run.error}"
+    return [name for name in available if name not in unavailable], unavailable

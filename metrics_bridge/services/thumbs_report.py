@@ -21,8 +21,8 @@ from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.plans import PlannedBatch, chunk_requests_for
 from metrics_bridge.services.reference_sets import reference_sets_ensure
-from metrics_bridge.services.runs import _chunks_for, metric_run_execute
-from metrics_bridge.services.system_scores import current_versions, requested_scorers
+from metrics_bridge.services.runs import _chunks_for
+from metrics_bridge.services.system_scores import current_versions, requested_scorers, run_to_completion
 from ratings.models import Assignment, Campaign, ThumbsRating
 from ratings.selectors import campaign_included_thumbs_ratings
 
@@ -216,12 +216,8 @@ def _caption_authors(caption_ids: set[int]) -> dict[int, str]:
 def thumbs_report_build(*, campaign: Campaign, metric_names: list[str] | None = None, on_progress=None) -> dict:
     """The report; scores missing for the rated captions are computed first (a Celery run)."""
     run = thumbs_scores_run_create(campaign=campaign, metric_names=metric_names)
-    run = metric_run_execute(run=run, on_progress=on_progress)
-    _, unavailable, available = requested_scorers(metric_names)
-    if run.status != MetricRun.Status.DONE:
-        for name in run.metrics:
-            unavailable[name] = f"computation failed in metric run {run.pk}: {run.error}"
-    report = thumbs_report_table(campaign=campaign, metric_names=[n for n in available if n not in unavailable])
+    computed, unavailable = run_to_completion(run=run, metric_names=metric_names, on_progress=on_progress)
+    report = thumbs_report_table(campaign=campaign, metric_names=computed)
     if unavailable:
         report["unavailable"] = unavailable
     return report

@@ -5,6 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Dataset
+from metrics_bridge.management.report_commands import metric_names_option, report_with_progress
 from metrics_bridge.services.leaderboard import leaderboard_build
 
 
@@ -23,17 +24,9 @@ class Command(BaseCommand):
         dataset_row = Dataset.objects.filter(name=dataset).first()
         if dataset_row is None:
             raise CommandError(f'dataset "{dataset}" does not exist')
-        metric_names = [name.strip() for name in metrics.split(",") if name.strip()] if metrics else None
-        try:
-            report = leaderboard_build(
-                dataset=dataset_row,
-                metric_names=metric_names,
-                on_progress=lambda run: self.stderr.write(
-                    f"computing missing scores: {run.chunks_done}/{run.chunks_total}"
-                ),
-            )
-        except ValueError as error:
-            raise CommandError(str(error)) from None
+        report = report_with_progress(
+            self, leaderboard_build, dataset=dataset_row, metric_names=metric_names_option(metrics)
+        )
         if format == "json":
             self.stdout.write(json.dumps(report))
         elif format == "csv":

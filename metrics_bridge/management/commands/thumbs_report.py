@@ -3,6 +3,7 @@ import math
 
 from django.core.management.base import BaseCommand, CommandError
 
+from metrics_bridge.management.report_commands import metric_names_option, report_with_progress
 from metrics_bridge.services.thumbs_report import thumbs_report_build
 from ratings.models import Campaign
 
@@ -25,17 +26,9 @@ class Command(BaseCommand):
             raise CommandError(f'campaign "{campaign}" does not exist')
         if found.task_type != Campaign.TaskType.THUMBS:
             raise CommandError(f'campaign "{campaign}" is a {found.get_task_type_display()} campaign, not THumBS')
-        metric_names = [name.strip() for name in metrics.split(",") if name.strip()] if metrics else None
-        try:
-            report = thumbs_report_build(
-                campaign=found,
-                metric_names=metric_names,
-                on_progress=lambda run: self.stderr.write(
-                    f"computing missing scores: {run.chunks_done}/{run.chunks_total}"
-                ),
-            )
-        except ValueError as error:
-            raise CommandError(str(error)) from None
+        report = report_with_progress(
+            self, thumbs_report_build, campaign=found, metric_names=metric_names_option(metrics)
+        )
         if format == "json":
             self.stdout.write(json.dumps(_json_safe(report)))
         else:
