@@ -158,6 +158,11 @@ def test_leaderboard_page_equals_the_command_and_refreshes_when_votes_change(
     )
     svg = admin_client.get(f"/metrics/plots/leaderboard-win-rate/{dataset.pk}.svg").content
     assert b"human pairwise win rate (0-1)" in svg and b"95% bootstrap interval" in svg
+    assert admin_client.get(f"/metrics/plots/leaderboard-win-rate/{dataset.pk}.svg").content == svg  # cached
+    flipped = PairwiseVote.objects.filter(pair__caption_b__system__name="nn", choice="a").first()
+    flipped.choice = "b"
+    flipped.save()  # services save (or bulk-update with updated_at): the fingerprint sees it
+    assert admin_client.get(f"/metrics/plots/leaderboard-win-rate/{dataset.pk}.svg").content != svg
 
 
 def test_thumbs_page_equals_thumbs_report(admin_client, campaign, capsys, django_capture_on_commit_callbacks):

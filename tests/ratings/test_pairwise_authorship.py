@@ -160,3 +160,20 @@ def test_reimporting_corrects_a_label_based_import_without_duplicating_anything(
     assert summary.count("misfiled captions", "updated") > 0
     again = pairwise_judgements_import(data=items, dataset_name="ace", source_name="ace.json")
     assert not again.changed_anything and canonical_pairs() == expected_pairs
+
+
+def test_clotho_eval_yields_exactly_its_machine_systems_and_no_human_caption_under_a_system(shared_dir, capsys):
+    items = json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())
+    machine_labels = {entry[3] for item in items for entry in [item["HM"]]}
+    machine_labels |= {label for item in items for key in item if key.startswith("MM_") for label in item[key][2:4]}
+    human_texts = {(item["raw_name"], item[key][0]) for item in items for key in ("HC", "HI", "HM")}
+    human_texts |= {(item["raw_name"], item[key][1]) for item in items for key in ("HC", "HI")}
+
+    pairwise_judgements_import(data=items, dataset_name="clotho-eval", source_name="clotho_eval.json")
+
+    call_command("dataset_stats", "--dataset", "clotho-eval", "--format", "json")
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["systems"] == sorted(machine_labels) and len(stats["systems"]) == 16
+    machine = set(Caption.objects.filter(author_kind="machine").values_list("clip__external_id", "text"))
+    assert not machine & human_texts
+    assert stats["machine_candidates"] + stats["human_candidates"] == stats["candidate_captions"]
