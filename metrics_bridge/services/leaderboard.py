@@ -17,7 +17,7 @@ Superseded captions (an older submission) count for nobody: they no longer stand
 import math
 
 import numpy as np
-from django.db.models import Avg, Count, ExpressionWrapper, F, FloatField, Q
+from django.db.models import Avg, BooleanField, Count, ExpressionWrapper, F, FloatField, Q
 from scipy import stats
 
 from annotation.models import Dataset
@@ -54,8 +54,8 @@ def pairwise_win_counts(*, dataset: Dataset) -> dict[int, list[float]]:
             "choice",
             system_a=F("pair__caption_a__system_id"),
             system_b=F("pair__caption_b__system_id"),
-            current_a=ExpressionWrapper(Q(pair__caption_a__superseded_at__isnull=True), output_field=FloatField()),
-            current_b=ExpressionWrapper(Q(pair__caption_b__superseded_at__isnull=True), output_field=FloatField()),
+            current_a=ExpressionWrapper(Q(pair__caption_a__superseded_at__isnull=True), output_field=BooleanField()),
+            current_b=ExpressionWrapper(Q(pair__caption_b__superseded_at__isnull=True), output_field=BooleanField()),
         )
         .annotate(count=Count("pk"))
     )

@@ -108,17 +108,17 @@ def current_versions(metric_names: list[str]) -> dict[str, str]:
 def current_system_scores(*, dataset: Dataset, inputs: dict[int, SystemInputs], metric_names: list[str]) -> dict:
     """{(system id, metric): SystemScore} for scores of exactly the systems' current inputs at current versions."""
     versions = current_versions(metric_names)
-    fingerprints: dict[str, dict[int, str]] = {}
+    # The inputs are the same for every scorer but those that also read gold annotations: hash them once each way.
+    fingerprints: dict[bool, dict[int, str]] = {}
     for name in metric_names:
         scorer = registry.scorer_for(name)
-        key = registry.scorer_for(name).metric_names[0]
-        if key not in fingerprints:
-            fingerprints[key] = fingerprints_for(inputs=inputs, scorer=scorer)
+        if _uses_gold(scorer) not in fingerprints:
+            fingerprints[_uses_gold(scorer)] = fingerprints_for(inputs=inputs, scorer=scorer)
     rows = SystemScore.objects.filter(dataset=dataset, metric__in=metric_names, system_id__in=list(inputs))
     found = {}
     for row in rows.only("system_id", "metric", "version", "fingerprint", "value", "details"):
-        key = registry.scorer_for(row.metric).metric_names[0]
-        if row.version == versions[row.metric] and row.fingerprint == fingerprints[key].get(row.system_id):
+        uses_gold = _uses_gold(registry.scorer_for(row.metric))
+        if row.version == versions[row.metric] and row.fingerprint == fingerprints[uses_gold].get(row.system_id):
             found[(row.system_id, row.metric)] = row
     return found
 
