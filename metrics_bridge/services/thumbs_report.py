@@ -43,8 +43,11 @@ def _rating_values(rating: ThumbsRating) -> dict[str, float]:
 
 def campaign_rating_rows(*, campaign: Campaign) -> list[tuple[int, int, dict[str, float]]]:
     """(rater id, caption id, field values) of every included rating."""
-    ratings = campaign_included_thumbs_ratings(campaign=campaign).only(
-        "rater_id", "caption_id", "precision", "recall", "fluency", "conciseness", "irrelevance"
+    # order_by("pk"): the model ordering would join caption, clip and dataset only to sort
+    ratings = (
+        campaign_included_thumbs_ratings(campaign=campaign)
+        .order_by("pk")
+        .only("rater_id", "caption_id", "precision", "recall", "fluency", "conciseness", "irrelevance")
     )
     return [(rating.rater_id, rating.caption_id, _rating_values(rating)) for rating in ratings]
 
@@ -209,7 +212,7 @@ def _mean(values: list[float]) -> float:
 def _caption_authors(caption_ids: set[int]) -> dict[int, str]:
     from annotation.models import Caption
 
-    rows = Caption.objects.filter(pk__in=caption_ids).values_list("pk", "system__name")
+    rows = Caption.objects.filter(pk__in=caption_ids).order_by().values_list("pk", "system__name")
     return {caption_id: system or "human" for caption_id, system in rows}
 
 
