@@ -20,7 +20,7 @@ from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
 
 #: part of every cache entry's fingerprint: bump it when the code that builds a dashboard or plot changes,
 #: so a deployment does not keep serving tables and plots computed by the previous code
-CODE_REVISION = "dashboards-2"
+CODE_REVISION = "dashboards-3"
 
 
 def json_safe(value):
@@ -73,20 +73,22 @@ class CacheState:
 def cached_state(*, key: str, fingerprint: str) -> CacheState:
     """What is cached under `key` and whether it still matches the data (pages show stale numbers flagged
     as such, and let the browser ask for the recomputation, instead of computing inside the page view)."""
-    row = DashboardCache.objects.filter(key=key).only("fingerprint", "payload", "computed_at").first()
-    if row is None:
+    row = DashboardCache.objects.filter(key=key).only("fingerprint", "content", "computed_at").first()
+    if row is None or not row.content:
         return CacheState(None, False, None)
-    return CacheState(row.payload, row.fingerprint == _with_revision(fingerprint), row.computed_at)
+    return CacheState(json.loads(row.content), row.fingerprint == _with_revision(fingerprint), row.computed_at)
 
 
 def cached_payload(*, key: str, fingerprint: str, build) -> dict:
     """The payload cached under `key` when it was computed from data with this fingerprint, else build() (stored)."""
     fingerprint = _with_revision(fingerprint)
-    row = DashboardCache.objects.filter(key=key).only("fingerprint", "payload").first()
-    if row is not None and row.fingerprint == fingerprint:
-        return row.payload
+    row = DashboardCache.objects.filter(key=key).only("fingerprint", "content").first()
+    if row is not None and row.fingerprint == fingerprint and row.content:
+        return json.loads(row.content)
     payload = json_safe(build())
-    DashboardCache.objects.update_or_create(key=key, defaults={"fingerprint": fingerprint, "payload": payload})
+    # Stored as JSON text, not in the JSON field: PostgreSQL's jsonb would reorder the keys (table columns).
+    defaults = {"fingerprint": fingerprint, "content": json.dumps(payload)}
+    DashboardCache.objects.update_or_create(key=key, defaults=defaults)
     return payload
 
 
