@@ -48,6 +48,7 @@ def build(rng: random.Random) -> dict:
     from django.utils import timezone
 
     from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+    from metrics_bridge.agreement.protocol import scorer_batching
     from metrics_bridge.models import MetricScore, ReferenceSet, SystemScore
     from metrics_bridge.scoring import registry
     from metrics_bridge.services.plans import chunk_requests_for, dataset_scoring_plan
@@ -132,16 +133,17 @@ def build(rng: random.Random) -> dict:
     )
 
     # metric scores: all-references and FENSE protocol requests, random values
-    versions = current_versions(METRICS)
+    versions = current_versions(METRICS, dataset=dataset)
     reference_sets: dict[str, tuple] = {}
     score_keys: dict[str, set] = {}
     plans = {}
     for name in METRICS:
         scorer = registry.scorer_for(name)
-        if scorer.protocol_kind not in plans:
-            plans[scorer.protocol_kind] = dataset_scoring_plan(dataset=dataset, protocol_kind=scorer.protocol_kind)
+        layout = (scorer.protocol_kind, scorer_batching(scorer))
+        if layout not in plans:
+            plans[layout] = dataset_scoring_plan(dataset=dataset, protocol_kind=layout[0], batching=layout[1])
         keys = set()
-        for batch in plans[scorer.protocol_kind]:
+        for batch in plans[layout]:
             requests, entries = chunk_requests_for(batch=batch, corpus_level=scorer.corpus_level)
             reference_sets.update(entries)
             keys.update((r["caption_id"], r["reference_set_key"]) for r in requests)

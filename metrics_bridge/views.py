@@ -1,4 +1,4 @@
-"""Metric runs and their progress. Admins only. (Dashboards: views_dashboards.py.)"""
+"""Metric runs and their progress, worker status. Admins only. (Dashboards: views_dashboards.py.)"""
 from django.contrib import messages
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -8,16 +8,17 @@ from accounts.roles import ADMIN, roles_required
 from annotation.models import Dataset
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.runs import metric_run_cancel, metric_run_start
+from metrics_bridge.services.contexts import version_context_for
+from metrics_bridge.services.runs import metric_run_cancel
+from metrics_bridge.services.workers import chunk_queue_counts, live_workers
+from metrics_bridge.tasks import current_broker, runs_execute_eagerly, start_metric_run
 from ratings.models import Campaign
 
 
 @roles_required(ADMIN)
 def metrics_home(request):
     """Admins: datasets with their latest metric runs, and a form to start one."""
-    context = scoring_context_for(clip_ids=None)
-    unavailable = registry.unavailable_metrics(context)
+    unavailable = registry.unavailable_metrics(version_context_for(dataset=None))
     available = [name for name in registry.all_metric_names() if name not in unavailable]
     datasets = Dataset.objects.order_by("name")
     runs = MetricRun.objects.select_related("dataset").order_by("-created_at")[:20]
@@ -31,8 +32,19 @@ def metrics_home(request):
             "available": available,
             "unavailable": unavailable,
             "thumbs_campaigns": thumbs_campaigns,
+            **_worker_status(),
         },
     )
+
+
+def _worker_status() -> dict:
+    """Who will score the chunks: live workers on this process's broker, and the chunk queue."""
+    return {
+        "workers": live_workers(broker=current_broker()),
+        "broker_kind": current_broker().split(":", 1)[0],
+        "eager": runs_execute_eagerly(),
+        "queue": chunk_queue_counts(),
+    }
 
 
 @roles_required(ADMIN)
@@ -41,7 +53,7 @@ def run_start(request):
     dataset = get_object_or_404(Dataset, pk=request.POST.get("dataset"))
     metric_names = request.POST.getlist("metrics") or None
     try:
-        run = metric_run_start(dataset=dataset, metric_names=metric_names, requested_by=request.user)
+        run = start_metric_run(dataset=dataset, metric_names=metric_names, requested_by=request.user)
     except ValueError as error:
         messages.error(request, str(error))
         return redirect("metrics_bridge:home")
@@ -51,14 +63,26 @@ def run_start(request):
 @roles_required(ADMIN)
 def run_detail(request, run_id: int):
     run = get_object_or_404(MetricRun.objects.select_related("dataset"), pk=run_id)
-    failed_chunks = run.chunks.filter(status="failed").only("index", "metric", "error")[:5]
-    return render(request, "metrics_bridge/run_detail.html", {"run": run, "failed_chunks": failed_chunks})
+    failed_chunks = run.chunks.filter(status="failed").only("index", "metric", "attempts", "error")[:20]
+    return render(
+        request, "metrics_bridge/run_detail.html", {"run": run, "failed_chunks": failed_chunks, **_worker_status()}
+    )
 
 
 @roles_required(ADMIN)
 def run_progress(request, run_id: int):
     run = get_object_or_404(MetricRun, pk=run_id)
-    return JsonResponse({"status": run.status, "done": run.chunks_done, "total": run.chunks_total, "error": run.error})
+    return JsonResponse(
+        {
+            "status": run.status,
+            "status_label": run.get_status_display(),
+            "done": run.chunks_done,
+            "failed": run.chunks_failed,
+            "total": run.chunks_total,
+            "error": run.error,
+            "workers": len(live_workers(broker=current_broker())),
+        }
+    )
 
 
 @roles_required(ADMIN)
@@ -66,3 +90,4 @@ def run_progress(request, run_id: int):
 def run_cancel(request, run_id: int):
     metric_run_cancel(run=get_object_or_404(MetricRun, pk=run_id))
     return redirect("metrics_bridge:run_detail", run_id=run_id)
+

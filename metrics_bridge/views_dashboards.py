@@ -9,7 +9,6 @@ import io
 import json
 
 from django.contrib import messages
-from django.db import transaction
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -21,19 +20,25 @@ from metrics_bridge import plots, selectors
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.services import dashboards
-from metrics_bridge.services.contexts import scoring_context_for
+from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.dashboard_cache import cached_content, dataset_fingerprint
-from metrics_bridge.services.runs import metric_run_dispatch, metric_run_start
 from metrics_bridge.services.system_scores import system_scores_run_create
 from metrics_bridge.services.thumbs_report import thumbs_scores_run_create
+from metrics_bridge.tasks import dispatch_metric_run, request_dashboard_refresh, start_metric_run
 from ratings.models import Campaign
 
 COLUMNS = dashboards.COLUMNS
-XACE_FACTORS = ("XACE_E", "XACE_S", "XACE_A", "XACE_R")
+#: X-ACE variants with a factor table on the leaderboard: (metric, report key, its factor metrics E / S / A / R)
+XACE_TABLES = (
+    ("XACE", "xace", ("XACE_E", "XACE_S", "XACE_A", "XACE_R")),
+    ("XACE_CAPTIONS", "xace_captions", ("XACE_CAPTIONS_E", "XACE_CAPTIONS_S", "XACE_CAPTIONS_A", "XACE_CAPTIONS_R")),
+)
+XACE_VARIANTS = tuple(metric for metric, _, _ in XACE_TABLES)
+XACE_FACTORS = tuple(name for _, _, factors in XACE_TABLES for name in factors)
 
 
 def _available_metrics() -> list[str]:
-    return registry.available_metric_names(scoring_context_for(clip_ids=None))
+    return registry.available_metric_names(version_context_for(dataset=None))
 
 
 def _run_in_progress(request, dataset: Dataset) -> MetricRun | None:
@@ -54,7 +59,7 @@ def _start_run(request, plan, page_url: str):
     except ValueError as error:
         messages.error(request, str(error))
         return redirect(page_url)
-    metric_run_dispatch(run=run)
+    dispatch_metric_run(run=run)
     return redirect(f"{page_url}?run={run.pk}")
 
 
@@ -93,20 +98,16 @@ def _pending(request, kind: str, target, title: str):
 @roles_required(ADMIN)
 @require_http_methods(["GET", "POST"])
 def dashboard_refresh(request, kind: str, object_id: int):
-    """Who: admins. POST: compute the dashboard's numbers for the current data (inline without a broker, else
-    queued for a worker: the slow ones must not hold a web worker). GET: whether they are current yet."""
-    from metrics_bridge.tasks import refresh_dashboard
-
+    """Who: admins. POST: compute the dashboard's numbers for the current data (queued for a worker when one
+    is alive: the slow ones must not hold a web worker; inline otherwise). GET: whether they are current yet."""
     try:
         target = dashboards.dashboard_target(kind=kind, object_id=object_id)
     except (ValueError, Dataset.DoesNotExist, Campaign.DoesNotExist):
         raise Http404("no such dashboard") from None
     if request.method == "GET":
         return JsonResponse({"fresh": dashboards.dashboard_state(kind=kind, target=target).fresh})
-    if refresh_dashboard.app.conf.task_always_eager:
-        dashboards.dashboard_refresh(kind=kind, target=target)
+    if request_dashboard_refresh(kind=kind, object_id=target.pk):
         return JsonResponse({"fresh": True})
-    transaction.on_commit(lambda: refresh_dashboard.delay(kind, object_id))
     return JsonResponse({"fresh": False, "queued": True}, status=202)
 
 
@@ -190,7 +191,7 @@ def agreement_compute(request, dataset_id: int):
     """Who: admins. Start a Celery run computing the ticked metrics' missing scores; the page shows its progress."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     try:
-        run = metric_run_start(dataset=dataset, metric_names=_metric_names_posted(request), requested_by=request.user)
+        run = start_metric_run(dataset=dataset, metric_names=_metric_names_posted(request), requested_by=request.user)
     except ValueError as error:
         messages.error(request, str(error))
         return redirect("metrics_bridge:dataset_agreement", dataset_id=dataset.pk)
@@ -212,7 +213,8 @@ def leaderboard(request, dataset_id: int):
     if download in ("csv", "json"):
         from metrics_bridge.management.commands.leaderboard import leaderboard_csv
 
-        public = {key: table[key] for key in ("dataset", "systems", "rank_agreement", "xace") if key in table}
+        keys = ("dataset", "systems", "rank_agreement", *(key for _, key, _ in XACE_TABLES))
+        public = {key: table[key] for key in keys if key in table}
         public["systems"] = [{k: v for k, v in row.items() if k != "win_rate_ci"} for row in table["systems"]]
         if download == "csv":
             return _download(leaderboard_csv(public), f"leaderboard-{dataset.name}.csv", "text/csv")
@@ -247,8 +249,15 @@ def leaderboard(request, dataset_id: int):
             (_fixed(table["rank_agreement"][m]["kendall_tau"], 3), table["rank_agreement"][m]["systems"])
             for m in metrics
         ],
-        "factor_taus": {m: table["rank_agreement"][m] for m in XACE_FACTORS if m in table["rank_agreement"]},
-        "xace": table.get("xace", {}),
+        "xace_tables": [
+            {
+                "metric": metric,
+                "systems": table[key],
+                "taus": [_fixed(table["rank_agreement"].get(f, {}).get("kendall_tau"), 3) for f in factors],
+            }
+            for metric, key, factors in XACE_TABLES
+            if table.get(key)
+        ],
         "unavailable": table["unavailable"],
         "available": _available_metrics(),
         "run": _run_in_progress(request, dataset),
@@ -306,7 +315,9 @@ def thumbs_dashboard(request, campaign_id: int):
 def thumbs_compute(request, campaign_id: int):
     """Who: admins. Start a Celery run scoring the campaign's rated captions that lack scores."""
     campaign = get_object_or_404(Campaign, pk=campaign_id, task_type=Campaign.TaskType.THUMBS)
-    plan = lambda names: thumbs_scores_run_create(campaign=campaign, metric_names=names)  # noqa: E731
+    plan = lambda names: thumbs_scores_run_create(  # noqa: E731
+        campaign=campaign, metric_names=names, requested_by=request.user
+    )
     return _start_run(request, plan, reverse("metrics_bridge:thumbs_dashboard", args=[campaign.pk]))
 
 
@@ -325,7 +336,9 @@ def caption_page(request, caption_id: int):
     references = tuple(data["references"])
     own = [s for s in scores if tuple(s.reference_set.texts) == references and not s.reference_set.context]
     own_ids = {s.pk for s in own}
-    xace = next((score for score in own + scores if score.metric == "XACE" and score.details.get("factors")), None)
+    xace = next(
+        (score for score in own + scores if score.metric in XACE_VARIANTS and score.details.get("factors")), None
+    )
     context = {
         "caption": caption,
         "clip": caption.clip,
@@ -366,7 +379,7 @@ def _plot_svg(kind: str, object_id: int, parameters: dict) -> str:
         caption = get_object_or_404(Caption.objects.select_related("clip__dataset"), pk=object_id)
         fingerprint = dataset_fingerprint(dataset=caption.clip.dataset)
         return cached_content(
-            key=key, fingerprint=fingerprint, build=lambda: _caption_graph(caption, parameters["side"])
+            key=key, fingerprint=fingerprint, build=lambda: _caption_graph(caption, parameters)
         )
     if kind == "thumbs-scatter":
         campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=object_id)
@@ -377,7 +390,7 @@ def _plot_svg(kind: str, object_id: int, parameters: dict) -> str:
     builders = {
         "agreement-splits": lambda: _agreement_bars(dataset),
         "leaderboard-win-rate": lambda: _win_rate_bars(dataset),
-        "xace-attributes": lambda: _attribute_bars(dataset, parameters["system"]),
+        "xace-attributes": lambda: _attribute_bars(dataset, parameters["system"], parameters["metric"]),
     }
     return cached_content(key=key, fingerprint=fingerprint, build=builders[kind])
 
@@ -404,12 +417,14 @@ def _win_rate_bars(dataset: Dataset) -> str:
     )
 
 
-def _attribute_bars(dataset: Dataset, system: str) -> str:
-    xace = dashboards.leaderboard_page_data(dataset=dataset).get("xace", {})
+def _attribute_bars(dataset: Dataset, system: str, metric: str) -> str:
+    keys = {name: key for name, key, _ in XACE_TABLES}
+    metric = metric if metric in keys else "XACE"
+    xace = dashboards.leaderboard_page_data(dataset=dataset).get(keys[metric], {})
     if system not in xace:
         return plots.split_bars(splits=[], metrics={}, pair_counts={}, title="")
     return plots.attribute_bars(
-        categories=xace[system]["attribute_categories"], title=f"X-ACE attribute categories: {system}"
+        categories=xace[system]["attribute_categories"], title=f"{metric} attribute categories: {system}"
     )
 
 
@@ -433,10 +448,12 @@ def _thumbs_scatter(campaign: Campaign, parameters: dict) -> str:
     )
 
 
-def _caption_graph(caption: Caption, side: str) -> str:
+def _caption_graph(caption: Caption, parameters: dict) -> str:
     from metrics_bridge.models import MetricScore
 
-    score = MetricScore.objects.filter(caption=caption, metric="XACE").order_by("-created_at").first()
+    side = parameters["side"]
+    metric = parameters["metric"] if parameters["metric"] in XACE_VARIANTS else "XACE"
+    score = MetricScore.objects.filter(caption=caption, metric=metric).order_by("-created_at").first()
     if score is None or side not in ("candidate", "reference"):
         raise Http404("no X-ACE explanation for this caption")
     graph = score.details.get("graphs", {}).get(side, {})

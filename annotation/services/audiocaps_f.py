@@ -32,6 +32,7 @@ from annotation.services.importing import (
     json_type_name,
     text_field_check,
 )
+from config.structured_log import logged_import
 
 EXPERT_USERNAME = "audiocaps-f-experts"
 EXPERT_ROLE = "annotator"
@@ -66,6 +67,7 @@ def audiocaps_f_import_from_path(*, path: Path | str, dataset_name: str) -> Impo
     return audiocaps_f_import(data=data, dataset_name=dataset_name, source_name=source_name)
 
 
+@logged_import("audiocaps_f")
 def audiocaps_f_import(*, data: Any, dataset_name: str, source_name: str) -> ImportSummary:
     dataset_name_validate(name=dataset_name)
     specs = audiocaps_f_parse(data=data, source_name=source_name)

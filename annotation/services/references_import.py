@@ -31,6 +31,7 @@ from annotation.services.importing import (
     dataset_name_validate,
     file_stem,
 )
+from config.structured_log import logged_import
 
 CLOTHO_CAPTION_COLUMN = re.compile(r"^caption_(\d+)$")
 AUDIOCAPS_COLUMNS = ("audiocap_id", "youtube_id", "start_time", "caption")
@@ -53,6 +54,7 @@ def references_import_from_path(*, path: Path | str, dataset_name: str) -> Impor
     return references_import(content=path.read_bytes(), source_name=path.name, dataset_name=dataset_name)
 
 
+@logged_import("references")
 def references_import(*, content: bytes, source_name: str, dataset_name: str) -> ImportSummary:
     dataset_name_validate(name=dataset_name)
     clips = references_parse(content=content, source_name=source_name)

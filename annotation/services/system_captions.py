@@ -33,6 +33,7 @@ from annotation.services.importing import (
     file_stem,
     json_type_name,
 )
+from config.structured_log import logged_import
 
 CSV_COLUMNS = ("file_name", "caption_predicted")
 SYSTEM_NAME_LENGTH = CaptioningSystem._meta.get_field("name").max_length
@@ -176,6 +177,7 @@ def system_name_validate(*, name: str) -> str:
     return name
 
 
+@logged_import("system_captions")
 def system_captions_import(*, content: bytes, source_name: str, dataset_name: str, system_name: str) -> ImportSummary:
     """Validate every row, then write in one transaction. Raises ImportDataError (every problem) before any write."""
     system_name = system_name_validate(name=system_name)

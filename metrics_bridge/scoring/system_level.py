@@ -10,11 +10,13 @@ Which number a metric reports per system:
 - BLEU_1..4: pycocoevalcap's corpus BLEU (clipped n-gram counts and lengths summed over the corpus,
   option "closest"), as `Bleu(4).compute_score` returns it -- not the mean of sentence BLEU;
 - METEOR: the aggregate METEOR 1.5 prints after scoring the corpus (`Meteor().compute_score`);
-- corpus-level scorers (CIDEr-D, SPIDEr, DATE): the mean over the system's captions, each scored with
-  the system's captions as the corpus (CIDEr-D's document frequencies; DATE's set as MECAT scores it);
-- everything else (ROUGE_L, SPICE, SBERT, FENSE, LLM judges, X-ACE): the mean of per-caption scores
-  against all references, which for ROUGE-L and SPICE is also what pycocoevalcap's compute_score returns.
-NaN / None values (a factor absent from both graphs) are skipped in means.
+- DATE: MECAT's set score over the system's captions (protocols.md §4): the mean of
+  `date.date_item_scores` over the items, with the dataset's delta (TEAM.md contract 2);
+- other corpus-level scorers (CIDEr-D, SPIDEr): the mean over the system's captions, each scored with
+  the system's captions as the corpus (CIDEr-D's document frequencies);
+- everything else (ROUGE_L, SPICE, SBERT, BERTScore, FENSE, LLM judges, X-ACE): the mean of per-caption
+  scores against all references, which for ROUGE-L and SPICE is also what pycocoevalcap's compute_score returns.
+NaN / None values (an X-ACE factor absent from both graphs is stored as NULL) are skipped in means.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from dataclasses import dataclass, field
 from .base import ScoreResult, ScoringContext, ScoringRequest
 
 FACTOR_NAMES = ("event", "source", "attribute", "relation")
+#: the X-ACE scorers' overall metric names: their details carry factor and attribute-category breakdowns
+XACE_OVERALL = ("XACE", "XACE_CAPTIONS")
 ATTRIBUTE_CATEGORIES = ("Duration", "Volume", "Pitch", "Location", "Count", "Distance", "Variation", "Tone", "Other")
 
 
@@ -64,18 +68,19 @@ def caption_means(metric_names: Sequence[str], results: dict[str, list[ScoreResu
     for name in metric_names:
         values = [result.value for result in results[name]]
         details = {"captions": len(values), "aggregate": "mean of caption scores"}
-        if name == "XACE":
+        if name in XACE_OVERALL:
             details.update(xace_breakdown([result.details for result in results[name]]))
         means[name] = SystemValue(_mean(values), details)
     return means
 
 
 def xace_breakdown(details: Sequence[dict]) -> dict:
-    """Mean factor P / R / F1 (factors absent from both graphs skipped) and mean attribute sub-category P / R."""
+    """Mean factor P / R / F1 and mean attribute sub-category P / R. A factor absent from both graphs of a
+    caption ("included" false, P / R / F1 None) is not applicable there and left out of that factor's means."""
     factors = {}
     for factor in FACTOR_NAMES:
-        rows = [d["factors"][factor] for d in details if d.get("factors", {}).get(factor, {}).get("included", True)]
-        rows = [row for row in rows if row]
+        rows = [d.get("factors", {}).get(factor) for d in details]
+        rows = [row for row in rows if row and row.get("included", True)]
         factors[factor] = {key: _mean(row.get(key) for row in rows) for key in ("precision", "recall", "f1")}
         factors[factor]["captions"] = len(rows)
     categories = {}
@@ -112,18 +117,22 @@ def _corpus_meteor(requests) -> dict[str, SystemValue]:
     return {"METEOR": SystemValue(value, {"captions": len(requests), "aggregate": "METEOR 1.5 corpus aggregate"})}
 
 
-def _date_set_score(scorer, requests, context) -> dict[str, SystemValue]:
-    """MECAT's set score over the system's captions: the mean of the items' DATE.
+def _date_set_score(scorer, requests, context: ScoringContext) -> dict[str, SystemValue]:
+    """MECAT's set score over the system's captions: the mean of the items' DATE (`date.date_item_scores`),
+    the system's items being both the scored set and the clips of the discriminability."""
+    from .date import date_item_scores
 
-    Uses `date.date_item_scores` (the MECAT DATE.py port, contract 2) when the scoring package has it;
-    until then, the corpus-level DateScorer over the same set (its per-item values, averaged)."""
-    from . import date
-
-    details = {"captions": len(requests), "aggregate": "DATE set score (mean over items)"}
-    item_scores = getattr(date, "date_item_scores", None)
-    if item_scores is not None:
-        items = item_scores([r.candidate for r in requests], [list(r.references) for r in requests])
-        return {"DATE": SystemValue(_mean(item["date"] for item in items), details)}
-    details["implementation"] = "DateScorer.score_batch (date_item_scores not available)"
-    results = scorer.score_batch(requests, context)
-    return {"DATE": SystemValue(_mean(result.value for result in results["DATE"]), details)}
+    items = date_item_scores(
+        [request.candidate for request in requests],
+        [list(request.references) for request in requests],
+        delta=context.dataset.date_delta,
+        encoder=getattr(scorer, "encoder", None),
+    )
+    details = {
+        "captions": len(requests),
+        "aggregate": "DATE set score (mean over items)",
+        "delta": context.dataset.date_delta,
+        "similarity": _mean(item["similarity"] for item in items),
+        "discriminability": _mean(item["discriminability"] for item in items),
+    }
+    return {"DATE": SystemValue(_mean(item["date"] for item in items), details)}

@@ -54,7 +54,7 @@ def dataset_fingerprint(*, dataset: Dataset) -> str:
         _summary(Campaign.excluded_raters.through.objects.filter(campaign__dataset=dataset), "sum:user_id"),
         _summary(MetricRun.objects.filter(dataset=dataset), "sum:chunks_done", "finished_at", "status"),
         _summary(SystemScore.objects.filter(dataset=dataset)),
-        sorted(current_versions(registry.all_metric_names()).items()),
+        sorted(current_versions(registry.all_metric_names(), dataset=dataset).items()),
     ]
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 

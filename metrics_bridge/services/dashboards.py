@@ -14,7 +14,7 @@ from metrics_bridge.agreement import protocol
 from metrics_bridge.scoring import registry
 from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for
 from metrics_bridge.services.agreement import SPLITS, _request_key, _stored_scores, agreement_table
-from metrics_bridge.services.contexts import scoring_context_for
+from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.dashboard_cache import CacheState, cached_payload, cached_state, dataset_fingerprint
 from metrics_bridge.services.leaderboard import leaderboard_table, win_rate_intervals
 from metrics_bridge.services.plans import protocol_clips
@@ -27,7 +27,7 @@ COLUMNS = (*SPLITS, "total")
 
 def unavailable_reasons(*, computed: list[str]) -> dict[str, str]:
     """Why each metric that has no column is missing: cannot run here (with the reason), or not computed yet."""
-    cannot_run = registry.unavailable_metrics(scoring_context_for(clip_ids=None))
+    cannot_run = registry.unavailable_metrics(version_context_for(dataset=None))
     reasons = {}
     for name in registry.all_metric_names():
         if name in computed:
@@ -52,14 +52,18 @@ def protocol_coverage(*, dataset: Dataset, metric_names: list[str]) -> dict[str,
     caption scores against all references, don't make a metric's agreement column complete)."""
     excluded = excluded_rater_ids_for(dataset=dataset)
     clips = protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded))
+    context = version_context_for(dataset=dataset)
     coverage, done = {}, []
     for name in metric_names:
         scorer = registry.scorer_for(name)
         if scorer in done:
             continue
         done.append(scorer)
-        plan = protocol.scoring_plan(clips, protocol_kind=scorer.protocol_kind)
-        stored = _stored_scores(scorer=scorer, plan=plan)
+        plan = protocol.scoring_plan(
+            clips, protocol_kind=scorer.protocol_kind, batching=protocol.scorer_batching(scorer)
+        )
+        # a stored NULL (an X-ACE factor not applicable to the caption) counts as computed
+        stored, _ = _stored_scores(scorer=scorer, plan=plan, context=context)
         keys = {_request_key(scorer, batch, request) for batch in plan.batches for request in batch.requests}
         for metric in scorer.metric_names:
             coverage[metric] = (sum(1 for key in keys if key in stored[metric]), len(keys))
@@ -105,7 +109,7 @@ def dashboard_refresh_by_id(*, kind: str, object_id: int) -> None:
 
 def agreement_page_data(*, dataset: Dataset) -> dict:
     def build() -> dict:
-        versions = current_versions(registry.all_metric_names())
+        versions = current_versions(registry.all_metric_names(), dataset=dataset)
         scored = selectors.dataset_scored_metric_names(dataset=dataset, versions=versions)
         coverage = protocol_coverage(dataset=dataset, metric_names=scored)
         complete = [name for name in scored if coverage[name][0] == coverage[name][1]]

@@ -32,6 +32,8 @@ from metrics_bridge.services.system_scores import (
 from ratings.models import PairwiseVote, ThumbsRating
 
 POINTS = {"a": (1.0, 0.0), "b": (0.0, 1.0), "none": (0.5, 0.5)}
+#: X-ACE variants whose system scores carry factor and attribute breakdowns -> the report key they go under
+XACE_BREAKDOWNS = {"XACE": "xace", "XACE_CAPTIONS": "xace_captions"}
 CI_RESAMPLES = 1000
 
 
@@ -129,7 +131,8 @@ def leaderboard_table(
     *, dataset: Dataset, metric_names: list[str] | None = None, unavailable: dict | None = None
 ) -> dict:
     """The leaderboard from stored scores only (nothing is computed): the JSON of the `leaderboard` command,
-    plus "xace" (per-system factor and attribute breakdowns) when X-ACE is among the metrics."""
+    plus "xace" / "xace_captions" (per-system factor and attribute breakdowns, factors not applicable to a
+    caption left out of its means) when XACE / XACE_CAPTIONS is among the metrics."""
     inputs = system_inputs(dataset_id=dataset.pk)
     if metric_names is None:
         metric_names = scored_metric_names(dataset=dataset, inputs=inputs)
@@ -162,15 +165,16 @@ def leaderboard_table(
         tau, count = kendall_tau_b([row["metrics"][name] for row in systems], human)
         rank_agreement[name] = {"kendall_tau": tau, "systems": count}
     report = {"dataset": dataset.name, "systems": systems, "rank_agreement": rank_agreement}
-    if "XACE" in metric_names:
-        report["xace"] = {
-            entry.name: {
-                "factors": scores[(system_id, "XACE")].details.get("factors", {}),
-                "attribute_categories": scores[(system_id, "XACE")].details.get("attribute_categories", {}),
+    for metric, key in XACE_BREAKDOWNS.items():
+        if metric in metric_names:
+            report[key] = {
+                entry.name: {
+                    "factors": scores[(system_id, metric)].details.get("factors", {}),
+                    "attribute_categories": scores[(system_id, metric)].details.get("attribute_categories", {}),
+                }
+                for system_id, entry in sorted(inputs.items(), key=lambda item: item[1].name)
+                if (system_id, metric) in scores
             }
-            for system_id, entry in inputs.items()
-            if (system_id, "XACE") in scores
-        }
     if unavailable:
         report["unavailable"] = unavailable
     return report
@@ -180,8 +184,13 @@ def win_rate_intervals(*, dataset: Dataset) -> dict[int, tuple[float, float] | N
     return {system_id: win_rate_interval(tally) for system_id, tally in pairwise_win_counts(dataset=dataset).items()}
 
 
-def leaderboard_build(*, dataset: Dataset, metric_names: list[str] | None = None, on_progress=None) -> dict:
-    """The leaderboard; system scores missing for the current captions are computed first (a Celery run)."""
+def leaderboard_build(
+    *, dataset: Dataset, enqueue, metric_names: list[str] | None = None, on_progress=None, watchdog=None
+) -> dict:
+    """The leaderboard; system scores missing for the current captions are computed first (a metric run
+    whose chunks go to the workers `enqueue` sends them to)."""
     run = system_scores_run_create(dataset=dataset, metric_names=metric_names)
-    computed, unavailable = run_to_completion(run=run, metric_names=metric_names, on_progress=on_progress)
+    computed, unavailable = run_to_completion(
+        run=run, metric_names=metric_names, enqueue=enqueue, on_progress=on_progress, watchdog=watchdog
+    )
     return leaderboard_table(dataset=dataset, metric_names=computed, unavailable=unavailable)

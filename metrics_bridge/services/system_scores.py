@@ -5,8 +5,11 @@ A system's inputs are its current captions in the dataset (superseded ones left 
 only scores of exactly the current inputs are read back (`current_system_scores`).
 
 Chunks of a leaderboard run carry `{"system_level": true, "dataset_id": ..., "system_id": ...}` per
-system instead of caption requests; `runs.chunk_score` hands them to `system_chunk_score`, which stores
-what it computed itself (idempotent upserts), so the run, progress and claiming machinery is shared.
+system instead of caption requests; `runs.chunk_score` hands them to `system_chunk_score`, which returns
+unsaved SystemScore rows (and the caption scores computed on the way): the chunk service stores them in
+the transaction that finishes the chunk under its lease (metrics_bridge/services/chunks.py), so a
+leaderboard run has the same claiming, leases, attempt cap, progress and recovery as any metric run.
+Like every service, this module never imports Celery: the caller passes `enqueue`.
 """
 
 import hashlib
@@ -18,12 +21,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Caption, Dataset
-from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, SystemScore
+from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, ReferenceSet, SystemScore
 from metrics_bridge.scoring import registry, system_level
-from metrics_bridge.scoring.base import ScoreResult, ScoringRequest
+from metrics_bridge.scoring.base import ScoreResult, ScoringRequest, scorer_version
 from metrics_bridge.selectors import gold_annotations_by_clip
-from metrics_bridge.services.contexts import scoring_context_for
+from metrics_bridge.services.contexts import scoring_context_for, version_context_for
 from metrics_bridge.services.reference_sets import reference_set_key, reference_sets_ensure
+from metrics_bridge.services.runs import Enqueue, metric_run_execute, requested_scorers_for
 
 #: captions per chunk (several small systems share a chunk; a big one gets its own)
 CHUNK_CAPTIONS = 2000
@@ -98,16 +102,15 @@ def fingerprints_for(*, inputs: dict[int, SystemInputs], scorer) -> dict[int, st
     return {system_id: entry.fingerprint(gold=gold) for system_id, entry in inputs.items()}
 
 
-def current_versions(metric_names: list[str]) -> dict[str, str]:
-    from metrics_bridge.services.runs import scorer_version
-
-    context = scoring_context_for(clip_ids=None)
+def current_versions(metric_names: list[str], *, dataset: Dataset) -> dict[str, str]:
+    """The version each metric's scores are stored under for this dataset (DATE's delta is a dataset setting)."""
+    context = version_context_for(dataset=dataset)
     return {name: scorer_version(registry.scorer_for(name), context) for name in metric_names}
 
 
 def current_system_scores(*, dataset: Dataset, inputs: dict[int, SystemInputs], metric_names: list[str]) -> dict:
     """{(system id, metric): SystemScore} for scores of exactly the systems' current inputs at current versions."""
-    versions = current_versions(metric_names)
+    versions = current_versions(metric_names, dataset=dataset)
     # The inputs are the same for every scorer but those that also read gold annotations: hash them once each way.
     fingerprints: dict[bool, dict[int, str]] = {}
     for name in metric_names:
@@ -126,35 +129,28 @@ def current_system_scores(*, dataset: Dataset, inputs: dict[int, SystemInputs], 
 # --- Planning ---------------------------------------------------------------------------------------
 
 
-def requested_scorers(metric_names: list[str] | None) -> tuple[list, dict[str, str], list[str]]:
+def requested_scorers(metric_names: list[str] | None, *, dataset: Dataset) -> tuple[list, dict[str, str], list[str]]:
     """(scorers, unavailable {name: reason}, available requested names); default: every available metric."""
-    context = scoring_context_for(clip_ids=None)
-    unavailable_all = registry.unavailable_metrics(context)
-    known = registry.all_metric_names()
+    scorers, unavailable = requested_scorers_for(metric_names, version_context_for(dataset=dataset))
     if metric_names is None:
-        metric_names = [name for name in known if name not in unavailable_all]
-    unknown = [name for name in metric_names if name not in known]
-    if unknown:
-        raise ValueError(f"unknown metric(s): {', '.join(unknown)} (known: {', '.join(known)})")
-    unavailable = {name: unavailable_all[name] for name in metric_names if name in unavailable_all}
-    available = [name for name in metric_names if name not in unavailable]
-    scorers = []
-    for name in available:
-        scorer = registry.scorer_for(name)
-        if scorer not in scorers:
-            scorers.append(scorer)
+        available = [name for scorer in scorers for name in scorer.metric_names]
+    else:
+        available = [name for name in metric_names if name not in unavailable]
     return scorers, unavailable, available
 
 
-@transaction.atomic
 def system_scores_run_create(
     *, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None
 ) -> MetricRun:
-    """A run with one chunk per (scorer, group of systems) still lacking a score of its current inputs."""
-    scorers, unavailable, available = requested_scorers(metric_names)
+    """A run with one chunk per (scorer, group of systems) still lacking a score of its current inputs.
+
+    Nothing is queued yet (`metric_run_dispatch` or `run_to_completion` send the chunks). As in
+    `runs.metric_run_create`, reading the data happens before the write transaction.
+    """
+    scorers, unavailable, available = requested_scorers(metric_names, dataset=dataset)
     inputs = system_inputs(dataset_id=dataset.pk)
     existing = current_system_scores(dataset=dataset, inputs=inputs, metric_names=available)
-    run = MetricRun.objects.create(
+    run = MetricRun(
         dataset=dataset,
         metrics=[name for scorer in scorers for name in scorer.metric_names if name in available],
         unavailable=unavailable,
@@ -177,12 +173,15 @@ def system_scores_run_create(
             size += len(entry.requests)
         if group:
             chunks.append(_chunk(run, len(chunks), scorer, dataset, group))
-    MetricRunChunk.objects.bulk_create(chunks)
     run.chunks_total = len(chunks)
     if not chunks:
         run.status = MetricRun.Status.DONE
         run.finished_at = timezone.now()
-    run.save()
+    with transaction.atomic():
+        run.save()
+        for chunk in chunks:
+            chunk.run = run
+        MetricRunChunk.objects.bulk_create(chunks)
     return run
 
 
@@ -198,27 +197,26 @@ def is_system_chunk(chunk: MetricRunChunk) -> bool:
     return bool(chunk.requests) and isinstance(chunk.requests[0], dict) and bool(chunk.requests[0].get("system_level"))
 
 
-def system_chunk_score(*, chunk: MetricRunChunk) -> list:
-    """Score the chunk's systems and upsert their SystemScore rows (and the caption scores computed on the
-    way). Returns no caption-level rows for the caller to store."""
-    from metrics_bridge.services.runs import scorer_version
-
+def system_chunk_score(*, chunk: MetricRunChunk) -> list[SystemScore | MetricScore]:
+    """Score the chunk's systems: unsaved SystemScore rows, plus the MetricScore rows of caption scores
+    computed on the way (caption-mean metrics). The chunk service stores both with the chunk's end."""
     scorer = registry.scorer_for(chunk.metric)
     dataset_id = chunk.requests[0]["dataset_id"]
     inputs = system_inputs(dataset_id=dataset_id, system_ids=[request["system_id"] for request in chunk.requests])
     clip_ids = {clip_id for entry in inputs.values() for _, clip_id, _, _ in entry.requests}
-    context = scoring_context_for(clip_ids=clip_ids)
+    context = scoring_context_for(clip_ids=clip_ids, dataset=chunk.run.dataset)
     version = scorer_version(scorer, context)
     fingerprints = fingerprints_for(inputs=inputs, scorer=scorer)
     _pretokenize(scorer, inputs)
+    caption_rows: list[MetricScore] = []
     if system_level.is_caption_mean(scorer):
-        values = _caption_mean_values(scorer, version, inputs, context, chunk.run_id)
+        values, caption_rows = _caption_mean_values(scorer, version, inputs, context, chunk.run_id)
     else:
         values = {
             system_id: system_level.system_value(scorer, entry.scoring_requests(), context)
             for system_id, entry in inputs.items()
         }
-    rows = [
+    system_rows = [
         SystemScore(
             dataset_id=dataset_id,
             system_id=system_id,
@@ -232,13 +230,7 @@ def system_chunk_score(*, chunk: MetricRunChunk) -> list:
         for system_id, by_name in values.items()
         for name, value in by_name.items()
     ]
-    SystemScore.objects.bulk_create(
-        rows,
-        update_conflicts=True,
-        unique_fields=["dataset", "system", "metric", "version", "fingerprint"],
-        update_fields=["value", "details", "run"],
-    )
-    return []
+    return [*caption_rows, *system_rows]
 
 
 def _pretokenize(scorer, inputs: dict[int, SystemInputs]) -> None:
@@ -253,8 +245,9 @@ def _pretokenize(scorer, inputs: dict[int, SystemInputs]) -> None:
     ptb_tokenizer.tokenize_texts(sorted(texts))
 
 
-def _caption_mean_values(scorer, version, inputs, context, run_id) -> dict[int, dict]:
-    """Means of per-caption scores against all references; stored scores are reused, missing ones stored."""
+def _caption_mean_values(scorer, version, inputs, context, run_id) -> tuple[dict[int, dict], list[MetricScore]]:
+    """Means of per-caption scores against all references (a NULL score, e.g. an X-ACE factor absent from
+    both graphs, is left out), and the unsaved rows of the caption scores that were missing."""
     keys = {
         references: reference_set_key(texts=references, context=ALL_REFERENCES_CONTEXT)
         for entry in inputs.values()
@@ -276,15 +269,14 @@ def _caption_mean_values(scorer, version, inputs, context, run_id) -> dict[int, 
         for request in entry.scoring_requests()
         if any((name, request.candidate_id, keys[request.references]) not in stored for name in scorer.metric_names)
     ]
+    new_rows = []
     if missing:
         results = scorer.score_batch(missing, context)
+        # Reference sets are content-addressed: creating them ahead of the chunk's end is harmless.
         reference_sets_ensure(entries={keys[r.references]: (r.references, ALL_REFERENCES_CONTEXT) for r in missing})
-        from metrics_bridge.models import ReferenceSet
-
         reference_set_ids = dict(
             ReferenceSet.objects.filter(key__in={keys[r.references] for r in missing}).values_list("key", "pk")
         )
-        new_rows = []
         for name in scorer.metric_names:
             for request, result in zip(missing, results[name], strict=True):
                 stored[(name, request.candidate_id, keys[request.references])] = result
@@ -294,18 +286,11 @@ def _caption_mean_values(scorer, version, inputs, context, run_id) -> dict[int, 
                         version=version,
                         caption_id=request.candidate_id,
                         reference_set_id=reference_set_ids[keys[request.references]],
-                        value=result.value,
+                        value=None if result.value is None else float(result.value),
                         details=result.details or {},
                         run_id=run_id,
                     )
                 )
-        MetricScore.objects.bulk_create(
-            new_rows,
-            update_conflicts=True,
-            unique_fields=["metric", "version", "caption", "reference_set"],
-            update_fields=["value", "details", "run"],
-            batch_size=500,
-        )
     values = {}
     for system_id, entry in inputs.items():
         results = {
@@ -313,15 +298,16 @@ def _caption_mean_values(scorer, version, inputs, context, run_id) -> dict[int, 
             for name in scorer.metric_names
         }
         values[system_id] = system_level.caption_means(scorer.metric_names, results)
-    return values
+    return values, new_rows
 
 
-def run_to_completion(*, run: MetricRun, metric_names: list[str] | None, on_progress=None) -> tuple[list[str], dict]:
-    """Execute a planned run (Celery, with progress) and return (metric names with scores, unavailable reasons)."""
-    from metrics_bridge.services.runs import metric_run_execute
-
-    run = metric_run_execute(run=run, on_progress=on_progress)
-    _, unavailable, available = requested_scorers(metric_names)
+def run_to_completion(
+    *, run: MetricRun, metric_names: list[str] | None, enqueue: Enqueue, on_progress=None, watchdog=None
+) -> tuple[list[str], dict]:
+    """Send a planned run's chunks to the workers `enqueue` reaches, wait for its end (with progress), and
+    return (metric names with scores, unavailable reasons)."""
+    run = metric_run_execute(run=run, enqueue=enqueue, on_progress=on_progress, watchdog=watchdog)
+    _, unavailable, available = requested_scorers(metric_names, dataset=run.dataset)
     if run.status != MetricRun.Status.DONE:
         for name in run.metrics:
             unavailable[name] = f"computation failed in metric run {run.pk}: {run.error}"

@@ -13,15 +13,19 @@ A caption's human value is the mean over its (included) raters. System level: pe
 
 from collections import defaultdict
 
+from django.db import transaction
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from metrics_bridge.agreement.inter_rater import THUMBS_FIELDS, icc_2k_of_ratings, rater_bias, thumbs_alpha
 from metrics_bridge.agreement.statistics import metric_human_correlations
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
+from metrics_bridge.scoring.base import scorer_version
+from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.plans import PlannedBatch, chunk_requests_for
 from metrics_bridge.services.reference_sets import reference_sets_ensure
-from metrics_bridge.services.runs import _chunks_for
+from metrics_bridge.services.runs import chunks_for
 from metrics_bridge.services.system_scores import current_versions, requested_scorers, run_to_completion
 from ratings.models import Assignment, Campaign, ThumbsRating
 from ratings.selectors import campaign_included_thumbs_ratings
@@ -104,7 +108,7 @@ def caption_metric_values(
 ) -> dict[str, dict[int, float]]:
     """{metric: {caption id: stored value}} at current versions (missing scores are simply absent)."""
     batch = _campaign_batch(campaign, caption_ids)
-    versions = current_versions(metric_names)
+    versions = current_versions(metric_names, dataset=campaign.dataset)
     values: dict[str, dict[int, float]] = {}
     for name in metric_names:
         scorer = registry.scorer_for(name)
@@ -120,34 +124,39 @@ def caption_metric_values(
     return values
 
 
-def thumbs_scores_run_create(*, campaign: Campaign, metric_names: list[str] | None = None) -> MetricRun:
-    """A run scoring the campaign's rated captions that lack a score of the requested metrics."""
-    from metrics_bridge.services.contexts import scoring_context_for
-    from metrics_bridge.services.runs import scorer_version
-
-    scorers, unavailable, available = requested_scorers(metric_names)
+def thumbs_scores_run_create(
+    *, campaign: Campaign, metric_names: list[str] | None = None, requested_by=None
+) -> MetricRun:
+    """A run scoring the campaign's rated captions that lack a score of the requested metrics (nothing is
+    queued yet; planning happens before the write transaction, as in `runs.metric_run_create`)."""
+    scorers, unavailable, available = requested_scorers(metric_names, dataset=campaign.dataset)
     caption_ids = set(campaign_included_thumbs_ratings(campaign=campaign).values_list("caption_id", flat=True))
     batch = _campaign_batch(campaign, caption_ids)
-    context = scoring_context_for(clip_ids=None)
-    run = MetricRun.objects.create(
+    context = version_context_for(dataset=campaign.dataset)
+    run = MetricRun(
         dataset=campaign.dataset,
         metrics=[name for scorer in scorers for name in scorer.metric_names if name in available],
         unavailable=unavailable,
+        requested_by=requested_by,
     )
     chunks, reference_sets = [], {}
     for scorer in scorers:
         requests, batch_reference_sets = chunk_requests_for(batch=batch, corpus_level=scorer.corpus_level)
         reference_sets.update(batch_reference_sets)
-        for chunk_requests in _chunks_for(scorer, scorer_version(scorer, context), requests) if requests else []:
+        for chunk_requests in chunks_for(scorer, scorer_version(scorer, context), requests) if requests else []:
             chunks.append(
                 MetricRunChunk(run=run, index=len(chunks), metric=scorer.metric_names[0], requests=chunk_requests)
             )
-    reference_sets_ensure(entries=reference_sets)
-    MetricRunChunk.objects.bulk_create(chunks)
     run.chunks_total = len(chunks)
     if not chunks:
         run.status = MetricRun.Status.DONE
-    run.save()
+        run.finished_at = timezone.now()
+    with transaction.atomic():
+        run.save()
+        for chunk in chunks:
+            chunk.run = run
+        reference_sets_ensure(entries=reference_sets)
+        MetricRunChunk.objects.bulk_create(chunks)
     return run
 
 
@@ -216,10 +225,15 @@ def _caption_authors(caption_ids: set[int]) -> dict[int, str]:
     return {caption_id: system or "human" for caption_id, system in rows}
 
 
-def thumbs_report_build(*, campaign: Campaign, metric_names: list[str] | None = None, on_progress=None) -> dict:
-    """The report; scores missing for the rated captions are computed first (a Celery run)."""
+def thumbs_report_build(
+    *, campaign: Campaign, enqueue, metric_names: list[str] | None = None, on_progress=None, watchdog=None
+) -> dict:
+    """The report; scores missing for the rated captions are computed first (a metric run whose chunks go
+    to the workers `enqueue` sends them to)."""
     run = thumbs_scores_run_create(campaign=campaign, metric_names=metric_names)
-    computed, unavailable = run_to_completion(run=run, metric_names=metric_names, on_progress=on_progress)
+    computed, unavailable = run_to_completion(
+        run=run, metric_names=metric_names, enqueue=enqueue, on_progress=on_progress, watchdog=watchdog
+    )
     report = thumbs_report_table(campaign=campaign, metric_names=computed)
     if unavailable:
         report["unavailable"] = unavailable

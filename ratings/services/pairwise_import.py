@@ -51,6 +51,7 @@ from annotation.services.importing import (
     json_type_name,
     text_field_check,
 )
+from config.structured_log import logged_import
 from ratings.models import CaptionPair, PairwiseVote, Source
 from ratings.services.caption_merge import caption_merge
 
@@ -119,6 +120,7 @@ def pairwise_judgements_import_from_path(*, path: Path | str, dataset_name: str)
     return pairwise_judgements_import(data=data, dataset_name=dataset_name, source_name=source_name)
 
 
+@logged_import("pairwise_judgements")
 def pairwise_judgements_import(*, data: Any, dataset_name: str, source_name: str) -> ImportSummary:
     """Validate everything, then write in one transaction. Raises ImportDataError before any write."""
     dataset_name_validate(name=dataset_name)

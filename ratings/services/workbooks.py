@@ -36,6 +36,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Caption, Clip, Dataset
+from config.structured_log import logged_import
 from ratings.models import Assignment, AssignmentItem, Campaign, Source, ThumbsRating, WorkbookUpload
 from ratings.services.campaigns import assignment_sync_captions, campaign_add_raters, campaign_create
 from ratings.workbooks.packaging import AUDIO_FOLDER, AudioEntry, audio_file_name, rater_zip_write
@@ -434,6 +435,7 @@ def _items_complete(*, rater: AbstractBaseUser, items: list[AssignmentItem]) -> 
     return len(done)
 
 
+@logged_import("thumbs_workbook")
 def workbook_import(
     *, content: bytes, file_name: str, campaign_name: str, rater: AbstractBaseUser, dry_run: bool = False
 ) -> dict:

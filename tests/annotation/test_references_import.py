@@ -50,7 +50,9 @@ def test_audiocaps_layout_groups_rows_by_video_and_matches_existing_clips(tmp_pa
     assert _refs("UDGBjjwyaqE") == ["Multiple clanging and clanking sounds"]
     assert Clip.objects.filter(dataset__name="ace").count() == 2
     assert Clip.objects.get(external_id="UDGBjjwyaqE").file_name == "YUDGBjjwyaqE.wav"
-    labels = Caption.objects.filter(clip__external_id="r1nicOVtvkQ", role="reference").values_list("source_label", flat=True)
+    labels = Caption.objects.filter(clip__external_id="r1nicOVtvkQ", role="reference").values_list(
+        "source_label", flat=True
+    )
     assert sorted(labels) == ["audiocap_91139", "audiocap_91140"]
 
 

@@ -52,24 +52,49 @@ def test_the_same_file_twice_changes_nothing(tmp_path, clotho_slice):
     path = _csv(tmp_path, [(clotho_slice[0]["raw_name"], "a dog barks")])
     call_command("import_system_captions", str(path), "--dataset", "slice", "--system", "mine")
     before = all_rows_snapshot()
-    summary = system_captions_import(content=path.read_bytes(), source_name="s.csv", dataset_name="slice", system_name="mine")
+    summary = system_captions_import(
+        content=path.read_bytes(), source_name="s.csv", dataset_name="slice", system_name="mine"
+    )
     assert all_rows_snapshot() == before
     assert not summary.changed_anything
 
 
 def test_a_changed_file_supersedes_old_captions_and_keeps_their_ratings(tmp_path, clotho_slice, make_user):
     first, second = clotho_slice[0]["raw_name"], clotho_slice[1]["raw_name"]
-    call_command("import_system_captions", str(_csv(tmp_path, [(first, "old one"), (second, "kept")])), "--dataset", "slice", "--system", "mine")
+    call_command(
+        "import_system_captions",
+        str(_csv(tmp_path, [(first, "old one"), (second, "kept")])),
+        "--dataset",
+        "slice",
+        "--system",
+        "mine",
+    )
     old = Caption.objects.get(text="old one")
-    rating = ThumbsRating.objects.create(rater=make_user("r", "rater"), caption=old, precision=3, recall=3, fluency=Decimal("0"))
+    rating = ThumbsRating.objects.create(
+        rater=make_user("r", "rater"), caption=old, precision=3, recall=3, fluency=Decimal("0")
+    )
 
-    call_command("import_system_captions", str(_csv(tmp_path, [(first, "new one")], name="v2.csv")), "--dataset", "slice", "--system", "mine")
+    call_command(
+        "import_system_captions",
+        str(_csv(tmp_path, [(first, "new one")], name="v2.csv")),
+        "--dataset",
+        "slice",
+        "--system",
+        "mine",
+    )
 
     assert _current() == {first: "new one", second: "kept"}
     old.refresh_from_db()
     assert old.superseded_at is not None and ThumbsRating.objects.get(pk=rating.pk).caption_id == old.pk
     # going back to the first text brings the old caption back instead of a duplicate
-    call_command("import_system_captions", str(_csv(tmp_path, [(first, "old one")], name="v3.csv")), "--dataset", "slice", "--system", "mine")
+    call_command(
+        "import_system_captions",
+        str(_csv(tmp_path, [(first, "old one")], name="v3.csv")),
+        "--dataset",
+        "slice",
+        "--system",
+        "mine",
+    )
     assert _current() == {first: "old one", second: "kept"}
     assert Caption.objects.filter(system__name="mine", clip__external_id=first).count() == 2
     old.refresh_from_db()
@@ -80,7 +105,12 @@ def test_every_problem_is_listed_with_its_row_and_nothing_is_written(tmp_path, c
     name = clotho_slice[0]["raw_name"]
     path = _csv(
         tmp_path,
-        [(name, "fine"), ("nope.wav", "a caption"), (clotho_slice[1]["raw_name"], "  "), (name.rsplit(".", 1)[0], "again")],
+        [
+            (name, "fine"),
+            ("nope.wav", "a caption"),
+            (clotho_slice[1]["raw_name"], "  "),
+            (name.rsplit(".", 1)[0], "again"),
+        ],
     )
     before = all_rows_snapshot()
     with pytest.raises(CommandError) as raised:

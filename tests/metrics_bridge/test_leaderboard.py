@@ -13,8 +13,9 @@ from scipy import stats
 
 from annotation.models import Caption
 from annotation.services.system_captions import system_captions_import
-from metrics_bridge.models import MetricRun, SystemScore
+from metrics_bridge.models import MetricRun, MetricScore, SystemScore
 from metrics_bridge.services.leaderboard import leaderboard_build, leaderboard_table
+from metrics_bridge.tasks import enqueue_chunks
 from ratings.models import Campaign, PairwiseVote, ThumbsRating
 from ratings.services.pairwise_import import pairwise_judgements_import
 
@@ -133,7 +134,7 @@ def test_system_values_equal_pycocoevalcap_corpus_scores_and_human_columns_equal
 
 def test_a_changed_submission_shows_no_stale_score_until_recomputed(board, capsys):
     dataset = Caption.objects.first().clip.dataset
-    leaderboard_build(dataset=dataset, metric_names=["ROUGE_L"])
+    leaderboard_build(dataset=dataset, metric_names=["ROUGE_L"], enqueue=enqueue_chunks)
     before = {
         row["system"]: row["metrics"]["ROUGE_L"]
         for row in leaderboard_table(dataset=dataset, metric_names=["ROUGE_L"])["systems"]
@@ -152,14 +153,14 @@ def test_a_changed_submission_shows_no_stale_score_until_recomputed(board, capsy
     runs_before = MetricRun.objects.count()
     after = {
         row["system"]: row["metrics"]["ROUGE_L"]
-        for row in leaderboard_build(dataset=dataset, metric_names=["ROUGE_L"])["systems"]
+        for row in leaderboard_build(dataset=dataset, metric_names=["ROUGE_L"], enqueue=enqueue_chunks)["systems"]
     }
     assert after["nn"] == before["nn"] and after["mine"] != before["mine"]
     run = MetricRun.objects.order_by("-pk").first()
     assert MetricRun.objects.count() == runs_before + 1 and run.chunks_total == 1  # only "mine" was rescored
     assert SystemScore.objects.filter(system__name="mine", metric="ROUGE_L").count() == 2
     # nothing missing: a further build plans no chunk
-    leaderboard_build(dataset=dataset, metric_names=["ROUGE_L"])
+    leaderboard_build(dataset=dataset, metric_names=["ROUGE_L"], enqueue=enqueue_chunks)
     assert MetricRun.objects.order_by("-pk").first().chunks_total == 0
 
 
@@ -190,3 +191,80 @@ def test_unknown_metric_and_dataset(board):
         call_command("leaderboard", "--dataset", "board", "--metrics", "BLEU_9")
     with pytest.raises(CommandError, match='dataset "nope" does not exist'):
         call_command("leaderboard", "--dataset", "nope")
+
+
+TINY_CLIPS = [  # (references, caption of s1, caption of s2): few nodes, so some factors are in neither graph
+    (("a dog barks", "a dog is barking"), "a dog barks", "a loud dog barks then a car passes"),
+    (("rain falls on a roof", "heavy rain falls"), "rain is falling", "a dog barks"),
+    (("birds chirp", "small birds are chirping"), "birds chirp loudly", "birds chirp"),
+    (("a car passes by", "a car drives past"), "a car passes", "wind blows"),
+]
+
+
+def test_date_is_mecat_set_score_and_xace_factor_means_skip_not_applicable_factors():
+    """DATE per system: the mean of issue-12a's date_item_scores over the system's captions at the dataset's
+    delta. X-ACE factors: a factor absent from both graphs is stored NULL and left out of the system's mean."""
+    from annotation.models import CaptioningSystem, Clip, Dataset
+    from metrics_bridge.scoring.date import date_item_scores
+    from metrics_bridge.services.system_scores import current_versions
+
+    # the leaderboard must use the dataset's DATE delta, not the default
+    dataset = Dataset.objects.create(name="tiny", date_delta=0.25)
+    systems = [CaptioningSystem.objects.create(name=name) for name in ("s1", "s2")]
+    for index, (references, *candidates) in enumerate(TINY_CLIPS):
+        clip = Clip.objects.create(dataset=dataset, external_id=f"clip-{index}")
+        for position, text in enumerate(references):
+            Caption.objects.create(clip=clip, text=text, role="reference", author_kind="human", position=position)
+        for system, text in zip(systems, candidates, strict=True):
+            Caption.objects.create(clip=clip, text=text, role="candidate", author_kind="machine", system=system)
+    factors = {"XACE_E": "event", "XACE_S": "source", "XACE_A": "attribute", "XACE_R": "relation"}
+    report = leaderboard_build(dataset=dataset, metric_names=["DATE", "XACE", *factors], enqueue=enqueue_chunks)
+    rows = {row["system"]: row for row in report["systems"]}
+
+    for number, system in enumerate(("s1", "s2"), start=1):
+        expected = date_item_scores(
+            [candidates[number - 1] for _, *candidates in TINY_CLIPS],
+            [list(references) for references, *_ in TINY_CLIPS],
+            delta=0.25,
+        )
+        assert rows[system]["metrics"]["DATE"] == pytest.approx(np.mean([item["date"] for item in expected]))
+
+    versions = current_versions(list(factors), dataset=dataset)
+    nulls = 0
+    for metric, factor in factors.items():
+        for system, row in rows.items():
+            stored = MetricScore.objects.filter(
+                metric=metric, version=versions[metric], caption__system__name=system, reference_set__context=""
+            ).values_list("value", flat=True)
+            assert len(stored) == len(TINY_CLIPS)
+            applicable = [value for value in stored if value is not None]
+            nulls += len(stored) - len(applicable)
+            assert row["metrics"][metric] == (pytest.approx(np.mean(applicable)) if applicable else None), system
+            assert report["xace"][system]["factors"][factor]["captions"] == len(applicable)
+    assert nulls > 0  # some captions have a factor in neither graph (no attribute, no temporal relation)
+
+
+def test_a_system_chunk_stores_its_scores_only_under_its_lease(board):
+    """Leaderboard chunks go through the same claim / lease / store path as any chunk (issue 9)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from metrics_bridge.models import MetricRunChunk
+    from metrics_bridge.services import runs
+    from metrics_bridge.services.chunks import ChunkOutcome, _chunk_store, chunk_claim
+    from metrics_bridge.services.system_scores import system_scores_run_create
+
+    dataset = Caption.objects.first().clip.dataset
+    run = system_scores_run_create(dataset=dataset, metric_names=["ROUGE_L"])
+    chunk = run.chunks.get()
+    stale = chunk_claim(chunk_id=chunk.pk, worker="slow worker")
+    MetricRunChunk.objects.filter(pk=chunk.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    fresh = chunk_claim(chunk_id=chunk.pk, worker="new worker")
+
+    assert _chunk_store(chunk=stale, scores=runs.chunk_score(chunk=stale)) == ChunkOutcome.LEASE_LOST
+    assert not SystemScore.objects.exists() and not MetricScore.objects.exists()
+    assert _chunk_store(chunk=fresh, scores=runs.chunk_score(chunk=fresh)) == ChunkOutcome.DONE
+    assert SystemScore.objects.filter(metric="ROUGE_L").count() == len(chunk.requests)
+    run.refresh_from_db()
+    assert run.status == MetricRun.Status.DONE

@@ -41,7 +41,8 @@ def test_table_output_and_unknown_dataset(capsys):
     call_command("dataset_stats", "--dataset", "ace", "--format", "table")
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "Dataset ace"
-    assert [line.split()[-1] for line in lines[1:-1]] == ["2", "0", "10", "5", "2", "1", "1", "3", "28", "0", "0", "1", "4"]
+    counts = ["2", "0", "10", "5", "2", "1", "1", "3", "28", "0", "0", "1", "4"]
+    assert [line.split()[-1] for line in lines[1:-1]] == counts
     assert lines[-1].split(None, 1) == ["systems", "sys_a, sys_b, sys_c"]
     with pytest.raises(CommandError, match='dataset "nope" does not exist'):
         call_command("dataset_stats", "--dataset", "nope", "--format", "json")

@@ -15,7 +15,7 @@ from annotation.services.demo import (
 )
 from annotation.services.importing import ImportDataError
 from metrics_bridge.models import MetricRun
-from metrics_bridge.services.runs import metric_run_start
+from metrics_bridge.tasks import start_metric_run
 from ratings.services.demo import demo_campaigns_ensure, demo_pairs_ensure
 
 DEMO_METRICS = ["BLEU_4", "ROUGE_L"]
@@ -57,13 +57,14 @@ class Command(BaseCommand):
 
         if not no_metrics:
             try:
-                run = metric_run_start(dataset=dataset, metric_names=DEMO_METRICS)
+                run = start_metric_run(dataset=dataset, metric_names=DEMO_METRICS)
             except ValueError as error:
                 raise CommandError(f"metric run: {error}") from None
             run.refresh_from_db()
             self.stdout.write(
-                f"metric run {run.pk} ({', '.join(run.metrics)}): {run.status}, "
+                f"metric run {run.pk} ({', '.join(run.metrics)}): {run.get_status_display().lower()}, "
                 f"{run.chunks_done}/{run.chunks_total} chunks"
+                + ("" if run.is_finished else " (queued: a Celery worker scores it, e.g. the one ./scripts/run starts)")
             )
             if run.status == MetricRun.Status.FAILED:
                 raise CommandError(f"metric run {run.pk} failed: {run.error}")
@@ -72,4 +73,4 @@ class Command(BaseCommand):
         for account in accounts:
             password = account.password or "(unchanged; --reset-passwords sets a new one)"
             self.stdout.write(f"  {account.username:<10} {', '.join(account.roles):<10} {password}")
-        self.stdout.write(f"\nSign in at {url}  (start the server with: python manage.py runserver)")
+        self.stdout.write(f"\nSign in at {url}")

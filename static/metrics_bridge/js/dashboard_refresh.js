@@ -6,7 +6,7 @@
   const box = document.getElementById("dashboard-stale");
   if (!box) return;
   const run = document.getElementById("dashboard-run");
-  if (run && !["done", "failed", "cancelled"].includes(run.dataset.status)) return;
+  if (run && !["done", "done_with_errors", "failed", "cancelled"].includes(run.dataset.status)) return;
   const url = box.dataset.refreshUrl;
   const token = box.querySelector("input[name=csrfmiddlewaretoken]").value;
   const error = document.getElementById("dashboard-stale-error");

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0003_tag_category_constraint'),
+        ('annotation', '0004_dataset_metric_settings'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -7,8 +7,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0004_caption_superseded_and_system_submissions'),
-        ('metrics_bridge', '0001_initial'),
+        ('annotation', '0005_caption_superseded_and_system_submissions'),
+        ('metrics_bridge', '0003_chunk_leases_worker_heartbeats'),
     ]
 
     operations = [
@@ -28,7 +28,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('metric', models.CharField(max_length=50)),
-                ('version', models.CharField(max_length=200)),
+                ('version', models.CharField(max_length=500)),
                 ('fingerprint', models.CharField(max_length=64)),
                 ('value', models.FloatField(blank=True, null=True)),
                 ('details', models.JSONField(blank=True, default=dict)),
