@@ -4,10 +4,11 @@ Everything a person produced about the duplicate moves to the caption that stays
 ratings, campaign memberships and the raters' caption orders. Derived rows (metric scores) are
 deleted with the duplicate; they are recomputed for the caption that stays. A rater who rated both
 captions is a conflict this cannot resolve silently, so it raises and the caller's transaction
-writes nothing.
+writes nothing. (Ratings are bound to their campaign: the same rater may have rated both captions in
+different campaigns; those ratings simply both stay.)
 """
 
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 
 from annotation.models import Caption
 from annotation.services.importing import ImportDataError
@@ -27,7 +28,9 @@ def caption_merge(*, duplicate: Caption, into: Caption) -> None:
         raise ImportDataError(
             f'caption "{duplicate.text}" would be compared with itself in pair(s) {", ".join(both_sides)}'
         )
-    conflicts = ThumbsRating.objects.filter(caption=duplicate, rater__in=into.thumbs_ratings.values("rater"))
+    # one rating per (campaign, rater, caption): the same rater rating both in one campaign cannot be merged
+    same_study = ThumbsRating.objects.filter(caption=into, rater=OuterRef("rater"), campaign=OuterRef("campaign"))
+    conflicts = ThumbsRating.objects.filter(Exists(same_study), caption=duplicate)
     if conflicts.exists():
         raters = ", ".join(sorted(conflicts.values_list("rater__username", flat=True)))
         raise ImportDataError(f'caption "{duplicate.text}" was rated under two identities by {raters}; resolve by hand')

@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Caption, CaptioningSystem
 from annotation.services.system_captions import system_captions_import
-from ratings.models import ThumbsRating
+from ratings.models import Campaign, ThumbsRating
 from ratings.services.pairwise_import import pairwise_judgements_import
 from tests.annotation.table_counts import all_rows_snapshot
 
@@ -70,8 +70,9 @@ def test_a_changed_file_supersedes_old_captions_and_keeps_their_ratings(tmp_path
         "mine",
     )
     old = Caption.objects.get(text="old one")
+    study = Campaign.objects.create(name="study", dataset=old.clip.dataset, task_type="thumbs")
     rating = ThumbsRating.objects.create(
-        rater=make_user("r", "rater"), caption=old, precision=3, recall=3, fluency=Decimal("0")
+        rater=make_user("r", "rater"), caption=old, campaign=study, precision=3, recall=3, fluency=Decimal("0")
     )
 
     call_command(

@@ -50,10 +50,11 @@ def test_dashboards_on_the_demo_data(page_for, live_server, make_user, media_roo
     campaign = Campaign.objects.get(task_type="thumbs")
     raters = [make_user(n, "rater") for n in ("r1", "r2", "r3")]
     rate(campaign, list(campaign.captions.all()) or list(Caption.objects.filter(role="candidate")), raters[:2])
+    pairwise = Campaign.objects.get(task_type="pairwise")
     for index, pair in enumerate(CaptionPair.objects.filter(clip__dataset=dataset).order_by("pk")):
         for offset, rater in enumerate(raters):  # people mostly prefer caption a, sometimes b or neither
             choice = "a" if (index + offset) % 4 else ("b" if offset % 2 else "none")
-            PairwiseVote.objects.create(rater=rater, pair=pair, choice=choice)
+            PairwiseVote.objects.create(rater=rater, pair=pair, campaign=pairwise, choice=choice)
     page = page_for(make_user("chief", staff=True))
     page.set_default_timeout(60_000)  # computing pages on a loaded 2-core machine
 

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Caption, CaptioningSystem
-from ratings.models import CaptionPair, ThumbsRating
+from ratings.models import Campaign, CaptionPair, ThumbsRating
 from ratings.services.pairwise_import import pairwise_judgements_import, system_name_from_label
 
 pytestmark = pytest.mark.django_db
@@ -146,7 +146,10 @@ def test_reimporting_corrects_a_label_based_import_without_duplicating_anything(
     rater = make_user("rita", "rater")
     _file_like_the_label_based_importer(items, rater)
     misfiled_human = Caption.objects.get(system__name="h5h5")  # "birds chirp", a reference, filed as a system
-    ThumbsRating.objects.create(rater=rater, caption=misfiled_human, precision=4, recall=3, fluency=Decimal("-0.1"))
+    study = Campaign.objects.create(name="rita-study", dataset=misfiled_human.clip.dataset, task_type="thumbs")
+    ThumbsRating.objects.create(
+        rater=rater, caption=misfiled_human, campaign=study, precision=4, recall=3, fluency=Decimal("-0.1")
+    )
     assert CaptioningSystem.objects.filter(name__in=["7f3a9c", "x9x9", "acT_12345", "cnn_1000"]).count() == 4
     assert canonical_pairs() != expected_pairs
 
