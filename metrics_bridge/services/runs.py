@@ -124,6 +124,14 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
         # Batch boundaries don't matter for the other scorers: pool their requests, each scored once.
         for chunk_requests in chunks_for(scorer, scorer_version(scorer, context), planned) if planned else []:
             chunks.append(MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests))
+    return metric_run_chunks_save(run=run, chunks=chunks, reference_sets=reference_sets)
+
+
+def metric_run_chunks_save(
+    *, run: MetricRun, chunks: list[MetricRunChunk], reference_sets: dict | None = None
+) -> MetricRun:
+    """Save a planned run with its chunks (and the reference sets they name) in one transaction; a run
+    without chunks is done at once."""
     run.chunks_total = len(chunks)
     if not chunks:
         run.status = MetricRun.Status.DONE
@@ -132,7 +140,8 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
         run.save()
         for chunk in chunks:
             chunk.run = run
-        reference_sets_ensure(entries=reference_sets)
+        if reference_sets:
+            reference_sets_ensure(entries=reference_sets)
         MetricRunChunk.objects.bulk_create(chunks, batch_size=200)
     return run
 

@@ -17,9 +17,6 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db import transaction
-from django.utils import timezone
-
 from annotation.models import Caption, Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, ReferenceSet, SystemScore
 from metrics_bridge.scoring import registry, system_level
@@ -27,7 +24,7 @@ from metrics_bridge.scoring.base import ScoreResult, ScoringRequest, scorer_vers
 from metrics_bridge.selectors import gold_annotations_by_clip
 from metrics_bridge.services.contexts import scoring_context_for, version_context_for
 from metrics_bridge.services.reference_sets import reference_set_key, reference_sets_ensure
-from metrics_bridge.services.runs import Enqueue, metric_run_execute, requested_scorers_for
+from metrics_bridge.services.runs import Enqueue, metric_run_chunks_save, metric_run_execute, requested_scorers_for
 
 #: captions per chunk (several small systems share a chunk; a big one gets its own)
 CHUNK_CAPTIONS = 2000
@@ -173,16 +170,7 @@ def system_scores_run_create(
             size += len(entry.requests)
         if group:
             chunks.append(_chunk(run, len(chunks), scorer, dataset, group))
-    run.chunks_total = len(chunks)
-    if not chunks:
-        run.status = MetricRun.Status.DONE
-        run.finished_at = timezone.now()
-    with transaction.atomic():
-        run.save()
-        for chunk in chunks:
-            chunk.run = run
-        MetricRunChunk.objects.bulk_create(chunks)
-    return run
+    return metric_run_chunks_save(run=run, chunks=chunks)
 
 
 def _chunk(run, index, scorer, dataset, group: list[SystemInputs]) -> MetricRunChunk:

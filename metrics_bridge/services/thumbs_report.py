@@ -13,9 +13,7 @@ A caption's human value is the mean over its (included) raters. System level: pe
 
 from collections import defaultdict
 
-from django.db import transaction
 from django.db.models import Count, Q
-from django.utils import timezone
 
 from metrics_bridge.agreement.inter_rater import THUMBS_FIELDS, icc_2k_of_ratings, rater_bias, thumbs_alpha
 from metrics_bridge.agreement.statistics import metric_human_correlations
@@ -24,8 +22,7 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import scorer_version
 from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.plans import PlannedBatch, chunk_requests_for
-from metrics_bridge.services.reference_sets import reference_sets_ensure
-from metrics_bridge.services.runs import chunks_for
+from metrics_bridge.services.runs import chunks_for, metric_run_chunks_save
 from metrics_bridge.services.system_scores import current_versions, requested_scorers, run_to_completion
 from ratings.models import Assignment, Campaign, ThumbsRating
 from ratings.selectors import campaign_included_thumbs_ratings
@@ -147,17 +144,7 @@ def thumbs_scores_run_create(
             chunks.append(
                 MetricRunChunk(run=run, index=len(chunks), metric=scorer.metric_names[0], requests=chunk_requests)
             )
-    run.chunks_total = len(chunks)
-    if not chunks:
-        run.status = MetricRun.Status.DONE
-        run.finished_at = timezone.now()
-    with transaction.atomic():
-        run.save()
-        for chunk in chunks:
-            chunk.run = run
-        reference_sets_ensure(entries=reference_sets)
-        MetricRunChunk.objects.bulk_create(chunks)
-    return run
+    return metric_run_chunks_save(run=run, chunks=chunks, reference_sets=reference_sets)
 
 
 def thumbs_report_table(*, campaign: Campaign, metric_names: list[str] | None = None, resamples: int = 1000) -> dict:
