@@ -24,7 +24,7 @@ from metrics_bridge.selectors import attribute_tag_library, dataset_clip_rows
 from metrics_bridge.sensitivity.analysis import build_items, sensitivity_table
 from metrics_bridge.sensitivity.perturbations import PERTURBATIONS, Perturber
 from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.runs import requested_scorers, scorer_version
+from metrics_bridge.services.runs import requested_scorers_for, scorer_version
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ def sensitivity_result(
     # The dataset's metric settings (DATE's delta, ...) and the tag library; no clip data: the perturbed
     # captions are scored against the other references of their clip only, never a gold annotation graph.
     context = scoring_context_for(clip_ids=None, dataset=dataset)
-    scorers, unavailable = requested_scorers(metric_names, context)
+    scorers, unavailable = requested_scorers_for(metric_names, context)
     perturber = Perturber(
         [text for _clip, references in clips for text in references], attribute_tags=attribute_tag_library(), seed=seed
     )

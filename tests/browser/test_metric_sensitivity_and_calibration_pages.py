@@ -38,6 +38,9 @@ def test_an_admin_reads_the_sensitivity_table_and_the_calibrated_coefficients(
     assert metrics == ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "ROUGE_L"]
     page.screenshot(path=str(artifacts / "metric_sensitivity.png"), full_page=True)
 
+    from metrics_bridge.services.dashboards import dashboard_refresh
+
+    dashboard_refresh(kind="agreement", target=dataset)  # the agreement dashboard's numbers, current
     page.goto(f"{live_server.url}/metrics/datasets/{dataset.pk}/agreement/")
     block = page.locator("#calibration")
     assert block.is_visible() and "held out only" in block.inner_text()

@@ -79,10 +79,13 @@ def test_bad_calibration_requests_are_clear_errors(two_datasets):
 def test_the_agreement_page_shows_the_calibration_block_to_admins(client, make_user, two_datasets, capsys):
     dataset, _ = two_datasets
     url = f"/metrics/datasets/{dataset.pk}/agreement/"
+    refresh = f"/metrics/dashboards/agreement/{dataset.pk}/refresh/"  # the dashboard's numbers, computed inline
     client.force_login(make_user("boss", staff=True))
+    client.post(refresh)
     assert "No metric scores are stored" in client.get(url).content.decode()
 
     report_json(capsys, "--dataset", "cal-a", "--metrics", "BLEU_4,ROUGE_L")  # stores the scores
+    client.post(refresh)
     page = client.get(url).content.decode()
     assert 'id="calibration"' in page and "held out only" in page and 'id="calibration-coefficients"' in page
     for name in ["BLEU_1", "BLEU_4", "ROUGE_L"]:
