@@ -106,3 +106,18 @@ def gold_annotation_documents(*, clip_ids: Iterable[int]) -> dict[int, dict[str,
     """clip id -> its gold annotation as annotation_as_audiocaps_f gives it (clips without gold are absent)."""
     gold = ExpertAnnotation.objects.filter(clip_id__in=list(clip_ids), status=ExpertAnnotation.Status.GOLD)
     return {annotation.clip_id: annotation_as_audiocaps_f(annotation) for annotation in _with_graph(gold.order_by("pk"))}
+
+
+def submitted_annotation_documents(*, dataset: Dataset, campaign=None) -> dict[int, dict[str, dict]]:
+    """clip id -> annotator username -> their SUBMITTED annotation as annotation_as_audiocaps_f gives it.
+
+    One per annotator and clip (their latest, should they have submitted it in several campaigns);
+    `campaign` narrows to one annotation campaign.
+    """
+    submitted = ExpertAnnotation.objects.filter(clip__dataset=dataset, status=ExpertAnnotation.Status.SUBMITTED)
+    if campaign is not None:
+        submitted = submitted.filter(campaign=campaign)
+    documents: dict[int, dict[str, dict]] = {}
+    for annotation in _with_graph(submitted.select_related("annotator").order_by("pk")):
+        documents.setdefault(annotation.clip_id, {})[annotation.annotator.username] = annotation_as_audiocaps_f(annotation)
+    return documents
