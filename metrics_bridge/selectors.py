@@ -2,7 +2,8 @@
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from annotation.models import AttributeTag, Caption, Dataset, ExpertAnnotation
+from annotation.models import AttributeTag, Caption, Dataset
+from annotation.selectors import gold_annotation_documents
 from ratings.models import Campaign, CaptionPair, PairwiseVote
 
 
@@ -76,21 +77,15 @@ def excluded_rater_ids_for(*, dataset: Dataset) -> set[int]:
 
 
 def gold_annotations_by_clip(*, clip_ids: set[int]) -> dict[str, dict]:
-    """Gold AudioCaps-F annotations as {str(clip_id): {event: {"source": [...], "attr": [...]}}}."""
-    annotations = (
-        ExpertAnnotation.objects.filter(clip_id__in=clip_ids, status=ExpertAnnotation.Status.GOLD)
-        .prefetch_related("events__sources", "events__attributes")
-        .order_by("clip_id", "pk")
-    )
-    graphs: dict[str, dict] = {}
-    for annotation in annotations:
-        events = {}
-        for event in annotation.events.all():
-            events[event.label] = {
-                "source": [source.text for source in event.sources.all()],
-                "attr": [attribute.text for attribute in event.attributes.all()],
-            }
-        graphs.setdefault(str(annotation.clip_id), events)
+    """Gold AudioCaps-F annotations as {str(clip_id): {event: {"source": [...], "attr": [...]}}}; events with
+    temporal relations also carry "relations": {other event: kind}. Times (onset/offset) are left out: no
+    scorer reads them, so they do not belong in the scores' identity."""
+    graphs = {}
+    for clip_id, document in gold_annotation_documents(clip_ids=clip_ids).items():
+        graphs[str(clip_id)] = {
+            event: {key: value for key, value in node.items() if key not in ("onset", "offset")}
+            for event, node in document.items()
+        }
     return graphs
 
 

@@ -14,7 +14,7 @@ relations: `draft_validate` refuses them with a message naming the field.
 
 Saving is versioned: each accepted save adds one to the row's `draft_version`, and a save must say
 which version it was based on. A save based on an older version (a second tab, a device that was
-offline) is refused with DraftConflict, never silently overwriting newer work.
+offline) is refused with DraftConflictError, never silently overwriting newer work.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ EVENT_KEYS = {"id", "label", "sources", "attributes", "onset", "offset"}
 RELATION_KEYS = {"first", "second", "kind"}
 
 
-class DraftInvalid(ValueError):
+class DraftInvalidError(ValueError):
     """The draft is malformed; `field` names where (e.g. "events[2].onset")."""
 
     def __init__(self, field: str, message: str) -> None:
@@ -49,7 +49,7 @@ class DraftInvalid(ValueError):
         self.message = message
 
 
-class DraftConflict(Exception):
+class DraftConflictError(Exception):
     """The save was based on an older version than the stored one."""
 
     def __init__(self, *, current_version: int, base_version: int) -> None:
@@ -73,11 +73,11 @@ def _type_name(value: Any) -> str:
 
 def _text(value: Any, field: str, max_length: int = MAX_TEXT) -> str:
     if not isinstance(value, str):
-        raise DraftInvalid(field, f"expected a string, got {_type_name(value)}")
+        raise DraftInvalidError(field, f"expected a string, got {_type_name(value)}")
     if len(value) > max_length:
-        raise DraftInvalid(field, f"longer than {max_length} characters")
+        raise DraftInvalidError(field, f"longer than {max_length} characters")
     if "\x00" in value:
-        raise DraftInvalid(field, "contains a NUL character")
+        raise DraftInvalidError(field, "contains a NUL character")
     return value
 
 
@@ -85,9 +85,9 @@ def _text_list(value: Any, field: str) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise DraftInvalid(field, f"expected a list of strings, got {_type_name(value)}")
+        raise DraftInvalidError(field, f"expected a list of strings, got {_type_name(value)}")
     if len(value) > MAX_CHILDREN:
-        raise DraftInvalid(field, f"more than {MAX_CHILDREN} entries")
+        raise DraftInvalidError(field, f"more than {MAX_CHILDREN} entries")
     return [_text(item, f"{field}[{index}]") for index, item in enumerate(value)]
 
 
@@ -95,43 +95,43 @@ def _seconds(value: Any, field: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise DraftInvalid(field, f"expected a number of seconds or null, got {_type_name(value)}")
+        raise DraftInvalidError(field, f"expected a number of seconds or null, got {_type_name(value)}")
     if not 0 <= value <= MAX_SECONDS:
-        raise DraftInvalid(field, f"must be between 0 and {MAX_SECONDS:.0f} seconds")
+        raise DraftInvalidError(field, f"must be between 0 and {MAX_SECONDS:.0f} seconds")
     return round(float(value), 3)
 
 
 def _unknown_key(data: dict, allowed: set[str], field: str) -> None:
     unknown = sorted(set(data) - allowed)
     if unknown:
-        raise DraftInvalid(f"{field}.{unknown[0]}" if field else unknown[0], "unknown field")
+        raise DraftInvalidError(f"{field}.{unknown[0]}" if field else unknown[0], "unknown field")
 
 
 def draft_validate(data: Any) -> dict:
-    """The draft in its normal form (texts as typed, times rounded to ms), or DraftInvalid naming the field."""
+    """The draft in its normal form (texts as typed, times rounded to ms), or DraftInvalidError naming the field."""
     if not isinstance(data, dict):
-        raise DraftInvalid("draft", f"expected an object, got {_type_name(data)}")
+        raise DraftInvalidError("draft", f"expected an object, got {_type_name(data)}")
     _unknown_key(data, DRAFT_KEYS, "")
     raw_events = data.get("events", [])
     if not isinstance(raw_events, list):
-        raise DraftInvalid("events", f"expected a list, got {_type_name(raw_events)}")
+        raise DraftInvalidError("events", f"expected a list, got {_type_name(raw_events)}")
     if len(raw_events) > MAX_EVENTS:
-        raise DraftInvalid("events", f"more than {MAX_EVENTS} events")
+        raise DraftInvalidError("events", f"more than {MAX_EVENTS} events")
     events, ids = [], {}
     for index, raw in enumerate(raw_events):
         field = f"events[{index}]"
         if not isinstance(raw, dict):
-            raise DraftInvalid(field, f"expected an object, got {_type_name(raw)}")
+            raise DraftInvalidError(field, f"expected an object, got {_type_name(raw)}")
         _unknown_key(raw, EVENT_KEYS, field)
         event_id = _text(raw.get("id"), f"{field}.id", MAX_ID)
         if not event_id.strip():
-            raise DraftInvalid(f"{field}.id", "must not be empty")
+            raise DraftInvalidError(f"{field}.id", "must not be empty")
         if event_id in ids:
-            raise DraftInvalid(f"{field}.id", f"{event_id!r} is also the id of events[{ids[event_id]}]")
+            raise DraftInvalidError(f"{field}.id", f"{event_id!r} is also the id of events[{ids[event_id]}]")
         ids[event_id] = index
         onset, offset = _seconds(raw.get("onset"), f"{field}.onset"), _seconds(raw.get("offset"), f"{field}.offset")
         if onset is not None and offset is not None and offset < onset:
-            raise DraftInvalid(f"{field}.offset", f"ends ({offset} s) before it starts ({onset} s)")
+            raise DraftInvalidError(f"{field}.offset", f"ends ({offset} s) before it starts ({onset} s)")
         events.append(
             {
                 "id": event_id,
@@ -148,33 +148,33 @@ def draft_validate(data: Any) -> dict:
 
 def _relations_validate(raw_relations: Any, ids: dict[str, int], events: list[dict]) -> list[dict]:
     if not isinstance(raw_relations, list):
-        raise DraftInvalid("relations", f"expected a list, got {_type_name(raw_relations)}")
+        raise DraftInvalidError("relations", f"expected a list, got {_type_name(raw_relations)}")
     if len(raw_relations) > MAX_RELATIONS:
-        raise DraftInvalid("relations", f"more than {MAX_RELATIONS} relations")
+        raise DraftInvalidError("relations", f"more than {MAX_RELATIONS} relations")
     relations, pairs = [], {}
     for index, raw in enumerate(raw_relations):
         field = f"relations[{index}]"
         if not isinstance(raw, dict):
-            raise DraftInvalid(field, f"expected an object, got {_type_name(raw)}")
+            raise DraftInvalidError(field, f"expected an object, got {_type_name(raw)}")
         _unknown_key(raw, RELATION_KEYS, field)
         for key in ("first", "second"):
             value = raw.get(key)
             if not isinstance(value, str) or value not in ids:
-                raise DraftInvalid(f"{field}.{key}", f"no event has the id {value!r}")
+                raise DraftInvalidError(f"{field}.{key}", f"no event has the id {value!r}")
         if raw["first"] == raw["second"]:
-            raise DraftInvalid(field, "an event cannot be related to itself")
+            raise DraftInvalidError(field, "an event cannot be related to itself")
         if raw.get("kind") not in KINDS:
-            raise DraftInvalid(f"{field}.kind", f"expected one of {', '.join(KINDS)}, got {raw.get('kind')!r}")
+            raise DraftInvalidError(f"{field}.kind", f"expected one of {', '.join(KINDS)}, got {raw.get('kind')!r}")
         pair = frozenset((raw["first"], raw["second"]))
         if pair in pairs:
-            raise DraftInvalid(field, f"these two events are already related in relations[{pairs[pair]}]")
+            raise DraftInvalidError(field, f"these two events are already related in relations[{pairs[pair]}]")
         pairs[pair] = index
         relations.append({"first": raw["first"], "second": raw["second"], "kind": raw["kind"]})
     names = {event["id"]: repr(event["label"].strip() or event["id"]) for event in events}
     report = relations_analyse(((r["first"], r["second"], r["kind"]) for r in relations), names=names)
     if report.contradictions:
         index, message = report.contradictions[0]
-        raise DraftInvalid(f"relations[{index}]", f"contradiction: {message}")
+        raise DraftInvalidError(f"relations[{index}]", f"contradiction: {message}")
     return relations
 
 
@@ -198,7 +198,7 @@ def draft_save_versioned(*, model: type[models.Model], pk: int, base_version: in
         if guard is not None:
             guard(row)
         if row.draft_version != base_version:
-            raise DraftConflict(current_version=row.draft_version, base_version=base_version)
+            raise DraftConflictError(current_version=row.draft_version, base_version=base_version)
         row.draft = draft
         row.draft_version += 1
         row.draft_saved_at = timezone.now()

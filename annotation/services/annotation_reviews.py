@@ -15,20 +15,20 @@ from accounts.roles import ADMIN, REVIEWER, user_has_role, user_roles
 from annotation.models import AnnotationCampaign, AnnotationReview, AnnotationTask, Clip, ExpertAnnotation
 from annotation.services.annotation_checks import WARNING, draft_checks, has_errors
 from annotation.services.annotation_drafts import (
-    DraftConflict,
+    DraftConflictError,
     SavedDraft,
     draft_save_versioned,
     draft_to_graph,
     draft_validate,
     empty_draft,
 )
-from annotation.services.annotation_tasks import SubmitRefused, tag_library_keys
+from annotation.services.annotation_tasks import SubmitRefusedError, tag_library_keys
 from annotation.services.expert_annotations import gold_annotation_publish
 
 TaskStatus = AnnotationTask.Status
 
 
-class ReviewDenied(Exception):
+class ReviewDeniedError(Exception):
     """The user may not review this clip (or campaign); the message says why."""
 
 
@@ -68,7 +68,7 @@ def annotated_by(*, clip: Clip, user: AbstractBaseUser, campaign: AnnotationCamp
 def _require(campaign: AnnotationCampaign, clip: Clip, user: AbstractBaseUser) -> None:
     denial = clip_review_denial(campaign=campaign, clip=clip, user=user)
     if denial:
-        raise ReviewDenied(denial)
+        raise ReviewDeniedError(denial)
 
 
 @transaction.atomic
@@ -104,16 +104,16 @@ def clip_submissions(*, campaign: AnnotationCampaign, clip: Clip):
 def review_publish(
     *, review: AnnotationReview, reviewer: AbstractBaseUser, base_version: int, confirm_warnings: bool = False
 ) -> ExpertAnnotation:
-    """Publish the gold draft as the clip's gold annotation (the same checks as submitting; SubmitRefused)."""
+    """Publish the gold draft as the clip's gold annotation (the same checks as submitting; SubmitRefusedError)."""
     _require(review.campaign, review.clip, reviewer)
     with transaction.atomic():
         locked = AnnotationReview.objects.select_for_update().select_related("clip", "campaign").get(pk=review.pk)
         if locked.draft_version != base_version:
-            raise DraftConflict(current_version=locked.draft_version, base_version=base_version)
+            raise DraftConflictError(current_version=locked.draft_version, base_version=base_version)
         draft = draft_validate(locked.draft)
         checks = draft_checks(draft=draft, library=tag_library_keys(), clip_duration=locked.clip.duration_seconds)
         if has_errors(checks) or (not confirm_warnings and any(check.level == WARNING for check in checks)):
-            raise SubmitRefused(checks)
+            raise SubmitRefusedError(checks)
         events, relations = draft_to_graph(draft)
         merged_from = [task.annotation for task in clip_submissions(campaign=locked.campaign, clip=locked.clip) if task.annotation]
         gold = gold_annotation_publish(
@@ -137,10 +137,10 @@ def annotation_task_return(*, task: AnnotationTask, reviewer: AbstractBaseUser, 
     """Send a submission back to its annotator with a comment they see in their queue."""
     _require(task.campaign, task.clip, reviewer)
     if not comment.strip():
-        raise ReviewDenied("say what the annotator should change (the comment is empty)")
+        raise ReviewDeniedError("say what the annotator should change (the comment is empty)")
     locked = AnnotationTask.objects.select_for_update().get(pk=task.pk)
     if locked.status != TaskStatus.SUBMITTED:
-        raise ReviewDenied(f"only a submitted annotation can be sent back; this one is {locked.get_status_display().lower()}")
+        raise ReviewDeniedError(f"only a submitted annotation can be sent back; this one is {locked.get_status_display().lower()}")
     locked.status = TaskStatus.RETURNED
     locked.review_comment = comment.strip()
     locked.returned_by = reviewer

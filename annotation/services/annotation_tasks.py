@@ -14,7 +14,7 @@ from django.utils import timezone
 from annotation.models import AnnotationTask, AttributeTag, ExpertAnnotation
 from annotation.services.annotation_checks import ERROR, WARNING, Check, draft_checks, has_errors, library_key
 from annotation.services.annotation_drafts import (
-    DraftConflict,
+    DraftConflictError,
     SavedDraft,
     draft_save_versioned,
     draft_to_graph,
@@ -26,11 +26,11 @@ TaskStatus = AnnotationTask.Status
 EDITABLE = (TaskStatus.ASSIGNED, TaskStatus.RETURNED)
 
 
-class TaskLocked(Exception):
+class TaskLockedError(Exception):
     """The task cannot change any more (submitted, skipped) or belongs to someone else."""
 
 
-class SubmitRefused(Exception):
+class SubmitRefusedError(Exception):
     """Automated checks found errors, or warnings the caller did not confirm; `checks` lists them all."""
 
     def __init__(self, checks: list[Check]) -> None:
@@ -47,15 +47,15 @@ def tag_library_keys() -> set[str]:
 def _editable_guard(annotator: AbstractBaseUser):
     def guard(task: AnnotationTask) -> None:
         if task.annotator_id != annotator.pk:
-            raise TaskLocked("this clip is assigned to someone else")
+            raise TaskLockedError("this clip is assigned to someone else")
         if task.status not in EDITABLE:
-            raise TaskLocked(f"this clip is {task.get_status_display().lower()}; it can no longer be edited")
+            raise TaskLockedError(f"this clip is {task.get_status_display().lower()}; it can no longer be edited")
 
     return guard
 
 
 def task_draft_save(*, task: AnnotationTask, annotator: AbstractBaseUser, base_version: int, draft: dict) -> SavedDraft:
-    """Validate and store the annotator's draft (DraftInvalid, DraftConflict or TaskLocked otherwise)."""
+    """Validate and store the annotator's draft (DraftInvalidError, DraftConflictError or TaskLockedError otherwise)."""
     clean = draft_validate(draft)
     return draft_save_versioned(
         model=AnnotationTask, pk=task.pk, base_version=base_version, draft=clean, guard=_editable_guard(annotator)
@@ -73,18 +73,18 @@ def task_submit(
 ) -> AnnotationTask:
     """Submit the stored draft as it is at `base_version` (what the annotator saw).
 
-    Errors refuse; warnings refuse unless confirmed (SubmitRefused lists them). A returned task may be
+    Errors refuse; warnings refuse unless confirmed (SubmitRefusedError lists them). A returned task may be
     submitted again: its annotation is replaced and goes back to the reviewers.
     """
     with transaction.atomic():
         locked = AnnotationTask.objects.select_for_update().select_related("clip", "campaign").get(pk=task.pk)
         _editable_guard(annotator)(locked)
         if locked.draft_version != base_version:
-            raise DraftConflict(current_version=locked.draft_version, base_version=base_version)
+            raise DraftConflictError(current_version=locked.draft_version, base_version=base_version)
         draft = draft_validate(locked.draft)
         checks = draft_checks(draft=draft, library=tag_library_keys(), clip_duration=locked.clip.duration_seconds)
         if has_errors(checks) or (not confirm_warnings and any(check.level == WARNING for check in checks)):
-            raise SubmitRefused(checks)
+            raise SubmitRefusedError(checks)
         events, relations = draft_to_graph(draft)
         annotation = expert_annotation_save(
             clip=locked.clip,
@@ -101,4 +101,4 @@ def task_submit(
     return locked
 
 
-__all__ = ["ERROR", "WARNING", "SubmitRefused", "TaskLocked", "task_checks", "task_draft_save", "task_submit"]
+__all__ = ["ERROR", "WARNING", "SubmitRefusedError", "TaskLockedError", "task_checks", "task_draft_save", "task_submit"]

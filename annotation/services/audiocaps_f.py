@@ -302,7 +302,7 @@ def _wanted_graph(spec: ClipAnnotationSpec, tags: dict[str, int]) -> tuple:
 
 
 def _annotations_ensure(specs, clips, annotator, tags: dict[str, int], summary: ImportSummary, status: str) -> None:
-    Status = ExpertAnnotation.Status
+    gold = ExpertAnnotation.Status.GOLD
     clip_ids = [clip.pk for clip in clips.values()]
     annotations = {
         a.clip_id: a
@@ -321,7 +321,7 @@ def _annotations_ensure(specs, clips, annotator, tags: dict[str, int], summary: 
             new_annotations.append(annotation)
             to_fill.append((annotation, wanted))
             continue
-        if annotation.status == Status.GOLD and status != Status.GOLD:
+        if annotation.status == gold and status != gold:
             gold_kept += 1  # an import of submissions never demotes a reference annotation
         elif annotation.status != status:
             annotation.status = status
@@ -332,10 +332,10 @@ def _annotations_ensure(specs, clips, annotator, tags: dict[str, int], summary: 
         elif annotation not in status_changed:
             unchanged += 1
 
-    if status == Status.GOLD:
+    if status == gold:
         # One gold annotation per clip: the imported one replaces any other.
-        ExpertAnnotation.objects.filter(clip_id__in=clip_ids, status=Status.GOLD).exclude(annotator=annotator).update(
-            status=Status.SUPERSEDED, updated_at=timezone.now()
+        ExpertAnnotation.objects.filter(clip_id__in=clip_ids, status=gold).exclude(annotator=annotator).update(
+            status=ExpertAnnotation.Status.SUPERSEDED, updated_at=timezone.now()
         )
     ExpertAnnotation.objects.bulk_create(new_annotations)
     for annotation in status_changed:

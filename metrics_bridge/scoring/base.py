@@ -5,6 +5,8 @@ XACE and its factor scores XACE_E/S/A/R too). The registry maps metric names to 
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -35,7 +37,8 @@ class ScoreResult:
 class ScoringContext:
     """Extra inputs some scorers need, all optional.
 
-    expert_annotations: clip_key -> AudioCaps-F events {event: {"source": [...], "attr": [...]}}
+    expert_annotations: clip_key -> the clip's gold AudioCaps-F annotation {event: {"source": [...], "attr": [...]}}
+        (events may also carry "relations": {other event: before/after/simultaneous})
     audio_paths: clip_key -> local path of the clip's audio
     attribute_tags: tag text -> {"class": ..., "sym": ..., "ant": [...]} (the tag library)
     llm: settings of an OpenAI-compatible endpoint {"api_base", "api_key", "model"} or None
@@ -61,6 +64,10 @@ class Scorer(Protocol):
     corpus_level: bool
     #: "ngram" or "embedding": how the FENSE protocol treats MM pairs (leave-one-out or all refs)
     protocol_kind: str
+    #: True when a score depends on the clip's gold annotation (context.expert_annotations): the run planner
+    #: then puts gold_annotation_fingerprint() of the clip into the stored score's identity, so a changed gold
+    #: annotation recomputes exactly that clip's scores. Optional: scorers without it count as False.
+    uses_gold_annotations: bool
 
     def unavailable_reason(self, context: ScoringContext | None = None) -> str | None:
         """None when the scorer can run here, else a sentence saying what is missing."""
@@ -71,6 +78,19 @@ class Scorer(Protocol):
     # Optional, looked up with getattr (see score_batches / warm_up below):
     #   score_batches(batches, context) -> list[dict[str, list[ScoreResult]]]  several corpora at once
     #   warm_up() -> None  start slow resources (JVM, model) in the background
+
+
+def uses_gold_annotations(scorer: Scorer) -> bool:
+    return bool(getattr(scorer, "uses_gold_annotations", False))
+
+
+def gold_annotation_fingerprint(annotation: dict | None) -> str:
+    """Identifies a clip's gold annotation as scorers receive it (context.expert_annotations[clip_key]);
+    "none" when the clip has none. Order counts: it is the content the scorer sees."""
+    if not annotation:
+        return "none"
+    payload = json.dumps(annotation, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
 
 
 def score_batches(

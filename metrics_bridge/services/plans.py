@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from annotation.models import Caption, Dataset
 from metrics_bridge.agreement import protocol
 from metrics_bridge.models import ReferenceSet
-from metrics_bridge.scoring.base import ScoringRequest
-from metrics_bridge.selectors import ClipRows, dataset_clip_rows
+from metrics_bridge.scoring.base import ScoringRequest, gold_annotation_fingerprint
+from metrics_bridge.selectors import ClipRows, dataset_clip_rows, gold_annotations_by_clip
 from metrics_bridge.services.reference_sets import reference_set_key
 
 ALL_REFERENCES = "all-references"
@@ -28,21 +28,38 @@ class PlannedBatch:
         self.requests.append((caption_id, tuple(references)))
 
 
-def reference_context(*, corpus_level: bool, batch_label: str) -> str:
+GOLD_MARK = "|gold:"
+
+
+def reference_context(*, corpus_level: bool, batch_label: str, gold_fingerprint: str | None = None) -> str:
     """What besides its texts identifies a reference set for a scorer.
 
     Corpus-level scores (CIDEr-D's document frequencies, DATE's ranks) depend on the batch,
     so its label is part of the identity; other scores are the same in any batch, which lets
-    e.g. the MM batch and the all-references batch share SBERT scores.
+    e.g. the MM batch and the all-references batch share SBERT scores. Scorers that read the
+    clip's gold annotation (X-ACE) add its fingerprint ("none" without one): a changed gold
+    annotation makes new reference sets for that clip only, so exactly its scores are recomputed.
     """
-    return batch_label if corpus_level else ""
+    context = batch_label if corpus_level else ""
+    return context if gold_fingerprint is None else f"{context}{GOLD_MARK}{gold_fingerprint}"
 
 
-def chunk_requests_for(*, batch: PlannedBatch, corpus_level: bool) -> tuple[list[dict], dict[str, tuple[tuple[str, ...], str]]]:
-    """The batch's requests as stored on chunks, and the reference sets they name (key -> (texts, context))."""
-    context = reference_context(corpus_level=corpus_level, batch_label=batch.label)
+def context_with_gold(context: str, gold_fingerprint: str) -> str:
+    """`context` with its gold fingerprint replaced (a gold annotation changed between planning and scoring)."""
+    return f"{context.split(GOLD_MARK, 1)[0]}{GOLD_MARK}{gold_fingerprint}"
+
+
+def chunk_requests_for(
+    *, batch: PlannedBatch, corpus_level: bool, gold_fingerprints: dict[int, str] | None = None
+) -> tuple[list[dict], dict[str, tuple[tuple[str, ...], str]]]:
+    """The batch's requests as stored on chunks, and the reference sets they name (key -> (texts, context)).
+
+    `gold_fingerprints` (caption id -> fingerprint of its clip's gold annotation) for scorers that use gold.
+    """
     requests, reference_sets = [], {}
     for caption_id, references in batch.requests:
+        fingerprint = gold_fingerprints.get(caption_id, "none") if gold_fingerprints is not None else None
+        context = reference_context(corpus_level=corpus_level, batch_label=batch.label, gold_fingerprint=fingerprint)
         key = reference_set_key(texts=references, context=context)
         reference_sets[key] = (references, context)
         requests.append({"caption_id": caption_id, "reference_set_key": key})
@@ -85,6 +102,16 @@ def dataset_scoring_plan(*, dataset: Dataset, protocol_kind: str) -> list[Planne
     if all_references.requests:
         batches.append(all_references)
     return batches
+
+
+def gold_fingerprints_by_caption(*, dataset: Dataset) -> dict[int, str]:
+    """caption id -> fingerprint of its clip's gold annotation as scorers receive it (see scoring.base)."""
+    caption_clips = dict(Caption.objects.filter(clip__dataset=dataset).values_list("pk", "clip_id"))
+    documents = gold_annotations_by_clip(clip_ids=set(caption_clips.values()))
+    return {
+        caption_id: gold_annotation_fingerprint(documents.get(str(clip_id)))
+        for caption_id, clip_id in caption_clips.items()
+    }
 
 
 def scoring_requests_for(*, chunk_requests: list[dict]) -> tuple[list[ScoringRequest], dict[str, int]]:

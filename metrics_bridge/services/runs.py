@@ -15,9 +15,16 @@ from django.utils import timezone
 from annotation.models import Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
+from metrics_bridge.scoring.base import gold_annotation_fingerprint, uses_gold_annotations
 from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.plans import PlannedBatch, chunk_requests_for, dataset_scoring_plan
-from metrics_bridge.services.reference_sets import reference_sets_ensure
+from metrics_bridge.services.plans import (
+    PlannedBatch,
+    chunk_requests_for,
+    context_with_gold,
+    dataset_scoring_plan,
+    gold_fingerprints_by_caption,
+)
+from metrics_bridge.services.reference_sets import reference_set_key, reference_sets_ensure
 
 logger = logging.getLogger(__name__)
 
@@ -106,12 +113,19 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
     chunks = []
     reference_sets: dict[str, tuple[tuple[str, ...], str]] = {}
     plans: dict[str, list[PlannedBatch]] = {}
+    gold_fingerprints = None
     for scorer in scorers:
         if scorer.protocol_kind not in plans:
             plans[scorer.protocol_kind] = dataset_scoring_plan(dataset=dataset, protocol_kind=scorer.protocol_kind)
+        if uses_gold_annotations(scorer) and gold_fingerprints is None:
+            gold_fingerprints = gold_fingerprints_by_caption(dataset=dataset)
         planned: list[dict] = []
         for batch in plans[scorer.protocol_kind]:
-            requests, batch_reference_sets = chunk_requests_for(batch=batch, corpus_level=scorer.corpus_level)
+            requests, batch_reference_sets = chunk_requests_for(
+                batch=batch,
+                corpus_level=scorer.corpus_level,
+                gold_fingerprints=gold_fingerprints if uses_gold_annotations(scorer) else None,
+            )
             reference_sets.update(batch_reference_sets)
             if scorer.corpus_level:
                 chunk_lists = _chunks_for(scorer, scorer_version(scorer, context), requests)
@@ -218,6 +232,8 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
     context = scoring_context_for(clip_ids=clip_ids)
     results = scorer.score_batch(requests, context)
     version = scorer_version(scorer, context)
+    if uses_gold_annotations(scorer):
+        reference_set_ids = _reference_sets_for_scored_gold(chunk.requests, requests, context, reference_set_ids)
     rows = []
     for name in scorer.metric_names:
         seen: set[tuple[int, str]] = set()
@@ -239,6 +255,35 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
                 )
             )
     return rows
+
+
+def _reference_sets_for_scored_gold(planned_requests, requests, context, reference_set_ids: dict[str, int]) -> dict[str, int]:
+    """Store each score under the gold annotation it was computed with: if a clip's gold annotation changed
+    between planning and scoring, re-key its requests to a reference set naming the new fingerprint (so the
+    next run plans that set, finds the score, and does not recompute it, while the stale identity stays unscored).
+    Mutates the planned requests' keys in place (they are this chunk's in-memory copy)."""
+    from metrics_bridge.models import ReferenceSet
+
+    planned_sets = {
+        key: (texts, stored_context)
+        for key, texts, stored_context in ReferenceSet.objects.filter(
+            key__in={r["reference_set_key"] for r in planned_requests}
+        ).values_list("key", "texts", "context")
+    }
+    rekeyed: dict[str, tuple[tuple[str, ...], str]] = {}
+    for planned, request in zip(planned_requests, requests, strict=True):
+        texts, planned_context = planned_sets[planned["reference_set_key"]]
+        actual = context_with_gold(planned_context, gold_annotation_fingerprint(context.expert_annotations.get(request.clip_key)))
+        if actual != planned_context:
+            key = reference_set_key(texts=tuple(texts), context=actual)
+            rekeyed[key] = (tuple(texts), actual)
+            planned["reference_set_key"] = key
+    if not rekeyed:
+        return reference_set_ids
+    reference_sets_ensure(entries=rekeyed)
+    ids = dict(reference_set_ids)
+    ids.update(ReferenceSet.objects.filter(key__in=list(rekeyed)).values_list("key", "pk"))
+    return ids
 
 
 def metric_run_refresh_progress(*, run_id: int) -> None:

@@ -69,6 +69,8 @@ class XaceScorer:
     needs = frozenset({"references"})
     corpus_level = False
     protocol_kind = "embedding"
+    # The clip's gold annotation is the reference graph when it has one.
+    uses_gold_annotations = True
 
     def __init__(self, extractor: str | object = "rules", event_context: bool = True) -> None:
         """extractor: "rules" (offline, default), "llm" (Table 10 prompt on the context's endpoint) or an
