@@ -121,3 +121,4 @@ def submitted_annotation_documents(*, dataset: Dataset, campaign=None) -> dict[i
     for annotation in _with_graph(submitted.select_related("annotator").order_by("pk")):
         documents.setdefault(annotation.clip_id, {})[annotation.annotator.username] = annotation_as_audiocaps_f(annotation)
     return documents
+

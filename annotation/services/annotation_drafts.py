@@ -198,6 +198,8 @@ def draft_save_versioned(*, model: type[models.Model], pk: int, base_version: in
         if guard is not None:
             guard(row)
         if row.draft_version != base_version:
+            if row.draft == draft:  # the same save arriving twice (a retry, a page leaving): nothing to refuse
+                return SavedDraft(version=row.draft_version, saved_at=row.draft_saved_at)
             raise DraftConflictError(current_version=row.draft_version, base_version=base_version)
         row.draft = draft
         row.draft_version += 1

@@ -1,0 +1,239 @@
+"""The annotation workspace in headless Chromium: three annotators label one clip with the keyboard only
+(reload, a lost connection and a stale second tab lose nothing; a contradiction is refused), a reviewer
+merges their work into the gold annotation, the export carries it and the clip's X-ACE scores change."""
+
+import json
+
+import pytest
+
+from annotation.graph_rules import relations_analyse
+from annotation.models import AnnotationTask, ExpertAnnotation
+from annotation.services.annotation_campaigns import annotation_campaign_create
+from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import
+from metrics_bridge.models import MetricScore
+from metrics_bridge.services.runs import metric_run_create, metric_run_execute
+from tests.ratings.campaign_data import clip_audio_attach, corpus_build
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+# Each annotator's keyboard session: events (label, sources, attributes typed with Enter, free attributes
+# with Shift+Enter) and a relation made with x / b between the first two events.
+SESSIONS = {
+    "ann-a": [("barking", ["terrier"], ["loud"], ["yappy"]), ("door slam", ["door"], ["suddenly"], [])],
+    "ann-b": [("barking", ["dog"], ["repeatedly"], []), ("door slamming", ["wooden door"], ["loud"], ["thuddy"])],
+    "ann-c": [("bark", ["dog"], ["sharp"], ["growly"]), ("slam", ["door"], ["suddenly"], [])],
+}
+
+
+@pytest.fixture
+def workspace(make_user, media_root):
+    dataset, clips, _systems = corpus_build(name="acf-browser", clip_count=1, reference_count=2, system_names=("sys_x",))
+    clip = clip_audio_attach(clips[0], seconds=3.0)
+    clip.captions.filter(role="candidate").update(text="a man speaks while rain falls")
+    clip.captions.filter(role="reference").update(text="rain falls and a man talks")
+    # The clip already has a gold annotation (imported, as AudioCaps-F's experts made it).
+    audiocaps_f_import(
+        data={f"Y{clip.external_id}.wav": {"talking": {"source": ["man"], "attr": ["loud"]}, "falling": {"source": ["rain"], "attr": ["steady"]}}},
+        dataset_name=dataset.name,
+        source_name="gold.json",
+    )
+    clip.refresh_from_db()
+    annotators = [make_user(name, "annotator") for name in SESSIONS]
+    reviewer = make_user("rev", "reviewer")
+    campaign = annotation_campaign_create(
+        name="browser-acf", dataset=dataset, clips=[clip], annotators=annotators, reviewers=[reviewer], seed=3
+    )
+    return dataset, clip, campaign, annotators, reviewer
+
+
+def _saved(page):
+    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'", timeout=15_000)
+
+
+def _open_next_clip(page, live_server):
+    page.goto(f"{live_server.url}/annotate/")
+    page.focus("form[action*='/next/'] button")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#annotation-page[data-ready=true]")
+
+
+def _type_event(page, label, sources, attributes, free_attributes):
+    keyboard = page.keyboard
+    keyboard.type(label)
+    keyboard.press("Enter")  # -> sources
+    for source in sources:
+        keyboard.type(source)
+        keyboard.press("Shift+Enter")  # exactly as typed (Enter would take a dataset word it starts)
+    keyboard.press("Enter")  # empty -> attributes
+    for attribute in attributes:
+        keyboard.type(attribute)
+        keyboard.press("Enter")  # the library tag it starts
+    for attribute in free_attributes:
+        keyboard.type(attribute)
+        keyboard.press("Shift+Enter")
+    keyboard.press("Enter")  # empty -> new event
+
+
+def _annotate_with_keyboard(page, events):
+    page.keyboard.press("n")
+    for event in events:
+        _type_event(page, *event)
+    page.keyboard.press("Escape")  # new-event field -> last card
+    for _ in events[1:]:
+        page.keyboard.press("k")  # up to the first card
+    page.keyboard.press("x")
+    page.keyboard.press("j")
+    page.keyboard.press("b")  # first before second
+
+
+def _words(locator) -> str:
+    return " ".join(locator.inner_text().split())
+
+
+def _draft(task_id) -> dict:
+    return AnnotationTask.objects.get(pk=task_id).draft
+
+
+def _task_id(page) -> int:
+    return json.loads(page.locator("#task-data").text_content())["id"]
+
+
+def _submit_confirming_warnings(page):
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("#submit-dialog[open]")
+    assert page.locator("#submit-dialog .check.is-error").count() == 0
+    page.keyboard.press("Enter")  # focus is on "Submit anyway"
+    page.wait_for_url("**/annotate/?done=*")
+
+
+def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server, workspace, artifacts):
+    dataset, clip, campaign, (ann_a, ann_b, ann_c), reviewer = workspace
+    before = metric_run_execute(run=metric_run_create(dataset=dataset, metric_names=["XACE"]))
+    assert before.status == "done"
+    candidate_score_before = MetricScore.objects.get(metric="XACE", caption__clip=clip, caption__role="candidate").value
+
+    # --- ann-a: two events, sources, a library and a free attribute, a relation: keyboard only.
+    page = page_for(ann_a)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    _open_next_clip(page, live_server)
+    task_id = _task_id(page)
+    _annotate_with_keyboard(page, SESSIONS["ann-a"])
+    _saved(page)
+    assert _words(page.locator("#relations-panel .relations-stated li").first).startswith("'barking' before 'door slam'")
+    assert page.locator(".chip.is-free").filter(has_text="yappy").count() == 1  # flagged as free text
+    assert page.locator(".chip:not(.is-free)").filter(has_text="loud").count() == 1
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(artifacts / "annotation_editor.png"))
+
+    # Reload mid-way: the draft is there.
+    page.reload()
+    page.wait_for_selector("#annotation-page[data-ready=true]")
+    assert page.locator(".event-card").count() == 2
+    assert page.locator("#relations-panel .relations-stated li").count() == 1
+
+    # The connection drops: the edit is kept in the browser, shown as offline, and sent after a reload.
+    page.route("**/draft/", lambda route: route.abort() if route.request.method == "PUT" else route.continue_())
+    page.locator(".event-card").nth(1).locator(".chip-input[data-kind=attributes]").focus()
+    page.keyboard.type("in the distance")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'offline'")
+    assert "in the distance" not in json.dumps(_draft(task_id))
+    page.unroute("**/draft/")
+    page.reload()
+    page.wait_for_selector("#annotation-page[data-ready=true]")
+    _saved(page)
+    assert "in the distance" in _draft(task_id)["events"][1]["attributes"]
+
+    # A second tab's stale save is refused with a message; the newer draft stays.
+    second = page.context.new_page()
+    second.goto(page.url)
+    second.wait_for_selector("#annotation-page[data-ready=true]")
+    page.locator(".event-card").nth(0).locator(".chip-input[data-kind=sources]").focus()
+    page.keyboard.type("puppy")
+    page.keyboard.press("Shift+Enter")
+    _saved(page)
+    second.locator(".event-card").nth(0).locator(".event-label").fill("howling")
+    second.wait_for_function("() => document.getElementById('save-status').dataset.state === 'conflict'")
+    assert second.locator("#conflict-banner").is_visible()
+    assert "another tab" in second.locator("#conflict-banner").inner_text()
+    assert _draft(task_id)["events"][0]["label"] == "barking"
+    assert "puppy" in _draft(task_id)["events"][0]["sources"]
+    second.close()
+
+    # A contradiction (door slam before barking, against barking before door slam) is refused.
+    page.locator(".event-card").nth(1).focus()
+    page.keyboard.press("x")
+    page.keyboard.press("k")
+    page.keyboard.press("b")
+    assert "Refused" in page.locator("#editor-message").inner_text()
+    assert "contradicts" in page.locator("#editor-message").inner_text()
+    assert page.locator("#relations-panel .relations-stated li").count() == 1
+
+    # The relation rules of the page are the server's (same implied relations, same contradictions).
+    cases = [
+        [("a", "b", "before"), ("b", "c", "simultaneous"), ("c", "a", "before")],
+        [("a", "b", "before"), ("b", "c", "before"), ("c", "d", "simultaneous"), ("a", "d", "after")],
+        [("a", "b", "simultaneous"), ("b", "c", "after"), ("a", "c", "after")],
+    ]
+    for case in cases:
+        expected = relations_analyse(case)
+        in_page = page.evaluate(
+            "(rs) => AnnotationGraph.analyse(rs.map(([first, second, kind]) => ({first, second, kind})))", case
+        )
+        assert [(r["first"], r["second"], r["kind"]) for r in in_page["implied"]] == [
+            (r.first, r.second, r.kind) for r in expected.implied
+        ]
+        assert [(c["index"], c["message"]) for c in in_page["contradictions"]] == expected.contradictions
+
+    _saved(page)
+    _submit_confirming_warnings(page)
+    assert AnnotationTask.objects.get(pk=task_id).status == "submitted"
+
+    # --- ann-b and ann-c, each blind to the others' work on this clip.
+    for user in (ann_b, ann_c):
+        other = page_for(user)
+        _open_next_clip(other, live_server)
+        html = other.content()
+        for word in ("terrier", "yappy", "puppy"):
+            assert word not in html  # ann-a's words appear nowhere on their page, suggestions included
+        _annotate_with_keyboard(other, SESSIONS[user.username])
+        _saved(other)
+        _submit_confirming_warnings(other)
+    assert AnnotationTask.objects.filter(campaign=campaign, status="submitted").count() == 3
+
+    # --- The reviewer merges them into the gold annotation.
+    review = page_for(reviewer)
+    review.set_viewport_size({"width": 1280, "height": 800})
+    review.goto(f"{live_server.url}/review/campaigns/{campaign.pk}/clips/{clip.pk}/")
+    review.wait_for_selector("#review-page[data-ready=true]")
+    review.wait_for_selector(".agreement-factors", timeout=60_000)
+    assert review.locator(".submission").count() == 3
+    assert review.locator("table.matching tbody tr").first.inner_text().count("bark") >= 2  # matched across annotators
+    review.locator(".submission[data-annotator='ann-a'] >> text=Start gold from this").click()
+    review.locator(".submission[data-annotator='ann-b'] .event-card").nth(0).locator(".add-to-gold").click()
+    _saved(review)
+    review.evaluate("window.scrollTo(0, 0)")
+    review.screenshot(path=str(artifacts / "annotation_review.png"))
+    review.screenshot(path=str(artifacts / "annotation_review_full.png"), full_page=True)
+    review.locator("#publish-button").click()
+    review.wait_for_selector("#submit-dialog[open]")
+    review.locator("#submit-dialog [data-action=confirm-submit]").click()
+    review.wait_for_function("() => document.getElementById('gold-state').textContent === 'Gold published'")
+
+    gold = ExpertAnnotation.objects.get(clip=clip, status="gold")
+    assert gold.annotator == reviewer and gold.campaign == campaign
+    assert gold.merged_from.count() == 3
+    assert ExpertAnnotation.objects.filter(clip=clip, status="superseded").count() == 1  # the imported one
+    exported = audiocaps_f_export(dataset_name=dataset.name)[f"Y{clip.external_id}.wav"]
+    assert list(exported) == ["barking", "door slam"]
+    assert exported["barking"]["source"] == ["terrier", "puppy", "dog"]  # ann-b's dog merged in
+    assert exported["barking"]["relations"] == {"door slam": "before"}
+
+    # --- X-ACE: the clip's candidate is scored again, against the new gold, and its value changes.
+    after = metric_run_create(dataset=dataset, metric_names=["XACE"])
+    assert after.chunks_total == 1
+    metric_run_execute(run=after)
+    candidate_score_after = MetricScore.objects.get(
+        metric="XACE", caption__clip=clip, caption__role="candidate", run=after
+    ).value
+    assert abs(candidate_score_after - candidate_score_before) > 0.05
