@@ -8,7 +8,7 @@ Who may use what (admins pass every check):
 - raters get nothing here: they see their clips and captions, blinded, through /api/assignment-items/.
 """
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -18,10 +18,11 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from accounts.permissions import ActionRolesMixin
-from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role, user_roles
 from annotation import selectors
 from annotation.api_helpers import filter_by_params, json_import_respond
 from annotation.models import (
+    AnnotationTask,
     AttributeTag,
     Caption,
     CaptioningSystem,
@@ -156,6 +157,26 @@ def _annotation_queryset():
     )
 
 
+def _visible_annotations(user) -> Q:
+    """Everyone sees their own annotations. Reviewers also see others' submitted and gold ones, except of
+    clips they annotate themselves (blind until review) and of campaigns that list other reviewers."""
+    own = Q(annotator=user)
+    if not user_has_role(user, REVIEWER):
+        return own
+    own_clips = ExpertAnnotation.objects.filter(annotator=user).exclude(
+        status__in=[ExpertAnnotation.Status.GOLD, ExpertAnnotation.Status.SUPERSEDED]
+    ).values("clip_id")
+    tasks = AnnotationTask.objects.filter(annotator=user).values("clip_id")
+    reviewable = Q(campaign__isnull=True) | Q(campaign__reviewers=user) | Q(campaign__reviewers__isnull=True)
+    others = (
+        Q(status__in=[ExpertAnnotation.Status.SUBMITTED, ExpertAnnotation.Status.GOLD])
+        & ~Q(clip_id__in=own_clips)
+        & ~Q(clip_id__in=tasks)
+        & reviewable
+    )
+    return own | others
+
+
 @extend_schema(
     tags=["expert annotations"],
     parameters=[
@@ -174,7 +195,8 @@ class ExpertAnnotationViewSet(
 ):
     """AudioCaps-F expert annotations (events with sources and attributes, temporal relations).
 
-    Read: annotators see their own; reviewers and admins see all.
+    Read: annotators see their own; reviewers also others' submitted and gold ones (not drafts, not of clips
+    they annotate themselves); admins see all.
     Create / replace / delete: annotators, on their own annotations, while not gold.
     Status (review): reviewers (submitted -> gold, submitted -> draft, gold -> submitted) and admins (any).
     """
@@ -195,9 +217,8 @@ class ExpertAnnotationViewSet(
         user = self.request.user
         if getattr(self, "swagger_fake_view", False):  # schema generation has no real user
             return queryset.none()
-        # Annotators who are not also reviewers only ever reach their own rows (others are 404 to them).
-        if not user_has_role(user, REVIEWER):
-            queryset = queryset.filter(annotator=user)
+        if ADMIN not in user_roles(user):
+            queryset = queryset.filter(_visible_annotations(user)).distinct()
         lookups = {
             "clip": "clip_id",
             "dataset": "clip__dataset__name",
