@@ -97,7 +97,12 @@ class AnnotationCampaignViewSet(
 ):
     """Annotation campaigns. Read: their annotators and reviewers. Create: admins. Next clip: annotators."""
 
-    action_roles = {"list": (ANNOTATOR, REVIEWER), "retrieve": (ANNOTATOR, REVIEWER), "next": (ANNOTATOR,), "*": (ADMIN,)}
+    action_roles = {
+        "list": (ANNOTATOR, REVIEWER),
+        "retrieve": (ANNOTATOR, REVIEWER),
+        "next": (ANNOTATOR,),
+        "*": (ADMIN,),
+    }
     serializer_class = AnnotationCampaignSerializer
 
     def get_queryset(self):
@@ -139,7 +144,9 @@ class AnnotationCampaignViewSet(
         OpenApiParameter("status", str, enum=AnnotationTask.Status.values),
     ],
 )
-class AnnotationTaskViewSet(ActionRolesMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class AnnotationTaskViewSet(
+    ActionRolesMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
     """An annotator's clips: draft (autosaved, versioned), automated checks, submit, skip.
 
     Annotators see only their own tasks; admins see all. Reviewers send submissions back (`return`).
@@ -234,7 +241,9 @@ class AnnotationTaskViewSet(ActionRolesMixin, mixins.ListModelMixin, mixins.Retr
         serializer = ReturnInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            task = annotation_task_return(task=task, reviewer=request.user, comment=serializer.validated_data["comment"])
+            task = annotation_task_return(
+                task=task, reviewer=request.user, comment=serializer.validated_data["comment"]
+            )
         except ReviewDeniedError as error:
             raise PermissionDenied(str(error)) from None
         return Response(self.get_serializer(task).data)

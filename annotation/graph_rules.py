@@ -68,9 +68,7 @@ def _explain(relation: Relation, names: dict) -> str:
     return f"{_describe(relation, names)} (implied by {_explain(left, names)} and {_explain(right, names)})"
 
 
-def relations_analyse(
-    relations: Iterable[tuple[Hashable, Hashable, str]], names: dict | None = None
-) -> RelationReport:
+def relations_analyse(relations: Iterable[tuple[Hashable, Hashable, str]], names: dict | None = None) -> RelationReport:
     """Close the stated relations (first, second, kind) under the chain rule and report contradictions.
 
     Relations are added in order; a stated relation that conflicts with what the earlier ones state or

@@ -162,7 +162,9 @@ class ExpertAnnotation(TimeStampedModel):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["clip", "annotator"], condition=Q(campaign__isnull=True), name="annotation_unique_per_clip_annotator"
+                fields=["clip", "annotator"],
+                condition=Q(campaign__isnull=True),
+                name="annotation_unique_per_clip_annotator",
             ),
             models.UniqueConstraint(
                 fields=["clip", "annotator", "campaign"],
@@ -269,13 +271,17 @@ class AnnotationCampaign(TimeStampedModel):
     clips = models.ManyToManyField(Clip, related_name="annotation_campaigns")
     annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="annotation_campaigns")
     # Who may review; nobody listed means every reviewer may.
-    reviewers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="reviewed_annotation_campaigns")
+    reviewers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="reviewed_annotation_campaigns"
+    )
     annotations_per_clip = models.PositiveSmallIntegerField(default=3)
     # Seeds each annotator's own random clip order.
     seed = models.IntegerField(default=0)
     instructions = models.TextField(blank=True)
     is_active = models.BooleanField(default=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         ordering = ["name"]
@@ -317,14 +323,20 @@ class AnnotationTask(TimeStampedModel):
     skip_reason = models.CharField(max_length=10, choices=SkipReason.choices, blank=True)
     skip_comment = models.TextField(blank=True)
     review_comment = models.TextField(blank=True)
-    returned_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    annotation = models.OneToOneField(ExpertAnnotation, on_delete=models.SET_NULL, null=True, blank=True, related_name="task")
+    returned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    annotation = models.OneToOneField(
+        ExpertAnnotation, on_delete=models.SET_NULL, null=True, blank=True, related_name="task"
+    )
     submitted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["campaign", "annotator", "created_at"]
         constraints = [
-            models.UniqueConstraint(fields=["campaign", "clip", "annotator"], name="annotation_task_once_per_annotator"),
+            models.UniqueConstraint(
+                fields=["campaign", "clip", "annotator"], name="annotation_task_once_per_annotator"
+            ),
             models.CheckConstraint(
                 condition=~Q(status="skipped") | ~Q(skip_reason=""), name="annotation_task_skip_has_reason"
             ),

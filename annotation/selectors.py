@@ -105,7 +105,9 @@ def annotation_as_audiocaps_f(annotation: ExpertAnnotation) -> dict[str, dict]:
 def gold_annotation_documents(*, clip_ids: Iterable[int]) -> dict[int, dict[str, dict]]:
     """clip id -> its gold annotation as annotation_as_audiocaps_f gives it (clips without gold are absent)."""
     gold = ExpertAnnotation.objects.filter(clip_id__in=list(clip_ids), status=ExpertAnnotation.Status.GOLD)
-    return {annotation.clip_id: annotation_as_audiocaps_f(annotation) for annotation in _with_graph(gold.order_by("pk"))}
+    return {
+        annotation.clip_id: annotation_as_audiocaps_f(annotation) for annotation in _with_graph(gold.order_by("pk"))
+    }
 
 
 def submitted_annotation_documents(*, dataset: Dataset, campaign=None) -> dict[int, dict[str, dict]]:
@@ -119,6 +121,7 @@ def submitted_annotation_documents(*, dataset: Dataset, campaign=None) -> dict[i
         submitted = submitted.filter(campaign=campaign)
     documents: dict[int, dict[str, dict]] = {}
     for annotation in _with_graph(submitted.select_related("annotator").order_by("pk")):
-        documents.setdefault(annotation.clip_id, {})[annotation.annotator.username] = annotation_as_audiocaps_f(annotation)
+        by_annotator = documents.setdefault(annotation.clip_id, {})
+        by_annotator[annotation.annotator.username] = annotation_as_audiocaps_f(annotation)
     return documents
 

@@ -6,7 +6,15 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Q, QuerySet
 
 from accounts.roles import ADMIN, REVIEWER, user_has_role, user_roles
-from annotation.models import AnnotationCampaign, AnnotationReview, AnnotationTask, Clip, Dataset, EventSource, SoundEvent
+from annotation.models import (
+    AnnotationCampaign,
+    AnnotationReview,
+    AnnotationTask,
+    Clip,
+    Dataset,
+    EventSource,
+    SoundEvent,
+)
 from annotation.services.annotation_campaigns import COUNTED, OPEN, annotator_progress
 
 TaskStatus = AnnotationTask.Status
@@ -55,7 +63,8 @@ def annotator_campaign_rows(*, annotator) -> list[AnnotatorCampaignRow]:
                 campaign=campaign,
                 progress=annotator_progress(campaign=campaign, annotator=annotator),
                 open_tasks=sorted(
-                    (t for t in tasks if t.status in OPEN), key=lambda t: (t.status != TaskStatus.RETURNED, t.created_at)
+                    (t for t in tasks if t.status in OPEN),
+                    key=lambda t: (t.status != TaskStatus.RETURNED, t.created_at),
                 ),
                 submitted_tasks=[t for t in tasks if t.status == TaskStatus.SUBMITTED],
                 skipped_tasks=[t for t in tasks if t.status == TaskStatus.SKIPPED],
@@ -110,22 +119,32 @@ def campaign_clip_rows(*, campaign: AnnotationCampaign, viewer=None) -> list[Cam
 def campaign_annotator_rows(*, campaign: AnnotationCampaign) -> list[dict]:
     """Per annotator: submitted / in progress / returned / skipped counts and their share of the work."""
     counts: dict[int, Counter] = defaultdict(Counter)
-    for annotator_id, task_status in AnnotationTask.objects.filter(campaign=campaign).values_list("annotator_id", "status"):
+    for annotator_id, task_status in AnnotationTask.objects.filter(campaign=campaign).values_list(
+        "annotator_id", "status"
+    ):
         counts[annotator_id][task_status] += 1
     return [
-        {"annotator": annotator, "counts": counts[annotator.pk], "progress": annotator_progress(campaign=campaign, annotator=annotator)}
+        {
+            "annotator": annotator,
+            "counts": counts[annotator.pk],
+            "progress": annotator_progress(campaign=campaign, annotator=annotator),
+        }
         for annotator in campaign.annotators.order_by("username")
     ]
 
 
 def campaigns_with_counts() -> QuerySet[AnnotationCampaign]:
-    return AnnotationCampaign.objects.select_related("dataset").annotate(
-        clip_count=Count("clips", distinct=True),
-        annotator_count=Count("annotators", distinct=True),
-        submitted_count=Count("tasks", filter=Q(tasks__status=TaskStatus.SUBMITTED), distinct=True),
-        skipped_count=Count("tasks", filter=Q(tasks__status=TaskStatus.SKIPPED), distinct=True),
-        gold_count=Count("reviews", filter=Q(reviews__status=AnnotationReview.Status.PUBLISHED), distinct=True),
-    ).order_by("-created_at")
+    return (
+        AnnotationCampaign.objects.select_related("dataset")
+        .annotate(
+            clip_count=Count("clips", distinct=True),
+            annotator_count=Count("annotators", distinct=True),
+            submitted_count=Count("tasks", filter=Q(tasks__status=TaskStatus.SUBMITTED), distinct=True),
+            skipped_count=Count("tasks", filter=Q(tasks__status=TaskStatus.SKIPPED), distinct=True),
+            gold_count=Count("reviews", filter=Q(reviews__status=AnnotationReview.Status.PUBLISHED), distinct=True),
+        )
+        .order_by("-created_at")
+    )
 
 
 def source_suggestions(*, dataset: Dataset, clip: Clip, user, limit: int = 3000) -> dict[str, list[str]]:

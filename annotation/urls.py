@@ -12,7 +12,11 @@ urlpatterns = [
     path("annotate/tasks/<int:task_id>/", views_workspace.task_page, name="task"),
     path("annotate/staff/campaigns/", views_workspace.campaign_list, name="staff_campaigns"),
     path("annotate/staff/campaigns/<int:campaign_id>/", views_workspace.campaign_detail, name="staff_campaign"),
-    path("annotate/staff/campaigns/<int:campaign_id>/toggle/", views_workspace.campaign_toggle, name="staff_campaign_toggle"),
+    path(
+        "annotate/staff/campaigns/<int:campaign_id>/toggle/",
+        views_workspace.campaign_toggle,
+        name="staff_campaign_toggle",
+    ),
     path("review/", views_review.review_home, name="review_home"),
     path("review/campaigns/<int:campaign_id>/", views_review.review_campaign, name="review_campaign"),
     path("review/campaigns/<int:campaign_id>/clips/<int:clip_id>/", views_review.review_clip, name="review_clip"),

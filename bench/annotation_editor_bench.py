@@ -112,10 +112,19 @@ def main() -> int:
         python = sys.executable
         subprocess.run([python, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
         os.makedirs(f"{folder}/media", exist_ok=True)
-        subprocess.run([python, "manage.py", "shell", "-c", SEED.format(media=f"{folder}/media")], cwd=ROOT, env=env, check=True, capture_output=True)
+        subprocess.run(
+            [python, "manage.py", "shell", "-c", SEED.format(media=f"{folder}/media")],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         server = subprocess.Popen(
             [python, "manage.py", "runserver", f"127.0.0.1:{options.port}", "--noreload"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         base = f"http://127.0.0.1:{options.port}"
         try:
@@ -179,13 +188,20 @@ def run(browser, base: str, saves: int) -> dict:
     label = page.locator(".event-card").nth(0).locator(".event-label")
     for index in range(saves):
         label.fill(f"barking {index}")
-        page.wait_for_function(f"() => document.querySelector('.event-label').value === 'barking {index}' && document.getElementById('save-status').dataset.state === 'saved'")
+        page.wait_for_function(
+            f"() => document.querySelector('.event-label').value === 'barking {index}'"
+            " && document.getElementById('save-status').dataset.state === 'saved'"
+        )
         round_trips.append(float(page.locator("#save-status").get_attribute("data-round-trip-ms")))
         task_id = json.loads(page.locator("#task-data").text_content())["id"]
-        reads.append(page.evaluate(
-            "async (id) => { const t = performance.now(); await fetch(`/api/annotation-tasks/${id}/`, {credentials: 'same-origin'}).then(r => r.json()); return performance.now() - t; }",
-            task_id,
-        ))
+        reads.append(
+            page.evaluate(
+                "async (id) => { const t = performance.now();"
+                " await fetch(`/api/annotation-tasks/${id}/`, {credentials: 'same-origin'}).then(r => r.json());"
+                " return performance.now() - t; }",
+                task_id,
+            )
+        )
     median_save, median_read = statistics.median(round_trips), statistics.median(reads)
     return {
         "keystrokes_3_events_1_relation": keyboard.count,

@@ -34,7 +34,9 @@ def annotation_agreement(request):
         dataset = get_object_or_404(Dataset, pk=request.GET.get("dataset") or 0)
     report = dataset_annotation_agreement(dataset=dataset, campaign=campaign)
     if request.GET.get("format") == "json":
-        return JsonResponse({"dataset": dataset.name, "campaign": campaign.name if campaign else None, **_report_json(report)})
+        return JsonResponse(
+            {"dataset": dataset.name, "campaign": campaign.name if campaign else None, **_report_json(report)}
+        )
     rows = [("All annotators", report.clips, report.pairs, [report.factors[f] for f in FACTORS])]
     rows += [
         (name, entry["clips"], entry["pairs"], [entry["factors"][f] for f in FACTORS])

@@ -152,7 +152,9 @@ def annotation_task_skip(*, task: AnnotationTask, reason: str, comment: str = ""
         raise CampaignError('say why in a comment when the reason is "other"', "comment")
     locked = AnnotationTask.objects.select_for_update().get(pk=task.pk)
     if locked.status != TaskStatus.ASSIGNED:
-        raise CampaignError(f"only a clip in progress can be skipped; this one is {locked.get_status_display().lower()}")
+        raise CampaignError(
+            f"only a clip in progress can be skipped; this one is {locked.get_status_display().lower()}"
+        )
     locked.status = TaskStatus.SKIPPED
     locked.skip_reason = reason
     locked.skip_comment = comment.strip()

@@ -55,7 +55,8 @@ def draft_checks(*, draft: dict, library: Collection[str], clip_duration: float 
                 Check(
                     ERROR,
                     "duplicate_event",
-                    f"Event {index + 1} {_event_name(event)} repeats event {seen_labels[label] + 1}; merge them or tell them apart.",
+                    f"Event {index + 1} {_event_name(event)} repeats event {seen_labels[label] + 1}; "
+                    "merge them or tell them apart.",
                     f"{field}.label",
                     event["id"],
                 )
@@ -68,7 +69,8 @@ def draft_checks(*, draft: dict, library: Collection[str], clip_duration: float 
                 Check(
                     ERROR,
                     "time_outside_clip",
-                    f"Event {_event_name(event)} ends at {event['offset']} s, after the clip's end ({clip_duration:.2f} s).",
+                    f"Event {_event_name(event)} ends at {event['offset']} s, "
+                    f"after the clip's end ({clip_duration:.2f} s).",
                     f"{field}.offset",
                     event["id"],
                 )
@@ -91,7 +93,9 @@ def _children_checks(event: dict, field: str, library: Collection[str]) -> list[
     elif not sources:
         checks.append(Check(WARNING, "no_source", f"Event {name} has no source.", f"{field}.sources", event["id"]))
     elif not attributes:
-        checks.append(Check(WARNING, "no_attribute", f"Event {name} has no attribute.", f"{field}.attributes", event["id"]))
+        checks.append(
+            Check(WARNING, "no_attribute", f"Event {name} has no attribute.", f"{field}.attributes", event["id"])
+        )
     for kind, texts in (("source", event["sources"]), ("attribute", event["attributes"])):
         seen: set[str] = set()
         for position, text in enumerate(texts):

@@ -187,7 +187,9 @@ class SavedDraft:
     saved_at: Any
 
 
-def draft_save_versioned(*, model: type[models.Model], pk: int, base_version: int, draft: dict, guard=None) -> SavedDraft:
+def draft_save_versioned(
+    *, model: type[models.Model], pk: int, base_version: int, draft: dict, guard=None
+) -> SavedDraft:
     """Store `draft` on row `pk` of `model` (fields draft / draft_version / draft_saved_at) if it is still at
     `base_version`; the row is locked meanwhile, so two saves based on the same version cannot both win.
 

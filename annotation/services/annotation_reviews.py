@@ -81,7 +81,9 @@ def review_open(*, campaign: AnnotationCampaign, clip: Clip, reviewer: AbstractB
     return review
 
 
-def review_draft_save(*, review: AnnotationReview, reviewer: AbstractBaseUser, base_version: int, draft: dict) -> SavedDraft:
+def review_draft_save(
+    *, review: AnnotationReview, reviewer: AbstractBaseUser, base_version: int, draft: dict
+) -> SavedDraft:
     _require(review.campaign, review.clip, reviewer)
     clean = draft_validate(draft)
 
@@ -89,7 +91,9 @@ def review_draft_save(*, review: AnnotationReview, reviewer: AbstractBaseUser, b
         if row.reviewer_id != reviewer.pk:  # the last editor is the reviewer of record
             AnnotationReview.objects.filter(pk=row.pk).update(reviewer=reviewer)
 
-    return draft_save_versioned(model=AnnotationReview, pk=review.pk, base_version=base_version, draft=clean, guard=take_over)
+    return draft_save_versioned(
+        model=AnnotationReview, pk=review.pk, base_version=base_version, draft=clean, guard=take_over
+    )
 
 
 def clip_submissions(*, campaign: AnnotationCampaign, clip: Clip):
@@ -115,7 +119,9 @@ def review_publish(
         if has_errors(checks) or (not confirm_warnings and any(check.level == WARNING for check in checks)):
             raise SubmitRefusedError(checks)
         events, relations = draft_to_graph(draft)
-        merged_from = [task.annotation for task in clip_submissions(campaign=locked.campaign, clip=locked.clip) if task.annotation]
+        merged_from = [
+            task.annotation for task in clip_submissions(campaign=locked.campaign, clip=locked.clip) if task.annotation
+        ]
         gold = gold_annotation_publish(
             clip=locked.clip,
             reviewer=reviewer,
@@ -140,7 +146,9 @@ def annotation_task_return(*, task: AnnotationTask, reviewer: AbstractBaseUser, 
         raise ReviewDeniedError("say what the annotator should change (the comment is empty)")
     locked = AnnotationTask.objects.select_for_update().get(pk=task.pk)
     if locked.status != TaskStatus.SUBMITTED:
-        raise ReviewDeniedError(f"only a submitted annotation can be sent back; this one is {locked.get_status_display().lower()}")
+        raise ReviewDeniedError(
+            f"only a submitted annotation can be sent back; this one is {locked.get_status_display().lower()}"
+        )
     locked.status = TaskStatus.RETURNED
     locked.review_comment = comment.strip()
     locked.returned_by = reviewer

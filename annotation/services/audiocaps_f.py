@@ -5,7 +5,8 @@ and attributes keep their order (position) and their exact text, so import -> ex
 the input. This product's annotations may also carry, per event, optional keys that readers of the
 plain format ignore: "relations": {other event: "before" | "after" | "simultaneous"} (this event
 <kind> the other one) and "onset" / "offset" in seconds; they are written only when present, so an
-annotation without them exports exactly as the released file. A key matches the dataset's clip whose external_id is `<youtube_id>` (as the AudioCaps-Eval
+annotation without them exports exactly as the released file.
+A key matches the dataset's clip whose external_id is `<youtube_id>` (as the AudioCaps-Eval
 pairwise import creates them) or whose file_name is the key; missing clips are created.
 Attributes link to the tag library by case-insensitive, trimmed text; others stay free text (tag=None).
 Re-importing leaves an annotation whose events are identical untouched and replaces the events of
@@ -90,7 +91,11 @@ def audiocaps_f_import_from_path(
 ) -> ImportSummary:
     data, source_name = json_file_load(path=path)
     return audiocaps_f_import(
-        data=data, dataset_name=dataset_name, source_name=source_name, annotator_username=annotator_username, status=status
+        data=data,
+        dataset_name=dataset_name,
+        source_name=source_name,
+        annotator_username=annotator_username,
+        status=status,
     )
 
 
@@ -181,7 +186,9 @@ def _event_parse(label: str, raw_event: Any, where: str) -> EventSpec:
         raise ImportDataError(f'{where} key "offset": {offset} is before the onset {onset}')
     relations = raw_event.get("relations") or {}
     if not isinstance(relations, dict):
-        raise ImportDataError(f'{where} key "relations": expected an object {{event: kind}}, got {json_type_name(relations)}')
+        raise ImportDataError(
+            f'{where} key "relations": expected an object {{event: kind}}, got {json_type_name(relations)}'
+        )
     for other, kind in relations.items():
         if kind not in TemporalRelation.Kind.values:
             raise ImportDataError(
@@ -372,7 +379,9 @@ def _events_create(to_fill: list[tuple[ExpertAnnotation, tuple]], summary: Impor
             by_label[label] = event
             events.append(event)
             children.append((event, sources, attributes))
-        relations.extend((annotation, by_label[first], by_label[second], kind) for first, second, kind in wanted_relations)
+        relations.extend(
+            (annotation, by_label[first], by_label[second], kind) for first, second, kind in wanted_relations
+        )
     SoundEvent.objects.bulk_create(events)
     if any(event.pk is None for event in events):
         raise RuntimeError("this database does not return primary keys from bulk inserts")

@@ -289,5 +289,7 @@ def demo_annotation_campaign_ensure(*, dataset: Dataset):
         annotators=[users.get(username="annotator")],
         reviewers=[users.get(username="reviewer")],
         annotations_per_clip=1,
-        instructions="Name every sound event you hear, who or what makes it, how it sounds, and what comes before what.",
+        instructions=(
+            "Name every sound event you hear, who or what makes it, how it sounds, and what comes before what."
+        ),
     )

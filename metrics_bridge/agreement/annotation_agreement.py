@@ -124,7 +124,9 @@ def _mean(values: Sequence[float]) -> float | None:
 def pair_agreement(first: AudioGraph, second: AudioGraph, similarity: PhraseSimilarity) -> dict[str, float | None]:
     match = match_graphs(first, second, similarity)
     return {
-        factor: float(match.factors[factor].f1) if factor_present(first, factor) or factor_present(second, factor) else None
+        factor: float(match.factors[factor].f1)
+        if factor_present(first, factor) or factor_present(second, factor)
+        else None
         for factor in FACTORS
     }
 
@@ -157,9 +159,7 @@ def annotation_agreement(submissions: Submissions, *, encoder: Encoder, antonyms
     annotators = sorted({annotator for by in graphs.values() for annotator in by})
     per_annotator = {}
     for annotator in annotators:
-        own_clips = [
-            [pair for pair in pairs if annotator in pair.annotators] for pairs in pairs_by_clip.values()
-        ]
+        own_clips = [[pair for pair in pairs if annotator in pair.annotators] for pairs in pairs_by_clip.values()]
         own_clips = [own for own in own_clips if own]
         per_annotator[annotator] = {
             "clips": len(own_clips),

@@ -35,7 +35,11 @@ def cached_phrase_vectors(texts: list[str]) -> np.ndarray:
     missing = [text for text in distinct if digests[text] not in by_digest]
     if missing:
         encoded = sbert.load_model().encode(
-            missing, batch_size=ENCODE_BATCH_SIZE, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+            missing,
+            batch_size=ENCODE_BATCH_SIZE,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
         )
         vectors = np.asarray(encoded, dtype=np.float32)
         PhraseVector.objects.bulk_create(

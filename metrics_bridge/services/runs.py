@@ -257,7 +257,9 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
     return rows
 
 
-def _reference_sets_for_scored_gold(planned_requests, requests, context, reference_set_ids: dict[str, int]) -> dict[str, int]:
+def _reference_sets_for_scored_gold(
+    planned_requests, requests, context, reference_set_ids: dict[str, int]
+) -> dict[str, int]:
     """Store each score under the gold annotation it was computed with: if a clip's gold annotation changed
     between planning and scoring, re-key its requests to a reference set naming the new fingerprint (so the
     next run plans that set, finds the score, and does not recompute it, while the stale identity stays unscored).
@@ -273,7 +275,8 @@ def _reference_sets_for_scored_gold(planned_requests, requests, context, referen
     rekeyed: dict[str, tuple[tuple[str, ...], str]] = {}
     for planned, request in zip(planned_requests, requests, strict=True):
         texts, planned_context = planned_sets[planned["reference_set_key"]]
-        actual = context_with_gold(planned_context, gold_annotation_fingerprint(context.expert_annotations.get(request.clip_key)))
+        used_gold = gold_annotation_fingerprint(context.expert_annotations.get(request.clip_key))
+        actual = context_with_gold(planned_context, used_gold)
         if actual != planned_context:
             key = reference_set_key(texts=tuple(texts), context=actual)
             rekeyed[key] = (tuple(texts), actual)

@@ -31,9 +31,21 @@ GOOD = draft_of(("barking", ["dog"], ["loud"]), ("door slam", ["door"], ["sudden
         ({"events": [{"id": "e1", "label": "x" * 256}]}, "events[0].label"),
         ({"events": [{"id": "e1", "label": "a", "colour": "red"}]}, "events[0].colour"),
         ({"events": [], "extra": 1}, "extra"),
-        ({"events": [{"id": "e1", "label": "a"}], "relations": [{"first": "e1", "second": "e9", "kind": "before"}]}, "relations[0].second"),
-        ({"events": [{"id": "e1", "label": "a"}, {"id": "e2", "label": "b"}], "relations": [{"first": "e1", "second": "e2", "kind": "during"}]}, "relations[0].kind"),
-        ({**GOOD, "relations": [*GOOD["relations"], {"first": "e2", "second": "e1", "kind": "before"}]}, "relations[1]"),
+        (
+            {"events": [{"id": "e1", "label": "a"}], "relations": [{"first": "e1", "second": "e9", "kind": "before"}]},
+            "relations[0].second",
+        ),
+        (
+            {
+                "events": [{"id": "e1", "label": "a"}, {"id": "e2", "label": "b"}],
+                "relations": [{"first": "e1", "second": "e2", "kind": "during"}],
+            },
+            "relations[0].kind",
+        ),
+        (
+            {**GOOD, "relations": [*GOOD["relations"], {"first": "e2", "second": "e1", "kind": "before"}]},
+            "relations[1]",
+        ),
         ({**GOOD, "relations": [*GOOD["relations"], {"first": "e2", "second": "e1", "kind": "after"}]}, "relations[1]"),
         ({"events": [{"id": "e1", "label": "a"}], "note": 5}, "note"),
     ],
@@ -50,7 +62,9 @@ def test_an_unfinished_draft_is_fine_to_save():
 
 
 def test_a_contradiction_is_refused_naming_the_relation_and_the_chain():
-    draft = draft_of(("a", [], []), ("b", [], []), ("c", [], []), relations=[(0, 1, "before"), (1, 2, "before"), (2, 0, "before")])
+    draft = draft_of(
+        ("a", [], []), ("b", [], []), ("c", [], []), relations=[(0, 1, "before"), (1, 2, "before"), (2, 0, "before")]
+    )
     with pytest.raises(DraftInvalidError) as raised:
         draft_validate(draft)
     assert raised.value.field == "relations[2]"
@@ -115,7 +129,9 @@ def test_draft_save_is_versioned_and_a_stale_save_is_refused(task_and_client):
 def test_bad_draft_over_the_api_is_a_400_naming_the_field(task_and_client):
     task, client, _ = task_and_client
     url = f"/api/annotation-tasks/{task.pk}/draft/"
-    response = client.put(url, {"base_version": 0, "draft": {"events": [{"id": "e1", "label": "a", "onset": -1}]}}, format="json")
+    response = client.put(
+        url, {"base_version": 0, "draft": {"events": [{"id": "e1", "label": "a", "onset": -1}]}}, format="json"
+    )
     assert response.status_code == 400
     assert list(response.json()) == ["events[0].onset"]
     assert client.put(url, {"draft": GOOD}, format="json").json() == {"base_version": ["This field is required."]}

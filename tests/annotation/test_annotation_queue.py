@@ -23,7 +23,9 @@ from tests.annotation.workspace_data import draft_of, workspace_build
 
 
 def _finish(task, annotator):
-    saved = task_draft_save(task=task, annotator=annotator, base_version=task.draft_version, draft=draft_of(("hum", ["fan"], ["low"])))
+    saved = task_draft_save(
+        task=task, annotator=annotator, base_version=task.draft_version, draft=draft_of(("hum", ["fan"], ["low"]))
+    )
     return task_submit(task=task, annotator=annotator, base_version=saved.version)
 
 
@@ -51,9 +53,14 @@ def test_every_clip_gets_exactly_n_annotations_and_nobody_gets_a_clip_twice(make
 def test_each_annotator_has_an_own_order_repeatable_from_the_seed(make_user):
     workspace = workspace_build(make_user, clip_count=12, annotator_count=3, per_clip=1, seed=42)
     clip_ids = [clip.pk for clip in workspace.clips]
-    orders = [annotator_clip_order(campaign=workspace.campaign, annotator_id=a.pk, clip_ids=clip_ids) for a in workspace.annotators]
+    orders = [
+        annotator_clip_order(campaign=workspace.campaign, annotator_id=a.pk, clip_ids=clip_ids)
+        for a in workspace.annotators
+    ]
     assert len({tuple(order) for order in orders}) == 3
-    assert orders[0] == annotator_clip_order(campaign=workspace.campaign, annotator_id=workspace.annotators[0].pk, clip_ids=clip_ids)
+    assert orders[0] == annotator_clip_order(
+        campaign=workspace.campaign, annotator_id=workspace.annotators[0].pk, clip_ids=clip_ids
+    )
     first = annotation_task_next(campaign=workspace.campaign, annotator=workspace.annotators[0])
     assert first.clip_id == orders[0][0]
 
@@ -66,9 +73,15 @@ def test_unfinished_work_comes_back_first_and_returned_work_before_it(make_user)
     assert annotation_task_next(campaign=workspace.campaign, annotator=annotator) == first  # double click: same clip
     _finish(first, annotator)
     second = annotation_task_next(campaign=workspace.campaign, annotator=annotator)
-    annotation_task_return(task=AnnotationTask.objects.get(pk=first.pk), reviewer=workspace.reviewer, comment="Add the fan's attributes")
+    annotation_task_return(
+        task=AnnotationTask.objects.get(pk=first.pk), reviewer=workspace.reviewer, comment="Add the fan's attributes"
+    )
     returned = annotation_task_next(campaign=workspace.campaign, annotator=annotator)
-    assert returned.pk == first.pk and returned.status == "returned" and returned.review_comment == "Add the fan's attributes"
+    assert (
+        returned.pk == first.pk
+        and returned.status == "returned"
+        and returned.review_comment == "Add the fan's attributes"
+    )
     assert second.pk != first.pk
     progress = annotator_progress(campaign=workspace.campaign, annotator=annotator)
     assert (progress.done, progress.quota, progress.in_progress, progress.returned) == (0, 2, 1, 1)
@@ -86,7 +99,9 @@ def test_a_skip_frees_the_slot_for_someone_else_and_the_admin_sees_the_reason(ma
     assert annotation_task_next(campaign=workspace.campaign, annotator=first) is None  # never the same clip again
     assert annotation_task_next(campaign=workspace.campaign, annotator=second).clip_id == task.clip_id
     (row,) = campaign_clip_rows(campaign=workspace.campaign)
-    assert [(t.annotator.username, t.skip_reason, t.skip_comment) for t in row.skips] == [("ann0", "silence", "nothing but hiss")]
+    assert [(t.annotator.username, t.skip_reason, t.skip_comment) for t in row.skips] == [
+        ("ann0", "silence", "nothing but hiss")
+    ]
 
 
 @pytest.mark.django_db
@@ -100,7 +115,9 @@ def test_campaign_creation_refuses_what_cannot_work(make_user):
     with pytest.raises(CampaignError, match="not annotators: rater-x"):
         annotation_campaign_create(name="c3", annotators=[rater], annotations_per_clip=1, **common)
     with pytest.raises(CampaignError, match="already exists"):
-        annotation_campaign_create(name="ws-campaign", annotators=workspace.annotators, annotations_per_clip=1, **common)
+        annotation_campaign_create(
+            name="ws-campaign", annotators=workspace.annotators, annotations_per_clip=1, **common
+        )
     stranger = make_user("stranger", "annotator")
     with pytest.raises(CampaignError, match="not an annotator of campaign"):
         annotation_task_next(campaign=workspace.campaign, annotator=stranger)
@@ -134,5 +151,7 @@ def test_annotators_pressing_next_at_the_same_moment_never_over_assign_a_clip(ma
     assert not errors
     per_clip = Counter(AnnotationTask.objects.values_list("clip_id", flat=True))
     assert per_clip == {clip.pk: 2 for clip in workspace.clips}  # never 3
-    assert sorted(clip for clip in results.values() if clip) == sorted(clip.pk for clip in workspace.clips for _ in range(2))
+    assert sorted(clip for clip in results.values() if clip) == sorted(
+        clip.pk for clip in workspace.clips for _ in range(2)
+    )
     assert list(results.values()).count(None) == 2

@@ -10,7 +10,6 @@ from annotation.models import AnnotationReview, AnnotationTask, ExpertAnnotation
 from annotation.services.annotation_campaigns import annotation_task_next
 from annotation.services.annotation_reviews import (
     ReviewDeniedError,
-    annotation_task_return,
     clip_review_denial,
     review_draft_save,
     review_open,
@@ -30,7 +29,9 @@ def annotated(make_user):
     workspace = workspace_build(make_user, clip_count=1, annotator_count=3, per_clip=3)
     for index, annotator in enumerate(workspace.annotators):
         task = annotation_task_next(campaign=workspace.campaign, annotator=annotator)
-        draft = draft_of(("barking", ["dog"], ["loud"]), (f"event {index}", ["thing"], ["quiet"]), relations=[(0, 1, "before")])
+        draft = draft_of(
+            ("barking", ["dog"], ["loud"]), (f"event {index}", ["thing"], ["quiet"]), relations=[(0, 1, "before")]
+        )
         saved = task_draft_save(task=task, annotator=annotator, base_version=0, draft=draft)
         task_submit(task=task, annotator=annotator, base_version=saved.version)
     return workspace
@@ -42,13 +43,24 @@ def test_reviewers_cannot_review_a_clip_they_annotated(annotated, make_user):
     annotated.campaign.annotators.add(both)
     annotated.campaign.reviewers.add(both)
     AnnotationTask.objects.filter(annotator=annotated.annotators[0]).update(annotator=both)
-    assert clip_review_denial(campaign=annotated.campaign, clip=clip, user=both) == "you annotated this clip yourself, so someone else reviews it"
+    assert (
+        clip_review_denial(campaign=annotated.campaign, clip=clip, user=both)
+        == "you annotated this clip yourself, so someone else reviews it"
+    )
     with pytest.raises(ReviewDeniedError):
         review_open(campaign=annotated.campaign, clip=clip, reviewer=both)
     client = api_client(both)
-    assert client.post("/api/annotation-reviews/", {"campaign": annotated.campaign.pk, "clip": clip.pk}, format="json").status_code == 403
+    assert (
+        client.post(
+            "/api/annotation-reviews/", {"campaign": annotated.campaign.pk, "clip": clip.pk}, format="json"
+        ).status_code
+        == 403
+    )
     assert client.get(f"/review/campaigns/{annotated.campaign.pk}/clips/{clip.pk}/").status_code == 403
-    assert client.get(f"/metrics/annotation-agreement/campaigns/{annotated.campaign.pk}/clips/{clip.pk}/").status_code == 403
+    assert (
+        client.get(f"/metrics/annotation-agreement/campaigns/{annotated.campaign.pk}/clips/{clip.pk}/").status_code
+        == 403
+    )
     # A reviewer not listed on the campaign is refused too; the listed one may review.
     outsider = make_user("outsider", "reviewer")
     assert "not a reviewer of campaign" in clip_review_denial(campaign=annotated.campaign, clip=clip, user=outsider)
@@ -59,7 +71,9 @@ def test_send_back_with_a_comment_shows_in_the_queue_and_resubmission_returns_it
     task = AnnotationTask.objects.get(annotator=annotated.annotators[1])
     client = api_client(annotated.reviewer)
     assert client.post(f"/api/annotation-tasks/{task.pk}/return/", {"comment": ""}, format="json").status_code == 400
-    response = client.post(f"/api/annotation-tasks/{task.pk}/return/", {"comment": "Name the second event"}, format="json")
+    response = client.post(
+        f"/api/annotation-tasks/{task.pk}/return/", {"comment": "Name the second event"}, format="json"
+    )
     assert response.status_code == 200 and response.json()["status"] == "returned"
     task.refresh_from_db()
     assert task.annotation.status == "draft"
@@ -70,17 +84,28 @@ def test_send_back_with_a_comment_shows_in_the_queue_and_resubmission_returns_it
     review = review_open(campaign=annotated.campaign, clip=annotated.clips[0], reviewer=annotated.reviewer)
     rows = api_client(annotated.reviewer).get(f"/api/annotation-reviews/{review.pk}/").json()["submissions"]
     assert [row["annotator"] for row in rows] == ["ann0", "ann2"]
-    saved = task_draft_save(task=task, annotator=annotated.annotators[1], base_version=task.draft_version, draft=draft_of(("barking", ["dog"], ["loud"])))
+    saved = task_draft_save(
+        task=task,
+        annotator=annotated.annotators[1],
+        base_version=task.draft_version,
+        draft=draft_of(("barking", ["dog"], ["loud"])),
+    )
     task_submit(task=task, annotator=annotated.annotators[1], base_version=saved.version)
     assert ExpertAnnotation.objects.get(pk=task.annotation_id).status == "submitted"
 
 
 def test_publishing_makes_one_gold_annotation_and_supersedes_the_previous(annotated):
     clip = annotated.clips[0]
-    audiocaps_f_import(data={f"Y{clip.external_id}.wav": {"rain": {"source": ["rain"], "attr": []}}}, dataset_name="ws", source_name="g.json")
+    audiocaps_f_import(
+        data={f"Y{clip.external_id}.wav": {"rain": {"source": ["rain"], "attr": []}}},
+        dataset_name="ws",
+        source_name="g.json",
+    )
     old_gold = ExpertAnnotation.objects.get(clip=clip, status="gold")
     review = review_open(campaign=annotated.campaign, clip=clip, reviewer=annotated.reviewer)
-    gold_draft = draft_of(("barking", ["dog"], ["loud"]), ("door slam", ["door"], ["yappy"]), relations=[(1, 0, "after")])
+    gold_draft = draft_of(
+        ("barking", ["dog"], ["loud"]), ("door slam", ["door"], ["yappy"]), relations=[(1, 0, "after")]
+    )
     saved = review_draft_save(review=review, reviewer=annotated.reviewer, base_version=0, draft=gold_draft)
     with pytest.raises(SubmitRefusedError) as raised:
         review_publish(review=review, reviewer=annotated.reviewer, base_version=saved.version)
@@ -100,7 +125,12 @@ def test_publishing_makes_one_gold_annotation_and_supersedes_the_previous(annota
         }
     }
     # Editing and publishing again updates the same gold annotation.
-    saved = review_draft_save(review=review, reviewer=annotated.reviewer, base_version=saved.version, draft=draft_of(("barking", ["dog"], ["loud"])))
+    saved = review_draft_save(
+        review=review,
+        reviewer=annotated.reviewer,
+        base_version=saved.version,
+        draft=draft_of(("barking", ["dog"], ["loud"])),
+    )
     again = review_publish(review=review, reviewer=annotated.reviewer, base_version=saved.version)
     assert again.pk == gold.pk and [e.label for e in again.events.all()] == ["barking"]
 
@@ -108,7 +138,13 @@ def test_publishing_makes_one_gold_annotation_and_supersedes_the_previous(annota
 def test_export_with_relations_and_times_reimports_to_the_same(tmp_path):
     data = {
         "Yabc.wav": {
-            "barking": {"source": ["dog"], "attr": ["loud"], "onset": 0.5, "offset": 2.25, "relations": {"door slam": "before"}},
+            "barking": {
+                "source": ["dog"],
+                "attr": ["loud"],
+                "onset": 0.5,
+                "offset": 2.25,
+                "relations": {"door slam": "before"},
+            },
             "door slam": {"source": ["door"], "attr": []},
         },
         "Ydef.wav": {"rain": {"source": ["rain"], "attr": ["steady"]}},
@@ -133,10 +169,16 @@ def test_export_with_relations_and_times_reimports_to_the_same(tmp_path):
             'events "y" and "x" are related twice',
         ),
         (
-            {"Ya.wav": {"x": {"relations": {"y": "before"}}, "y": {"relations": {"z": "before"}}, "z": {"relations": {"x": "before"}}}},
+            {
+                "Ya.wav": {
+                    "x": {"relations": {"y": "before"}},
+                    "y": {"relations": {"z": "before"}},
+                    "z": {"relations": {"x": "before"}},
+                }
+            },
             "contradictory relations",
         ),
-        ({"Ya.wav": {"x": {"relations": {"y": "during"}}, "y": {}}}, 'expected one of before, after, simultaneous'),
+        ({"Ya.wav": {"x": {"relations": {"y": "during"}}, "y": {}}}, "expected one of before, after, simultaneous"),
         ({"Ya.wav": {"x": {"onset": 2, "offset": 1}}}, 'key "offset": 1.0 is before the onset 2.0'),
     ],
 )
@@ -157,16 +199,36 @@ def test_workspace_api_roles(annotated, make_user):
     owner = api_client(annotated.annotators[0])
     assert [row["id"] for row in owner.get("/api/annotation-tasks/").json()["results"]] == [task.pk]
     assert owner.get(f"/api/annotation-tasks/{other.pk}/draft/").status_code == 404
-    assert owner.put(f"/api/annotation-tasks/{other.pk}/draft/", {"base_version": 0, "draft": {}}, format="json").status_code == 404
-    assert owner.post("/api/annotation-reviews/", {"campaign": annotated.campaign.pk, "clip": annotated.clips[0].pk}, format="json").status_code == 403
+    assert (
+        owner.put(
+            f"/api/annotation-tasks/{other.pk}/draft/", {"base_version": 0, "draft": {}}, format="json"
+        ).status_code
+        == 404
+    )
+    assert (
+        owner.post(
+            "/api/annotation-reviews/",
+            {"campaign": annotated.campaign.pk, "clip": annotated.clips[0].pk},
+            format="json",
+        ).status_code
+        == 403
+    )
     assert owner.post("/api/annotation-campaigns/", {}, format="json").status_code == 403
-    for url in ("/api/annotation-tasks/", "/api/annotation-campaigns/", "/api/annotation-reviews/", "/annotate/", "/review/"):
+    for url in (
+        "/api/annotation-tasks/",
+        "/api/annotation-campaigns/",
+        "/api/annotation-reviews/",
+        "/annotate/",
+        "/review/",
+    ):
         assert api_client(rater).get(url).status_code == 403, url
     # Annotators never read other people's annotations through the expert-annotation API either.
     own_ids = {row["id"] for row in owner.get("/api/expert-annotations/").json()["results"]}
     assert own_ids == {task.annotation_id}
     # The reviewer sees the three submissions; admins create campaigns over the API.
-    reviewer_ids = {row["id"] for row in api_client(annotated.reviewer).get("/api/expert-annotations/").json()["results"]}
+    reviewer_ids = {
+        row["id"] for row in api_client(annotated.reviewer).get("/api/expert-annotations/").json()["results"]
+    }
     assert reviewer_ids == set(AnnotationTask.objects.values_list("annotation_id", flat=True))
     admin = api_client(make_user("boss", staff=True))
     response = admin.post(
@@ -175,5 +237,7 @@ def test_workspace_api_roles(annotated, make_user):
         format="json",
     )
     assert response.status_code == 201 and response.json()["clip_count"] == 1
-    bad = admin.post("/api/annotation-campaigns/", {"name": "api-2", "dataset": "ws", "annotators": ["ann0", "ghost"]}, format="json")
+    bad = admin.post(
+        "/api/annotation-campaigns/", {"name": "api-2", "dataset": "ws", "annotators": ["ann0", "ghost"]}, format="json"
+    )
     assert bad.status_code == 400 and "ghost" in json.dumps(bad.json())

@@ -194,17 +194,22 @@ def test_not_json_missing_file_and_unknown_export_dataset(tmp_path):
 @pytest.fixture
 def small_file(tmp_path):
     path = tmp_path / "acf.json"
-    path.write_text(json.dumps({"Yaaa.wav": {"dog": {"source": ["dog"], "attr": ["loud"]}}, "Ybbb.wav": {"rain": {"source": ["rain"], "attr": []}}}))
+    data = {
+        "Yaaa.wav": {"dog": {"source": ["dog"], "attr": ["loud"]}},
+        "Ybbb.wav": {"rain": {"source": ["rain"], "attr": []}},
+    }
+    path.write_text(json.dumps(data))
     return path
 
 
 @pytest.mark.django_db
 def test_import_as_an_annotators_submissions_is_not_gold_and_idempotent(small_file, make_user):
     make_user("ann1", "annotator")
-    call_command("import_audiocaps_f", str(small_file), "--dataset", "acf", "--annotator", "ann1", "--status", "submitted")
+    as_ann1 = ["--dataset", "acf", "--annotator", "ann1", "--status", "submitted"]
+    call_command("import_audiocaps_f", str(small_file), *as_ann1)
     rows = all_rows_snapshot()
 
-    call_command("import_audiocaps_f", str(small_file), "--dataset", "acf", "--annotator", "ann1", "--status", "submitted")
+    call_command("import_audiocaps_f", str(small_file), *as_ann1)
 
     assert all_rows_snapshot() == rows
     annotations = ExpertAnnotation.objects.filter(clip__dataset__name="acf")
@@ -235,5 +240,7 @@ def test_a_gold_import_supersedes_other_gold_and_a_submission_import_never_demot
     gold = ExpertAnnotation.objects.filter(status="gold")
     assert set(gold.values_list("annotator__username", flat=True)) == {"audiocaps-f-experts"} and gold.count() == 2
     assert ExpertAnnotation.objects.filter(status="superseded", annotator__username="ann1").count() == 2
-    summary = audiocaps_f_import_from_path(path=small_file, dataset_name="acf", annotator_username="audiocaps-f-experts", status="submitted")
+    summary = audiocaps_f_import_from_path(
+        path=small_file, dataset_name="acf", annotator_username="audiocaps-f-experts", status="submitted"
+    )
     assert gold.count() == 2 and "left gold" in summary.notes[0]

@@ -17,9 +17,14 @@ class Workspace:
     reviewer: object
 
 
-def workspace_build(make_user, *, clip_count: int = 3, annotator_count: int = 3, per_clip: int = 3, seed: int = 1) -> Workspace:
+def workspace_build(
+    make_user, *, clip_count: int = 3, annotator_count: int = 3, per_clip: int = 3, seed: int = 1
+) -> Workspace:
     dataset = Dataset.objects.create(name="ws")
-    clips = [Clip.objects.create(dataset=dataset, external_id=f"clip{index}", duration_seconds=10.0) for index in range(clip_count)]
+    clips = [
+        Clip.objects.create(dataset=dataset, external_id=f"clip{index}", duration_seconds=10.0)
+        for index in range(clip_count)
+    ]
     annotators = [make_user(f"ann{index}", "annotator") for index in range(annotator_count)]
     reviewer = make_user("rev", "reviewer")
     campaign = annotation_campaign_create(

@@ -27,13 +27,20 @@ SESSIONS = {
 
 @pytest.fixture
 def workspace(make_user, media_root):
-    dataset, clips, _systems = corpus_build(name="acf-browser", clip_count=1, reference_count=2, system_names=("sys_x",))
+    dataset, clips, _systems = corpus_build(
+        name="acf-browser", clip_count=1, reference_count=2, system_names=("sys_x",)
+    )
     clip = clip_audio_attach(clips[0], seconds=3.0)
     clip.captions.filter(role="candidate").update(text="a man speaks while rain falls")
     clip.captions.filter(role="reference").update(text="rain falls and a man talks")
     # The clip already has a gold annotation (imported, as AudioCaps-F's experts made it).
     audiocaps_f_import(
-        data={f"Y{clip.external_id}.wav": {"talking": {"source": ["man"], "attr": ["loud"]}, "falling": {"source": ["rain"], "attr": ["steady"]}}},
+        data={
+            f"Y{clip.external_id}.wav": {
+                "talking": {"source": ["man"], "attr": ["loud"]},
+                "falling": {"source": ["rain"], "attr": ["steady"]},
+            }
+        },
         dataset_name=dataset.name,
         source_name="gold.json",
     )
@@ -119,7 +126,9 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
     task_id = _task_id(page)
     _annotate_with_keyboard(page, SESSIONS["ann-a"])
     _saved(page)
-    assert _words(page.locator("#relations-panel .relations-stated li").first).startswith("'barking' before 'door slam'")
+    assert _words(page.locator("#relations-panel .relations-stated li").first).startswith(
+        "'barking' before 'door slam'"
+    )
     assert page.locator(".chip.is-free").filter(has_text="yappy").count() == 1  # flagged as free text
     assert page.locator(".chip:not(.is-free)").filter(has_text="loud").count() == 1
     page.evaluate("window.scrollTo(0, 0)")

@@ -61,7 +61,8 @@ def test_a_factor_absent_from_both_graphs_is_left_out_never_counted_as_one():
     no_attributes = {"barking": {"source": ["dog"], "attr": []}}
     other = {"barking": {"source": ["dog"], "attr": ["loud"]}}
     report = annotation_agreement(
-        {"c1": {"a": no_attributes, "b": no_attributes}, "c2": {"a": no_attributes, "b": other}}, encoder=one_hot_encoder
+        {"c1": {"a": no_attributes, "b": no_attributes}, "c2": {"a": no_attributes, "b": other}},
+        encoder=one_hot_encoder,
     )
     assert report.per_clip["c1"]["attribute"] is None
     assert report.per_clip["c2"]["attribute"] == 0.0
@@ -70,9 +71,19 @@ def test_a_factor_absent_from_both_graphs_is_left_out_never_counted_as_one():
 
 def test_relations_compare_after_the_chain_rule_and_one_sided_relations_count_as_zero():
     events = {name: {"source": [], "attr": []} for name in ("a", "b", "c")}
-    chain = {**events, "a": {"source": [], "attr": [], "relations": {"b": "before"}}, "b": {"source": [], "attr": [], "relations": {"c": "before"}}}
-    implied = {**events, "a": {"source": [], "attr": [], "relations": {"b": "before", "c": "before"}}, "c": {"source": [], "attr": [], "relations": {"b": "after"}}}
-    report = annotation_agreement({"c1": {"x": chain, "y": implied}, "c2": {"x": chain, "y": events}}, encoder=one_hot_encoder)
+    chain = {
+        **events,
+        "a": {"source": [], "attr": [], "relations": {"b": "before"}},
+        "b": {"source": [], "attr": [], "relations": {"c": "before"}},
+    }
+    implied = {
+        **events,
+        "a": {"source": [], "attr": [], "relations": {"b": "before", "c": "before"}},
+        "c": {"source": [], "attr": [], "relations": {"b": "after"}},
+    }
+    report = annotation_agreement(
+        {"c1": {"x": chain, "y": implied}, "c2": {"x": chain, "y": events}}, encoder=one_hot_encoder
+    )
     assert report.per_clip["c1"]["relation"] == 1.0  # a<b, b<c, a<c both ways
     assert report.per_clip["c2"]["relation"] == 0.0
     assert report.factors["relation"] == 0.5
@@ -94,7 +105,9 @@ def test_pairs_are_averaged_per_clip_before_clips_and_per_annotator():
 
 
 def test_matched_events_group_mutual_best_matches_across_annotators():
-    result = matched_events({"a": DOG_RAIN, "b": DOG, "c": {"barking": {"source": ["dog"], "attr": []}}}, encoder=one_hot_encoder)
+    result = matched_events(
+        {"a": DOG_RAIN, "b": DOG, "c": {"barking": {"source": ["dog"], "attr": []}}}, encoder=one_hot_encoder
+    )
     assert result["annotators"] == ["a", "b", "c"]
     assert result["groups"][0]["events"] == {"a": ["barking"], "b": ["barking"], "c": ["barking"]}
     assert result["groups"][1]["events"] == {"a": ["raining"]}
@@ -127,9 +140,13 @@ def test_the_command_and_the_page_agree(make_user, client, tmp_path):
     from annotation.models import Dataset
 
     client.force_login(reviewer)
-    page = client.get("/metrics/annotation-agreement/", {"dataset": Dataset.objects.get(name="agr").pk, "format": "json"}).json()
+    page = client.get(
+        "/metrics/annotation-agreement/", {"dataset": Dataset.objects.get(name="agr").pk, "format": "json"}
+    ).json()
     assert {key: page[key] for key in printed} == printed
-    html = client.get("/metrics/annotation-agreement/", {"dataset": Dataset.objects.get(name="agr").pk}).content.decode()
+    html = client.get(
+        "/metrics/annotation-agreement/", {"dataset": Dataset.objects.get(name="agr").pk}
+    ).content.decode()
     assert f'data-value="{printed["factors"]["event"]}"' in html
     table = StringIO()
     call_command("annotation_agreement", "--dataset", "agr", "--per-annotator", stdout=table)

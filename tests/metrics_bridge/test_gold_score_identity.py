@@ -46,9 +46,7 @@ def scored_dataset(make_user):
 
 
 def _values(clip):
-    return dict(
-        MetricScore.objects.filter(metric="XACE", caption__clip=clip).values_list("caption_id", "value")
-    )
+    return dict(MetricScore.objects.filter(metric="XACE", caption__clip=clip).values_list("caption_id", "value"))
 
 
 def test_xace_declares_it_reads_gold_annotations_and_sbert_does_not():

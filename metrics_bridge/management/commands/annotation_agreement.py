@@ -18,7 +18,9 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--campaign", help="only the submissions of this annotation campaign")
         parser.add_argument("--format", choices=["json", "table"], default="table")
-        parser.add_argument("--per-annotator", action="store_true", help="add each annotator's agreement with the others")
+        parser.add_argument(
+            "--per-annotator", action="store_true", help="add each annotator's agreement with the others"
+        )
 
     def handle(self, *args, dataset, campaign, format, per_annotator, **options):  # noqa: A002 - the option is --format
         found = Dataset.objects.filter(name=dataset).first()

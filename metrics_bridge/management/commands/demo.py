@@ -57,7 +57,8 @@ class Command(BaseCommand):
                 f"campaign {campaign.name} ({campaign.task_type}): {campaign.assignments.count()} rater(s)"
             )
         self.stdout.write(
-            f"annotation campaign {annotation_campaign.name}: {annotation_campaign.clips.count()} clips for the annotator"
+            f"annotation campaign {annotation_campaign.name}: "
+            f"{annotation_campaign.clips.count()} clips for the annotator"
         )
 
         if not no_metrics:
