@@ -82,6 +82,34 @@ def invalid_draft(error: DraftInvalidError) -> ValidationError:
     return ValidationError({error.field: [error.message]})
 
 
+def draft_save_respond(request, save) -> Response:
+    """Parse {base_version, draft}, call save(**it): 200 {version, saved_at}, 400 naming the field, or 409."""
+    serializer = DraftSaveInputSerializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    try:
+        saved = save(**serializer.validated_data)
+    except DraftInvalidError as error:
+        raise invalid_draft(error) from None
+    except (DraftConflictError, TaskLockedError) as error:
+        return conflict_response(error)
+    return Response(DraftSavedSerializer({"version": saved.version, "saved_at": saved.saved_at}).data)
+
+
+def submission_respond(request, submit, respond) -> Response:
+    """Parse {base_version, confirm_warnings}, call submit(**it), answer respond(result); 400 lists the checks."""
+    serializer = SubmitInputSerializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    try:
+        result = submit(**serializer.validated_data)
+    except SubmitRefusedError as error:
+        return refused_response(error)
+    except DraftInvalidError as error:
+        raise invalid_draft(error) from None
+    except (DraftConflictError, TaskLockedError) as error:
+        return conflict_response(error)
+    return respond(result)
+
+
 def refused_response(error: SubmitRefusedError) -> Response:
     body = {
         "detail": str(error),
@@ -177,15 +205,7 @@ class AnnotationTaskViewSet(
         task = self.get_object()
         if request.method == "GET":
             return Response(self.get_serializer(task).data)
-        serializer = DraftSaveInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            saved = task_draft_save(task=task, annotator=request.user, **serializer.validated_data)
-        except DraftInvalidError as error:
-            raise invalid_draft(error) from None
-        except (DraftConflictError, TaskLockedError) as error:
-            return conflict_response(error)
-        return Response(DraftSavedSerializer({"version": saved.version, "saved_at": saved.saved_at}).data)
+        return draft_save_respond(request, lambda **data: task_draft_save(task=task, annotator=request.user, **data))
 
     @extend_schema(request=ChecksInputSerializer, responses={200: ChecksResultSerializer})
     @action(detail=True, methods=["post"])
@@ -208,17 +228,11 @@ class AnnotationTaskViewSet(
     def submit(self, request, pk=None):
         """Submit the stored draft at `base_version`: errors refuse, warnings need `confirm_warnings`."""
         task = self.get_object()
-        serializer = SubmitInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            task = task_submit(task=task, annotator=request.user, **serializer.validated_data)
-        except SubmitRefusedError as error:
-            return refused_response(error)
-        except DraftInvalidError as error:
-            raise invalid_draft(error) from None
-        except (DraftConflictError, TaskLockedError) as error:
-            return conflict_response(error)
-        return Response(self.get_serializer(task).data)
+        return submission_respond(
+            request,
+            lambda **data: task_submit(task=task, annotator=request.user, **data),
+            lambda submitted: Response(self.get_serializer(submitted).data),
+        )
 
     @extend_schema(request=SkipInputSerializer, responses={200: AnnotationTaskSerializer})
     @action(detail=True, methods=["post"])
@@ -302,15 +316,9 @@ class AnnotationReviewViewSet(
     def draft(self, request, pk=None):
         """Save the gold draft if `base_version` is still the stored version (else 409)."""
         review = self.get_object()
-        serializer = DraftSaveInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            saved = review_draft_save(review=review, reviewer=request.user, **serializer.validated_data)
-        except DraftInvalidError as error:
-            raise invalid_draft(error) from None
-        except DraftConflictError as error:
-            return conflict_response(error)
-        return Response(DraftSavedSerializer({"version": saved.version, "saved_at": saved.saved_at}).data)
+        return draft_save_respond(
+            request, lambda **data: review_draft_save(review=review, reviewer=request.user, **data)
+        )
 
     @extend_schema(
         request=PublishInputSerializer,
@@ -320,16 +328,14 @@ class AnnotationReviewViewSet(
     def publish(self, request, pk=None):
         """Publish the gold draft as the clip's gold annotation (the previous gold one is superseded)."""
         review = self.get_object()
-        serializer = PublishInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            review_publish(review=review, reviewer=request.user, **serializer.validated_data)
-        except SubmitRefusedError as error:
-            return refused_response(error)
-        except DraftConflictError as error:
-            return conflict_response(error)
-        review.refresh_from_db()
-        return Response(self.get_serializer(review).data)
+
+        def published(_gold) -> Response:
+            review.refresh_from_db()
+            return Response(self.get_serializer(review).data)
+
+        return submission_respond(
+            request, lambda **data: review_publish(review=review, reviewer=request.user, **data), published
+        )
 
 
 def register_routes(router) -> None:

@@ -293,7 +293,19 @@ class AnnotationCampaign(TimeStampedModel):
         return self.name
 
 
-class AnnotationTask(TimeStampedModel):
+class VersionedDraft(TimeStampedModel):
+    """The editor's state (validated JSON, see services/annotation_drafts.py). Every accepted save adds one to
+    draft_version, and a save based on an older version is refused (a second tab, a stale device)."""
+
+    draft = models.JSONField(default=dict, blank=True)
+    draft_version = models.PositiveIntegerField(default=0)
+    draft_saved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class AnnotationTask(VersionedDraft):
     """One annotator's work on one clip of a campaign: the draft they edit, then their submission.
 
     Scheduled by the queue when the annotator asks for the next clip. Assigned, submitted and returned
@@ -315,11 +327,6 @@ class AnnotationTask(TimeStampedModel):
     clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="annotation_tasks")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotation_tasks")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ASSIGNED)
-    # The editor's state (validated JSON, see services/annotation_drafts.py); every accepted save adds one
-    # to draft_version, and a save based on an older version is refused (a second tab, a stale device).
-    draft = models.JSONField(default=dict, blank=True)
-    draft_version = models.PositiveIntegerField(default=0)
-    draft_saved_at = models.DateTimeField(null=True, blank=True)
     skip_reason = models.CharField(max_length=10, choices=SkipReason.choices, blank=True)
     skip_comment = models.TextField(blank=True)
     review_comment = models.TextField(blank=True)
@@ -347,7 +354,7 @@ class AnnotationTask(TimeStampedModel):
         return f"{self.campaign} / {self.clip} / {self.annotator} ({self.status})"
 
 
-class AnnotationReview(TimeStampedModel):
+class AnnotationReview(VersionedDraft):
     """A reviewer's gold annotation of a campaign clip, edited as a versioned draft and then published."""
 
     class Status(models.TextChoices):
@@ -358,9 +365,6 @@ class AnnotationReview(TimeStampedModel):
     clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="annotation_reviews")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="annotation_reviews")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.IN_PROGRESS)
-    draft = models.JSONField(default=dict, blank=True)
-    draft_version = models.PositiveIntegerField(default=0)
-    draft_saved_at = models.DateTimeField(null=True, blank=True)
     gold = models.ForeignKey(ExpertAnnotation, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     published_at = models.DateTimeField(null=True, blank=True)
 

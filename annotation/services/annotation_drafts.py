@@ -107,22 +107,27 @@ def _unknown_key(data: dict, allowed: set[str], field: str) -> None:
         raise DraftInvalidError(f"{field}.{unknown[0]}" if field else unknown[0], "unknown field")
 
 
+def _objects(value: Any, field: str, max_items: int, keys: set[str]):
+    """(index, field, object) of a list of objects with known keys, or DraftInvalidError naming the place."""
+    if not isinstance(value, list):
+        raise DraftInvalidError(field, f"expected a list, got {_type_name(value)}")
+    if len(value) > max_items:
+        raise DraftInvalidError(field, f"more than {max_items} {field}")
+    for index, raw in enumerate(value):
+        item_field = f"{field}[{index}]"
+        if not isinstance(raw, dict):
+            raise DraftInvalidError(item_field, f"expected an object, got {_type_name(raw)}")
+        _unknown_key(raw, keys, item_field)
+        yield index, item_field, raw
+
+
 def draft_validate(data: Any) -> dict:
     """The draft in its normal form (texts as typed, times rounded to ms), or DraftInvalidError naming the field."""
     if not isinstance(data, dict):
         raise DraftInvalidError("draft", f"expected an object, got {_type_name(data)}")
     _unknown_key(data, DRAFT_KEYS, "")
-    raw_events = data.get("events", [])
-    if not isinstance(raw_events, list):
-        raise DraftInvalidError("events", f"expected a list, got {_type_name(raw_events)}")
-    if len(raw_events) > MAX_EVENTS:
-        raise DraftInvalidError("events", f"more than {MAX_EVENTS} events")
     events, ids = [], {}
-    for index, raw in enumerate(raw_events):
-        field = f"events[{index}]"
-        if not isinstance(raw, dict):
-            raise DraftInvalidError(field, f"expected an object, got {_type_name(raw)}")
-        _unknown_key(raw, EVENT_KEYS, field)
+    for index, field, raw in _objects(data.get("events", []), "events", MAX_EVENTS, EVENT_KEYS):
         event_id = _text(raw.get("id"), f"{field}.id", MAX_ID)
         if not event_id.strip():
             raise DraftInvalidError(f"{field}.id", "must not be empty")
@@ -147,16 +152,8 @@ def draft_validate(data: Any) -> dict:
 
 
 def _relations_validate(raw_relations: Any, ids: dict[str, int], events: list[dict]) -> list[dict]:
-    if not isinstance(raw_relations, list):
-        raise DraftInvalidError("relations", f"expected a list, got {_type_name(raw_relations)}")
-    if len(raw_relations) > MAX_RELATIONS:
-        raise DraftInvalidError("relations", f"more than {MAX_RELATIONS} relations")
     relations, pairs = [], {}
-    for index, raw in enumerate(raw_relations):
-        field = f"relations[{index}]"
-        if not isinstance(raw, dict):
-            raise DraftInvalidError(field, f"expected an object, got {_type_name(raw)}")
-        _unknown_key(raw, RELATION_KEYS, field)
+    for index, field, raw in _objects(raw_relations, "relations", MAX_RELATIONS, RELATION_KEYS):
         for key in ("first", "second"):
             value = raw.get(key)
             if not isinstance(value, str) or value not in ids:

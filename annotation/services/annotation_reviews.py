@@ -13,16 +13,14 @@ from django.utils import timezone
 
 from accounts.roles import ADMIN, REVIEWER, user_has_role, user_roles
 from annotation.models import AnnotationCampaign, AnnotationReview, AnnotationTask, Clip, ExpertAnnotation
-from annotation.services.annotation_checks import WARNING, draft_checks, has_errors
 from annotation.services.annotation_drafts import (
     DraftConflictError,
     SavedDraft,
     draft_save_versioned,
-    draft_to_graph,
     draft_validate,
     empty_draft,
 )
-from annotation.services.annotation_tasks import SubmitRefusedError, tag_library_keys
+from annotation.services.annotation_tasks import checked_graph
 from annotation.services.expert_annotations import gold_annotation_publish
 
 TaskStatus = AnnotationTask.Status
@@ -114,11 +112,7 @@ def review_publish(
         locked = AnnotationReview.objects.select_for_update().select_related("clip", "campaign").get(pk=review.pk)
         if locked.draft_version != base_version:
             raise DraftConflictError(current_version=locked.draft_version, base_version=base_version)
-        draft = draft_validate(locked.draft)
-        checks = draft_checks(draft=draft, library=tag_library_keys(), clip_duration=locked.clip.duration_seconds)
-        if has_errors(checks) or (not confirm_warnings and any(check.level == WARNING for check in checks)):
-            raise SubmitRefusedError(checks)
-        events, relations = draft_to_graph(draft)
+        events, relations = checked_graph(draft=locked.draft, clip=locked.clip, confirm_warnings=confirm_warnings)
         merged_from = [
             task.annotation for task in clip_submissions(campaign=locked.campaign, clip=locked.clip) if task.annotation
         ]

@@ -68,6 +68,16 @@ def task_checks(*, task: AnnotationTask, draft: dict | None = None) -> list[Chec
     return draft_checks(draft=clean, library=tag_library_keys(), clip_duration=task.clip.duration_seconds)
 
 
+def checked_graph(*, draft: dict, clip, confirm_warnings: bool) -> tuple[list[dict], list[dict]]:
+    """(events, relations) of a stored draft that passes the automated checks (SubmitRefusedError otherwise:
+    errors always, warnings unless confirmed). Shared by submitting and by publishing gold."""
+    clean = draft_validate(draft)
+    checks = draft_checks(draft=clean, library=tag_library_keys(), clip_duration=clip.duration_seconds)
+    if has_errors(checks) or (not confirm_warnings and any(check.level == WARNING for check in checks)):
+        raise SubmitRefusedError(checks)
+    return draft_to_graph(clean)
+
+
 def task_submit(
     *, task: AnnotationTask, annotator: AbstractBaseUser, base_version: int, confirm_warnings: bool = False
 ) -> AnnotationTask:
@@ -81,11 +91,7 @@ def task_submit(
         _editable_guard(annotator)(locked)
         if locked.draft_version != base_version:
             raise DraftConflictError(current_version=locked.draft_version, base_version=base_version)
-        draft = draft_validate(locked.draft)
-        checks = draft_checks(draft=draft, library=tag_library_keys(), clip_duration=locked.clip.duration_seconds)
-        if has_errors(checks) or (not confirm_warnings and any(check.level == WARNING for check in checks)):
-            raise SubmitRefusedError(checks)
-        events, relations = draft_to_graph(draft)
+        events, relations = checked_graph(draft=locked.draft, clip=locked.clip, confirm_warnings=confirm_warnings)
         annotation = expert_annotation_save(
             clip=locked.clip,
             annotator=annotator,

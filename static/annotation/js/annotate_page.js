@@ -9,12 +9,8 @@
   const root = document.getElementById("annotation-page");
   const task = Page.data("task-data");
   const urls = Page.data("task-urls");
-  const statusElement = document.getElementById("save-status");
   const checksElement = document.getElementById("checks-list");
-  const banner = document.getElementById("conflict-banner");
-  const dialog = document.getElementById("submit-dialog");
-  const playerRoot = document.getElementById("player");
-  const player = playerRoot.querySelector("audio") ? new RegionPlayer(playerRoot, {keyboard: true, spectrogramUrl: playerRoot.closest(".player-wrap").dataset.spectrogramUrl}) : null;
+  const {statusElement, banner, dialog, player} = Page.elements();
 
   const sync = new DraftSync({
     url: urls.draft,

@@ -11,14 +11,8 @@
   const root = document.getElementById("review-page");
   const urls = Page.data("review-urls");
   const library = Page.data("tag-library");
-  const statusElement = document.getElementById("save-status");
-  const banner = document.getElementById("conflict-banner");
-  const dialog = document.getElementById("submit-dialog");
   const returnDialog = document.getElementById("return-dialog");
-  const playerRoot = document.getElementById("player");
-  const player = playerRoot.querySelector("audio")
-    ? new RegionPlayer(playerRoot, {keyboard: true, spectrogramUrl: playerRoot.closest(".player-wrap").dataset.spectrogramUrl})
-    : null;
+  const {statusElement, banner, dialog, player} = Page.elements();
   let review = null;
   let sync = null;
   let editor = null;

@@ -10,6 +10,18 @@ window.WorkspacePage = (function () {
     return script ? JSON.parse(script.textContent) : null;
   }
 
+  /* The elements both editor pages have: save status, conflict banner, checks dialog, and the region player. */
+  function elements() {
+    const playerRoot = document.getElementById("player");
+    const spectrogramUrl = playerRoot.closest(".player-wrap").dataset.spectrogramUrl;
+    return {
+      statusElement: document.getElementById("save-status"),
+      banner: document.getElementById("conflict-banner"),
+      dialog: document.getElementById("submit-dialog"),
+      player: playerRoot.querySelector("audio") ? new RegionPlayer(playerRoot, {keyboard: true, spectrogramUrl: spectrogramUrl}) : null,
+    };
+  }
+
   function csrfToken() {
     const input = document.querySelector("[name=csrfmiddlewaretoken]");
     return input ? input.value : "";
@@ -102,5 +114,5 @@ window.WorkspacePage = (function () {
     editor._focus({eventId: check.event, part: part});
   }
 
-  return {data: data, csrfToken: csrfToken, callJson: callJson, bindShortcuts: bindShortcuts, renderChecks: renderChecks, showConflict: showConflict, focusCheck: focusCheck};
+  return {data: data, elements: elements, csrfToken: csrfToken, callJson: callJson, bindShortcuts: bindShortcuts, renderChecks: renderChecks, showConflict: showConflict, focusCheck: focusCheck};
 })();
