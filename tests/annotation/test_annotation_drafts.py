@@ -164,3 +164,41 @@ def test_checks_endpoint_checks_a_given_draft_without_saving(task_and_client):
     response = client.post(f"/api/annotation-tasks/{task.pk}/checks/", {"draft": draft_of(("", [], []))}, format="json")
     assert response.status_code == 200 and response.json()["can_submit"] is False
     assert AnnotationTask.objects.get(pk=task.pk).draft_version == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_saves_from_the_same_version_at_the_same_moment_one_wins_one_is_refused(make_user):
+    import threading
+
+    from django.db import connection
+
+    from annotation.services.annotation_drafts import DraftConflictError
+    from annotation.services.annotation_tasks import task_draft_save
+
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks are what this test is about: run it on PostgreSQL (DATABASE_URL)")
+    workspace = workspace_build(make_user, clip_count=1, annotator_count=1, per_clip=1)
+    annotator = workspace.annotators[0]
+    task = annotation_task_next(campaign=workspace.campaign, annotator=annotator)
+    barrier, outcomes = threading.Barrier(2), []
+
+    def save(note: str) -> None:
+        try:
+            barrier.wait(timeout=20)
+            task_draft_save(task=task, annotator=annotator, base_version=0, draft={**GOOD, "note": note})
+            outcomes.append(("saved", note))
+        except DraftConflictError as error:
+            outcomes.append(("refused", error.current_version))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=save, args=(note,)) for note in ("tab one", "tab two")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert sorted(kind for kind, _ in outcomes) == ["refused", "saved"]
+    winner = next(note for kind, note in outcomes if kind == "saved")
+    stored = AnnotationTask.objects.get(pk=task.pk)
+    assert (stored.draft_version, stored.draft["note"]) == (1, winner)

@@ -488,7 +488,7 @@ window.EventEditor = (function () {
       if (!impliedOnly.length) implied.appendChild(el("li", "muted", "None."));
       const form = root.querySelector(".relation-form");
       if (form) {
-        for (const select of form.querySelectorAll("select[data-role=event]")) {
+        form.querySelectorAll("select[data-role=event]").forEach((select, position) => {
           const previous = select.value;
           select.textContent = "";
           this.draft.events.forEach((event, index) => {
@@ -496,8 +496,9 @@ window.EventEditor = (function () {
             option.value = event.id;
             select.appendChild(option);
           });
-          if (previous) select.value = previous;
-        }
+          if (previous && this._event(previous)) select.value = previous;
+          else if (this.draft.events[position]) select.value = this.draft.events[position].id; // first / second event
+        });
       }
     }
 
