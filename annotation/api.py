@@ -157,6 +157,15 @@ def _annotation_queryset():
     )
 
 
+def _refuse_campaign_annotation(annotation: ExpertAnnotation) -> None:
+    """Work made in an annotation campaign changes only through its task (versioned drafts, checks, review)."""
+    if annotation.campaign_id is not None:
+        raise ValidationError(
+            {"detail": f"annotation {annotation.pk} belongs to an annotation campaign: edit it in the workspace "
+             f"(/api/annotation-tasks/), not here"}
+        )
+
+
 def _visible_annotations(user) -> Q:
     """Everyone sees their own annotations. Reviewers also see others' submitted and gold ones, except of
     clips they annotate themselves (blind until review) and of campaigns that list other reviewers."""
@@ -252,7 +261,9 @@ class ExpertAnnotationViewSet(
     def create(self, request):
         """Save the caller's annotation of a clip (creates it, or replaces the caller's existing one)."""
         data = self._validated_input(request)
-        existed = ExpertAnnotation.objects.filter(clip=data["clip"], annotator=request.user).exists()
+        existed = ExpertAnnotation.objects.filter(
+            clip=data["clip"], annotator=request.user, campaign__isnull=True
+        ).exists()
         annotation = self._save(request, data)
         return self._respond(annotation, status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
 
@@ -260,6 +271,7 @@ class ExpertAnnotationViewSet(
     def update(self, request, pk=None):
         """Replace the caller's own annotation (the whole graph)."""
         annotation = get_object_or_404(ExpertAnnotation, pk=pk, annotator=request.user)
+        _refuse_campaign_annotation(annotation)
         data = self._validated_input(request)
         if data["clip"] != annotation.clip:
             raise ValidationError(
@@ -273,6 +285,8 @@ class ExpertAnnotationViewSet(
             raise PermissionDenied("only the annotator or an admin can delete an annotation")
         if instance.status == ExpertAnnotation.Status.GOLD and not is_admin:
             raise ValidationError({"detail": f"annotation {instance.pk} is gold and cannot be deleted"})
+        if not is_admin:
+            _refuse_campaign_annotation(instance)
         instance.delete()
 
     @extend_schema(request=ExpertAnnotationStatusSerializer, responses={200: ExpertAnnotationSerializer})

@@ -6,22 +6,34 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import ScoringContext
 from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for
 from metrics_bridge.services.contexts import llm_endpoint_settings
-from metrics_bridge.services.plans import fense_label, protocol_clips, reference_context
+from metrics_bridge.services.plans import (
+    fense_label,
+    gold_fingerprints_by_caption,
+    protocol_clips,
+    scorer_reference_context,
+)
 from metrics_bridge.services.reference_sets import reference_set_key
 from metrics_bridge.services.runs import metric_run_create, metric_run_execute, scorer_version
 
 SPLITS = ("HC", "HI", "HM", "MM")
 
 
-def _request_key(scorer, batch: protocol.PlanBatch, request) -> tuple[int, str]:
-    context = reference_context(corpus_level=scorer.corpus_level, batch_label=fense_label(batch.label))
+def _request_key(scorer, batch: protocol.PlanBatch, request, gold_fingerprints) -> tuple[int, str]:
+    context = scorer_reference_context(
+        scorer=scorer,
+        batch_label=fense_label(batch.label),
+        caption_id=request.candidate_id,
+        gold_fingerprints=gold_fingerprints,
+    )
     return request.candidate_id, reference_set_key(texts=tuple(request.references), context=context)
 
 
-def _stored_scores(*, scorer, plan: protocol.ScoringPlan) -> dict[str, dict]:
+def _stored_scores(*, scorer, plan: protocol.ScoringPlan, gold_fingerprints) -> dict[str, dict]:
     # Only the LLM endpoint can change a version; no need to load the tag library for it.
     metric_names, version = scorer.metric_names, scorer_version(scorer, ScoringContext(llm=llm_endpoint_settings()))
-    keys = {_request_key(scorer, batch, request)[1] for batch in plan.batches for request in batch.requests}
+    keys = {
+        _request_key(scorer, batch, request, gold_fingerprints)[1] for batch in plan.batches for request in batch.requests
+    }
     rows = MetricScore.objects.filter(metric__in=metric_names, version=version, reference_set__key__in=keys)
     stored: dict[str, dict] = {name: {} for name in metric_names}
     for metric, caption_id, key, value in rows.values_list("metric", "caption_id", "reference_set__key", "value").iterator():
@@ -29,15 +41,26 @@ def _stored_scores(*, scorer, plan: protocol.ScoringPlan) -> dict[str, dict]:
     return stored
 
 
-def _batch_scores(scorer, plan: protocol.ScoringPlan, stored: dict) -> list[list[float | None]]:
-    return [[stored.get(_request_key(scorer, batch, request)) for request in batch.requests] for batch in plan.batches]
+def _batch_scores(scorer, plan: protocol.ScoringPlan, stored: dict, gold_fingerprints) -> list[list[float | None]]:
+    return [
+        [stored.get(_request_key(scorer, batch, request, gold_fingerprints)) for request in batch.requests]
+        for batch in plan.batches
+    ]
 
 
-def metric_agreement(*, clips: list[protocol.ProtocolClip], scorer) -> dict[str, protocol.AgreementReport]:
-    """Per metric name of the scorer: the FENSE pairwise accuracy from stored scores (missing scores count wrong)."""
+def metric_agreement(
+    *, clips: list[protocol.ProtocolClip], scorer, gold_fingerprints: dict[int, str] | None = None
+) -> dict[str, protocol.AgreementReport]:
+    """Per metric name of the scorer: the FENSE pairwise accuracy from stored scores (missing scores count wrong).
+
+    `gold_fingerprints` (caption id -> its clip's gold fingerprint) is needed for scorers that read gold annotations.
+    """
     plan = protocol.scoring_plan(clips, protocol_kind=scorer.protocol_kind)
-    stored = _stored_scores(scorer=scorer, plan=plan)
-    return {name: protocol.agreement_report(plan, _batch_scores(scorer, plan, stored[name]), metric=name) for name in scorer.metric_names}
+    stored = _stored_scores(scorer=scorer, plan=plan, gold_fingerprints=gold_fingerprints)
+    return {
+        name: protocol.agreement_report(plan, _batch_scores(scorer, plan, stored[name], gold_fingerprints), metric=name)
+        for name in scorer.metric_names
+    }
 
 
 def _pair_counts(clips: list[protocol.ProtocolClip]) -> dict[str, int]:
@@ -55,12 +78,15 @@ def agreement_table(*, dataset: Dataset, metric_names: list[str], unavailable: d
     clips = protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded_rater_ids_for(dataset=dataset)))
     metrics: dict[str, dict] = {}
     done_scorers = []
+    gold_fingerprints = None
     for name in metric_names:
         scorer = registry.scorer_for(name)
         if scorer in done_scorers:
             continue
         done_scorers.append(scorer)
-        for metric, report in metric_agreement(clips=clips, scorer=scorer).items():
+        if getattr(scorer, "uses_gold_annotations", False) and gold_fingerprints is None:
+            gold_fingerprints = gold_fingerprints_by_caption(dataset=dataset)
+        for metric, report in metric_agreement(clips=clips, scorer=scorer, gold_fingerprints=gold_fingerprints).items():
             row = {split: report.splits[split].accuracy for split in SPLITS if split in report.splits}
             row["total"] = report.total.accuracy
             metrics[metric] = row

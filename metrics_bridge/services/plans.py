@@ -44,13 +44,25 @@ def reference_context(*, corpus_level: bool, batch_label: str, gold_fingerprint:
     return context if gold_fingerprint is None else f"{context}{GOLD_MARK}{gold_fingerprint}"
 
 
+def scorer_reference_context(
+    *, scorer, batch_label: str, caption_id: int, gold_fingerprints: dict[int, str] | None
+) -> str:
+    """The reference-set context of one request for `scorer`: what the planner stores and readers look up."""
+    fingerprint = None
+    if getattr(scorer, "uses_gold_annotations", False):
+        if gold_fingerprints is None:
+            raise ValueError(f"{scorer.metric_names[0]} reads gold annotations: pass the clips' gold fingerprints")
+        fingerprint = gold_fingerprints.get(caption_id, "none")
+    return reference_context(corpus_level=scorer.corpus_level, batch_label=batch_label, gold_fingerprint=fingerprint)
+
+
 def context_with_gold(context: str, gold_fingerprint: str) -> str:
     """`context` with its gold fingerprint replaced (a gold annotation changed between planning and scoring)."""
     return f"{context.split(GOLD_MARK, 1)[0]}{GOLD_MARK}{gold_fingerprint}"
 
 
 def chunk_requests_for(
-    *, batch: PlannedBatch, corpus_level: bool, gold_fingerprints: dict[int, str] | None = None
+    *, batch: PlannedBatch, scorer, gold_fingerprints: dict[int, str] | None = None
 ) -> tuple[list[dict], dict[str, tuple[tuple[str, ...], str]]]:
     """The batch's requests as stored on chunks, and the reference sets they name (key -> (texts, context)).
 
@@ -58,8 +70,9 @@ def chunk_requests_for(
     """
     requests, reference_sets = [], {}
     for caption_id, references in batch.requests:
-        fingerprint = gold_fingerprints.get(caption_id, "none") if gold_fingerprints is not None else None
-        context = reference_context(corpus_level=corpus_level, batch_label=batch.label, gold_fingerprint=fingerprint)
+        context = scorer_reference_context(
+            scorer=scorer, batch_label=batch.label, caption_id=caption_id, gold_fingerprints=gold_fingerprints
+        )
         key = reference_set_key(texts=references, context=context)
         reference_sets[key] = (references, context)
         requests.append({"caption_id": caption_id, "reference_set_key": key})

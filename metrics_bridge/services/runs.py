@@ -122,9 +122,7 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
         planned: list[dict] = []
         for batch in plans[scorer.protocol_kind]:
             requests, batch_reference_sets = chunk_requests_for(
-                batch=batch,
-                corpus_level=scorer.corpus_level,
-                gold_fingerprints=gold_fingerprints if uses_gold_annotations(scorer) else None,
+                batch=batch, scorer=scorer, gold_fingerprints=gold_fingerprints
             )
             reference_sets.update(batch_reference_sets)
             if scorer.corpus_level:

@@ -241,3 +241,15 @@ def test_workspace_api_roles(annotated, make_user):
         "/api/annotation-campaigns/", {"name": "api-2", "dataset": "ws", "annotators": ["ann0", "ghost"]}, format="json"
     )
     assert bad.status_code == 400 and "ghost" in json.dumps(bad.json())
+
+
+def test_campaign_work_changes_only_through_its_task(annotated):
+    task = AnnotationTask.objects.get(annotator=annotated.annotators[0])
+    owner = api_client(annotated.annotators[0])
+    graph = {"clip": task.clip_id, "events": [{"label": "rain"}]}
+    replaced = owner.put(f"/api/expert-annotations/{task.annotation_id}/", graph, format="json")
+    assert replaced.status_code == 400 and "annotation campaign" in replaced.json()["detail"]
+    assert owner.delete(f"/api/expert-annotations/{task.annotation_id}/").status_code == 400
+    # Outside the campaign the annotator still has an annotation of their own for the same clip: a new one (201).
+    assert owner.post("/api/expert-annotations/", graph, format="json").status_code == 201
+    assert [e.label for e in ExpertAnnotation.objects.get(pk=task.annotation_id).events.all()] == ["barking", "event 0"]

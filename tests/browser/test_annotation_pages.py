@@ -3,8 +3,10 @@
 merges their work into the gold annotation, the export carries it and the clip's X-ACE scores change."""
 
 import json
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 
 from annotation.graph_rules import relations_analyse
 from annotation.models import AnnotationTask, ExpertAnnotation
@@ -237,6 +239,18 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
     assert list(exported) == ["barking", "door slam"]
     assert exported["barking"]["source"] == ["terrier", "puppy", "dog"]  # ann-b's dog merged in
     assert exported["barking"]["relations"] == {"door slam": "before"}
+
+    # The review overview shows the campaign's agreement per factor and per annotator, as the command prints it.
+    review.goto(f"{live_server.url}/review/")
+    review.wait_for_selector(".agreement-summary")
+    review.screenshot(path=str(artifacts / "annotation_review_overview.png"))
+    out = StringIO()
+    call_command("annotation_agreement", "--dataset", dataset.name, "--campaign", campaign.name, "--format", "json", stdout=out)
+    printed = json.loads(out.getvalue())
+    first_row = [cell.inner_text() for cell in review.locator(".agreement-summary tbody tr").first.locator("td").all()]
+    assert first_row[1:3] == ["1", "3"]
+    assert first_row[3:] == [f"{printed['factors'][f]:.3f}" for f in ("event", "source", "attribute", "relation")]
+    assert review.locator(".agreement-summary tbody tr").count() == 4  # all, then ann-a, ann-b, ann-c
 
     # --- X-ACE: the clip's candidate is scored again, against the new gold, and its value changes.
     after = metric_run_create(dataset=dataset, metric_names=["XACE"])

@@ -1,6 +1,8 @@
 """Scores of metrics that read the clip's gold annotation (X-ACE) are keyed by that annotation's content:
 a changed gold annotation recomputes exactly that clip's scores, and nothing else."""
 
+import json
+
 import pytest
 
 from annotation.models import Caption, CaptioningSystem, Clip, Dataset
@@ -124,3 +126,35 @@ def test_gold_changed_between_planning_and_scoring_is_stored_under_the_gold_it_u
     scores = MetricScore.objects.filter(metric="XACE", run=run).select_related("reference_set")
     assert scores.count() == 2
     assert all(score.details["graphs"]["reference"]["node"].keys() == {"pouring"} for score in scores)
+
+
+def test_the_agreement_report_finds_gold_keyed_scores(shared_dir):
+    # Given X-ACE scores stored under gold-annotation identities (here: "no gold" for every Clotho clip)
+    from metrics_bridge.agreement import protocol
+    from metrics_bridge.services.agreement import agreement_report_build
+    from ratings.services.pairwise_import import pairwise_judgements_import
+
+    items = json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())[:6]
+    pairwise_judgements_import(data=items, dataset_name="clotho-xace", source_name="clotho_eval.json")
+    # When the report reads them back
+    report = agreement_report_build(dataset=Dataset.objects.get(name="clotho-xace"), metric_names=["XACE"])
+    # Then it finds every one: the numbers equal the plain protocol run of the same scorer
+    direct = protocol.fense_agreement(protocol.clips_from_fense_items(items), registry.scorer_for("XACE"))["XACE"]
+    expected = {**{split: direct.splits[split].accuracy for split in direct.splits}, "total": direct.total.accuracy}
+    assert report["metrics"]["XACE"] == expected
+    assert expected["total"] > 0
+
+
+def test_annotators_do_not_read_gold_annotations_through_score_explanations(scored_dataset, make_user):
+    from rest_framework.test import APIClient
+
+    dataset, _clips, reviewer = scored_dataset
+    annotator = make_user("ann-scores", "annotator")
+    seen = {}
+    for user in (annotator, reviewer):
+        client = APIClient()
+        client.force_login(user)
+        rows = client.get("/api/metric-scores/", {"metric": "XACE", "dataset": dataset.name}).json()["results"]
+        seen[user.username] = json.dumps([row["details"] for row in rows])
+    assert "barking" not in seen["ann-scores"] and "hidden" in seen["ann-scores"]
+    assert "barking" in seen["gold-reviewer"]

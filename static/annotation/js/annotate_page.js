@@ -16,7 +16,7 @@
     url: urls.draft,
     version: task.draft_version,
     storageKey: "annotation-task-" + task.id,
-    csrfToken: Page.csrfToken(),
+    csrfToken: Page.csrfToken,
     statusElement: statusElement,
     onConflict: (conflict) => Page.showConflict(banner, conflict, sync),
     onSaved: () => scheduleChecks(),

@@ -49,6 +49,10 @@ window.DraftSync = (function () {
       window.addEventListener("pagehide", () => this._sendOnLeave());
     }
 
+    _csrf() {
+      return typeof this.csrfToken === "function" ? this.csrfToken() : this.csrfToken;
+    }
+
     // -- local copy ---------------------------------------------------------------------------
     _storeLocal(draft) {
       try {
@@ -105,7 +109,7 @@ window.DraftSync = (function () {
       this.sending = fetch(this.url, {
         method: "PUT",
         credentials: "same-origin",
-        headers: {"Content-Type": "application/json", "X-CSRFToken": this.csrfToken},
+        headers: {"Content-Type": "application/json", "X-CSRFToken": this._csrf()},
         body: JSON.stringify({base_version: this.version, draft: draft}),
         signal: controller.signal,
       })
@@ -184,7 +188,7 @@ window.DraftSync = (function () {
           method: "PUT",
           credentials: "same-origin",
           keepalive: true,
-          headers: {"Content-Type": "application/json", "X-CSRFToken": this.csrfToken},
+          headers: {"Content-Type": "application/json", "X-CSRFToken": this._csrf()},
           body: JSON.stringify({base_version: this.version, draft: this.pending}),
         });
       } catch (error) { /* the local copy remains */ }

@@ -185,7 +185,7 @@
       url: urls.draft.replace("/0/", "/" + review.id + "/"),
       version: review.draft_version,
       storageKey: "annotation-review-" + review.id,
-      csrfToken: Page.csrfToken(),
+      csrfToken: Page.csrfToken,
       statusElement: statusElement,
       onConflict: (conflict) => Page.showConflict(banner, conflict, sync),
     });

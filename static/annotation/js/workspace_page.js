@@ -22,7 +22,10 @@ window.WorkspacePage = (function () {
     };
   }
 
+  /* The CSRF cookie when readable (it changes when the user signs in again in another tab), else the page's token. */
   function csrfToken() {
+    const cookie = document.cookie.split("; ").find((part) => part.startsWith("csrftoken="));
+    if (cookie) return decodeURIComponent(cookie.slice("csrftoken=".length));
     const input = document.querySelector("[name=csrfmiddlewaretoken]");
     return input ? input.value : "";
   }
