@@ -44,3 +44,26 @@ def test_the_view_serves_a_png_computed_once(clip, media_root, make_user, monkey
     clip.audio = ""
     clip.save()
     assert api_client(annotator).get(f"/clips/{clip.pk}/spectrogram.png").status_code == 404
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("suffix", [".flac", ".mp3"])
+def test_compressed_audio_gets_a_spectrogram_with_its_tone(clip, media_root, tmp_path, suffix):
+    from annotation.services.audio import clip_attach_audio
+    from tests.annotation.audio_helpers import ffmpeg_tone
+
+    path = ffmpeg_tone(tmp_path / f"tone{suffix}", seconds=1.5, sample_rate=22050)
+    clip_attach_audio(clip=clip, file=path, file_name=path.name)
+    clip.refresh_from_db()
+    name = clip_spectrogram_ensure(clip=clip)
+    assert name.startswith(f"spectrograms/{clip.sha256}")
+    assert struct.unpack(">II", (media_root / name).read_bytes()[16:24])[1] == MEL_BANDS
+    # Decoded from the stored file, the 440 Hz tone lights the band around 440 Hz.
+    from annotation.services.spectrogram import _decoded_mono
+
+    samples, rate = _decoded_mono(clip)
+    assert rate == 22050 and abs(len(samples) / rate - 1.5) < 0.05
+    image = log_mel_image(samples, rate)
+    filters = mel_filterbank(sample_rate=rate, fft_size=1024)
+    centre = np.linspace(0, rate / 2, filters.shape[1])[int(np.argmax(filters[int(np.argmax(image.mean(axis=1)))]))]
+    assert abs(centre - 440) < 40
