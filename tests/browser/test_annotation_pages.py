@@ -196,7 +196,25 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
         ]
         assert [(c["index"], c["message"]) for c in in_page["contradictions"]] == expected.contradictions
 
+    # Player: a waveform selection becomes the event's time span (r); speed and loop from the keyboard;
+    # the spectrogram image came from the server; Alt+Down / Alt+Up reorder events.
+    assert page.evaluate("() => document.querySelector('.clip-player-spectrogram') !== null")
+    page.wait_for_function("() => window.annotationPage.player.image.naturalWidth > 0")
+    page.evaluate("() => window.annotationPage.player.setSelection(0.5, 1.75)")
+    page.locator(".event-card").nth(1).focus()
+    page.keyboard.press("r")
+    for key in ("]", "]", "l"):
+        page.keyboard.press(key)
+    speed_and_loop = "() => [document.querySelector('#player audio').playbackRate, window.annotationPage.player.loop]"
+    assert page.evaluate(speed_and_loop) == [1.5, True]
+    page.keyboard.press("Alt+ArrowUp")
+    labels = [card.locator(".event-label").input_value() for card in page.locator(".event-card").all()]
+    assert labels == ["door slam", "barking"]
+    page.keyboard.press("Alt+ArrowDown")
     _saved(page)
+    second_event = _draft(task_id)["events"][1]
+    assert (second_event["label"], second_event["onset"], second_event["offset"]) == ("door slam", 0.5, 1.75)
+
     _submit_confirming_warnings(page)
     assert AnnotationTask.objects.get(pk=task_id).status == "submitted"
 
@@ -245,7 +263,8 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
     review.wait_for_selector(".agreement-summary")
     review.screenshot(path=str(artifacts / "annotation_review_overview.png"))
     out = StringIO()
-    call_command("annotation_agreement", "--dataset", dataset.name, "--campaign", campaign.name, "--format", "json", stdout=out)
+    options = ["--dataset", dataset.name, "--campaign", campaign.name, "--format", "json"]
+    call_command("annotation_agreement", *options, stdout=out)
     printed = json.loads(out.getvalue())
     first_row = [cell.inner_text() for cell in review.locator(".agreement-summary tbody tr").first.locator("td").all()]
     assert first_row[1:3] == ["1", "3"]
