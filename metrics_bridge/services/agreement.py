@@ -32,7 +32,9 @@ def _stored_scores(*, scorer, plan: protocol.ScoringPlan, gold_fingerprints) -> 
     # Only the LLM endpoint can change a version; no need to load the tag library for it.
     metric_names, version = scorer.metric_names, scorer_version(scorer, ScoringContext(llm=llm_endpoint_settings()))
     keys = {
-        _request_key(scorer, batch, request, gold_fingerprints)[1] for batch in plan.batches for request in batch.requests
+        _request_key(scorer, batch, request, gold_fingerprints)[1]
+        for batch in plan.batches
+        for request in batch.requests
     }
     rows = MetricScore.objects.filter(metric__in=metric_names, version=version, reference_set__key__in=keys)
     stored: dict[str, dict] = {name: {} for name in metric_names}
