@@ -37,102 +37,6 @@ window.EventEditor = (function () {
     return value === null || value === undefined ? "" : Number(value).toFixed(2);
   }
 
-  /* Ranked completions: prefix matches first, then word-start, then substring; same text excluded. */
-  function matches(words, typed, limit) {
-    const query = Graph.libraryKey(typed);
-    if (!query) return words.slice(0, limit);
-    const scored = [];
-    for (const word of words) {
-      const key = Graph.libraryKey(word.text || word);
-      const position = key.indexOf(query);
-      if (position < 0) continue;
-      const rank = position === 0 ? 0 : key.includes(" " + query) ? 1 : 2;
-      scored.push([rank, key.length, word]);
-      if (scored.length > limit * 8) break;
-    }
-    scored.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    return scored.slice(0, limit).map((entry) => entry[2]);
-  }
-
-  class SuggestBox {
-    constructor(container) {
-      this.container = container;
-      this.box = el("div", "suggest-box");
-      this.box.setAttribute("role", "listbox");
-      this.box.hidden = true;
-      container.appendChild(this.box);
-      this.items = [];
-      this.active = -1;
-      this.input = null;
-      this.box.addEventListener("mousedown", (event) => {
-        const option = event.target.closest("[data-index]");
-        if (!option) return;
-        event.preventDefault(); // keep the focus in the input
-        this.active = Number(option.dataset.index);
-        if (this.onPick) this.onPick(this.items[this.active]);
-      });
-    }
-
-    /* items: [{text, group?, note?}]; the first is highlighted when the typed text starts it. */
-    open(input, items, typed, onPick) {
-      this.input = input;
-      this.items = items;
-      this.onPick = onPick;
-      const query = Graph.libraryKey(typed || "");
-      this.active = items.length && query && Graph.libraryKey(items[0].text).startsWith(query) ? 0 : -1;
-      this._render();
-    }
-
-    _render() {
-      this.box.textContent = "";
-      if (!this.items.length) {
-        this.close();
-        return;
-      }
-      let group = null;
-      this.items.forEach((item, index) => {
-        if (item.group && item.group !== group) {
-          group = item.group;
-          this.box.appendChild(el("div", "suggest-group", group));
-        }
-        const option = el("div", "suggest-option" + (index === this.active ? " is-active" : ""));
-        option.setAttribute("role", "option");
-        option.dataset.index = String(index);
-        option.appendChild(el("span", "suggest-text", item.text));
-        if (item.note) option.appendChild(el("span", "suggest-note", item.note));
-        this.box.appendChild(option);
-      });
-      const inputBox = this.input.getBoundingClientRect();
-      const containerBox = this.container.getBoundingClientRect();
-      this.box.style.left = inputBox.left - containerBox.left + "px";
-      this.box.style.top = inputBox.bottom - containerBox.top + 2 + "px";
-      this.box.style.minWidth = Math.max(220, inputBox.width) + "px";
-      this.box.hidden = false;
-      const active = this.box.querySelector(".is-active");
-      if (active) active.scrollIntoView({block: "nearest"});
-    }
-
-    get isOpen() {
-      return !this.box.hidden;
-    }
-
-    move(delta) {
-      if (!this.items.length) return;
-      this.active = (this.active + delta + this.items.length + 1) % (this.items.length + 1);
-      if (this.active === this.items.length) this.active = -1;
-      this._render();
-    }
-
-    current() {
-      return this.isOpen && this.active >= 0 ? this.items[this.active] : null;
-    }
-
-    close() {
-      this.box.hidden = true;
-      this.active = -1;
-    }
-  }
-
   class EventEditor {
     constructor(options) {
       this.root = options.root;
@@ -155,7 +59,7 @@ window.EventEditor = (function () {
       this.list.setAttribute("role", "list");
       this.root.appendChild(this.list);
       if (!this.readOnly) this._buildNewEvent();
-      this.suggest = new SuggestBox(this.root);
+      this.suggest = new window.SuggestBox(this.root);
       this.root.addEventListener("keydown", (event) => this._keydown(event));
       this.root.addEventListener("input", (event) => this._input(event));
       this.root.addEventListener("focusout", (event) => this._focusout(event));
@@ -540,13 +444,13 @@ window.EventEditor = (function () {
       const typed = input.value;
       let items;
       if (input === this.newInput) {
-        items = matches(this.eventWords, typed, MAX_SUGGESTIONS).map((text) => ({text: text}));
+        items = window.SuggestBox.matches(this.eventWords, typed, MAX_SUGGESTIONS).map((text) => ({text: text}));
         if (!typed.trim()) items = [];
       } else if (input.dataset.kind === "sources") {
-        items = matches(this.sourceWords, typed, MAX_SUGGESTIONS).map((text) => ({text: text}));
+        items = window.SuggestBox.matches(this.sourceWords, typed, MAX_SUGGESTIONS).map((text) => ({text: text}));
         if (!typed.trim()) items = items.slice(0, 12);
       } else {
-        const found = typed.trim() ? matches(this.library, typed, MAX_SUGGESTIONS) : this.library;
+        const found = typed.trim() ? window.SuggestBox.matches(this.library, typed, MAX_SUGGESTIONS) : this.library;
         const order = new Map(CATEGORIES.map((name, index) => [name, index]));
         items = found.slice().sort((a, b) => order.get(a.category) - order.get(b.category)).map((tag) => ({text: tag.text, group: tag.category}));
         if (typed.trim() && !this.libraryByKey.has(Graph.libraryKey(typed))) items.push({text: typed.trim(), group: "Free text (not in the library)", note: "Shift+Enter"});
