@@ -22,9 +22,9 @@ from annotation.models import (
 
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
-    list_display = ["name", "clip_count", "created_at"]
+    list_display = ["name", "clip_count", "domain", "date_delta", "airbench_reference", "created_at"]
     search_fields = ["name", "description"]
-    list_filter = ["created_at"]
+    list_filter = ["domain", "created_at"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(clip_total=Count("clips"))

@@ -1,5 +1,9 @@
 """The corpus: datasets, clips, captions, captioning systems and AudioCaps-F expert annotations."""
+import secrets
+from pathlib import Path
+
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
@@ -13,18 +17,48 @@ class TimeStampedModel(models.Model):
 
 
 class Dataset(TimeStampedModel):
+    """A corpus of clips, plus the settings its metrics are computed with."""
+
+    class Domain(models.TextChoices):
+        SOUND = "sound", "Sound events"
+        MUSIC = "music", "Music"
+        SPEECH = "speech", "Speech"
+
+    class AirBenchReference(models.TextChoices):
+        FIRST = "first", "First reference caption"
+        LLM = "llm", "LLM-written reference answer (generated once per reference list, cached)"
+
     name = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
+    # What the clips are: the AudioCapBench LLM judge's category guidance.
+    domain = models.CharField(max_length=10, choices=Domain.choices, default=Domain.SOUND)
+    # DATE's tolerance band (MECAT authors' value for long captions); part of DATE's score version.
+    date_delta = models.FloatField(
+        default=0.1703,
+        validators=[MinValueValidator(0.0), MaxValueValidator(2.0)],
+        help_text="DATE tolerance band delta (default 0.1703)",
+    )
+    # The reference answer the AIR-Bench judge compares a caption with.
+    airbench_reference = models.CharField(
+        max_length=10, choices=AirBenchReference.choices, default=AirBenchReference.FIRST
+    )
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(date_delta__gte=0) & Q(date_delta__lte=2), name="dataset_date_delta_range"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
 
 
 def clip_audio_path(clip: "Clip", filename: str) -> str:
-    return f"audio/{clip.dataset.name}/{filename}"
+    """A random object key: stored names (and S3 URLs) say nothing about the clip, its dataset or its upload."""
+    suffix = "".join(char for char in Path(filename).suffix.lower() if char.isalnum() or char == ".")
+    return f"audio/{secrets.token_hex(16)}{suffix[:8]}"
 
 
 class Clip(TimeStampedModel):

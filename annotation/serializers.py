@@ -43,6 +43,9 @@ class DatasetSerializer(serializers.ModelSerializer):
             "candidate_count",
             "expert_annotation_count",
             "pair_count",
+            "domain",
+            "date_delta",
+            "airbench_reference",
             "created_at",
         ]
 

@@ -1,27 +1,54 @@
 """One settings module; everything that differs between machines comes from the environment.
 
 Embedded defaults (no variables set): SQLite file in the project folder, media in
-./media, Celery tasks run eagerly in-process. DATABASE_URL, REDIS_URL and the S3
-variables switch to PostgreSQL, Redis and S3-compatible storage.
+./media, Celery on an embedded broker (kombu's filesystem transport, no server) that
+`./scripts/run` starts a worker for. DATABASE_URL, REDIS_URL and the S3 variables switch
+to PostgreSQL, Redis and S3-compatible storage. With DEBUG off the deployment settings
+are strict by default (see "Deployment security" below and the README).
 """
 import os
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 
+from config.broker import EMBEDDED_BROKER_URL, embedded_broker_folder, embedded_broker_options
 from config.env import ConfigurationError, env_bool, env_int, env_list, env_str, env_url
+from config.secret_key import secret_key_problem
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = env_str("SECRET_KEY")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ConfigurationError("SECRET_KEY must be set when DEBUG is false")
+if not SECRET_KEY and DEBUG:
     SECRET_KEY = "development-only-secret-key-do-not-use-in-production"
+if not DEBUG and (problem := secret_key_problem(SECRET_KEY)):
+    raise ConfigurationError(f"SECRET_KEY {problem} (DEBUG is false); generate one with: "
+                             "python -c 'import secrets; print(secrets.token_urlsafe(50))'")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+# --- Deployment security --------------------------------------------------
+# Strict whenever DEBUG is off; each switch can be turned off by environment, e.g. behind a
+# TLS-terminating proxy that already redirects to https (SECURE_SSL_REDIRECT=false) or on a
+# loopback test stack without TLS. `check --deploy` then names what was switched off.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+# Health checks come over plain HTTP from inside the compose network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz/?$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+# The header's `preload` flag only consents to the browsers' preload list; nothing is listed until the
+# domain's owner submits it. Off for a host whose subdomains are not all on https.
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+# Only behind a proxy that sets X-Forwarded-Proto itself (and strips it from clients): otherwise a
+# client could claim https and skip the redirect.
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("TRUST_X_FORWARDED_PROTO", False) else None
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -34,6 +61,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "accounts",
     "annotation",
     "ratings",
@@ -41,6 +69,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: answers /healthz before host validation and the https redirect (probes use plain HTTP and an IP).
+    "config.healthz.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -49,6 +79,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: turns a locked-out login into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -74,24 +106,37 @@ TEMPLATES = [
 DATABASE_URL = env_url("DATABASE_URL", schemes={"sqlite", "postgres", "postgresql"})
 if DATABASE_URL:
     try:
-        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+        # Persistent connections, checked before reuse: a connection the server dropped (restart, terminated
+        # backend) is replaced instead of failing the next request.
+        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
     except ValueError as error:
         raise ConfigurationError(f"DATABASE_URL is malformed: {error}") from None
 else:
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Imports and metric runs write many rows; wait for a lock instead of failing at once.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            # Imports and metric runs write many rows; wait for a lock (busy timeout, s) instead of failing at once.
+            "timeout": 30,
+            # Writers take the lock when their transaction begins: a deferred transaction that reads and then
+            # writes cannot wait for another writer (SQLite answers "database is locked" at once), so two
+            # simultaneous submits of one item would give a 500 instead of one success and one clear 409.
+            "transaction_mode": "IMMEDIATE",
+            # Readers don't block the writer and vice versa.
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+        }
+    )
     # A file, not memory, so a Celery worker process started by a test sees the test database.
     # One file per test process, so parallel test runs don't share it.
-    DATABASES["default"]["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"captioneval-test-{os.getpid()}.sqlite3")}
+    test_database = Path(tempfile.gettempdir()) / f"captioneval-test-{os.getpid()}.sqlite3"
+    DATABASES["default"]["TEST"] = {"NAME": str(test_database)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Storage --------------------------------------------------------------
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT") or BASE_DIR / "media")
 MEDIA_URL = "/media/"
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT") or BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
 
 AWS_STORAGE_BUCKET_NAME = env_str("AWS_STORAGE_BUCKET_NAME")
@@ -109,9 +154,15 @@ if USES_S3_STORAGE and not (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY):
 
 STORAGES = {
     "default": {
-        "BACKEND": "storages.backends.s3.S3Storage" if USES_S3_STORAGE else "django.core.files.storage.FileSystemStorage",
+        "BACKEND": "storages.backends.s3.S3Storage"
+        if USES_S3_STORAGE
+        else "django.core.files.storage.FileSystemStorage",
     },
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage" if not DEBUG else "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
+        if not DEBUG
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
 }
 # Uploaded workbooks and audio are kept even when their import fails (for later inspection).
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
@@ -122,32 +173,69 @@ REDIS_URL = env_url("REDIS_URL", schemes={"redis", "rediss"})
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
-    CELERY_TASK_ALWAYS_EAGER = False
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=5)}
 else:
-    # No broker: tasks run in the calling process so metric runs still finish.
-    CELERY_BROKER_URL = "memory://"
-    CELERY_RESULT_BACKEND = "cache+memory://"
-    CELERY_TASK_ALWAYS_EAGER = True
-    CELERY_TASK_EAGER_PROPAGATES = True
+    # Embedded broker: messages are files in a folder of this database's (see config/broker.py); a real
+    # worker process consumes them (./scripts/run starts one, `compute_metrics --wait` starts a temporary
+    # one when none is alive). Nothing runs eagerly unless a test asks for it.
+    CELERY_BROKER_DIR = Path(
+        env_str("CELERY_BROKER_DIR") or embedded_broker_folder(database=DATABASES["default"], base_dir=BASE_DIR)
+    )
+    CELERY_BROKER_URL = EMBEDDED_BROKER_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = embedded_broker_options(CELERY_BROKER_DIR)
+    CELERY_RESULT_BACKEND = None
+# Tasks report through the database (chunk rows), never through results.
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ALWAYS_EAGER = False
+CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3600, minimum=10)
 CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 5
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=5)}
+
+# --- Metric-run chunks (metrics_bridge/services/runs.py) -------------------
+# A worker scoring a chunk holds a lease and renews it every third of this; a lease left to expire
+# (worker killed or hung) makes the chunk claimable again.
+METRICS_CHUNK_LEASE_SECONDS = env_int("METRICS_CHUNK_LEASE_SECONDS", 60, minimum=1)
+# A chunk that failed or lost its worker this many times is marked failed with its last error.
+METRICS_CHUNK_MAX_ATTEMPTS = env_int("METRICS_CHUNK_MAX_ATTEMPTS", 3, minimum=1)
+# Workers write a heartbeat row this often, and sweep expired leases; a worker is "alive" when its
+# last heartbeat is newer than three periods.
+METRICS_WORKER_HEARTBEAT_SECONDS = env_int("METRICS_WORKER_HEARTBEAT_SECONDS", 10, minimum=1)
+# Requests per chunk for metrics whose scores don't depend on the rest of the batch (smaller: finer progress).
+METRICS_CHUNK_SIZE = env_int("METRICS_CHUNK_SIZE", 500, minimum=1)
 # Fault-injection knob for crash-recovery tests: pause before scoring each chunk. Keep 0 in production.
 METRICS_CHUNK_DELAY_SECONDS = env_int("METRICS_CHUNK_DELAY_MS", 0, minimum=0) / 1000
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
+# A refused form (CSRF) gets the site's 403 page with what to do, not Django's bare one.
+CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
+
 # --- Auth, REST -----------------------------------------------------------
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotation:home"
 LOGOUT_REDIRECT_URL = "login"
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Login throttling (django-axes): the sign-in page, the admin and /api/token/ all authenticate through
+# these backends. LOGIN_FAILURE_LIMIT failures for one username from one address lock that pair out for
+# LOGIN_LOCKOUT_MINUTES (answer 429); a success clears the count. Username+address rather than address
+# alone, so one rater's typos don't lock out a whole lab behind one NAT address.
+AUTHENTICATION_BACKENDS = ["config.authentication.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -164,7 +252,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Corpus, human judgements and automatic metrics for audio captions.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SERVE_PERMISSIONS": ["accounts.permissions.SchemaReaders"],
     # Swagger UI / Redoc assets come from drf-spectacular-sidecar: the machines have no CDN access.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -183,23 +271,37 @@ SPECTACULAR_SETTINGS = {
 HEADPHONE_CHECK_VALID_DAYS = env_int("HEADPHONE_CHECK_VALID_DAYS", 30, minimum=1)
 # Submit unlocks after the clip played to its end, or after this many seconds of listening (0 = to the end).
 MUST_LISTEN_SECONDS = env_int("MUST_LISTEN_SECONDS", 0, minimum=0)
+# Lifetime of the pre-signed S3 URLs a rater's browser is sent to for an item's audio (seconds).
+RATER_AUDIO_URL_SECONDS = env_int("RATER_AUDIO_URL_SECONDS", 300, minimum=30)
 # Largest uncompressed size accepted for an uploaded workbook (zip-bomb guard).
 WORKBOOK_MAX_UNCOMPRESSED_BYTES = env_int("WORKBOOK_MAX_UNCOMPRESSED_BYTES", 200 * 1024 * 1024, minimum=1024)
 # Optional OpenAI-compatible endpoint for LLM judges and the LLM X-ACE extractor.
 LLM_API_BASE = env_url("LLM_API_BASE", schemes={"http", "https"})
 LLM_API_KEY = env_str("LLM_API_KEY")
 LLM_MODEL = env_str("LLM_MODEL")
+# Local resources of optional metrics (passed to the scorers through their ScoringContext).
 SPICE_CORENLP_DIR = env_str("SPICE_CORENLP_DIR")
+SPICE_CACHE_DIR = env_str("SPICE_CACHE_DIR")
 FENSE_ERROR_DETECTOR_PATH = env_str("FENSE_ERROR_DETECTOR_PATH")
+FENSE_ERROR_DETECTOR_BASE = env_str("FENSE_ERROR_DETECTOR_BASE")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# Runs, chunks, workers and imports log one JSON object per line under the `captioneval` logger
+# (config/structured_log.py); everything else goes through the plain console handler.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"json_lines": {"()": "config.structured_log.JsonLinesFormatter"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "events": {"class": "logging.StreamHandler", "formatter": "json_lines"},
+    },
+    "loggers": {
+        "captioneval": {"handlers": ["events"], "level": env_str("EVENT_LOG_LEVEL") or "INFO", "propagate": False}
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL") or "WARNING"},
 }

@@ -12,12 +12,13 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from accounts.permissions import ActionRolesMixin
+from accounts.permissions import ActionRolesMixin, RaterLockMixin
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role
 from annotation.api_helpers import filter_by_params
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.serializers import MetricRunInputSerializer, MetricRunSerializer, MetricScoreSerializer
-from metrics_bridge.services.runs import metric_run_cancel, metric_run_start
+from metrics_bridge.services.runs import metric_run_cancel
+from metrics_bridge.tasks import start_metric_run
 
 METRIC_READERS = (ANNOTATOR, REVIEWER)
 
@@ -41,11 +42,11 @@ class MetricRunViewSet(ActionRolesMixin, mixins.CreateModelMixin, viewsets.ReadO
 
     @extend_schema(request=MetricRunInputSerializer, responses={201: MetricRunSerializer})
     def create(self, request):
-        """Plan a run on a dataset and queue its chunks on Celery (eager without a broker)."""
+        """Plan a run on a dataset and queue its chunks for the Celery workers; answers at once."""
         serializer = MetricRunInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            run = metric_run_start(
+            run = start_metric_run(
                 dataset=serializer.validated_data["dataset"],
                 metric_names=serializer.validated_data.get("metrics"),
                 requested_by=request.user,
@@ -74,8 +75,10 @@ class MetricRunViewSet(ActionRolesMixin, mixins.CreateModelMixin, viewsets.ReadO
         OpenApiParameter("dataset", str, description="Dataset name"),
     ],
 )
-class MetricScoreViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
-    """Stored metric scores per caption and reference set. Read: annotator, reviewer, admin."""
+class MetricScoreViewSet(RaterLockMixin, ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
+    """Stored metric scores per caption and reference set. Read: annotator, reviewer, admin (rater lock applies)."""
+
+    blinded_dataset_lookup = "caption__clip__dataset_id"
 
     action_roles = {"*": METRIC_READERS}
     serializer_class = MetricScoreSerializer

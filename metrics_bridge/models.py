@@ -6,20 +6,28 @@ from annotation.models import Caption, Dataset, TimeStampedModel
 
 
 class MetricRun(TimeStampedModel):
-    """A request to compute some metrics on a dataset, split into chunks that Celery tasks work off."""
+    """A request to compute some metrics on a dataset, split into chunks that Celery tasks work off.
+
+    It ends DONE when every chunk was scored, DONE_WITH_ERRORS when some chunks failed for good
+    (`error` names them), FAILED when every chunk did, or CANCELLED.
+    """
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         RUNNING = "running", "Running"
         DONE = "done", "Done"
+        DONE_WITH_ERRORS = "done_with_errors", "Done with errors"
         FAILED = "failed", "Failed"
         CANCELLED = "cancelled", "Cancelled"
 
+    ACTIVE_STATUSES = (Status.PENDING, Status.RUNNING)
+
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="metric_runs")
     metrics = models.JSONField(default=list)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)
+    chunks_failed = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     # Metrics that could not run here, with the reason: {name: reason}.
     unavailable = models.JSONField(default=dict, blank=True)
@@ -36,9 +44,18 @@ class MetricRun(TimeStampedModel):
     def progress(self) -> float:
         return self.chunks_done / self.chunks_total if self.chunks_total else 1.0
 
+    @property
+    def is_finished(self) -> bool:
+        return self.status not in self.ACTIVE_STATUSES
+
 
 class MetricRunChunk(models.Model):
-    """A unit of work: one metric over a batch of scoring requests (a corpus for CIDEr-D/DATE)."""
+    """A unit of work: one metric over a batch of scoring requests (a corpus for CIDEr-D/DATE).
+
+    Scored exactly once: a worker claims it with a conditional update (PENDING, or RUNNING with
+    an expired lease), holds a lease it renews while scoring, and stores the scores only if it
+    still holds the lease (`lease_token`). Each claim counts an attempt; past the cap it fails.
+    """
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -55,13 +72,38 @@ class MetricRunChunk(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
+    # Lease of the worker scoring it: who, until when, and the claim's token (a new one per claim).
+    claimed_by = models.CharField(max_length=200, blank=True)
+    lease_token = models.CharField(max_length=32, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # Last time a task message was sent for it (a sweep re-sends messages a broker lost).
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "index"]
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="chunk_unique_index_per_run")]
+        indexes = [models.Index(fields=["status", "lease_expires_at"], name="chunk_status_lease")]
 
     def __str__(self) -> str:
         return f"run {self.run_id} chunk {self.index} {self.metric} ({self.status})"
+
+
+class WorkerHeartbeat(models.Model):
+    """A Celery worker's sign of life, written every METRICS_WORKER_HEARTBEAT_SECONDS while it runs.
+
+    `broker` names the broker it listens to (no credentials), so a web process only counts
+    the workers that would receive its tasks.
+    """
+
+    name = models.CharField(max_length=200, unique=True)
+    pid = models.PositiveIntegerField()
+    broker = models.CharField(max_length=300)
+    started_at = models.DateTimeField()
+    last_seen = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.broker}, seen {self.last_seen:%H:%M:%S})"
 
 
 class ReferenceSet(models.Model):
@@ -82,10 +124,12 @@ class ReferenceSet(models.Model):
 
 class MetricScore(models.Model):
     metric = models.CharField(max_length=50)
-    version = models.CharField(max_length=200)
+    # Names the implementation, model and library versions and the settings behind the value (can be long).
+    version = models.CharField(max_length=500)
     caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="metric_scores")
     reference_set = models.ForeignKey(ReferenceSet, on_delete=models.PROTECT, related_name="scores")
-    value = models.FloatField()
+    # Null when the metric does not apply (an X-ACE factor absent from both graphs); aggregations skip nulls.
+    value = models.FloatField(null=True, blank=True)
     # Explanations, e.g. X-ACE matched / missed / hallucinated nodes per factor.
     details = models.JSONField(default=dict, blank=True)
     run = models.ForeignKey(MetricRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="scores")
@@ -100,7 +144,8 @@ class MetricScore(models.Model):
         indexes = [models.Index(fields=["metric", "version"])]
 
     def __str__(self) -> str:
-        return f"{self.metric} {self.caption_id}: {self.value:.4f}"
+        shown = "n/a" if self.value is None else f"{self.value:.4f}"
+        return f"{self.metric} {self.caption_id}: {shown}"
 
 
 class LLMResponse(models.Model):

@@ -2,8 +2,7 @@
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from annotation.models import AttributeTag, Caption, Dataset
-from annotation.selectors import gold_annotation_documents
+from annotation.models import AttributeTag, Caption, Dataset, ExpertAnnotation, TemporalRelation
 from ratings.models import Campaign, CaptionPair, PairwiseVote
 
 
@@ -16,6 +15,15 @@ class JudgedPairRow:
     caption_b_id: int
     caption_b: str
     votes: list[int] = field(default_factory=list)
+    author_a: str | None = None
+    author_b: str | None = None
+
+
+def caption_author(author_kind: str, system_name: str | None) -> str:
+    """Who wrote a caption, as the scoring code names it: "human", or the system ("machine" when unknown)."""
+    if author_kind == Caption.AuthorKind.HUMAN:
+        return "human"
+    return system_name or "machine"
 
 
 @dataclass
@@ -45,7 +53,9 @@ def dataset_clip_rows(*, dataset: Dataset, excluded_rater_ids: set[int] | None =
 
     pairs: dict[int, list[JudgedPairRow]] = defaultdict(list)
     pair_rows = CaptionPair.objects.filter(clip__dataset=dataset).order_by("clip_id", "source_key", "pk")
-    for pair in pair_rows.values("pk", "clip_id", "split", "caption_a_id", "caption_a__text", "caption_b_id", "caption_b__text"):
+    columns = ("pk", "clip_id", "split", "caption_a_id", "caption_a__text", "caption_b_id", "caption_b__text")
+    authors = ("caption_a__author_kind", "caption_a__system__name", "caption_b__author_kind", "caption_b__system__name")
+    for pair in pair_rows.values(*columns, *authors):
         pairs[pair["clip_id"]].append(
             JudgedPairRow(
                 pair_id=pair["pk"],
@@ -55,6 +65,8 @@ def dataset_clip_rows(*, dataset: Dataset, excluded_rater_ids: set[int] | None =
                 caption_b_id=pair["caption_b_id"],
                 caption_b=pair["caption_b__text"],
                 votes=votes.get(pair["pk"], []),
+                author_a=caption_author(pair["caption_a__author_kind"], pair["caption_a__system__name"]),
+                author_b=caption_author(pair["caption_b__author_kind"], pair["caption_b__system__name"]),
             )
         )
 
@@ -77,16 +89,52 @@ def excluded_rater_ids_for(*, dataset: Dataset) -> set[int]:
 
 
 def gold_annotations_by_clip(*, clip_ids: set[int]) -> dict[str, dict]:
-    """Gold AudioCaps-F annotations as {str(clip_id): {event: {"source": [...], "attr": [...]}}}; events with
-    temporal relations also carry "relations": {other event: kind}. Times (onset/offset) are left out: no
-    scorer reads them, so they do not belong in the scores' identity."""
-    graphs = {}
-    for clip_id, document in gold_annotation_documents(clip_ids=clip_ids).items():
-        graphs[str(clip_id)] = {
-            event: {key: value for key, value in node.items() if key not in ("onset", "offset")}
-            for event, node in document.items()
-        }
+    """Gold AudioCaps-F annotations as the scoring code takes them, keyed by str(clip_id):
+    {"node": {event: {"source": [...], "attr": [...]}}, "relations": [[event, event, "before" | "after" | "and"]]}
+    ("relations" only when the annotation has temporal relations; simultaneous is X-ACE's "and")."""
+    annotations = (
+        ExpertAnnotation.objects.filter(clip_id__in=clip_ids, status=ExpertAnnotation.Status.GOLD)
+        .prefetch_related("events__sources", "events__attributes", "relations__first_event", "relations__second_event")
+        .order_by("clip_id", "pk")
+    )
+    graphs: dict[str, dict] = {}
+    for annotation in annotations:
+        if str(annotation.clip_id) in graphs:
+            continue
+        events = {}
+        for event in annotation.events.all():
+            events[event.label] = {
+                "source": [source.text for source in event.sources.all()],
+                "attr": [attribute.text for attribute in event.attributes.all()],
+            }
+        graph: dict = {"node": events}
+        relations = sorted(
+            [relation.first_event.label, relation.second_event.label, _RELATION_NAMES[relation.kind]]
+            for relation in annotation.relations.all()
+        )
+        if relations:
+            graph["relations"] = relations
+        graphs[str(annotation.clip_id)] = graph
     return graphs
+
+
+_RELATION_NAMES = {
+    TemporalRelation.Kind.BEFORE: "before",
+    TemporalRelation.Kind.AFTER: "after",
+    TemporalRelation.Kind.SIMULTANEOUS: "and",
+}
+
+
+def reference_lists_by_clip(
+    *, clip_ids: set[int] | None = None, dataset: Dataset | None = None
+) -> dict[str, tuple[str, ...]]:
+    """str(clip_id) -> the clip's reference captions in order, for the given clips or every clip of a dataset."""
+    rows = Caption.objects.filter(role=Caption.Role.REFERENCE)
+    rows = rows.filter(clip__dataset=dataset) if dataset is not None else rows.filter(clip_id__in=clip_ids or ())
+    lists: dict[str, list[str]] = defaultdict(list)
+    for clip_id, text in rows.order_by("clip_id", "position", "pk").values_list("clip_id", "text"):
+        lists[str(clip_id)].append(text)
+    return {clip_key: tuple(texts) for clip_key, texts in lists.items()}
 
 
 def attribute_tag_library() -> dict[str, dict]:

@@ -1,9 +1,155 @@
-"""Celery tasks: thin, take ids, safe to run twice."""
+"""Celery side of metric runs: the chunk task, the dispatcher views and commands use, the worker's heartbeat.
+
+Tasks call services, never the reverse: services take `enqueue_chunks` as a parameter.
+"""
+
+import logging
+import os
+import threading
+import time
+from datetime import timedelta
+
 from celery import shared_task
+from celery.signals import worker_ready, worker_shutdown
+from django.conf import settings
+from django.db import DatabaseError, close_old_connections, connection
+from django.utils import timezone
 
-from metrics_bridge.services.runs import chunk_process
+from config.broker import broker_identity
+from config.celery import app
+from config.structured_log import log_event
+from metrics_bridge.services.chunks import ChunkOutcome, chunk_process, chunks_recover
+from metrics_bridge.services.runs import metric_run_execute, metric_run_start
+from metrics_bridge.services.workers import worker_has_running_chunk, worker_heartbeat_beat, worker_heartbeat_remove
+
+logger = logging.getLogger("captioneval.workers")
+
+#: Seconds before a chunk whose attempt raised is tried again.
+RETRY_DELAY_SECONDS = 2
+#: An idle worker re-sends pending chunks sent at least this long ago (their messages were lost).
+RESEND_AFTER_SECONDS = 10
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, max_retries=0)
-def score_chunk(chunk_id: int) -> str:
-    return chunk_process(chunk_id=chunk_id)
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=0)
+def score_chunk(self, chunk_id: int) -> str:
+    worker = f"{self.request.hostname or 'in-process'} pid {os.getpid()}"
+    outcome = chunk_process(chunk_id=chunk_id, worker=worker)
+    if outcome == ChunkOutcome.RETRY:
+        score_chunk.apply_async(args=[chunk_id], countdown=RETRY_DELAY_SECONDS)
+    return outcome
+
+
+def enqueue_chunks(chunk_ids: list[int]) -> None:
+    """Send one task message per chunk (with eager Celery, in tests, each is scored on the spot)."""
+    for chunk_id in chunk_ids:
+        score_chunk.apply_async(args=[chunk_id])
+
+
+def runs_execute_eagerly() -> bool:
+    return bool(app.conf.task_always_eager)
+
+
+def current_broker() -> str:
+    """This process's broker, named without credentials (what worker heartbeats are matched on)."""
+    return broker_identity(app.conf.broker_url, app.conf.broker_transport_options)
+
+
+def start_metric_run(**kwargs):
+    """metric_run_start with this app's dispatcher (views, API, demo)."""
+    return metric_run_start(enqueue=enqueue_chunks, **kwargs)
+
+
+def execute_metric_run(*, run, on_progress=None, enqueue=enqueue_chunks, **kwargs):
+    """Send the run's chunks to the workers and wait for the run to end (compute_metrics --wait)."""
+    return metric_run_execute(run=run, enqueue=enqueue, on_progress=on_progress, **kwargs)
+
+
+# --- Worker lifecycle ---------------------------------------------------------------------------
+
+
+class Heartbeat(threading.Thread):
+    """In the worker's main process: writes the heartbeat row and recovers lost chunks every period.
+
+    At start-up it re-sends every pending chunk of an active run (a run whose worker died resumes
+    when a worker returns); later it re-sends pending chunks only while this worker is idle, which
+    means their messages are gone (a broker restarted without persistence, a worker killed after
+    taking a message). Leases that expired are released or failed on every beat.
+    """
+
+    def __init__(self, *, name: str, broker: str, period: float):
+        super().__init__(name="captioneval-heartbeat", daemon=True)
+        self.worker_name, self.broker, self.period = name, broker, period
+        self.started_at = timezone.now()
+        self.stopping = threading.Event()
+        self.last_busy = time.monotonic()
+
+    def run(self) -> None:
+        first = True
+        while not self.stopping.is_set():
+            try:
+                worker_heartbeat_beat(
+                    name=self.worker_name, pid=os.getpid(), broker=self.broker, started_at=self.started_at
+                )
+                chunks_recover(enqueue=enqueue_chunks, resend_pending_before=self._resend_before(first))
+                first = False
+            except DatabaseError as error:  # database restarting or connection terminated: try again next period
+                log_event(
+                    logger, "heartbeat_failed", level=logging.WARNING, worker=self.worker_name, error=str(error)[:300]
+                )
+                connection.close()
+            except Exception as error:  # never let the heartbeat die silently
+                log_event(
+                    logger,
+                    "heartbeat_failed",
+                    level=logging.ERROR,
+                    worker=self.worker_name,
+                    error=f"{type(error).__name__}: {error}"[:300],
+                )
+            self.stopping.wait(self.period)
+        close_old_connections()
+
+    def _resend_before(self, first: bool):
+        """Cut-off for re-sending pending chunks: all of them at start-up; later only while this worker is idle.
+
+        Idle means no chunk claimed by this worker for a while (read from the chunk rows, not from Celery's
+        in-memory state, which a lost broker connection can leave stale). An idle worker with prefetch 1
+        would have received any message still queued, so pending chunks sent before the cut-off are lost.
+        """
+        if first:
+            return timezone.now()
+        if worker_has_running_chunk(name=self.worker_name):
+            self.last_busy = time.monotonic()
+            return None
+        wait = max(2 * self.period, RESEND_AFTER_SECONDS)
+        if time.monotonic() - self.last_busy < wait:
+            return None
+        return timezone.now() - timedelta(seconds=wait)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(timeout=self.period + 5)
+        try:
+            worker_heartbeat_remove(name=self.worker_name)
+        except DatabaseError:
+            pass
+        finally:
+            connection.close()
+
+
+_heartbeat: Heartbeat | None = None
+
+
+@worker_ready.connect
+def _worker_ready(sender=None, **kwargs) -> None:
+    global _heartbeat
+    name = getattr(sender, "hostname", None) or f"worker-{os.getpid()}"
+    _heartbeat = Heartbeat(name=name, broker=current_broker(), period=settings.METRICS_WORKER_HEARTBEAT_SECONDS)
+    _heartbeat.start()
+    log_event(logger, "worker_ready", worker=name, pid=os.getpid(), broker=current_broker())
+
+
+@worker_shutdown.connect
+def _worker_shutdown(sender=None, **kwargs) -> None:
+    if _heartbeat is not None:
+        _heartbeat.stop()
+        log_event(logger, "worker_stopped", worker=_heartbeat.worker_name, pid=os.getpid())

@@ -9,29 +9,41 @@ from annotation.models import Caption, Dataset
 from metrics_bridge import selectors
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
+from metrics_bridge.scoring.base import scorer_version
 from metrics_bridge.services.agreement import SPLITS, agreement_table
-from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.runs import metric_run_cancel, metric_run_start, scorer_version
+from metrics_bridge.services.contexts import version_context_for
+from metrics_bridge.services.runs import metric_run_cancel
+from metrics_bridge.services.workers import chunk_queue_counts, live_workers
+from metrics_bridge.tasks import current_broker, runs_execute_eagerly, start_metric_run
 
 
-def _current_versions() -> dict[str, str]:
-    context = scoring_context_for(clip_ids=None)
+def _current_versions(dataset: Dataset) -> dict[str, str]:
+    context = version_context_for(dataset=dataset)
     return {name: scorer_version(registry.scorer_for(name), context) for name in registry.all_metric_names()}
 
 
 @roles_required(ADMIN)
 def metrics_home(request):
     """Admins: datasets with their latest metric runs, and a form to start one."""
-    context = scoring_context_for(clip_ids=None)
-    unavailable = registry.unavailable_metrics(context)
+    unavailable = registry.unavailable_metrics(version_context_for(dataset=None))
     available = [name for name in registry.all_metric_names() if name not in unavailable]
     datasets = Dataset.objects.order_by("name")
     runs = MetricRun.objects.select_related("dataset").order_by("-created_at")[:20]
     return render(
         request,
         "metrics_bridge/home.html",
-        {"datasets": datasets, "runs": runs, "available": available, "unavailable": unavailable},
+        {"datasets": datasets, "runs": runs, "available": available, "unavailable": unavailable, **_worker_status()},
     )
+
+
+def _worker_status() -> dict:
+    """Who will score the chunks: live workers on this process's broker, and the chunk queue."""
+    return {
+        "workers": live_workers(broker=current_broker()),
+        "broker_kind": current_broker().split(":", 1)[0],
+        "eager": runs_execute_eagerly(),
+        "queue": chunk_queue_counts(),
+    }
 
 
 @roles_required(ADMIN)
@@ -40,7 +52,7 @@ def run_start(request):
     dataset = get_object_or_404(Dataset, pk=request.POST.get("dataset"))
     metric_names = request.POST.getlist("metrics") or None
     try:
-        run = metric_run_start(dataset=dataset, metric_names=metric_names, requested_by=request.user)
+        run = start_metric_run(dataset=dataset, metric_names=metric_names, requested_by=request.user)
     except ValueError as error:
         messages.error(request, str(error))
         return redirect("metrics_bridge:home")
@@ -50,14 +62,26 @@ def run_start(request):
 @roles_required(ADMIN)
 def run_detail(request, run_id: int):
     run = get_object_or_404(MetricRun.objects.select_related("dataset"), pk=run_id)
-    failed_chunks = run.chunks.filter(status="failed").only("index", "metric", "error")[:5]
-    return render(request, "metrics_bridge/run_detail.html", {"run": run, "failed_chunks": failed_chunks})
+    failed_chunks = run.chunks.filter(status="failed").only("index", "metric", "attempts", "error")[:20]
+    return render(
+        request, "metrics_bridge/run_detail.html", {"run": run, "failed_chunks": failed_chunks, **_worker_status()}
+    )
 
 
 @roles_required(ADMIN)
 def run_progress(request, run_id: int):
     run = get_object_or_404(MetricRun, pk=run_id)
-    return JsonResponse({"status": run.status, "done": run.chunks_done, "total": run.chunks_total, "error": run.error})
+    return JsonResponse(
+        {
+            "status": run.status,
+            "status_label": run.get_status_display(),
+            "done": run.chunks_done,
+            "failed": run.chunks_failed,
+            "total": run.chunks_total,
+            "error": run.error,
+            "workers": len(live_workers(broker=current_broker())),
+        }
+    )
 
 
 @roles_required(ADMIN)
@@ -71,7 +95,7 @@ def run_cancel(request, run_id: int):
 def dataset_agreement(request, dataset_id: int):
     """The HC/HI/HM/MM table of every metric with stored scores (nothing is computed here)."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    scored = selectors.dataset_scored_metric_names(dataset=dataset, versions=_current_versions())
+    scored = selectors.dataset_scored_metric_names(dataset=dataset, versions=_current_versions(dataset))
     table = agreement_table(dataset=dataset, metric_names=scored)
     rows = [(name, [row.get(split) for split in (*SPLITS, "total")]) for name, row in table["metrics"].items()]
     best_total = max((row["total"] or 0 for row in table["metrics"].values()), default=None)

@@ -1,16 +1,17 @@
-"""Start real Redis and Celery worker processes for tests that need the real broker."""
-import os
+"""Real Redis and Celery worker processes for tests that need the real broker or the embedded one."""
+
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from django.db import connection
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
+from config.broker import EMBEDDED_BROKER_URL, embedded_broker_options
+from metrics_bridge.worker_process import WorkerProcess
+
+__all__ = ["WorkerProcess", "free_port", "start_redis_server", "test_database_url", "worker_env"]
 
 
 def free_port() -> int:
@@ -19,27 +20,34 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_redis_server() -> tuple[str, subprocess.Popen] | None:
-    """A throwaway redis-server on a free loopback port, or None when the binary is missing."""
+def wait_for_port(port: int, *, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
+
+
+def start_redis_server(port: int | None = None) -> tuple[str, subprocess.Popen] | None:
+    """A throwaway redis-server on a free (or the given) loopback port, or None when the binary is missing."""
     binary = shutil.which("redis-server")
     if binary is None:
         return None
-    port = free_port()
+    port = port or free_port()
     process = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    url = f"redis://127.0.0.1:{port}/0"
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return url, process
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("redis-server did not start")
+    try:
+        wait_for_port(port)
+    except RuntimeError:
+        process.kill()
+        raise
+    return f"redis://127.0.0.1:{port}/0", process
 
 
 def test_database_url() -> str:
@@ -47,53 +55,34 @@ def test_database_url() -> str:
     settings = connection.settings_dict
     if settings["ENGINE"].endswith("sqlite3"):
         return f"sqlite:///{settings['NAME']}"
-    return f"postgresql://{settings['USER']}:{settings['PASSWORD']}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
+    host = f"{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}"
+    return f"postgresql://{settings['USER']}:{settings['PASSWORD']}@{host}/{settings['NAME']}"
 
 
-class WorkerProcess:
-    """`celery -A config worker` in its own process group, so the test can kill it like a crash would."""
+def worker_env(*, broker_url: str | None, broker_dir: Path | None = None, **extra) -> dict:
+    """Environment of a worker on the test database: Redis at `broker_url`, or the embedded broker in `broker_dir`."""
+    env = {
+        "DATABASE_URL": test_database_url(),
+        "CELERY_VISIBILITY_TIMEOUT": "5",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "METRICS_WORKER_HEARTBEAT_SECONDS": "1",
+        # A killed worker's chunk becomes claimable again after 3 s instead of a minute.
+        "METRICS_CHUNK_LEASE_SECONDS": "3",
+        **{key: str(value) for key, value in extra.items()},
+    }
+    if broker_url:
+        env["REDIS_URL"] = broker_url
+    else:
+        env["REDIS_URL"] = ""
+        env["CELERY_BROKER_DIR"] = str(broker_dir)
+    return env
 
-    def __init__(self, *, broker_url: str, log_path: Path, extra_env: dict | None = None):
-        self.broker_url = broker_url
-        self.log_path = log_path
-        self.extra_env = extra_env or {}
-        self.process: subprocess.Popen | None = None
 
-    def start(self) -> "WorkerProcess":
-        env = {
-            **os.environ,
-            "DATABASE_URL": test_database_url(),
-            "REDIS_URL": self.broker_url,
-            "CELERY_VISIBILITY_TIMEOUT": "5",
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            **self.extra_env,
-        }
-        log = open(self.log_path, "ab")  # noqa: SIM115 - closed with the process
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--concurrency=1",
-             "--prefetch-multiplier=1", "--without-gossip", "--without-mingle", "--loglevel=INFO"],
-            cwd=PROJECT_DIR,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        return self
-
-    def kill(self) -> None:
-        """SIGKILL the whole process group: no chance to ack or clean up."""
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def log_tail(self, lines: int = 40) -> str:
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+def embedded_broker_conf(folder: Path) -> dict:
+    """Celery settings (CELERY_ namespace) pointing this process at the embedded broker in `folder`."""
+    return {
+        "CELERY_BROKER_URL": EMBEDDED_BROKER_URL,
+        "CELERY_BROKER_TRANSPORT_OPTIONS": embedded_broker_options(folder),
+        "CELERY_RESULT_BACKEND": None,
+    }

@@ -90,20 +90,54 @@ def redis_broker_url():
 
 
 @pytest.fixture
-def real_celery(transactional_db, redis_broker_url, tmp_path):
+def real_celery(transactional_db, redis_broker_url, tmp_path, settings):
     """Point this process's Celery app at the real Redis broker and give the test a worker factory."""
-    from config.celery import app
-    from tests.celery_worker import WorkerProcess
+    yield from _worker_factory(tmp_path, settings, broker_url=redis_broker_url)
 
-    app.conf.update(CELERY_TASK_ALWAYS_EAGER=False, CELERY_BROKER_URL=redis_broker_url, CELERY_RESULT_BACKEND=redis_broker_url)
+
+@pytest.fixture
+def embedded_celery(transactional_db, tmp_path, settings):
+    """Like real_celery, on the embedded filesystem broker (the default setup's), in a folder of the test's own."""
+    yield from _worker_factory(tmp_path, settings, broker_url=None)
+
+
+def _worker_factory(tmp_path, settings, *, broker_url):
+    from config.celery import app
+    from tests.celery_worker import WorkerProcess, embedded_broker_conf, worker_env
+
+    broker_dir = tmp_path / "broker"
+    saved = {key: app.conf.get(key) for key in ("broker_url", "broker_transport_options", "result_backend")}
+    if broker_url:
+        conf = {"CELERY_BROKER_URL": broker_url, "CELERY_RESULT_BACKEND": broker_url,
+                "CELERY_BROKER_TRANSPORT_OPTIONS": {"visibility_timeout": 5}}
+    else:
+        conf = embedded_broker_conf(broker_dir)
+    app.conf.update(CELERY_TASK_ALWAYS_EAGER=False, **conf)
+    # Workers beat every second (worker_env); this process counts a worker alive for 3 x 2 s, which
+    # tolerates a loaded machine yet sees a stopped worker go within seconds.
+    settings.METRICS_WORKER_HEARTBEAT_SECONDS = 2
+    _reset_broker_connections(app)
     workers: list[WorkerProcess] = []
 
     def start_worker(**extra_env) -> WorkerProcess:
-        worker = WorkerProcess(broker_url=redis_broker_url, log_path=tmp_path / f"worker{len(workers)}.log", extra_env=extra_env)
+        env = worker_env(broker_url=broker_url, broker_dir=broker_dir, **extra_env)
+        worker = WorkerProcess(
+            name=f"test-worker-{len(workers)}@localhost", log_path=tmp_path / f"worker{len(workers)}.log", env=env
+        )
         workers.append(worker.start())
         return worker
 
     yield start_worker
     for worker in workers:
-        worker.stop()
-    app.conf.update(CELERY_TASK_ALWAYS_EAGER=True)
+        worker.stop(timeout=20)
+    app.conf.update(CELERY_TASK_ALWAYS_EAGER=True, **{f"CELERY_{key.upper()}": value for key, value in saved.items()})
+    _reset_broker_connections(app)
+
+
+def _reset_broker_connections(app):
+    """Drop pooled broker connections (kombu keeps them per URL): the next message goes to the broker now set."""
+    from kombu import pools
+
+    pools.reset()
+    app._pool = None
+    app.amqp._producer_pool = None

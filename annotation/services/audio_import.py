@@ -18,6 +18,7 @@ from annotation.services.audio import (
     file_sha256,
 )
 from annotation.services.importing import ImportDataError, ImportSummary, dataset_get_existing
+from config.structured_log import logged_import
 
 AUDIOCAPS_FILE_NAME = re.compile(r"^Y(?P<youtube_id>.+)\.[^.]+$")
 
@@ -45,6 +46,7 @@ def clip_for_file_name(lookup: dict[str, Clip], file_name: str) -> Clip | None:
     return None
 
 
+@logged_import("audio_directory")
 def audio_directory_import(*, directory: Path | str, dataset_name: str) -> ImportSummary:
     directory = Path(directory)
     if not directory.is_dir():

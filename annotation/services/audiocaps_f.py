@@ -49,6 +49,7 @@ from annotation.services.importing import (
     json_type_name,
     text_field_check,
 )
+from config.structured_log import logged_import
 
 EXPERT_USERNAME = "audiocaps-f-experts"
 EXPERT_ROLE = "annotator"
@@ -99,6 +100,7 @@ def audiocaps_f_import_from_path(
     )
 
 
+@logged_import("audiocaps_f")
 def audiocaps_f_import(
     *,
     data: Any,

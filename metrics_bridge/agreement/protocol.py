@@ -21,19 +21,25 @@ Which references each candidate is scored against:
 "Without a" drops every reference equal to a (whitespace-collapsed, case-insensitive), so a
 reference list that repeats a caption (AudioCaps-Eval) loses all copies and gets padded.
 
-Batching: one batch per split holding both sides (and all leave-one-out passes) of every pair of
-that split, with duplicates kept -- each pair side is its own request, as in the FENSE
-evaluation code. This is what reproduces the published pycocoevalcap CIDEr-D numbers on
-Clotho-Eval; scoring sides or passes separately moves HC by ~1 point. The batch label is the
-split ("HC", "HI", "HM", "MM"). Non-corpus metrics give the same values however batches are cut.
+Batching (protocols.md §1): corpus-level metrics (CIDEr-D's document frequencies) see exactly the four
+corpora the FENSE experiment code scores in four calls -- "HC+HI+HM:a" (side a of every HC, HI and HM
+pair together, each with its own reference list), "HC+HI+HM:b" (their sides b), "MM:a" (side a of every
+MM pair, once per leave-one-out list) and "MM:b" -- with duplicates kept: each pair side is its own
+request. `scoring_plan(..., batching="single")` puts every request in one batch instead (DATE groups
+its batch by author itself, protocols.md §4). Non-corpus metrics give the same values however batches
+are cut.
 
 Decision per pair: d = float32(score_a) - float32(score_b) (float32 like the original code),
 truth t = sum(votes); correct when d * t > 0; t == 0 pairs are left out of the denominator;
-d == 0 with t != 0 counts as wrong; NaN scores count as wrong. Accuracy in percent, one decimal.
+d == 0 with t != 0 counts as wrong; NaN scores (e.g. a score that was never computed) count as wrong;
+a None score means "not applicable" (an X-ACE factor absent from both graphs): a pair with a side
+that has no applicable score is left out of that metric's denominator, like t == 0. Accuracy in
+percent, one decimal.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -44,13 +50,27 @@ import numpy as np
 from metrics_bridge.scoring.base import ScoringContext, ScoringRequest, score_batches
 
 SPLITS = ("HC", "HI", "HM", "MM")
+#: The four corpora of the FENSE experiment code, in the order it scores them: (label, splits, side).
+FENSE_CORPORA = (
+    ("HC+HI+HM:a", ("HC", "HI", "HM"), "a"),
+    ("HC+HI+HM:b", ("HC", "HI", "HM"), "b"),
+    ("MM:a", ("MM",), "a"),
+    ("MM:b", ("MM",), "b"),
+)
+SINGLE_BATCH = "all"
+BATCHINGS = ("fense", "single")
 MINIMUM_REFERENCES = 4
+HUMAN = "human"
 _PAIR_KEY = re.compile(r"^(HC|HI|HM|MM)(_\d+)?$")
+_HUMAN_LABEL = re.compile(r"(^|_)human(_\d+)?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class JudgedPair:
-    """One judged pair. `votes`: +1 a better, -1 b better, 0 no preference. Ids are opaque (Caption pks)."""
+    """One judged pair. `votes`: +1 a better, -1 b better, 0 no preference. Ids are opaque (Caption pks).
+
+    `author_a` / `author_b`: "human" or the captioning system that wrote the caption (None: unknown).
+    """
 
     split: str
     caption_a: str
@@ -59,6 +79,8 @@ class JudgedPair:
     caption_a_id: Any = None
     caption_b_id: Any = None
     pair_id: Any = None
+    author_a: str | None = None
+    author_b: str | None = None
 
     @property
     def truth(self) -> int:
@@ -119,16 +141,17 @@ class SplitAccuracy:
     counted: int  # pairs with non-zero human truth (the denominator)
     ties_excluded: int  # pairs with t == 0
     accuracy: float | None  # percent, one decimal; None when nothing was counted
+    not_applicable: int = 0  # pairs with t != 0 left out because a side's score is None
 
 
 @dataclass(frozen=True)
 class PairDecision:
     pair: JudgedPair
     clip_key: str | None
-    score_a: float
-    score_b: float
-    difference: float  # float32 d = score_a - score_b
-    correct: bool | None  # None when t == 0 (not counted)
+    score_a: float | None
+    score_b: float | None
+    difference: float | None  # float32 d = score_a - score_b; None when a side is not applicable
+    correct: bool | None  # None when t == 0 or a side is not applicable (not counted)
 
 
 @dataclass
@@ -163,7 +186,8 @@ def clips_from_fense_items(items: Sequence[dict]) -> list[ProtocolClip]:
 
     Each entry is [caption_a, caption_b, source_a, source_b, ..., votes]: the votes list is the last
     element; missing or null entries are skipped. caption_a_id/caption_b_id are the source labels
-    (e.g. "human_2", "fc_dbs_2") when present; pair_id is "<clip key>:<entry key>".
+    (e.g. "human_2", "fc_dbs_2") when present; pair_id is "<clip key>:<entry key>". Authors come from
+    the labels: "human" for "human_2" / "<clip>_human_1", the label itself for a system.
     """
     clips = []
     for index, item in enumerate(items):
@@ -186,10 +210,20 @@ def clips_from_fense_items(items: Sequence[dict]) -> list[ProtocolClip]:
                     caption_a_id=sources[0] if len(sources) > 0 else None,
                     caption_b_id=sources[1] if len(sources) > 1 else None,
                     pair_id=f"{clip_key}:{key}",
+                    author_a=author_of_label(sources[0]) if len(sources) > 0 else None,
+                    author_b=author_of_label(sources[1]) if len(sources) > 1 else None,
                 )
             )
         clips.append(ProtocolClip(clip_key=clip_key, references=references, pairs=tuple(pairs)))
     return clips
+
+
+def author_of_label(label: Any) -> str | None:
+    """ "human" for a FENSE human-caption label ("human_2", "<clip>_human_1"), else the system name."""
+    if label is None or not str(label).strip():
+        return None
+    label = str(label).strip()
+    return HUMAN if _HUMAN_LABEL.search(label) else label
 
 
 def _fense_clip_key(item: dict, index: int) -> str:
@@ -200,7 +234,8 @@ def _fense_clip_key(item: dict, index: int) -> str:
 
 def clip_from_rows(rows: Any) -> ProtocolClip:
     """A clip from a row object with clip_id, references and pairs (each with pair_id, split,
-    caption_a_id, caption_a, caption_b_id, caption_b, votes) -- the Django selector's ClipRows."""
+    caption_a_id, caption_a, caption_b_id, caption_b, votes and optionally author_a, author_b)
+    -- the Django selector's ClipRows."""
     pairs = tuple(
         JudgedPair(
             split=split_of(pair.split),
@@ -210,6 +245,8 @@ def clip_from_rows(rows: Any) -> ProtocolClip:
             caption_a_id=pair.caption_a_id,
             caption_b_id=pair.caption_b_id,
             pair_id=pair.pair_id,
+            author_a=getattr(pair, "author_a", None),
+            author_b=getattr(pair, "author_b", None),
         )
         for pair in rows.pairs
     )
@@ -250,26 +287,33 @@ def leave_one_out(references: Sequence[str]) -> list[list[str]]:
 # --- the plan ---------------------------------------------------------------------------------
 
 
-def scoring_plan(clips: Iterable[ProtocolClip], *, protocol_kind: str) -> ScoringPlan:
-    """Batches of ScoringRequests (one per split present) and the pair-side -> request mapping.
+def scoring_plan(clips: Iterable[ProtocolClip], *, protocol_kind: str, batching: str = "fense") -> ScoringPlan:
+    """Batches of ScoringRequests and the pair-side -> request mapping.
 
     protocol_kind: "ngram" (MM leave-one-out) or "embedding" (MM against all references).
+    batching: "fense" (the four corpora of FENSE_CORPORA that have requests) or "single" (one batch).
     Raises ValueError when a clip has no references or none remain for a pair side.
     """
     if protocol_kind not in ("ngram", "embedding"):
         raise ValueError(f"protocol_kind must be 'ngram' or 'embedding', not {protocol_kind!r}")
-    requests_by_split: dict[str, list[ScoringRequest]] = {split: [] for split in SPLITS}
-    sides: list[tuple[JudgedPair, str | None, list[int], list[int]]] = []
+    if batching not in BATCHINGS:
+        raise ValueError(f"batching must be one of {', '.join(BATCHINGS)}, not {batching!r}")
+    requests_by_label: dict[str, list[ScoringRequest]] = {}
+    sides: list[tuple[JudgedPair, str | None, list[tuple[str, int]], list[tuple[str, int]]]] = []
     warnings: list[str] = []
 
-    def add(split: str, candidate: str, candidate_id: Any, references: list[str], clip_key: str | None) -> int:
-        batch = requests_by_split[split]
+    def add(label: str, candidate: str, candidate_id: Any, author: str | None, references, clip_key) -> tuple[str, int]:
+        batch = requests_by_label.setdefault(label, [])
         batch.append(
             ScoringRequest(
-                candidate=candidate, references=tuple(references), candidate_id=candidate_id, clip_key=clip_key
+                candidate=candidate,
+                references=tuple(references),
+                candidate_id=candidate_id,
+                clip_key=clip_key,
+                author=author,
             )
         )
-        return len(batch) - 1
+        return label, len(batch) - 1
 
     for clip in clips:
         name = clip.clip_key or "?"
@@ -280,27 +324,47 @@ def scoring_plan(clips: Iterable[ProtocolClip], *, protocol_kind: str) -> Scorin
         for pair in clip.pairs:
             split = split_of(pair.split)
             reference_lists_a, reference_lists_b = _reference_lists(clip, pair, split, protocol_kind, warnings)
-            side_a = [add(split, pair.caption_a, pair.caption_a_id, refs, clip.clip_key) for refs in reference_lists_a]
-            side_b = [add(split, pair.caption_b, pair.caption_b_id, refs, clip.clip_key) for refs in reference_lists_b]
+            label_a, label_b = _batch_label(split, "a", batching), _batch_label(split, "b", batching)
+            side_a = [
+                add(label_a, pair.caption_a, pair.caption_a_id, pair.author_a, refs, clip.clip_key)
+                for refs in reference_lists_a
+            ]
+            side_b = [
+                add(label_b, pair.caption_b, pair.caption_b_id, pair.author_b, refs, clip.clip_key)
+                for refs in reference_lists_b
+            ]
             sides.append((pair, clip.clip_key, side_a, side_b))
 
+    order = [label for label, _, _ in FENSE_CORPORA] if batching == "fense" else [SINGLE_BATCH]
     batches, batch_index = [], {}
-    for split in SPLITS:
-        if requests_by_split[split]:
-            batch_index[split] = len(batches)
-            batches.append(PlanBatch(label=split, requests=tuple(requests_by_split[split])))
-    pairs = []
-    for pair, clip_key, side_a, side_b in sides:
-        index = batch_index[split_of(pair.split)]
-        pairs.append(
-            PlannedPair(
-                pair=pair,
-                clip_key=clip_key,
-                side_a=tuple((index, position) for position in side_a),
-                side_b=tuple((index, position) for position in side_b),
-            )
+    for label in order:
+        if requests_by_label.get(label):
+            batch_index[label] = len(batches)
+            batches.append(PlanBatch(label=label, requests=tuple(requests_by_label[label])))
+    pairs = [
+        PlannedPair(
+            pair=pair,
+            clip_key=clip_key,
+            side_a=tuple((batch_index[label], position) for label, position in side_a),
+            side_b=tuple((batch_index[label], position) for label, position in side_b),
         )
+        for pair, clip_key, side_a, side_b in sides
+    ]
     return ScoringPlan(protocol_kind=protocol_kind, batches=batches, pairs=pairs, warnings=warnings)
+
+
+def _batch_label(split: str, side: str, batching: str) -> str:
+    if batching == "single":
+        return SINGLE_BATCH
+    for label, splits, corpus_side in FENSE_CORPORA:
+        if split in splits and side == corpus_side:
+            return label
+    raise ValueError(f"no FENSE corpus for split {split!r} side {side!r}")
+
+
+def clip_reference_lists(clips: Iterable[ProtocolClip]) -> dict[str, tuple[str, ...]]:
+    """clip_key -> the clip's full reference list (ScoringContext.clip_references, for DATE)."""
+    return {clip.clip_key: tuple(clip.references) for clip in clips if clip.clip_key is not None and clip.references}
 
 
 def _reference_lists(
@@ -330,22 +394,28 @@ def _reference_lists(
 # --- accuracy ---------------------------------------------------------------------------------
 
 
-def _side_score(positions: Sequence[RequestPosition], batch_scores: Sequence[Sequence[float | None]]) -> float:
+def _side_score(positions: Sequence[RequestPosition], batch_scores: Sequence[Sequence[float | None]]) -> float | None:
+    """Mean of the side's request scores (leave-one-out passes); None values (not applicable) are left
+    out, and a side whose every score is None is None."""
     values = [batch_scores[b][i] for b, i in positions]
-    values = [np.nan if value is None else float(value) for value in values]
-    return float(sum(values) / len(values))
+    applicable = [float(value) for value in values if value is not None]
+    if not applicable:
+        return None
+    return float(sum(applicable) / len(applicable))
 
 
 def _split_accuracy(split: str, decisions: list[PairDecision]) -> SplitAccuracy:
     counted = [d for d in decisions if d.correct is not None]
     correct = sum(1 for d in counted if d.correct)
     accuracy = round(100.0 * correct / len(counted), 1) if counted else None
+    not_applicable = sum(1 for d in decisions if d.pair.truth != 0 and d.difference is None)
     return SplitAccuracy(
         split=split,
         correct=correct,
         counted=len(counted),
-        ties_excluded=len(decisions) - len(counted),
+        ties_excluded=sum(1 for d in decisions if d.pair.truth == 0),
         accuracy=accuracy,
+        not_applicable=not_applicable,
     )
 
 
@@ -362,10 +432,13 @@ def agreement_report(
     for planned in plan.pairs:
         score_a = _side_score(planned.side_a, batch_scores)
         score_b = _side_score(planned.side_b, batch_scores)
-        difference = np.float32(score_a) - np.float32(score_b)
         truth = planned.pair.truth
-        correct = None if truth == 0 else bool(difference * truth > 0)
-        decision = PairDecision(planned.pair, planned.clip_key, score_a, score_b, float(difference), correct)
+        if score_a is None or score_b is None:
+            difference, correct = None, None
+        else:
+            difference = float(np.float32(score_a) - np.float32(score_b))
+            correct = None if truth == 0 else bool(difference * truth > 0)
+        decision = PairDecision(planned.pair, planned.clip_key, score_a, score_b, difference, correct)
         decisions_by_split.setdefault(split_of(planned.pair.split), []).append(decision)
     splits = {
         split: _split_accuracy(split, decisions_by_split[split]) for split in SPLITS if split in decisions_by_split
@@ -376,12 +449,24 @@ def agreement_report(
     )
 
 
+def scorer_batching(scorer: Any) -> str:
+    """How a scorer's requests are grouped: the FENSE corpora, or one batch for scorers that ask for it."""
+    return getattr(scorer, "corpus_batching", "fense") if scorer.corpus_level else "fense"
+
+
 def fense_agreement(
     clips: Iterable[ProtocolClip], scorer: Any, context: ScoringContext | None = None
 ) -> dict[str, AgreementReport]:
-    """Plan, score every batch with `scorer` and report accuracy for each of its metric names."""
-    plan = scoring_plan(clips, protocol_kind=scorer.protocol_kind)
-    results = score_batches(scorer, [batch.requests for batch in plan.batches], context or ScoringContext())
+    """Plan, score every batch with `scorer` and report accuracy for each of its metric names.
+
+    The context's clip_references are filled from the clips when the caller left them empty.
+    """
+    clips = list(clips)
+    plan = scoring_plan(clips, protocol_kind=scorer.protocol_kind, batching=scorer_batching(scorer))
+    context = context or ScoringContext()
+    if not context.clip_references:
+        context = dataclasses.replace(context, clip_references=clip_reference_lists(clips))
+    results = score_batches(scorer, [batch.requests for batch in plan.batches], context)
     reports = {}
     for name in scorer.metric_names:
         batch_scores = [[result.value for result in batch_result[name]] for batch_result in results]

@@ -3,14 +3,16 @@
 FENSE (Zhou et al., 2022) multiplies a candidate's Sentence-BERT score by (1 - 0.9) when its error
 detector gives the candidate an error probability above 0.9. Without the detector the number is
 plain SBERT, which this product reports as SBERT, never as FENSE: FENSE is unavailable until
-FENSE_ERROR_DETECTOR_PATH names a local checkpoint.
+the scoring context names a local checkpoint (`MetricResources.fense_error_detector_path`, from the
+FENSE_ERROR_DETECTOR_PATH setting).
 
 Checkpoint format: FENSE's own error-detector file (e.g. echecker_clotho_audiocaps_base.ckpt), a
 torch dict {"model_type": <HF name or local dir>, "num_classes": int, "state_dict": ...} for a BERT
 encoder + dropout + linear head on [CLS] (FENSE's BERTFlatClassifier); the last output is the
 "any error" probability (sigmoid). The encoder's config and tokenizer are read offline from
-FENSE_ERROR_DETECTOR_BASE (a local folder) if set, else from `model_type` (a local folder or the
-Hugging Face cache, never the network). Preprocessing as FENSE: strip punctuation, lower-case,
+`MetricResources.fense_error_detector_base` (FENSE_ERROR_DETECTOR_BASE, a local folder) if set, else
+from `model_type` (a local folder or the Hugging Face cache, never the network). Preprocessing as FENSE:
+strip punctuation, lower-case,
 max 64 tokens.
 
 Differences from FENSE's release: Sentence-BERT here is all-MiniLM-L6-v2 (FENSE used
@@ -21,7 +23,6 @@ hand-built checkpoint, not with FENSE's released detector (not available offline
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import threading
 from collections.abc import Sequence
@@ -45,13 +46,13 @@ _detectors: dict[str, object] = {}
 _detector_lock = threading.Lock()
 
 
-def detector_path() -> Path | None:
-    value = os.environ.get("FENSE_ERROR_DETECTOR_PATH", "").strip()
+def detector_path(context: ScoringContext | None) -> Path | None:
+    value = (context.resources.fense_error_detector_path or "").strip() if context else ""
     return Path(value) if value else None
 
 
-def detector_unavailable_reason() -> str | None:
-    path = detector_path()
+def detector_unavailable_reason(context: ScoringContext | None) -> str | None:
+    path = detector_path(context)
     if path is None:
         return NOT_CONFIGURED
     if not path.is_file():
@@ -75,12 +76,12 @@ def preprocess(text: str) -> str:
 class ErrorDetector:
     """FENSE's BERTFlatClassifier loaded from a local checkpoint, on the CPU, in eval mode."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, base: str | None = None) -> None:
         import torch
         from transformers import AutoConfig, AutoModel, AutoTokenizer
 
         state = torch.load(path, map_location="cpu", weights_only=True)
-        base = os.environ.get("FENSE_ERROR_DETECTOR_BASE", "").strip() or state["model_type"]
+        base = (base or "").strip() or state["model_type"]
         config = AutoConfig.from_pretrained(base, local_files_only=True)
         self.tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
 
@@ -123,11 +124,11 @@ class ErrorDetector:
         return np.concatenate(values) if values else np.zeros(0)
 
 
-def load_detector(path: Path) -> ErrorDetector:
-    key = _fingerprint(path)
+def load_detector(path: Path, base: str | None = None) -> ErrorDetector:
+    key = f"{_fingerprint(path)}:{base or ''}"
     with _detector_lock:
         if key not in _detectors:
-            _detectors[key] = ErrorDetector(path)
+            _detectors[key] = ErrorDetector(path, base)
         return _detectors[key]
 
 
@@ -139,7 +140,10 @@ class FenseScorer:
 
     @property
     def version(self) -> str:
-        path = detector_path()
+        return self.version_for(ScoringContext())
+
+    def version_for(self, context: ScoringContext) -> str:
+        path = detector_path(context)
         detector = _fingerprint(path) if path and path.is_file() else "none"
         return (
             f"fense-sbert-{sbert.model_version()}-echecker-{detector}-threshold{ERROR_THRESHOLD}-penalty{PENALTY}"
@@ -147,15 +151,16 @@ class FenseScorer:
         )
 
     def unavailable_reason(self, context: ScoringContext | None = None) -> str | None:
-        return detector_unavailable_reason()
+        return detector_unavailable_reason(context)
 
     def score_batch(self, requests: Sequence[ScoringRequest], context: ScoringContext) -> dict[str, list[ScoreResult]]:
-        reason = detector_unavailable_reason()
+        reason = detector_unavailable_reason(context)
         if reason:
             raise RuntimeError(reason)
         similarities = sbert.mean_reference_similarity(requests)
         candidates = list(dict.fromkeys(request.candidate for request in requests))
-        probability = dict(zip(candidates, load_detector(detector_path()).error_probabilities(candidates), strict=True))
+        detector = load_detector(detector_path(context), context.resources.fense_error_detector_base)
+        probability = dict(zip(candidates, detector.error_probabilities(candidates), strict=True))
         results = []
         for request, similarity in zip(requests, similarities, strict=True):
             error_probability = float(probability[request.candidate])

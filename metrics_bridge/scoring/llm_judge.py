@@ -1,11 +1,14 @@
 """LLM judges of captions against references, on any OpenAI-compatible chat-completions endpoint.
 
 - LLM_JUDGE_3D (AudioCapBench): accuracy, completeness, hallucination (10 = none), each 0-10;
-  value = overall = their mean. Category guidance for sound (default), music or speech
-  (`ScoringContext.llm["category"]`).
+  value = overall = their mean. Category guidance for the dataset's domain: sound (default), music or
+  speech (`ScoringContext.dataset.domain`, a Dataset setting).
 - LLM_JUDGE_REF (AIR-Bench chat evaluation): the judge rates a reference answer and the hypothesis
   1-10 for usefulness, relevance, accuracy and comprehensiveness; a second round swaps their positions;
-  value = mean of the hypothesis' two scores (cancels position bias).
+  value = mean of the hypothesis' two scores (cancels position bias). The reference answer is, per
+  dataset (`ScoringContext.dataset.airbench_reference`), the first reference caption or -- as AIR-Bench
+  does for its chat benchmark -- an answer the LLM writes from the audio description (the reference
+  captions) and the question, generated once per reference list and cached like every response.
 
 Each response is cached by (model, sha256 of the prompt); details carry the scores, the rounds and
 the token counts (usage.prompt_tokens / completion_tokens; 0 for answers served from the cache).
@@ -70,6 +73,15 @@ Describe the audio in one sentence (an audio caption).
 [System]
 We would like to request your feedback on the performance of two AI assistants in response to the user question and audio description displayed above. AI assistants are provided with detailed audio descriptions and questions.
 Please rate the helpfulness, relevance, accuracy, and comprehensiveness of their responses. Each assistant receives an overall score on a scale of 1 to 10, where a higher score indicates better overall performance. Please output a single line containing only two values indicating the scores for Assistant 1 and 2, respectively. The two scores are separated by a space."""  # noqa: E501
+
+REFERENCE_ANSWER_SYSTEM = "You are a helpful assistant who has listened to an audio clip."
+
+REFERENCE_ANSWER_TEMPLATE = """[Detailed Audio Description]
+{description}
+[Question]
+Describe the audio in one sentence (an audio caption).
+[System]
+The detailed description above stands in for the audio itself. Answer the question as if you had listened to the clip: one fluent sentence covering what the description says, inventing nothing. Output the answer only."""  # noqa: E501
 
 _NUMBER = r"-?\d+(?:\.\d+)?"
 
@@ -143,8 +155,11 @@ class _LLMScorer:
         return endpoint_unavailable_reason(context.llm if context else None, self.metric_names[0])
 
     def version_for(self, context: ScoringContext) -> str:
-        """The version including the judge model (scores of different models must not mix)."""
-        return f"{self.version}+{(context.llm or {}).get('model', 'unknown')}"
+        """The version including the judge model and the dataset settings the prompts use."""
+        return f"{self.version}+{(context.llm or {}).get('model', 'unknown')}+{self.settings_label(context)}"
+
+    def settings_label(self, context: ScoringContext) -> str:
+        return ""
 
     def client(self, context: ScoringContext) -> ChatClient:
         reason = self.unavailable_reason(context)
@@ -157,6 +172,9 @@ class AudioCapBenchJudge(_LLMScorer):
     metric_names = ("LLM_JUDGE_3D",)
     version = "audiocapbench-3d-prompt-1"
 
+    def settings_label(self, context: ScoringContext) -> str:
+        return f"domain-{context.dataset.domain}"
+
     def prompt(self, request: ScoringRequest, category: str) -> str:
         references = "\n".join(f"- {r}" for r in request.references if r.strip()) or "- (none)"
         return JUDGE_3D_TEMPLATE.format(
@@ -165,9 +183,9 @@ class AudioCapBenchJudge(_LLMScorer):
 
     def score_batch(self, requests: Sequence[ScoringRequest], context: ScoringContext) -> dict[str, list[ScoreResult]]:
         client = self.client(context)
-        category = (context.llm or {}).get("category", "sound")
+        category = context.dataset.domain
         if category not in CATEGORY_GUIDANCE:
-            raise LLMError(f"LLM_JUDGE_3D: unknown category {category!r} (sound, music or speech)")
+            raise LLMError(f"LLM_JUDGE_3D: unknown domain {category!r} (sound, music or speech)")
         results = []
         for request in requests:
             response = client.complete(self.prompt(request, category), system=JUDGE_3D_SYSTEM)
@@ -182,9 +200,26 @@ class AirBenchReferenceJudge(_LLMScorer):
     metric_names = ("LLM_JUDGE_REF",)
     version = "airbench-ref-swap-prompt-1"
 
+    def settings_label(self, context: ScoringContext) -> str:
+        choice = context.dataset.airbench_reference
+        return "reference-first" if choice == "first" else "reference-llm-prompt-1"
+
     @staticmethod
     def prompt(description: str, first: str, second: str) -> str:
         return REF_JUDGE_TEMPLATE.format(description=description, first=first, second=second)
+
+    @staticmethod
+    def reference_answer(client: ChatClient, description: str, references: list[str], choice: str) -> tuple[str, list]:
+        """(reference answer, responses it took): the first reference, or the LLM's answer (cached by prompt)."""
+        if choice == "first":
+            return references[0], []
+        response = client.complete(
+            REFERENCE_ANSWER_TEMPLATE.format(description=description), system=REFERENCE_ANSWER_SYSTEM
+        )
+        answer = " ".join(response.text.split())
+        if not answer:
+            raise LLMError("LLM_JUDGE_REF: the LLM wrote an empty reference answer")
+        return answer, [response]
 
     def score_batch(self, requests: Sequence[ScoringRequest], context: ScoringContext) -> dict[str, list[ScoreResult]]:
         client = self.client(context)
@@ -196,7 +231,8 @@ class AirBenchReferenceJudge(_LLMScorer):
             description = "Captions written by people who listened to the clip:\n" + "\n".join(
                 f"- {r}" for r in references
             )
-            reference = references[0]
+            choice = context.dataset.airbench_reference
+            reference, generation = self.reference_answer(client, description, references, choice)
             # round 1: reference first; round 2: hypothesis first
             first = client.complete(self.prompt(description, reference, request.candidate), system=REF_JUDGE_SYSTEM)
             second = client.complete(self.prompt(description, request.candidate, reference), system=REF_JUDGE_SYSTEM)
@@ -207,8 +243,9 @@ class AirBenchReferenceJudge(_LLMScorer):
                 "hypothesis_scores": [hypothesis_1, hypothesis_2],
                 "reference_scores": [reference_1, reference_2],
                 "reference_answer": reference,
+                "reference_source": choice,
                 "model": client.model,
-                **_usage([first, second]),
+                **_usage([*generation, first, second]),
             }
             results.append(ScoreResult(value, details))
         return {"LLM_JUDGE_REF": results}

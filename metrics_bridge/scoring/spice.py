@@ -1,13 +1,15 @@
 """SPICE and SPIDEr through pycocoevalcap 1.2's SPICE 1.0 jar -- only with Stanford CoreNLP 3.6.0 present.
 
 pycocoevalcap downloads CoreNLP 3.6.0 (stanford-corenlp-3.6.0.jar and -models.jar) on first use;
-this product never downloads. Put both jars in a folder and set SPICE_CORENLP_DIR to it; without
-them both metrics report themselves unavailable (nothing is faked).
+this product never downloads. Put both jars in a folder and name it in the scoring context
+(`MetricResources.spice_corenlp_dir`, from the SPICE_CORENLP_DIR setting); without them both metrics
+report themselves unavailable (nothing is faked).
 
 SPICE runs like pycocoevalcap's Spice.compute_score (inputs PTB-tokenized, `-subset -silent`,
 -Xmx8G, value = scores["All"]["f"], NaN when SPICE gives none), with the CoreNLP jars put on the
-class path instead of the package's lib/ folder. SPICE_CACHE_DIR (optional) enables SPICE's
-parse cache. SPIDEr = (CIDEr-D + SPICE) / 2 with CIDEr-D over the batch (so it is corpus-level).
+class path instead of the package's lib/ folder. `MetricResources.spice_cache_dir` (SPICE_CACHE_DIR,
+optional) enables SPICE's parse cache. SPIDEr = (CIDEr-D + SPICE) / 2 with CIDEr-D over the batch (so it is
+corpus-level).
 
 Not exercised against real CoreNLP jars in this repository's tests (they are not installed here).
 """
@@ -31,23 +33,26 @@ CORENLP_JARS = ("stanford-corenlp-3.6.0.jar", "stanford-corenlp-3.6.0-models.jar
 SPICE_MISSING = "Stanford CoreNLP 3.6.0 models not found in SPICE_CORENLP_DIR"
 
 
-def corenlp_dir() -> Path | None:
-    value = os.environ.get("SPICE_CORENLP_DIR", "").strip()
+def corenlp_dir(context: ScoringContext | None) -> Path | None:
+    value = (context.resources.spice_corenlp_dir or "").strip() if context else ""
     return Path(value) if value else None
 
 
-def spice_unavailable_reason() -> str | None:
-    folder = corenlp_dir()
+def spice_unavailable_reason(context: ScoringContext | None) -> str | None:
+    folder = corenlp_dir(context)
     if folder is None or not all((folder / jar).is_file() for jar in CORENLP_JARS):
         return f"SPICE: {SPICE_MISSING}"
     reason = java_unavailable_reason()
     return f"SPICE: {reason}" if reason else None
 
 
-def run_spice(pairs: Sequence[tuple[str, tuple[str, ...]]]) -> list[dict]:
+def run_spice(pairs: Sequence[tuple[str, tuple[str, ...]]], context: ScoringContext) -> list[dict]:
     """SPICE scores ({category: {"pr", "re", "f", ...}}) of tokenized (candidate, references)."""
+    reason = spice_unavailable_reason(context)
+    if reason:
+        raise RuntimeError(reason)
     spice_dir = pycocoevalcap_dir() / "spice"
-    folder = corenlp_dir()
+    folder = corenlp_dir(context)
     class_path = os.pathsep.join([str(spice_dir / "spice-1.0.jar"), *(str(folder / jar) for jar in CORENLP_JARS)])
     with tempfile.TemporaryDirectory() as work:
         input_path, output_path = Path(work) / "input.json", Path(work) / "output.json"
@@ -55,8 +60,8 @@ def run_spice(pairs: Sequence[tuple[str, tuple[str, ...]]]) -> list[dict]:
             json.dumps([{"image_id": i, "test": test, "refs": list(refs)} for i, (test, refs) in enumerate(pairs)])
         )
         command = ["java", "-Xmx8G", "-cp", class_path, "edu.anu.spice.SpiceScorer", str(input_path)]
-        if os.environ.get("SPICE_CACHE_DIR"):
-            command += ["-cache", os.environ["SPICE_CACHE_DIR"]]
+        if context.resources.spice_cache_dir:
+            command += ["-cache", context.resources.spice_cache_dir]
         command += ["-out", str(output_path), "-subset", "-silent"]
         completed = subprocess.run(command, cwd=spice_dir, capture_output=True, check=False)
         if completed.returncode != 0:
@@ -82,7 +87,7 @@ class SpiceScorer:
     protocol_kind = "ngram"
 
     def unavailable_reason(self, context: ScoringContext | None = None) -> str | None:
-        return spice_unavailable_reason()
+        return spice_unavailable_reason(context)
 
     def score_batch(self, requests: Sequence[ScoringRequest], context: ScoringContext) -> dict[str, list[ScoreResult]]:
         return self.score_batches([requests], context)[0]
@@ -90,7 +95,7 @@ class SpiceScorer:
     def score_batches(self, batches, context=None) -> list[dict[str, list[ScoreResult]]]:
         tokenized = tokenize_batches(batches)
         distinct = list(dict.fromkeys(pair for batch in tokenized for pair in batch))
-        scores = dict(zip(distinct, run_spice(distinct), strict=True)) if distinct else {}
+        scores = dict(zip(distinct, run_spice(distinct, context or ScoringContext()), strict=True)) if distinct else {}
         results = []
         for batch in tokenized:
             rows = []
@@ -113,7 +118,7 @@ class SpiderScorer:
         self._cider = CiderScorer()
 
     def unavailable_reason(self, context: ScoringContext | None = None) -> str | None:
-        reason = spice_unavailable_reason()
+        reason = spice_unavailable_reason(context)
         return "SPIDEr: " + reason.removeprefix("SPICE: ") if reason else None
 
     def score_batch(self, requests: Sequence[ScoringRequest], context: ScoringContext) -> dict[str, list[ScoreResult]]:

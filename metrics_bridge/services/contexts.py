@@ -1,9 +1,12 @@
-"""Build the ScoringContext (expert graphs, tag library, LLM endpoint, LLM cache) from the database and settings."""
+"""Build the ScoringContext (expert graphs, tag library, reference lists, dataset settings, local
+resources, LLM endpoint and cache) from the database and settings. Scorers never read os.environ."""
+
 from django.conf import settings
 
+from annotation.models import Dataset
 from metrics_bridge.models import LLMResponse
-from metrics_bridge.scoring.base import ScoringContext
-from metrics_bridge.selectors import attribute_tag_library, gold_annotations_by_clip
+from metrics_bridge.scoring.base import DatasetSettings, MetricResources, ScoringContext
+from metrics_bridge.selectors import attribute_tag_library, gold_annotations_by_clip, reference_lists_by_clip
 
 
 class DatabaseLLMCache:
@@ -13,7 +16,11 @@ class DatabaseLLMCache:
         row = LLMResponse.objects.filter(model=model, prompt_hash=prompt_hash).first()
         if row is None:
             return None
-        return {"text": row.response_text, "prompt_tokens": row.prompt_tokens, "completion_tokens": row.completion_tokens}
+        return {
+            "text": row.response_text,
+            "prompt_tokens": row.prompt_tokens,
+            "completion_tokens": row.completion_tokens,
+        }
 
     def put(self, model: str, prompt_hash: str, text: str, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
         LLMResponse.objects.update_or_create(
@@ -29,11 +36,48 @@ def llm_endpoint_settings() -> dict | None:
     return {"api_base": settings.LLM_API_BASE, "api_key": settings.LLM_API_KEY, "model": settings.LLM_MODEL}
 
 
-def scoring_context_for(*, clip_ids: set[int] | None) -> ScoringContext:
-    """Context for scoring requests of these clips (None: availability checks only, no per-clip data)."""
+def metric_resources() -> MetricResources:
+    """Local files of optional metrics, from settings (empty settings mean "not installed here")."""
+    return MetricResources(
+        spice_corenlp_dir=settings.SPICE_CORENLP_DIR or None,
+        spice_cache_dir=settings.SPICE_CACHE_DIR or None,
+        fense_error_detector_path=settings.FENSE_ERROR_DETECTOR_PATH or None,
+        fense_error_detector_base=settings.FENSE_ERROR_DETECTOR_BASE or None,
+    )
+
+
+def dataset_settings_of(dataset: Dataset | None) -> DatasetSettings:
+    if dataset is None:
+        return DatasetSettings()
+    return DatasetSettings(
+        domain=dataset.domain, date_delta=dataset.date_delta, airbench_reference=dataset.airbench_reference
+    )
+
+
+def version_context_for(*, dataset: Dataset | None) -> ScoringContext:
+    """What scorer versions depend on (dataset settings, judge model, detector): no per-clip data."""
+    return ScoringContext(
+        llm=llm_endpoint_settings(), dataset=dataset_settings_of(dataset), resources=metric_resources()
+    )
+
+
+def _reference_lists(*, clip_ids: set[int] | None, dataset: Dataset | None) -> dict[str, tuple[str, ...]]:
+    """Every clip of the dataset when scoring for one (DATE compares a caption with every clip), else the clips'."""
+    if not clip_ids:
+        return {}
+    if dataset is not None:
+        return reference_lists_by_clip(dataset=dataset)
+    return reference_lists_by_clip(clip_ids=clip_ids)
+
+
+def scoring_context_for(*, clip_ids: set[int] | None, dataset: Dataset | None = None) -> ScoringContext:
+    """Context for scoring requests of these clips (None: availability and version checks only, no per-clip data)."""
     return ScoringContext(
         expert_annotations=gold_annotations_by_clip(clip_ids=clip_ids) if clip_ids else {},
         attribute_tags=attribute_tag_library(),
+        clip_references=_reference_lists(clip_ids=clip_ids, dataset=dataset),
         llm=llm_endpoint_settings(),
         llm_cache=DatabaseLLMCache(),
+        dataset=dataset_settings_of(dataset),
+        resources=metric_resources(),
     )

@@ -2,7 +2,9 @@
 
 Two kinds of request are planned for a dataset:
 - FENSE protocol batches for its judged pairs (protocols.md §1), built by the plain-Python
-  protocol in `metrics_bridge.agreement.protocol`, so agreement reports can be assembled;
+  protocol in `metrics_bridge.agreement.protocol`, so agreement reports can be assembled: for
+  corpus-level scorers the four corpora of the FENSE code (CIDEr-D) or one batch (DATE, which
+  groups its batch by author), see `protocol.scorer_batching`;
 - one "all-references" batch: every candidate caption against all references of its clip,
   the score used for leaderboards and correlation with THumBS ratings.
 """
@@ -12,7 +14,7 @@ from annotation.models import Caption, Dataset
 from metrics_bridge.agreement import protocol
 from metrics_bridge.models import ReferenceSet
 from metrics_bridge.scoring.base import ScoringRequest, gold_annotation_fingerprint
-from metrics_bridge.selectors import ClipRows, dataset_clip_rows, gold_annotations_by_clip
+from metrics_bridge.selectors import ClipRows, caption_author, dataset_clip_rows, gold_annotations_by_clip
 from metrics_bridge.services.reference_sets import reference_set_key
 
 ALL_REFERENCES = "all-references"
@@ -88,9 +90,9 @@ def fense_label(batch_label: str) -> str:
     return f"fense:{batch_label}"
 
 
-def fense_batches(*, clip_rows: list[ClipRows], protocol_kind: str) -> list[PlannedBatch]:
+def fense_batches(*, clip_rows: list[ClipRows], protocol_kind: str, batching: str = "fense") -> list[PlannedBatch]:
     batches = []
-    for planned in protocol.scoring_plan(protocol_clips(clip_rows), protocol_kind=protocol_kind):
+    for planned in protocol.scoring_plan(protocol_clips(clip_rows), protocol_kind=protocol_kind, batching=batching):
         batch = PlannedBatch(label=fense_label(planned.label))
         for request in planned.requests:
             batch.add(caption_id=request.candidate_id, references=tuple(request.references))
@@ -108,9 +110,9 @@ def all_references_batch(*, clip_rows: list[ClipRows]) -> PlannedBatch:
     return batch
 
 
-def dataset_scoring_plan(*, dataset: Dataset, protocol_kind: str) -> list[PlannedBatch]:
+def dataset_scoring_plan(*, dataset: Dataset, protocol_kind: str, batching: str = "fense") -> list[PlannedBatch]:
     clip_rows = dataset_clip_rows(dataset=dataset)
-    batches = fense_batches(clip_rows=clip_rows, protocol_kind=protocol_kind)
+    batches = fense_batches(clip_rows=clip_rows, protocol_kind=protocol_kind, batching=batching)
     all_references = all_references_batch(clip_rows=clip_rows)
     if all_references.requests:
         batches.append(all_references)
@@ -130,18 +132,23 @@ def gold_fingerprints_by_caption(*, dataset: Dataset) -> dict[int, str]:
 def scoring_requests_for(*, chunk_requests: list[dict]) -> tuple[list[ScoringRequest], dict[str, int]]:
     """Load texts for a chunk's requests; returns the requests and reference-set ids by key."""
     caption_ids = {request["caption_id"] for request in chunk_requests}
-    captions = {pk: (text, clip_id) for pk, text, clip_id in Caption.objects.filter(pk__in=caption_ids).values_list("pk", "text", "clip_id")}
+    rows = Caption.objects.filter(pk__in=caption_ids).values_list(
+        "pk", "text", "clip_id", "author_kind", "system__name"
+    )
+    captions = {pk: (text, clip_id, caption_author(kind, system)) for pk, text, clip_id, kind, system in rows}
     keys = {request["reference_set_key"] for request in chunk_requests}
-    reference_sets = {key: (pk, texts) for key, pk, texts in ReferenceSet.objects.filter(key__in=keys).values_list("key", "pk", "texts")}
+    reference_rows = ReferenceSet.objects.filter(key__in=keys).values_list("key", "pk", "texts")
+    reference_sets = {key: (pk, texts) for key, pk, texts in reference_rows}
     requests = []
     for planned in chunk_requests:
-        text, clip_id = captions[planned["caption_id"]]
+        text, clip_id, author = captions[planned["caption_id"]]
         requests.append(
             ScoringRequest(
                 candidate=text,
                 references=tuple(reference_sets[planned["reference_set_key"]][1]),
                 candidate_id=planned["caption_id"],
                 clip_key=str(clip_id),
+                author=author,
             )
         )
     return requests, {key: pk for key, (pk, _texts) in reference_sets.items()}

@@ -1,21 +1,25 @@
-"""Metric runs: plan the work, split it into chunks, let Celery tasks score the chunks.
+"""Metric runs: plan the work, split it into chunks, hand the chunks to the workers, follow progress.
 
-Every step is safe to repeat: chunks are claimed with a conditional update, scores are
-upserted on (metric, version, caption, reference set), and progress is recounted from
-chunk rows rather than incremented.
+Every step is safe to repeat: chunks are claimed and finished under a lease
+(metrics_bridge/services/chunks.py), scores are upserted on (metric, version, caption,
+reference set), and progress is recounted from chunk rows rather than incremented. This
+module never imports Celery: callers pass `enqueue`, the function that sends task messages.
 """
 import logging
-import traceback
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.models import Dataset
+from config.structured_log import log_event
+from metrics_bridge.agreement.protocol import scorer_batching
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
-from metrics_bridge.scoring.base import gold_annotation_fingerprint, uses_gold_annotations
+from metrics_bridge.scoring.base import gold_annotation_fingerprint, scorer_version, uses_gold_annotations
 from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.plans import (
     PlannedBatch,
@@ -26,16 +30,13 @@ from metrics_bridge.services.plans import (
 )
 from metrics_bridge.services.reference_sets import reference_set_key, reference_sets_ensure
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("captioneval.metric_runs")
 
-#: Requests per chunk for metrics whose scores don't depend on the rest of the batch.
-CHUNK_SIZE = 500
+#: Sends task messages for chunk ids (metrics_bridge.tasks.enqueue_chunks in the app, a fake in tests).
+Enqueue = Callable[[list[int]], None]
 
-
-def _chunk_delay_seconds() -> float:
-    from django.conf import settings
-
-    return settings.METRICS_CHUNK_DELAY_SECONDS
+#: Requests per chunk for metrics whose scores don't depend on the rest of the batch (None: METRICS_CHUNK_SIZE).
+CHUNK_SIZE = None
 
 
 def _requested_scorers(metric_names: Iterable[str] | None, context) -> tuple[list, dict[str, str]]:
@@ -64,12 +65,6 @@ def scorer_key(scorer) -> str:
     return scorer.metric_names[0]
 
 
-def scorer_version(scorer, context) -> str:
-    """The version scores are stored under; LLM judges add their model (scores of two models must not mix)."""
-    version_for = getattr(scorer, "version_for", None)
-    return version_for(context) if version_for else scorer.version
-
-
 def _missing_requests(scorer, version: str, requests: list[dict]) -> list[dict]:
     """Requests lacking a score for any of the scorer's metric names at this version."""
     keys = {request["reference_set_key"] for request in requests}
@@ -96,15 +91,19 @@ def _chunks_for(scorer, version: str, requests: list[dict]) -> list[list[dict]]:
     if scorer.corpus_level:
         # Document frequencies / ranks depend on the whole batch: score it whole, even if only part is missing.
         return [requests]
-    return [missing[start : start + CHUNK_SIZE] for start in range(0, len(missing), CHUNK_SIZE)]
+    size = CHUNK_SIZE or settings.METRICS_CHUNK_SIZE
+    return [missing[start : start + size] for start in range(0, len(missing), size)]
 
 
-@transaction.atomic
 def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None) -> MetricRun:
-    """Plan a run: one chunk per (scorer, slice of a batch) still missing scores. Nothing is queued yet."""
-    context = scoring_context_for(clip_ids=None)
+    """Plan a run: one chunk per (scorer, slice of a batch) still missing scores. Nothing is queued yet.
+
+    The planning (loading scorers, reading the dataset) happens before the write transaction: on SQLite
+    a transaction holds the only write lock, and workers must go on renewing leases meanwhile.
+    """
+    context = scoring_context_for(clip_ids=None, dataset=dataset)
     scorers, unavailable = _requested_scorers(metric_names, context)
-    run = MetricRun.objects.create(
+    run = MetricRun(
         dataset=dataset,
         metrics=[name for scorer in scorers for name in scorer.metric_names],
         unavailable=unavailable,
@@ -112,15 +111,16 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
     )
     chunks = []
     reference_sets: dict[str, tuple[tuple[str, ...], str]] = {}
-    plans: dict[str, list[PlannedBatch]] = {}
+    plans: dict[tuple[str, str], list[PlannedBatch]] = {}
     gold_fingerprints = None
     for scorer in scorers:
-        if scorer.protocol_kind not in plans:
-            plans[scorer.protocol_kind] = dataset_scoring_plan(dataset=dataset, protocol_kind=scorer.protocol_kind)
+        layout = (scorer.protocol_kind, scorer_batching(scorer))
+        if layout not in plans:
+            plans[layout] = dataset_scoring_plan(dataset=dataset, protocol_kind=layout[0], batching=layout[1])
         if uses_gold_annotations(scorer) and gold_fingerprints is None:
             gold_fingerprints = gold_fingerprints_by_caption(dataset=dataset)
         planned: list[dict] = []
-        for batch in plans[scorer.protocol_kind]:
+        for batch in plans[layout]:
             requests, batch_reference_sets = chunk_requests_for(
                 batch=batch, scorer=scorer, gold_fingerprints=gold_fingerprints
             )
@@ -135,89 +135,59 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
         # Batch boundaries don't matter for the other scorers: pool their requests, each scored once.
         for chunk_requests in _chunks_for(scorer, scorer_version(scorer, context), planned) if planned else []:
             chunks.append(MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests))
-    reference_sets_ensure(entries=reference_sets)
-    MetricRunChunk.objects.bulk_create(chunks, batch_size=200)
     run.chunks_total = len(chunks)
     if not chunks:
         run.status = MetricRun.Status.DONE
         run.finished_at = timezone.now()
-    run.save()
+    with transaction.atomic():
+        run.save()
+        for chunk in chunks:
+            chunk.run = run
+        reference_sets_ensure(entries=reference_sets)
+        MetricRunChunk.objects.bulk_create(chunks, batch_size=200)
     return run
 
 
-def metric_run_dispatch(*, run: MetricRun) -> None:
-    """Queue one Celery task per pending chunk, as a group, once the run is committed."""
-    from celery import group
+def metric_run_dispatch(*, run: MetricRun, enqueue: Enqueue) -> int:
+    """Send the run's pending chunks to the workers once the transaction commits; returns how many.
 
-    from metrics_bridge.tasks import score_chunk
-
+    `enqueue(chunk_ids)` sends one task message per chunk (metrics_bridge.tasks.enqueue_chunks):
+    services never import Celery.
+    """
     chunk_ids = list(run.chunks.filter(status=MetricRunChunk.Status.PENDING).values_list("pk", flat=True))
     if chunk_ids:
-        transaction.on_commit(lambda: group(score_chunk.s(chunk_id) for chunk_id in chunk_ids).apply_async())
+        chunks_mark_dispatched(chunk_ids=chunk_ids)
+        transaction.on_commit(lambda: enqueue(chunk_ids))
+    return len(chunk_ids)
 
 
-def metric_run_start(*, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None) -> MetricRun:
-    run = metric_run_create(dataset=dataset, metric_names=metric_names, requested_by=requested_by)
-    metric_run_dispatch(run=run)
+def chunks_mark_dispatched(*, chunk_ids: list[int]) -> None:
+    MetricRunChunk.objects.filter(pk__in=chunk_ids).update(dispatched_at=timezone.now())
+
+
+def metric_run_start(
+    *, dataset: Dataset, enqueue: Enqueue, metric_names: list[str] | None = None, requested_by=None
+) -> MetricRun:
+    """Plan a run and send its chunks to the workers; returns at once (progress is on the run row)."""
+    with transaction.atomic():
+        run = metric_run_create(dataset=dataset, metric_names=metric_names, requested_by=requested_by)
+        metric_run_dispatch(run=run, enqueue=enqueue)
+    log_event(logger, "run_started", run=run.pk, dataset=dataset.name, metrics=run.metrics, chunks=run.chunks_total)
     return run
 
 
 def metric_run_cancel(*, run: MetricRun) -> MetricRun:
     """Stop a run: pending chunks are cancelled; a chunk being scored finishes but its run stays cancelled."""
     with transaction.atomic():
-        updated = MetricRun.objects.filter(pk=run.pk, status__in=[MetricRun.Status.PENDING, MetricRun.Status.RUNNING]).update(
+        updated = MetricRun.objects.filter(pk=run.pk, status__in=MetricRun.ACTIVE_STATUSES).update(
             status=MetricRun.Status.CANCELLED, finished_at=timezone.now()
         )
         if updated:
             run.chunks.filter(status=MetricRunChunk.Status.PENDING).update(status=MetricRunChunk.Status.CANCELLED)
+    if updated:
+        log_event(logger, "run_cancelled", run=run.pk)
     run.refresh_from_db()
     return run
-
-
-def _claim_chunk(chunk_id: int) -> MetricRunChunk | None:
-    """Claim a chunk for scoring; a chunk left RUNNING by a killed worker may be claimed again."""
-    claimable = Q(status__in=[MetricRunChunk.Status.PENDING, MetricRunChunk.Status.RUNNING]) & ~Q(
-        run__status__in=[MetricRun.Status.CANCELLED, MetricRun.Status.FAILED]
-    )
-    chunk = MetricRunChunk.objects.filter(pk=chunk_id).filter(claimable).select_related("run").first()
-    if chunk is None:
-        return None
-    MetricRunChunk.objects.filter(pk=chunk.pk).update(status=MetricRunChunk.Status.RUNNING, attempts=chunk.attempts + 1)
-    MetricRun.objects.filter(pk=chunk.run_id, status=MetricRun.Status.PENDING).update(status=MetricRun.Status.RUNNING)
-    return chunk
-
-
-def chunk_process(*, chunk_id: int) -> str:
-    """Score one chunk and store its scores; returns the chunk's final status."""
-    chunk = _claim_chunk(chunk_id)
-    if chunk is None:
-        return "skipped"
-    if _chunk_delay_seconds():
-        import time
-
-        time.sleep(_chunk_delay_seconds())
-    try:
-        scores = chunk_score(chunk=chunk)
-        with transaction.atomic():
-            MetricScore.objects.bulk_create(
-                scores,
-                update_conflicts=True,
-                unique_fields=["metric", "version", "caption", "reference_set"],
-                update_fields=["value", "details", "run"],
-                batch_size=500,
-            )
-            MetricRunChunk.objects.filter(pk=chunk.pk).update(status=MetricRunChunk.Status.DONE, error="")
-            metric_run_refresh_progress(run_id=chunk.run_id)
-        return MetricRunChunk.Status.DONE
-    except Exception as error:  # recorded on the chunk and the run, then re-raised for Celery's log
-        message = f"{chunk.metric} chunk {chunk.index}: {type(error).__name__}: {error}"
-        logger.exception(message)
-        with transaction.atomic():
-            MetricRunChunk.objects.filter(pk=chunk.pk).update(status=MetricRunChunk.Status.FAILED, error=traceback.format_exc()[-4000:])
-            MetricRun.objects.filter(pk=chunk.run_id).exclude(status=MetricRun.Status.CANCELLED).update(
-                status=MetricRun.Status.FAILED, error=message, finished_at=timezone.now()
-            )
-        raise
 
 
 def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
@@ -227,7 +197,7 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
     scorer = registry.scorer_for(chunk.metric)
     requests, reference_set_ids = scoring_requests_for(chunk_requests=chunk.requests)
     clip_ids = {int(request.clip_key) for request in requests if request.clip_key}
-    context = scoring_context_for(clip_ids=clip_ids)
+    context = scoring_context_for(clip_ids=clip_ids, dataset=chunk.run.dataset)
     results = scorer.score_batch(requests, context)
     version = scorer_version(scorer, context)
     if uses_gold_annotations(scorer):
@@ -247,7 +217,7 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
                     version=version,
                     caption_id=request.candidate_id,
                     reference_set_id=reference_set_ids[planned["reference_set_key"]],
-                    value=float(result.value),
+                    value=None if result.value is None else float(result.value),
                     details=result.details or {},
                     run_id=chunk.run_id,
                 )
@@ -288,48 +258,93 @@ def _reference_sets_for_scored_gold(
 
 
 def metric_run_refresh_progress(*, run_id: int) -> None:
-    """Recount finished chunks; the run is done when every chunk is."""
+    """Recount the run's chunks; once none is left to score, the run ends (done, done with errors, or failed)."""
+    with transaction.atomic():
+        # Lock the run row first: two workers finishing the last two chunks at once would otherwise each
+        # count the other's chunk as still running, and the run would never end.
+        list(MetricRun.objects.select_for_update().filter(pk=run_id).values_list("pk"))
+        _metric_run_recount(run_id=run_id)
+
+
+def _metric_run_recount(*, run_id: int) -> None:
+    chunk_status = MetricRunChunk.Status
     counts = MetricRunChunk.objects.filter(run_id=run_id).aggregate(
-        total=Count("pk"), done=Count("pk", filter=Q(status=MetricRunChunk.Status.DONE))
+        total=Count("pk"),
+        done=Count("pk", filter=Q(status=chunk_status.DONE)),
+        failed=Count("pk", filter=Q(status=chunk_status.FAILED)),
+        open=Count("pk", filter=Q(status__in=[chunk_status.PENDING, chunk_status.RUNNING])),
     )
-    MetricRun.objects.filter(pk=run_id).update(chunks_done=counts["done"], chunks_total=counts["total"])
-    if counts["done"] == counts["total"]:
-        MetricRun.objects.filter(pk=run_id, status__in=[MetricRun.Status.PENDING, MetricRun.Status.RUNNING]).update(
-            status=MetricRun.Status.DONE, finished_at=timezone.now()
+    MetricRun.objects.filter(pk=run_id).update(
+        chunks_done=counts["done"], chunks_failed=counts["failed"], chunks_total=counts["total"]
+    )
+    if counts["open"]:
+        return
+    if not counts["failed"]:
+        final, error = MetricRun.Status.DONE, ""
+    else:
+        final = MetricRun.Status.DONE_WITH_ERRORS if counts["done"] else MetricRun.Status.FAILED
+        error = failed_chunks_summary(run_id=run_id)
+    ended = MetricRun.objects.filter(pk=run_id, status__in=MetricRun.ACTIVE_STATUSES).update(
+        status=final, error=error, finished_at=timezone.now()
+    )
+    if ended:
+        log_event(
+            logger, "run_finished", level=logging.WARNING if counts["failed"] else logging.INFO, run=run_id,
+            status=final, chunks_done=counts["done"], chunks_failed=counts["failed"], chunks_total=counts["total"],
         )
 
 
-def metric_run_execute(*, run: MetricRun, on_progress=None, timeout_seconds: float = 6 * 3600) -> MetricRun:
-    """Get the run's chunks scored and wait for them, calling on_progress(run) as chunks finish.
+def failed_chunks_summary(*, run_id: int, limit: int = 10) -> str:
+    """Which chunks failed, of which metric, and why (first line of each error)."""
+    failed = MetricRunChunk.objects.filter(run_id=run_id, status=MetricRunChunk.Status.FAILED).order_by("index")
+    lines = [
+        f"{chunk.metric} chunk {chunk.index} ({chunk.attempts} attempt(s)): {error_headline(chunk.error)}"
+        for chunk in failed[:limit]
+    ]
+    total = failed.count()
+    if total > limit:
+        lines.append(f"... and {total - limit} more failed chunk(s)")
+    return f"{total} chunk(s) failed: " + "; ".join(lines)
 
-    With a broker the chunks go to the workers as a task group and this polls the run;
-    without one (eager Celery) they are scored here one by one, so progress still shows.
+
+def error_headline(error: str) -> str:
+    """The line of a stored error that says what went wrong (a traceback's last line)."""
+    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "no error recorded"
+
+
+def metric_run_execute(
+    *, run: MetricRun, enqueue: Enqueue, on_progress=None, watchdog=None, timeout_seconds: float = 6 * 3600,
+    poll_seconds: float = 0.5,
+) -> MetricRun:
+    """Send the run's pending chunks to the workers and wait for the run to end, calling on_progress(run).
+
+    The same path as a run started on the /metrics/ page: somebody else (a worker) scores the
+    chunks; this only watches the run row. (With eager Celery, in tests, each send scores the chunk
+    on the spot, so progress is reported chunk by chunk.)
     """
-    import time
+    last_seen = None
 
-    from metrics_bridge.tasks import score_chunk
-
-    if score_chunk.app.conf.task_always_eager:
-        for chunk_id in run.chunks.filter(status=MetricRunChunk.Status.PENDING).values_list("pk", flat=True):
-            run.refresh_from_db()
-            if run.status in (MetricRun.Status.CANCELLED, MetricRun.Status.FAILED):
-                break
-            score_chunk.apply(args=[chunk_id], throw=True)
-            if on_progress:
-                run.refresh_from_db()
-                on_progress(run)
+    def report() -> None:
+        nonlocal last_seen
         run.refresh_from_db()
-        return run
-
-    metric_run_dispatch(run=run)
-    deadline = time.monotonic() + timeout_seconds
-    last_done = -1
-    while time.monotonic() < deadline:
-        run.refresh_from_db()
-        if on_progress and run.chunks_done != last_done:
-            last_done = run.chunks_done
+        if on_progress and (run.chunks_done, run.chunks_failed) != last_seen:
+            last_seen = (run.chunks_done, run.chunks_failed)
             on_progress(run)
-        if run.status in (MetricRun.Status.DONE, MetricRun.Status.FAILED, MetricRun.Status.CANCELLED):
+
+    chunk_ids = list(run.chunks.filter(status=MetricRunChunk.Status.PENDING).values_list("pk", flat=True))
+    chunks_mark_dispatched(chunk_ids=chunk_ids)
+    for chunk_id in chunk_ids:
+        enqueue([chunk_id])
+        report()
+    deadline = time.monotonic() + timeout_seconds
+    while time.monotonic() < deadline:
+        report()
+        if run.is_finished:
             return run
-        time.sleep(0.5)
-    raise TimeoutError(f"metric run {run.pk} not finished after {timeout_seconds:.0f} s ({run.chunks_done}/{run.chunks_total} chunks)")
+        if watchdog:
+            watchdog()
+        time.sleep(poll_seconds)
+    raise TimeoutError(
+        f"metric run {run.pk} not finished after {timeout_seconds:.0f} s ({run.chunks_done}/{run.chunks_total} chunks)"
+    )

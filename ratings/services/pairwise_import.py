@@ -42,6 +42,7 @@ from annotation.services.importing import (
     json_type_name,
     text_field_check,
 )
+from config.structured_log import logged_import
 from ratings.models import CaptionPair, PairwiseVote, Source
 
 PAIR_KEY = re.compile(r"^(?:HC|HI|HM|MM_\d+)$")
@@ -99,6 +100,7 @@ def pairwise_judgements_import_from_path(*, path: Path | str, dataset_name: str)
     return pairwise_judgements_import(data=data, dataset_name=dataset_name, source_name=source_name)
 
 
+@logged_import("pairwise_judgements")
 def pairwise_judgements_import(*, data: Any, dataset_name: str, source_name: str) -> ImportSummary:
     """Validate everything, then write in one transaction. Raises ImportDataError before any write."""
     dataset_name_validate(name=dataset_name)
@@ -353,7 +355,8 @@ def _pairs_ensure(dataset, items, clips, captions, summary) -> dict[tuple[int, s
 def _votes_ensure(dataset, items, clips, pairs, judges, summary) -> None:
     existing = {
         (vote.rater_id, vote.pair_id): vote
-        for vote in PairwiseVote.objects.filter(pair__clip__dataset=dataset, rater__in=judges)
+        # Imported votes belong to no campaign; a judge's votes made in campaigns are separate rows, never touched.
+        for vote in PairwiseVote.objects.filter(pair__clip__dataset=dataset, rater__in=judges, campaign__isnull=True)
     }
     new_votes, changed_votes, unchanged = [], [], 0
     for item in items:

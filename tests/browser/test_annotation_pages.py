@@ -13,7 +13,8 @@ from annotation.models import AnnotationTask, ExpertAnnotation
 from annotation.services.annotation_campaigns import annotation_campaign_create
 from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import
 from metrics_bridge.models import MetricScore
-from metrics_bridge.services.runs import metric_run_create, metric_run_execute
+from metrics_bridge.services.runs import metric_run_create
+from metrics_bridge.tasks import execute_metric_run
 from tests.ratings.campaign_data import clip_audio_attach, corpus_build
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
@@ -117,7 +118,7 @@ def _submit_confirming_warnings(page):
 
 def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server, workspace, artifacts):
     dataset, clip, campaign, (ann_a, ann_b, ann_c), reviewer = workspace
-    before = metric_run_execute(run=metric_run_create(dataset=dataset, metric_names=["XACE"]))
+    before = execute_metric_run(run=metric_run_create(dataset=dataset, metric_names=["XACE"]))
     assert before.status == "done"
     candidate_score_before = MetricScore.objects.get(metric="XACE", caption__clip=clip, caption__role="candidate").value
 
@@ -274,7 +275,7 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
     # --- X-ACE: the clip's candidate is scored again, against the new gold, and its value changes.
     after = metric_run_create(dataset=dataset, metric_names=["XACE"])
     assert after.chunks_total == 1
-    metric_run_execute(run=after)
+    execute_metric_run(run=after)
     candidate_score_after = MetricScore.objects.get(
         metric="XACE", caption__clip=clip, caption__role="candidate", run=after
     ).value

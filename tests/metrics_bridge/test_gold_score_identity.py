@@ -10,7 +10,9 @@ from annotation.services.expert_annotations import gold_annotation_publish
 from metrics_bridge.models import MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import uses_gold_annotations
-from metrics_bridge.services.runs import chunk_process, metric_run_create, metric_run_execute
+from metrics_bridge.services.chunks import chunk_process
+from metrics_bridge.services.runs import metric_run_create
+from metrics_bridge.tasks import enqueue_chunks, execute_metric_run
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +44,7 @@ def scored_dataset(make_user):
         for text in candidates:
             Caption.objects.create(clip=clip, text=text, role="candidate", author_kind="machine", system=system)
         gold_annotation_publish(clip=clip, reviewer=reviewer, campaign=None, events=gold_events, relations=[])
-    run = metric_run_execute(run=metric_run_create(dataset=dataset, metric_names=["XACE"]))
+    run = execute_metric_run(run=metric_run_create(dataset=dataset, metric_names=["XACE"]))
     assert run.status == "done"
     return dataset, clips, reviewer
 
@@ -78,7 +80,7 @@ def test_changed_gold_annotation_recomputes_exactly_that_clips_scores(scored_dat
     planned = [request["caption_id"] for chunk in run.chunks.all() for request in chunk.requests]
     dog_candidates = set(Caption.objects.filter(clip=clips["dog"], role="candidate").values_list("pk", flat=True))
     assert sorted(planned) == sorted(dog_candidates)  # one request per candidate of that clip, nothing else
-    metric_run_execute(run=run)
+    execute_metric_run(run=run)
     after = {name: _values(clip) for name, clip in clips.items()}
     assert after["rain"] == before["rain"]
     birds, dog = (
@@ -100,7 +102,7 @@ def test_relations_are_part_of_the_gold_identity(scored_dataset):
         {"label": "rumbling", "sources": ["thunder"], "attributes": ["loud"]},
     ]
     gold_annotation_publish(clip=clips["rain"], reviewer=reviewer, campaign=None, events=events, relations=[])
-    metric_run_execute(run=metric_run_create(dataset=dataset, metric_names=["XACE"]))
+    execute_metric_run(run=metric_run_create(dataset=dataset, metric_names=["XACE"]))
     relation = [{"first_event": "falling", "second_event": "rumbling", "kind": "before"}]
     gold_annotation_publish(clip=clips["rain"], reviewer=reviewer, campaign=None, events=events, relations=relation)
 
@@ -119,7 +121,7 @@ def test_gold_changed_between_planning_and_scoring_is_stored_under_the_gold_it_u
     gold_annotation_publish(clip=clips["rain"], reviewer=reviewer, campaign=None, events=newer, relations=[])
 
     for chunk in run.chunks.all():
-        chunk_process(chunk_id=chunk.pk)
+        chunk_process(chunk_id=chunk.pk, worker="test")
 
     # The scores were computed with the newer gold and filed under it: the next plan finds them.
     assert metric_run_create(dataset=dataset, metric_names=["XACE"]).chunks_total == 0
@@ -137,7 +139,9 @@ def test_the_agreement_report_finds_gold_keyed_scores(shared_dir):
     items = json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())[:6]
     pairwise_judgements_import(data=items, dataset_name="clotho-xace", source_name="clotho_eval.json")
     # When the report reads them back
-    report = agreement_report_build(dataset=Dataset.objects.get(name="clotho-xace"), metric_names=["XACE"])
+    report = agreement_report_build(
+        dataset=Dataset.objects.get(name="clotho-xace"), metric_names=["XACE"], enqueue=enqueue_chunks
+    )
     # Then it finds every one: the numbers equal the plain protocol run of the same scorer
     direct = protocol.fense_agreement(protocol.clips_from_fense_items(items), registry.scorer_for("XACE"))["XACE"]
     expected = {**{split: direct.splits[split].accuracy for split in direct.splits}, "total": direct.total.accuracy}

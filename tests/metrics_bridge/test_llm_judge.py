@@ -7,9 +7,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from metrics_bridge.scoring.base import ScoringContext, ScoringRequest
+from metrics_bridge.scoring.base import DatasetSettings, ScoringContext, ScoringRequest
 from metrics_bridge.scoring.llm_client import ChatClient, InMemoryLLMCache, LLMError
 from metrics_bridge.scoring.llm_judge import (
+    CATEGORY_GUIDANCE,
     JUDGE_3D_SYSTEM,
     AirBenchReferenceJudge,
     AudioCapBenchJudge,
@@ -46,6 +47,8 @@ class FakeChatCompletions(BaseHTTPRequestHandler):
                 + json.dumps(dict(zip(("accuracy", "completeness", "hallucination"), scores, strict=False)))
                 + "\n```"
             )
+        elif "Answer the question as if you had listened" in user:
+            content = "  A dog barks near a talking man.\n"
         elif "Assistant 1's Answer" in user:
             first = re.search(r"Assistant 1's Answer\]\n(.*?)\n\[The End", user, re.S).group(1)
             # the reference always gets 9; the hypothesis 6 in second position, 4 in first (position bias)
@@ -81,8 +84,12 @@ def endpoint():
     server.server_close()
 
 
-def context_for(api_base, model="judge-model"):
-    return ScoringContext(llm={"api_base": api_base, "api_key": "secret", "model": model}, llm_cache=InMemoryLLMCache())
+def context_for(api_base, model="judge-model", **dataset_settings):
+    return ScoringContext(
+        llm={"api_base": api_base, "api_key": "secret", "model": model},
+        llm_cache=InMemoryLLMCache(),
+        dataset=DatasetSettings(**dataset_settings),
+    )
 
 
 def test_unavailable_without_endpoint():
@@ -118,14 +125,24 @@ def test_three_dimension_judge_scores_counts_tokens_and_caches(endpoint):
     assert again[0].details["cached_calls"] == 1 and again[0].details["prompt_tokens"] == 0
 
 
-def test_category_guidance_changes_the_prompt(endpoint):
-    context = context_for(endpoint)
-    context.llm["category"] = "music"
-    AudioCapBenchJudge().score_batch([ScoringRequest("a dog", ("a guitar plays",))], context)
-    assert "genre, instrumentation" in FakeChatCompletions.received[-1]["body"]["messages"][-1]["content"]
-    context.llm["category"] = "poetry"
-    with pytest.raises(LLMError, match="unknown category"):
-        AudioCapBenchJudge().score_batch([ScoringRequest("a dog", ("a guitar plays",))], context)
+@pytest.mark.parametrize(
+    ("domain", "guidance"),
+    [
+        ("sound", "sound sources and sound events"),
+        ("music", "genre, instrumentation"),
+        ("speech", "speaker characteristics"),
+    ],
+)
+def test_the_dataset_domain_chooses_the_category_guidance(endpoint, domain, guidance):
+    context = context_for(endpoint, domain=domain)
+    result = AudioCapBenchJudge().score_batch([ScoringRequest("a dog", ("a guitar plays",))], context)
+    prompt = FakeChatCompletions.received[-1]["body"]["messages"][-1]["content"]
+    assert guidance in prompt
+    assert all(other not in prompt for other in CATEGORY_GUIDANCE.values() if other != CATEGORY_GUIDANCE[domain])
+    assert result["LLM_JUDGE_3D"][0].details["category"] == domain
+    assert AudioCapBenchJudge().version_for(context).endswith(f"+judge-model+domain-{domain}")
+    with pytest.raises(ValueError, match="domain must be one of"):
+        DatasetSettings(domain="poetry")
 
 
 def test_reference_judge_averages_the_position_swapped_rounds(endpoint):
@@ -140,7 +157,28 @@ def test_reference_judge_averages_the_position_swapped_rounds(endpoint):
     rounds = [r["body"]["messages"][-1]["content"] for r in FakeChatCompletions.received]
     assert rounds[0].index(REFERENCE_ANSWER + "\n[The End of Assistant 1") > 0
     assert rounds[1].index("a dog barks\n[The End of Assistant 1") > 0
-    assert AirBenchReferenceJudge().version_for(context) == "airbench-ref-swap-prompt-1+judge-model"
+    assert result.details["reference_source"] == "first"
+    assert AirBenchReferenceJudge().version_for(context) == "airbench-ref-swap-prompt-1+judge-model+reference-first"
+
+
+def test_reference_judge_can_compare_with_an_llm_written_reference_generated_once(endpoint):
+    context = context_for(endpoint, airbench_reference="llm")
+    references = ("a dog barks loudly", "a man talks near a dog")
+    requests = [ScoringRequest("a dog barks", references), ScoringRequest("a bell rings", references)]
+    results = AirBenchReferenceJudge().score_batch(requests, context)["LLM_JUDGE_REF"]
+    generated = "A dog barks near a talking man."
+    assert [r.details["reference_answer"] for r in results] == [generated, generated]
+    assert results[0].details["reference_source"] == "llm"
+    prompts = [r["body"]["messages"][-1]["content"] for r in FakeChatCompletions.received]
+    generations = [p for p in prompts if "Answer the question as if you had listened" in p]
+    assert len(generations) == 1  # written once, then served from the cache for the second caption
+    assert "- a dog barks loudly\n- a man talks near a dog" in generations[0]
+    judged = [p for p in prompts if "Assistant 1's Answer" in p]
+    assert len(judged) == 4 and all(generated in p for p in judged)
+    assert results[0].details["calls"] == 3 and results[1].details["cached_calls"] == 1
+    assert AirBenchReferenceJudge().version_for(context).endswith("+judge-model+reference-llm-prompt-1")
+    AirBenchReferenceJudge().score_batch(requests[:1], context)
+    assert len(FakeChatCompletions.received) == len(prompts)  # a rerun asks nothing
 
 
 def test_http_error_is_reported_with_status(endpoint):
@@ -201,4 +239,5 @@ def test_xace_with_the_llm_extractor(endpoint):
     assert details["extractor"] == "llm-extractor-table10+judge-model"
     assert details["graphs"]["candidate"]["node"]["speaking"] == {"source": ["man"], "attr": ["loudly"]}
     assert details["graphs"]["candidate"]["relationship"] == {"barking|&|speaking": "and"}
-    assert scorer.version_for(context).endswith("llm-extractor-table10+judge-model")
+    assert "llm-extractor-table10" in scorer.version_for(context)
+    assert scorer.version_for(context).endswith("+judge-model")

@@ -9,7 +9,8 @@ from metrics_bridge.agreement import protocol
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement import agreement_report_build
-from metrics_bridge.services.runs import metric_run_cancel, metric_run_create, metric_run_execute
+from metrics_bridge.services.runs import metric_run_cancel, metric_run_create
+from metrics_bridge.tasks import enqueue_chunks, execute_metric_run
 from ratings.services.pairwise_import import pairwise_judgements_import
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +28,7 @@ def dataset(clotho_items) -> Dataset:
 
 
 def test_a_run_stores_one_score_per_request_and_a_second_run_is_a_no_op(dataset):
-    run = metric_run_execute(run=metric_run_create(dataset=dataset, metric_names=["ROUGE_L"]))
+    run = execute_metric_run(run=metric_run_create(dataset=dataset, metric_names=["ROUGE_L"]))
     assert run.status == MetricRun.Status.DONE
     assert run.chunks_done == run.chunks_total > 0
     stored = MetricScore.objects.filter(metric="ROUGE_L").count()
@@ -41,12 +42,12 @@ def test_a_run_stores_one_score_per_request_and_a_second_run_is_a_no_op(dataset)
 
 
 def test_a_new_scorer_version_adds_rows_beside_the_old_ones(dataset, monkeypatch):
-    metric_run_execute(run=metric_run_create(dataset=dataset, metric_names=["ROUGE_L"]))
+    execute_metric_run(run=metric_run_create(dataset=dataset, metric_names=["ROUGE_L"]))
     old_version = registry.scorer_for("ROUGE_L").version
     old_count = MetricScore.objects.filter(metric="ROUGE_L").count()
     monkeypatch.setattr(type(registry.scorer_for("ROUGE_L")), "version", old_version + "-next", raising=False)
 
-    metric_run_execute(run=metric_run_create(dataset=dataset, metric_names=["ROUGE_L"]))
+    execute_metric_run(run=metric_run_create(dataset=dataset, metric_names=["ROUGE_L"]))
 
     assert MetricScore.objects.filter(metric="ROUGE_L", version=old_version).count() == old_count
     assert MetricScore.objects.filter(metric="ROUGE_L", version=old_version + "-next").count() == old_count
@@ -55,26 +56,29 @@ def test_a_new_scorer_version_adds_rows_beside_the_old_ones(dataset, monkeypatch
 def test_a_cancelled_run_scores_nothing(dataset):
     run = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
     metric_run_cancel(run=run)
-    run = metric_run_execute(run=run)
+    run = execute_metric_run(run=run)
     assert run.status == MetricRun.Status.CANCELLED
     assert not MetricScore.objects.exists()
     assert set(run.chunks.values_list("status", flat=True)) == {MetricRunChunk.Status.CANCELLED}
 
 
-def test_a_scorer_error_is_recorded_on_the_run(dataset, monkeypatch):
+def test_a_scorer_error_is_retried_up_to_the_cap_then_recorded_on_the_chunk_and_the_run(dataset, monkeypatch, settings):
+    settings.METRICS_CHUNK_MAX_ATTEMPTS = 3
     scorer = registry.scorer_for("ROUGE_L")
+    calls = []
 
     def broken(requests, context):
+        calls.append(len(requests))
         raise RuntimeError("tokenizer exploded")
 
     monkeypatch.setattr(scorer, "score_batch", broken)
-    run = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
-    with pytest.raises(RuntimeError):
-        metric_run_execute(run=run)
-    run.refresh_from_db()
-    assert run.status == MetricRun.Status.FAILED
-    assert "tokenizer exploded" in run.error
-    assert run.chunks.filter(status=MetricRunChunk.Status.FAILED, error__contains="tokenizer exploded").exists()
+    run = execute_metric_run(run=metric_run_create(dataset=dataset, metric_names=["ROUGE_L"]))
+    assert run.status == MetricRun.Status.FAILED  # every chunk failed
+    assert len(calls) == 3 * run.chunks_total
+    assert run.error.startswith(f"{run.chunks_total} chunk(s) failed: ROUGE_L chunk 0 (3 attempt(s)): RuntimeError: tokenizer")
+    for chunk in run.chunks.all():
+        assert (chunk.status, chunk.attempts) == (MetricRunChunk.Status.FAILED, 3)
+        assert "tokenizer exploded" in chunk.error
 
 
 def test_unknown_and_unavailable_metrics_are_named(dataset):
@@ -87,7 +91,9 @@ def test_unknown_and_unavailable_metrics_are_named(dataset):
 
 def test_the_report_from_stored_scores_equals_the_plain_protocol_run(dataset, clotho_items):
     # Given scores computed through metric runs and stored in the database
-    report = agreement_report_build(dataset=dataset, metric_names=["ROUGE_L", "BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4"])
+    report = agreement_report_build(
+        dataset=dataset, metric_names=["ROUGE_L", "BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4"], enqueue=enqueue_chunks
+    )
     # When the same clips go through the plain-Python protocol with the same scorers
     clips = protocol.clips_from_fense_items(clotho_items)
     expected = {}
@@ -104,8 +110,9 @@ def test_the_report_from_stored_scores_equals_the_plain_protocol_run(dataset, cl
 def test_agreement_report_command_prints_the_exact_json_shape(dataset, capsys):
     call_command("agreement_report", "--dataset", "clotho-sample", "--format", "json", "--metrics", "ROUGE_L,SPICE")
     report = json.loads(capsys.readouterr().out)
-    assert set(report) == {"dataset", "pairs", "metrics", "unavailable"}
+    assert set(report) == {"dataset", "pairs", "metrics", "unavailable", "scored_against_annotation_graphs"}
     assert report["dataset"] == "clotho-sample"
     assert set(report["pairs"]) == {"HC", "HI", "HM", "MM", "total"}
     assert set(report["metrics"]["ROUGE_L"]) == {"HC", "HI", "HM", "MM", "total"}
+    assert report["scored_against_annotation_graphs"] == {"ROUGE_L": 0}
     assert "SPICE" in report["unavailable"]

@@ -10,6 +10,7 @@ from metrics_bridge.services import runs
 from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.plans import scoring_requests_for
 from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
+from metrics_bridge.tasks import enqueue_chunks
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
@@ -60,7 +61,7 @@ def test_a_run_sent_through_redis_is_scored_by_a_worker_process(real_celery):
     worker = real_celery()
     # When a ROUGE_L run is queued through the broker
     run = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
-    metric_run_dispatch(run=run)
+    metric_run_dispatch(run=run, enqueue=enqueue_chunks)
     # Then the worker stores every score and marks the run done
     wait_for(lambda: MetricRun.objects.get(pk=run.pk).status == MetricRun.Status.DONE, timeout=120, worker=worker, what="run done")
     run.refresh_from_db()
@@ -76,7 +77,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_run_finishes_without_duplic
     run = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
     assert run.chunks_total == 20
     first = real_celery(METRICS_CHUNK_DELAY_MS="300")
-    metric_run_dispatch(run=run)
+    metric_run_dispatch(run=run, enqueue=enqueue_chunks)
 
     # When the worker is killed (SIGKILL, no chance to ack) after a few chunks
     wait_for(lambda: MetricRun.objects.get(pk=run.pk).chunks_done >= 4, timeout=120, worker=first, what="4 chunks")

@@ -115,7 +115,7 @@ def test_mm_ngram_is_five_leave_one_out_passes_and_embedding_uses_all_references
     assert request.references == REFS
 
 
-def test_one_batch_per_split_holds_both_sides_and_every_pass_with_duplicates_kept():
+def test_the_four_fense_corpora_hold_one_side_each_with_every_pass_and_duplicates_kept():
     clips = [
         clip(
             pair("HC", "r one", "r two"),
@@ -124,14 +124,36 @@ def test_one_batch_per_split_holds_both_sides_and_every_pass_with_duplicates_kep
             pair("MM", "m1", "m3"),
             key="c1",
         ),
-        clip(pair("MM", "m4", "m5"), key="c2"),
+        clip(pair("HI", "r three", "other clip's caption"), pair("MM", "m4", "m5"), key="c2"),
     ]
     plan = scoring_plan(clips, protocol_kind="ngram")
-    assert [batch.label for batch in plan.batches] == ["HC", "HM", "MM"]
-    assert [len(batch.requests) for batch in plan.batches] == [2, 2, 30]
-    mm_candidates = [r.candidate for r in plan.batches[2].requests]
-    assert mm_candidates.count("m1") == 10  # m1 is in two pairs: both kept (CIDEr-D's df counts them)
+    assert [batch.label for batch in plan.batches] == ["HC+HI+HM:a", "HC+HI+HM:b", "MM:a", "MM:b"]
+    side_a, side_b, mm_a, mm_b = ([r.candidate for r in batch.requests] for batch in plan.batches)
+    assert side_a == ["r one", "r one", "r three"]  # HC, HM and HI sides a together, in clip order
+    assert side_b == ["r two", "m1", "other clip's caption"]
+    assert mm_a == ["m1"] * 10 + ["m4"] * 5  # m1 is side a of two pairs: both kept (CIDEr-D's df counts them)
+    assert mm_b == ["m2"] * 5 + ["m3"] * 5 + ["m5"] * 5
     assert list(iter(plan)) == plan.batches
+    single = scoring_plan(clips, protocol_kind="embedding", batching="single")
+    assert [batch.label for batch in single.batches] == ["all"]
+    assert len(single.batches[0].requests) == 2 * 6  # embedding protocol: one request per side of 6 pairs
+    with pytest.raises(ValueError, match="batching"):
+        scoring_plan(clips, protocol_kind="ngram", batching="split")
+
+
+def test_authors_come_from_the_pair_and_reach_the_requests():
+    items = [
+        {
+            "raw_name": "c.wav",
+            "references": ["r1", "r2", "r3", "r4", "r5"],
+            "HI": ["r1", "q2", "c_human_1", "0af_human_2", [1, 1, 1, 1]],
+            "HM": ["r1", "m", "human_1", "fc_dbs_2", [1, 1, 1, 1]],
+        }
+    ]
+    clips = clips_from_fense_items(items)
+    assert [(p.author_a, p.author_b) for p in clips[0].pairs] == [("human", "human"), ("human", "fc_dbs_2")]
+    plan = scoring_plan(clips, protocol_kind="embedding", batching="single")
+    assert [r.author for r in plan.batches[0].requests] == ["human", "human", "human", "fc_dbs_2"]
 
 
 def test_accuracy_excludes_zero_truth_and_counts_ties_as_wrong():
@@ -156,18 +178,18 @@ def test_accuracy_excludes_zero_truth_and_counts_ties_as_wrong():
 
 def test_the_decision_is_taken_in_float32():
     plan = scoring_plan([clip(pair("HC", "r one", "r two", votes=(1, 1, 1, 1)))], protocol_kind="ngram")
-    report = agreement_report(plan, [[0.3 + 1e-12, 0.3]])
+    report = agreement_report(plan, [[0.3 + 1e-12], [0.3]])
     assert report.decisions[0].difference == 0.0  # float64 would say a > b
     assert report.splits["HC"].accuracy == 0.0
 
 
 def test_leave_one_out_scores_are_averaged_per_side():
     plan = scoring_plan([clip(pair("MM", "m a", "m b", votes=(-1, -1, -1, 0)))], protocol_kind="ngram")
-    scores = [[0.0] * 10]
-    for position, value in zip([i for _, i in plan.pairs[0].side_a], [0.1, 0.2, 0.3, 0.4, 0.5], strict=True):
-        scores[0][position] = value
-    for _, position in plan.pairs[0].side_b:
-        scores[0][position] = 0.31
+    scores = [[0.0] * 5, [0.0] * 5]
+    for (batch, position), value in zip(plan.pairs[0].side_a, [0.1, 0.2, 0.3, 0.4, 0.5], strict=True):
+        scores[batch][position] = value
+    for batch, position in plan.pairs[0].side_b:
+        scores[batch][position] = 0.31
     report = agreement_report(plan, scores)
     assert report.decisions[0].score_a == pytest.approx(0.3)
     assert report.decisions[0].correct is True  # mean a 0.30 < b 0.31 and people preferred b
@@ -175,9 +197,22 @@ def test_leave_one_out_scores_are_averaged_per_side():
 
 def test_nan_scores_count_as_wrong_and_mismatched_scores_are_rejected():
     plan = scoring_plan([clip(pair("HC", "r one", "r two"))], protocol_kind="ngram")
-    assert agreement_report(plan, [[float("nan"), 0.1]]).splits["HC"].correct == 0
-    with pytest.raises(ValueError, match="batch HC: 1 scores for 2 requests"):
+    assert agreement_report(plan, [[float("nan")], [0.1]]).splits["HC"].correct == 0
+    with pytest.raises(ValueError, match="got scores for 1 batches, the plan has 2"):
         agreement_report(plan, [[0.1]])
+    with pytest.raises(ValueError, match="batch HC\\+HI\\+HM:a: 2 scores for 1 requests"):
+        agreement_report(plan, [[0.1, 0.2], [0.3]])
+
+
+def test_a_side_without_an_applicable_score_leaves_the_pair_out():
+    plan = scoring_plan(
+        [clip(pair("HC", "r one", "r two", votes=(1, 1, 1, 1)), pair("HC", "r three", "r four", votes=(1, 1, 1, 1)))],
+        protocol_kind="embedding",
+    )
+    report = agreement_report(plan, [[None, 0.9], [0.5, 0.1]])
+    hc = report.splits["HC"]
+    assert (hc.correct, hc.counted, hc.not_applicable, hc.ties_excluded) == (1, 1, 1, 0)
+    assert report.decisions[0].correct is None and report.decisions[0].difference is None
 
 
 def test_missing_references_are_reported():
@@ -215,7 +250,7 @@ def test_fense_format_items_with_missing_and_null_entries_and_an_extra_field():
     ]
     assert clips[1].pairs[0].truth == 0
     plan = scoring_plan(clips, protocol_kind="ngram")
-    assert [b.label for b in plan.batches] == ["HC", "HI", "HM", "MM"]
+    assert [b.label for b in plan.batches] == ["HC+HI+HM:a", "HC+HI+HM:b", "MM:a", "MM:b"]
 
 
 def test_fense_agreement_runs_a_scorer_over_every_batch():
@@ -226,7 +261,7 @@ def test_fense_agreement_runs_a_scorer_over_every_batch():
     ]
     scorer = LengthScorer()
     reports = fense_agreement(clips, scorer)
-    assert [len(batch) for batch in scorer.batches] == [2, 10]
+    assert [len(batch) for batch in scorer.batches] == [1, 1, 5, 5]
     assert reports["LENGTH"].as_dict()["total"] == 100.0
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from metrics_bridge.scoring import fense, sbert
-from metrics_bridge.scoring.base import ScoringContext, ScoringRequest
+from metrics_bridge.scoring.base import MetricResources, ScoringContext, ScoringRequest
 from metrics_bridge.scoring.fense import FenseScorer
 from metrics_bridge.scoring.sbert import SbertScorer
 
@@ -89,13 +89,16 @@ def write_tiny_detector(folder, error_bias: float):
     return path
 
 
+def with_detector(path) -> ScoringContext:
+    return ScoringContext(resources=MetricResources(fense_error_detector_path=str(path)))
+
+
 def test_fense_is_unavailable_without_a_detector(monkeypatch):
-    monkeypatch.delenv("FENSE_ERROR_DETECTOR_PATH", raising=False)
-    assert FenseScorer().unavailable_reason().startswith("FENSE: no fluency error detector configured")
+    monkeypatch.setenv("FENSE_ERROR_DETECTOR_PATH", "/ignored/scorers/read/no/environment.ckpt")
+    assert FenseScorer().unavailable_reason(CONTEXT).startswith("FENSE: no fluency error detector configured")
     with pytest.raises(RuntimeError, match="no fluency error detector"):
         FenseScorer().score_batch(REQUESTS, CONTEXT)
-    monkeypatch.setenv("FENSE_ERROR_DETECTOR_PATH", "/nonexistent/echecker.ckpt")
-    assert "is not a file" in FenseScorer().unavailable_reason()
+    assert "is not a file" in FenseScorer().unavailable_reason(with_detector("/nonexistent/echecker.ckpt"))
 
 
 @pytest.mark.parametrize(("error_bias", "penalized"), [(5.0, True), (2.0, False), (-5.0, False)])
@@ -103,12 +106,13 @@ def test_fense_multiplies_by_one_tenth_when_the_error_probability_exceeds_0_9(
     monkeypatch, tmp_path, error_bias, penalized
 ):
     # sigmoid(5) = 0.993 > 0.9; sigmoid(2) = 0.881 is under the threshold
-    monkeypatch.setenv("FENSE_ERROR_DETECTOR_PATH", str(write_tiny_detector(tmp_path / "detector", error_bias)))
+    context = with_detector(write_tiny_detector(tmp_path / "detector", error_bias))
     scorer = FenseScorer()
-    assert scorer.unavailable_reason() is None
-    assert "echecker.ckpt" in scorer.version and "all-MiniLM-L6-v2" in scorer.version
+    assert scorer.unavailable_reason(context) is None
+    assert "echecker.ckpt" in scorer.version_for(context) and "all-MiniLM-L6-v2" in scorer.version_for(context)
+    assert "echecker-none" in scorer.version_for(CONTEXT)
     similarity = [r.value for r in SbertScorer().score_batch(REQUESTS, CONTEXT)["SBERT"]]
-    results = scorer.score_batch(REQUESTS, CONTEXT)["FENSE"]
+    results = scorer.score_batch(REQUESTS, context)["FENSE"]
     for result, plain in zip(results, similarity, strict=True):
         assert result.details["penalized"] is penalized
         assert result.details["error_probability"] == pytest.approx(1 / (1 + np.exp(-error_bias)), abs=1e-6)

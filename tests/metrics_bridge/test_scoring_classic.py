@@ -63,7 +63,8 @@ def clotho_sample(shared_dir):
     plan = scoring_plan(clips, protocol_kind="ngram")
     rng = random.Random(7)
     by_label = {batch.label: batch.requests for batch in plan.batches}
-    sample = rng.sample(by_label["MM"], 40) + rng.sample(by_label["HC"] + by_label["HI"] + by_label["HM"], 17)
+    mm = by_label["MM:a"] + by_label["MM:b"]
+    sample = rng.sample(mm, 40) + rng.sample(by_label["HC+HI+HM:a"] + by_label["HC+HI+HM:b"], 17)
     odd = [
         ScoringRequest("...", sample[0].references),  # nothing left after punctuation removal
         ScoringRequest("A DOG, barking (loudly)!", ("a dog barks", "dogs bark loudly", "a dog barks", "a dog barks")),

@@ -80,15 +80,57 @@ def test_relation_probability_multiplies_both_event_matches(similarity):
     assert relation.precision == pytest.approx(0.5 * 1.0)
 
 
-def test_macro_average_skips_factors_absent_from_both_graphs(similarity):
+def test_a_factor_absent_from_both_graphs_is_not_applicable_and_left_out_of_the_average(similarity):
     candidate = graph([("growl", [], [])])
     reference = graph([("bark", [], ["loud"])])
     match = match_graphs(candidate, reference, similarity)
-    assert not match.factors["source"].included and not match.factors["relation"].included
+    for factor in ("source", "relation"):
+        result = match.factors[factor]
+        assert not result.included
+        assert (result.precision, result.recall, result.f1) == (None, None, None)  # never 1.0
+        assert result.to_json()["f1"] is None
     # events P=R=0.5; attributes: nothing predicted (P=0), missed (R=0)
     assert match.precision == pytest.approx((0.5 + 0.0) / 2)
     assert match.recall == pytest.approx((0.5 + 0.0) / 2)
     assert match.score == pytest.approx(f_measure(0.25, 0.25))
+
+
+def test_the_divide_by_four_reading_counts_an_absent_factor_as_zero(similarity):
+    candidate = graph([("growl", [], [])])
+    reference = graph([("bark", [], ["loud"])])
+    four = match_graphs(candidate, reference, similarity, macro="four")
+    assert four.precision == pytest.approx((0.5 + 0.0) / 4)
+    assert four.score == pytest.approx(f_measure(0.125, 0.125))
+    with pytest.raises(ValueError, match="macro"):
+        match_graphs(candidate, reference, similarity, macro="three")
+
+
+def test_a_child_is_scored_under_its_parents_best_match_only(similarity):
+    # candidate "growl" (dog) best matches "bark" (S 0.5, no source); "speak" (S 0) has the source "dog"
+    candidate = graph([("growl", ["dog"], [])])
+    reference = graph([("bark", [], []), ("speak", ["dog"], [])])
+    match = match_graphs(candidate, reference, similarity)
+    source = match.factors["source"]
+    assert source.candidate_nodes[0].score == 0.0  # Eq. 4: P(dog | growl) under the best match "bark", which has none
+    assert source.candidate_nodes[0].match_event == "bark"
+    # the other way: "dog" of "speak" is scored under speak's best match in the candidate ("growl", S 0): 0
+    assert source.reference_nodes[0].score == 0.0
+    # with the source under the best-matching event, it counts: P = P(dog | growl) P(growl) = 1 * 0.5
+    better = graph([("bark", ["dog"], []), ("speak", [], [])])
+    assert match_graphs(candidate, better, similarity).factors["source"].precision == pytest.approx(0.5)
+
+
+def test_stated_relations_are_closed_under_the_chain_rule():
+    annotation = AudioGraph.from_json(
+        {
+            "node": {"bark": {"source": ["dog"]}, "speak": {"source": ["man"]}, "hiss": {}},
+            "relations": [["bark", "speak", "before"], ["hiss", "speak", "simultaneous"], ["speak", "hiss", "unknown"]],
+        }
+    )
+    assert annotation.has_relation_information
+    assert set(annotation.relations) == {("bark", "speak", BEFORE), ("hiss", "speak", AND), ("bark", "hiss", BEFORE)}
+    after = AudioGraph.from_json({"node": {"bark": {}, "speak": {}}, "relations": [["speak", "bark", "after"]]})
+    assert after.relations == [("bark", "speak", BEFORE)]
 
 
 def test_event_similarity_averages_the_bare_and_the_in_context_cosine():

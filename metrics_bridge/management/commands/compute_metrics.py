@@ -2,11 +2,16 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Dataset
 from metrics_bridge.models import MetricRun
-from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch, metric_run_execute
+from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
+from metrics_bridge.tasks import enqueue_chunks, execute_metric_run
+from metrics_bridge.worker_process import WorkerOnDemand
 
 
 class Command(BaseCommand):
-    help = "Compute automatic metrics for a dataset (default: every metric that can run here)."
+    help = (
+        "Compute automatic metrics for a dataset (default: every metric that can run here). The chunks go to the "
+        "Celery workers; with --wait the command follows the run, and starts a temporary worker when none is alive."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True)
@@ -25,12 +30,25 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         for name, reason in run.unavailable.items():
             self.stderr.write(f"unavailable: {name}: {reason}")
-        self.stdout.write(f"metric run {run.pk}: {', '.join(run.metrics) or 'nothing to compute'}; {run.chunks_total} chunk(s) to score")
+        self.stdout.write(
+            f"metric run {run.pk}: {', '.join(run.metrics) or 'nothing to compute'}; "
+            f"{run.chunks_total} chunk(s) to score"
+        )
         if not wait:
-            metric_run_dispatch(run=run)
-            self.stdout.write("queued; follow it with the API or the admin")
+            metric_run_dispatch(run=run, enqueue=enqueue_chunks)
+            self.stdout.write("queued for the workers; follow it on /metrics/ or with the API")
             return
-        run = metric_run_execute(run=run, on_progress=lambda r: self.stdout.write(f"progress {r.chunks_done}/{r.chunks_total}"))
+        try:
+            with WorkerOnDemand(say=self.stdout.write) as enqueue:
+                run = execute_metric_run(
+                    run=run, enqueue=enqueue, watchdog=enqueue.check_alive, on_progress=self._progress
+                )
+        except RuntimeError as error:
+            raise CommandError(f"metric run {run.pk}: {error}") from None
         if run.status != MetricRun.Status.DONE:
-            raise CommandError(f"metric run {run.pk} ended {run.status}: {run.error}")
+            raise CommandError(f"metric run {run.pk} ended {run.get_status_display().lower()}: {run.error}")
         self.stdout.write(f"metric run {run.pk} done: {run.chunks_done}/{run.chunks_total} chunks")
+
+    def _progress(self, run: MetricRun) -> None:
+        failed = f", {run.chunks_failed} failed" if run.chunks_failed else ""
+        self.stdout.write(f"progress {run.chunks_done}/{run.chunks_total}{failed}")

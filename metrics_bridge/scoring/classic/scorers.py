@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 
-from ..base import ScoreResult, ScoringContext, ScoringRequest
+from ..base import ScoreResult, ScoringContext, ScoringRequest, installed_version
 from . import meteor_process, ptb_tokenizer
 from .cider import cider_d
 
@@ -28,15 +27,9 @@ IMPLEMENTATION_REVISION = 1
 Tokenized = tuple[str, tuple[str, ...]]
 
 
-def _pycocoevalcap_version() -> str:
-    try:
-        return version("pycocoevalcap")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def classic_version(metric: str) -> str:
-    return f"pycocoevalcap-{_pycocoevalcap_version()}-{metric}-ptb3.4.1+metrics_bridge-{IMPLEMENTATION_REVISION}"
+    library = installed_version("pycocoevalcap")
+    return f"pycocoevalcap-{library}-{metric}-ptb3.4.1+metrics_bridge-{IMPLEMENTATION_REVISION}"
 
 
 def tokenize_batches(batches: Sequence[Sequence[ScoringRequest]]) -> list[list[Tokenized]]:

@@ -2,6 +2,17 @@
 
 from .extractor import RuleExtractor
 from .graph import AudioGraph, chain_relation, infer_chain, merge_graphs
-from .scorer import XaceScorer
+from .scorer import XaceCaptionsScorer, XaceScorer
+from .tags import TagLibrary, load_tag_library
 
-__all__ = ["AudioGraph", "RuleExtractor", "XaceScorer", "chain_relation", "infer_chain", "merge_graphs"]
+__all__ = [
+    "AudioGraph",
+    "RuleExtractor",
+    "TagLibrary",
+    "XaceCaptionsScorer",
+    "XaceScorer",
+    "chain_relation",
+    "infer_chain",
+    "load_tag_library",
+    "merge_graphs",
+]

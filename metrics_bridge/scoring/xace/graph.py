@@ -4,6 +4,9 @@ and temporal relations between events.
 JSON form (the LLM-extracted graphs use the same): {"node": {event: {"source": [...], "attr": [...]}},
 "relationship": {"a|&|b": "and" | "before" | "after"}}; relationships are between adjacent events in
 caption order and the other pairs are inferred with the chain rule (paper Eq. 1-2).
+A gold annotation from this product may instead carry "relations": [[event, event, relation], ...]
+between any two of its events (an annotator's statements, not a caption's order): those are taken
+as given and closed under the same chain rule (`AudioGraph.set_relations`).
 """
 
 from __future__ import annotations
@@ -121,6 +124,39 @@ class AudioGraph:
                 relations.append(triple)
         self.relations = relations
 
+    def set_relations(self, relations: Iterable[tuple[str, str, str]]) -> None:
+        """Take stated pairwise relations (any two events) and add what the chain rule of Eq. 1-2 infers
+        from them (A before B, B and C -> A before C); stored canonical, like the caption relations."""
+        directed: set[tuple[str, str, str]] = set()
+        for first, second, relation in relations:
+            relation = AND if relation == "simultaneous" else relation  # the annotation schema's name for "and"
+            if first == second or relation not in RELATIONS:
+                continue
+            directed.add((first, second, relation))
+            directed.add((second, first, {BEFORE: AFTER, AFTER: BEFORE}.get(relation, relation)))
+        changed = True
+        while changed:
+            changed = False
+            for first, middle, previous in list(directed):
+                for start, last, current in list(directed):
+                    if start != middle or last == first:
+                        continue
+                    relation = chain_relation(current, previous)
+                    if relation in RELATIONS and (first, last, relation) not in directed:
+                        directed.add((first, last, relation))
+                        changed = True
+        seen, canonical = set(), []
+        for triple in sorted(directed):
+            triple = canonical_relation(*triple)
+            if triple[2] == AND:
+                triple = (min(triple[0], triple[1]), max(triple[0], triple[1]), AND)
+            if triple not in seen:
+                seen.add(triple)
+                canonical.append(triple)
+        self.adjacent = []
+        self.relations = canonical
+        self.has_relation_information = True
+
     def sources(self) -> list[tuple[str, str]]:
         return [(event, source) for event, node in self.events.items() for source in node["source"]]
 
@@ -151,6 +187,14 @@ class AudioGraph:
         for event, node in nodes.items():
             node = node if isinstance(node, dict) else {}
             graph.add_event(str(event), node.get("source") or [], node.get("attr") or [])
+        if not is_annotation and "relations" in data:
+            stated = []
+            for first, second, relation in data.get("relations") or []:
+                first_event, second_event = graph.resolve_event(str(first)), graph.resolve_event(str(second))
+                if first_event and second_event:
+                    stated.append((first_event, second_event, relation))
+            graph.set_relations(stated)
+            return graph
         adjacent = []
         for key, relation in (data.get("relationship") or {}).items() if not is_annotation else []:
             if KEY_SEPARATOR not in key or relation not in RELATIONS:

@@ -1,13 +1,17 @@
 """Greedy graph matching of X-ACE (paper section 3.2, Eq. 3-9).
 
-P(x) = max_y S(x, y) for each node x. Precision takes the candidate's nodes as x and the reference's as
-y; recall the other way round. Child nodes are weighted by their parent's match,
-P(C_ij) = P(C_ij, E_i) = P(C_ij | E_i) P(E_i), taken at the reference event that maximises the product
-(with a merged multi-reference graph the best-matching event by name is often a near-duplicate without
-children; maximising the joint keeps the greedy spirit of Eq. 3); relations by both events,
-P(R_ik) = P(R | E_i, E_k) P(E_i) P(E_k), where P(R | E_i, E_k) is 1 when the reference holds the same
-relation between the best matches of E_i and E_k. Factor F for E, S, A, R; macro precision and recall
-over the factors; S_G = macro F.
+P(x) = max_y S(x, y) for each node x (Eq. 3). Precision takes the candidate's nodes as x and the
+reference's as y; recall the other way round. A child node (source, attribute) is scored under its
+parent's best match (Eq. 4): P(C_ij) = P(C_ij | E_i) P(E_i) with P(E_i) = max_y S(E_i, y) at the best
+matching event y*, and P(C_ij | E_i) = max over the children of y* of S(C_ij, c) (0 when y* has none).
+Relations (Eq. 5): P(R_ik) = P(R | E_i, E_k) P(E_i) P(E_k), where P(R | E_i, E_k) is 1 when the other
+graph holds the same relation between the best matches of E_i and E_k.
+
+A factor with no node in either graph is not applicable: its precision, recall and F are None
+(never 1.0), and it is left out of the macro average. Eq. 7-8 average over the four factors; with a
+factor not applicable the paper is silent, so `match_graphs(..., macro=...)` offers both readings:
+"present" (the average of the factors present, the default: see the scorer's docstring for the
+measurement) and "four" (divide by four, an absent factor adding 0). S_G = macro F (Eq. 9).
 
 S(x, y) between events is the mean of the bare-lemma cosine and the cosine of the events in context
 (PhraseSimilarity.event_matrix); sources, attributes and tags compare bare.
@@ -136,9 +140,11 @@ class NodeMatch:
 
 @dataclass
 class FactorResult:
-    precision: float
-    recall: float
-    f1: float
+    """precision / recall / f1 are None when the factor is not applicable (no node in either graph)."""
+
+    precision: float | None
+    recall: float | None
+    f1: float | None
     #: False when neither graph has a node of this factor (left out of the macro average)
     included: bool
     candidate_nodes: list[NodeMatch] = field(default_factory=list)
@@ -146,9 +152,9 @@ class FactorResult:
 
     def to_json(self) -> dict:
         return {
-            "precision": round(self.precision, 4),
-            "recall": round(self.recall, 4),
-            "f1": round(self.f1, 4),
+            "precision": _rounded(self.precision),
+            "recall": _rounded(self.recall),
+            "f1": _rounded(self.f1),
             "included": self.included,
             "matched": [m.to_json() for m in self.candidate_nodes if m.score >= MATCH_THRESHOLD],
             "hallucinated": [m.to_json() for m in self.candidate_nodes if m.score < MATCH_THRESHOLD],
@@ -164,16 +170,30 @@ class GraphMatch:
     score: float
 
 
+MACRO_READINGS = ("present", "four")
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
 def f_measure(precision: float, recall: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
-def _factor(candidate: list[NodeMatch], reference: list[NodeMatch], included: bool = True) -> FactorResult:
+def _factor(candidate: list[NodeMatch], reference: list[NodeMatch]) -> FactorResult:
+    """Eq. 6: the mean matching probability of each side's nodes; a side without nodes scores 0, and a
+    factor without nodes on either side is not applicable (None)."""
     if not candidate and not reference:
-        return FactorResult(1.0, 1.0, 1.0, included=False)
+        return FactorResult(None, None, None, included=False)
     precision = float(np.mean([m.score for m in candidate])) if candidate else 0.0
     recall = float(np.mean([m.score for m in reference])) if reference else 0.0
-    return FactorResult(precision, recall, f_measure(precision, recall), included, candidate, reference)
+    return FactorResult(precision, recall, f_measure(precision, recall), True, candidate, reference)
+
+
+def not_applicable(factor: FactorResult) -> FactorResult:
+    """The same factor marked not applicable (e.g. relations against a reference without temporal information)."""
+    return FactorResult(None, None, None, False, factor.candidate_nodes, factor.reference_nodes)
 
 
 def _children(
@@ -185,29 +205,31 @@ def _children(
     kind: str,
     similarity: PhraseSimilarity,
 ) -> list[NodeMatch]:
-    """P(C_ij) = P(C_ij, E_i) = P(C_ij | E_i) P(E_i) (Eq. 4), maximised over the other graph's events y:
-    max_y S(E_i, y) * max_{c in children(y)} S(C_ij, c). A child only scores through a matching parent."""
+    """Eq. 4: P(C_ij) = P(C_ij | E_i) P(E_i), under the parent's best match y* = argmax_y S(E_i, y):
+    P(E_i) = S(E_i, y*), P(C_ij | E_i) = max over the children of y* of S(C_ij, c); 0 when y* has none."""
     text = event_text if kind == "source" else attribute_text
     key = "source" if kind == "source" else "attr"
-    partner_lists = [y_graph.events[event][key] for event in y_events]
     matches = []
     for i, event in enumerate(x_events):
         children = x_graph.events[event][key]
         if not children:
             continue
-        best = [NodeMatch(child, 0.0, None, event, None) for child in children]
-        for j, partners in enumerate(partner_lists):
-            if not partners or event_scores[i, j] <= 0.0:
-                continue
-            scores = similarity.matrix(
-                [text(c) for c in children], [text(p) for p in partners], attributes=kind == "attribute"
-            )
-            for c_index in range(len(children)):
-                p_index = int(np.argmax(scores[c_index]))
-                probability = float(event_scores[i, j] * scores[c_index, p_index])
-                if probability > best[c_index].score:
-                    best[c_index] = NodeMatch(children[c_index], probability, partners[p_index], event, y_events[j])
-        matches.extend(best)
+        if not y_events:
+            matches.extend(NodeMatch(child, 0.0, None, event, None) for child in children)
+            continue
+        best = int(np.argmax(event_scores[i]))
+        parent_probability = float(event_scores[i, best])
+        partners = y_graph.events[y_events[best]][key]
+        if not partners or parent_probability <= 0.0:
+            matches.extend(NodeMatch(child, 0.0, None, event, y_events[best]) for child in children)
+            continue
+        scores = similarity.matrix(
+            [text(c) for c in children], [text(p) for p in partners], attributes=kind == "attribute"
+        )
+        for c_index, child in enumerate(children):
+            p_index = int(np.argmax(scores[c_index]))
+            probability = parent_probability * float(scores[c_index, p_index])
+            matches.append(NodeMatch(child, probability, partners[p_index], event, y_events[best]))
     return matches
 
 
@@ -243,8 +265,16 @@ def _relations(x_graph: AudioGraph, y_graph: AudioGraph, similarity: PhraseSimil
     return matches
 
 
-def match_graphs(candidate: AudioGraph, reference: AudioGraph, similarity: PhraseSimilarity) -> GraphMatch:
-    """Factor precision / recall / F and the graph score S_G of a candidate graph against a reference graph."""
+def match_graphs(
+    candidate: AudioGraph, reference: AudioGraph, similarity: PhraseSimilarity, *, macro: str = "present"
+) -> GraphMatch:
+    """Factor precision / recall / F and the graph score S_G of a candidate graph against a reference graph.
+
+    macro: "present" averages the applicable factors, "four" divides their sum by four (Eq. 7-8 read
+    literally, a factor that is not applicable adding 0).
+    """
+    if macro not in MACRO_READINGS:
+        raise ValueError(f"macro must be one of {', '.join(MACRO_READINGS)}, not {macro!r}")
     c_events, r_events = list(candidate.events), list(reference.events)
     scores = similarity.event_matrix(candidate, reference, c_events, r_events)
     transposed = scores.T
@@ -272,9 +302,10 @@ def match_graphs(candidate: AudioGraph, reference: AudioGraph, similarity: Phras
     }
     relation = _factor(_relations(candidate, reference, similarity), _relations(reference, candidate, similarity))
     if not reference.has_relation_information:
-        relation.included = False  # e.g. an expert annotation without any temporal information
+        relation = not_applicable(relation)  # e.g. an expert annotation without any temporal information
     factors["relation"] = relation
     included = [f for f in factors.values() if f.included]
-    precision = float(np.mean([f.precision for f in included])) if included else 0.0
-    recall = float(np.mean([f.recall for f in included])) if included else 0.0
+    denominator = len(FACTORS) if macro == "four" else len(included)
+    precision = sum(f.precision for f in included) / denominator if included else 0.0
+    recall = sum(f.recall for f in included) / denominator if included else 0.0
     return GraphMatch(factors, precision, recall, f_measure(precision, recall))

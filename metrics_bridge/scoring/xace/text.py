@@ -14,7 +14,6 @@ from lemminflect import getAllInflections, getAllLemmas
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 LEXICON_FILE = DATA_DIR / "xace_lexicon.json"
-ATTRIBUTE_TAGS_FILE = DATA_DIR / "attribute_tags.json"
 
 _ARTICLES = {"a", "an", "the", "its", "his", "her", "their", "some", "this", "that", "these", "those"}
 
@@ -24,12 +23,6 @@ def lexicon() -> dict:
     """The packaged lexicon: word lists the rule extractor needs (sets for the list-valued keys)."""
     raw = json.loads(LEXICON_FILE.read_text(encoding="utf-8"))
     return {key: (value if isinstance(value, dict) else set(value)) for key, value in raw.items()}
-
-
-@lru_cache(maxsize=1)
-def packaged_attribute_tags() -> dict[str, dict]:
-    """Copy of the AudioCaps-F tag library (same content as annotation/data/attribute_tags.json)."""
-    return json.loads(ATTRIBUTE_TAGS_FILE.read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=20000)

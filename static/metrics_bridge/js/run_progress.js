@@ -7,7 +7,9 @@
   const count = document.getElementById("run-count");
   const status = document.getElementById("run-status");
   const error = document.getElementById("run-error");
-  const finished = ["done", "failed", "cancelled"];
+  const failed = document.getElementById("run-failed");
+  const noWorker = document.getElementById("run-no-worker");
+  const finished = ["done", "done_with_errors", "failed", "cancelled"];
 
   async function poll() {
     const response = await fetch(url, { headers: { Accept: "application/json" } });
@@ -16,10 +18,14 @@
     bar.max = Math.max(run.total, 1);
     bar.value = run.done;
     count.textContent = `${run.done}/${run.total}`;
-    status.textContent = run.status;
+    status.textContent = run.status_label;
     status.className = `status status-${run.status}`;
+    status.dataset.status = run.status;
     error.textContent = run.error;
-    if (!finished.includes(run.status)) setTimeout(poll, 1500);
+    failed.textContent = run.failed ? `(${run.failed} failed)` : "";
+    const over = finished.includes(run.status);
+    noWorker.hidden = over || run.workers > 0;
+    if (!over) setTimeout(poll, 1000);
   }
-  if (!finished.includes(status.textContent.trim().toLowerCase())) setTimeout(poll, 1000);
+  if (!finished.includes(status.dataset.status)) setTimeout(poll, 500);
 })();

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('metrics_bridge', '0001_initial'),
+        ('metrics_bridge', '0003_chunk_leases_worker_heartbeats'),
     ]
 
     operations = [

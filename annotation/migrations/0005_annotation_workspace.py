@@ -17,7 +17,7 @@ def supersede_extra_gold(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0003_tag_category_constraint'),
+        ('annotation', '0004_dataset_metric_settings'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

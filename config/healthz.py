@@ -1,0 +1,109 @@
+"""GET /healthz: is this deployment able to work? Database, broker, storage and a live worker.
+
+Answers JSON `{"status": "ok"|"fail", "checks": {name: {"ok": bool, ...}}}` with 200 when every
+check asked for passes and 503 otherwise. `?skip=worker` leaves a check out (the web container's
+own health in docker-compose, which must not flap when the worker restarts). It names kinds
+and timings, never hosts, URLs or error texts (which may carry credentials); the class of a
+failure's exception is enough to start looking.
+
+Served by a middleware placed first, so load balancers and compose probes can ask over plain
+HTTP with any Host header (before ALLOWED_HOSTS and the https redirect apply).
+"""
+
+import os
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.http import JsonResponse
+
+CHECKS = ("database", "broker", "storage", "worker")
+HEALTHZ_PATHS = {"/healthz", "/healthz/"}
+
+
+def _timed(check) -> dict:
+    started = time.monotonic()
+    try:
+        result = check()
+    except Exception as error:  # any failure is a failed check; its class says what kind
+        result = {"ok": False, "error": type(error).__name__}
+    result["ms"] = round((time.monotonic() - started) * 1000, 1)
+    return result
+
+
+def check_database() -> dict:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+    return {"ok": True, "kind": connection.vendor}
+
+
+def check_broker() -> dict:
+    from config.celery import app
+
+    url = app.conf.broker_url or ""
+    if url.startswith("filesystem:"):
+        folder = Path(app.conf.broker_transport_options["data_folder_in"])
+        return {"ok": folder.is_dir() and os.access(folder, os.W_OK), "kind": "filesystem"}
+    with app.connection_for_write() as connection:
+        connection.ensure_connection(max_retries=1, timeout=2)
+    return {"ok": True, "kind": url.split(":", 1)[0]}
+
+
+def check_storage() -> dict:
+    from django.core.files.storage import default_storage
+
+    if settings.USES_S3_STORAGE:
+        # A HEAD on a key that needs not exist: proves the endpoint, the credentials and the bucket answer.
+        default_storage.exists("healthz-probe")
+        return {"ok": True, "kind": "s3"}
+    media = Path(settings.MEDIA_ROOT)
+    writable_folder = media if media.exists() else media.parent
+    return {"ok": writable_folder.is_dir() and os.access(writable_folder, os.W_OK), "kind": "filesystem"}
+
+
+def check_worker() -> dict:
+    from metrics_bridge.services.workers import chunk_queue_counts, live_workers
+    from metrics_bridge.tasks import current_broker
+
+    workers = live_workers(broker=current_broker())
+    queue = chunk_queue_counts()
+    return {
+        "ok": bool(workers),
+        "alive": len(workers),
+        "last_heartbeat_seconds": round(min(time.time() - worker.last_seen.timestamp() for worker in workers), 1)
+        if workers
+        else None,
+        "chunks": {"queued": queue.queued, "running": queue.running, "stalled": queue.stalled, "failed": queue.failed},
+    }
+
+
+CHECK_FUNCTIONS = {"database": check_database, "broker": check_broker, "storage": check_storage, "worker": check_worker}
+
+
+def health_report(*, skip: set[str]) -> dict:
+    checks = {name: _timed(CHECK_FUNCTIONS[name]) for name in CHECKS if name not in skip}
+    if "worker" in checks and not checks.get("database", {"ok": True})["ok"]:
+        checks["worker"] = {"ok": False, "error": "database unavailable", "ms": 0.0}
+    return {"status": "ok" if all(check["ok"] for check in checks.values()) else "fail", "checks": checks}
+
+
+class HealthCheckMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.path not in HEALTHZ_PATHS:
+            return self.get_response(request)
+        if request.method not in ("GET", "HEAD"):
+            return JsonResponse({"error": "use GET"}, status=405, headers={"Allow": "GET, HEAD"})
+        skip = {name.strip() for name in request.GET.get("skip", "").split(",") if name.strip()}
+        unknown = skip - set(CHECKS)
+        if unknown:
+            return JsonResponse({"error": f"unknown check(s) in skip: {', '.join(sorted(unknown))}"}, status=400)
+        report = health_report(skip=skip)
+        response = JsonResponse(report, status=200 if report["status"] == "ok" else 503)
+        response["Cache-Control"] = "no-store"
+        return response

@@ -1,0 +1,133 @@
+"""Real worker processes on the embedded (filesystem) broker of the default setup, killed like crashes would.
+
+The filesystem broker deletes a message when a worker takes it, so nothing here is redelivered by the
+broker: recovery comes from leases, the attempt cap and the workers' start-up/heartbeat sweep alone.
+"""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
+from metrics_bridge.services import runs
+from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
+from metrics_bridge.services.workers import live_workers
+from metrics_bridge.tasks import current_broker, enqueue_chunks
+from tests.celery_worker import worker_env
+from tests.metrics_bridge.test_metric_runs_worker import expected_values, make_dataset, stored_values, wait_for
+
+pytestmark = [pytest.mark.slow]
+
+LEASE = {"METRICS_CHUNK_LEASE_SECONDS": 2}
+
+
+def run_status(run: MetricRun) -> str:
+    return MetricRun.objects.get(pk=run.pk).status
+
+
+def test_a_run_on_the_embedded_broker_is_scored_by_a_worker_process_with_a_heartbeat(embedded_celery):
+    dataset = make_dataset(clips=6)
+    worker = embedded_celery(**LEASE)
+    wait_for(lambda: live_workers(broker=current_broker()), timeout=60, worker=worker, what="worker heartbeat")
+    run = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
+    started = time.monotonic()
+    metric_run_dispatch(run=run, enqueue=enqueue_chunks)
+    wait_for(lambda: run_status(run) == MetricRun.Status.DONE, timeout=60, worker=worker, what="run done")
+    print(f"run of 1 chunk done {time.monotonic() - started:.2f} s after dispatch")
+    assert stored_values(run, "ROUGE_L") == pytest.approx(expected_values(run, "ROUGE_L"))
+    [heartbeat] = live_workers(broker=current_broker())
+    assert heartbeat.name == "test-worker-0@localhost" and heartbeat.pid == worker.pid
+    worker.stop()
+    assert not live_workers(broker=current_broker())  # a clean shutdown removes its heartbeat
+
+
+def test_a_run_whose_worker_died_resumes_when_a_worker_returns(embedded_celery, monkeypatch):
+    # Given a run of 8 chunks and a worker that is killed after two of them
+    monkeypatch.setattr(runs, "CHUNK_SIZE", 2)
+    dataset = make_dataset(clips=16)
+    run = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
+    first = embedded_celery(METRICS_CHUNK_DELAY_MS=400, **LEASE)
+    metric_run_dispatch(run=run, enqueue=enqueue_chunks)
+    wait_for(lambda: MetricRun.objects.get(pk=run.pk).chunks_done >= 2, timeout=90, worker=first, what="2 chunks")
+    first.kill()
+    run.refresh_from_db()
+    assert run.chunks_done < run.chunks_total, "the worker finished before it could be killed"
+    # The message it held is gone with it (the filesystem broker removed it when the worker took it)
+    # When a new worker starts
+    second = embedded_celery(**LEASE)
+    wait_for(lambda: run_status(run) == MetricRun.Status.DONE, timeout=90, worker=second, what="run done after restart")
+    # Then every request was scored exactly once, with the right values
+    run.refresh_from_db()
+    assert run.chunks_done == run.chunks_total == 8
+    assert MetricScore.objects.filter(metric="ROUGE_L").count() == 16
+    assert stored_values(run, "ROUGE_L") == pytest.approx(expected_values(run, "ROUGE_L"))
+
+
+def test_a_chunk_that_kills_its_worker_every_time_fails_after_three_attempts(embedded_celery, monkeypatch):
+    # Given three chunks, the middle one "poisoned": every worker that takes it dies (SIGKILL, like the OOM killer)
+    monkeypatch.setattr(runs, "CHUNK_SIZE", 2)
+    dataset = make_dataset(clips=6)
+    run = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
+    poisoned = run.chunks.get(index=1)
+    metric_run_dispatch(run=run, enqueue=enqueue_chunks)
+    kills, workers = 0, []
+    deadline = time.monotonic() + 150
+    while not MetricRun.objects.get(pk=run.pk).is_finished:
+        assert time.monotonic() < deadline, f"run not finished; {kills} kills\n" + (
+            workers[-1].log_tail() if workers else ""
+        )
+        if not workers or not workers[-1].alive():
+            workers.append(embedded_celery(METRICS_CHUNK_DELAY_MS=800, **LEASE))
+        chunk = MetricRunChunk.objects.get(pk=poisoned.pk)
+        if (
+            chunk.status == MetricRunChunk.Status.RUNNING
+            and chunk.attempts > kills
+            and f"pid {workers[-1].pid}" in chunk.claimed_by
+        ):
+            workers[-1].kill()
+            kills += 1
+        time.sleep(0.05)
+
+    run.refresh_from_db()
+    poisoned.refresh_from_db()
+    assert kills == 3
+    assert (poisoned.status, poisoned.attempts) == (MetricRunChunk.Status.FAILED, 3)
+    assert "gave up after 3 attempt(s)" in poisoned.error
+    assert run.status == MetricRun.Status.DONE_WITH_ERRORS
+    assert run.error.startswith("1 chunk(s) failed: ROUGE_L chunk 1 (3 attempt(s))")
+    assert set(run.chunks.exclude(pk=poisoned.pk).values_list("status", flat=True)) == {MetricRunChunk.Status.DONE}
+    assert not MetricRunChunk.objects.filter(status=MetricRunChunk.Status.RUNNING).exists()
+    assert MetricScore.objects.filter(metric="ROUGE_L").count() == 4  # the two healthy chunks, once each
+
+
+def test_compute_metrics_wait_starts_a_temporary_worker_when_none_is_alive(embedded_celery, tmp_path):
+    dataset = make_dataset(clips=4)
+    env = {**os.environ, **worker_env(broker_url=None, broker_dir=tmp_path / "broker")}
+    started = time.monotonic()
+    result = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "compute_metrics",
+            "--dataset",
+            dataset.name,
+            "--metrics",
+            "ROUGE_L,BLEU_4",
+            "--wait",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    print(f"compute_metrics --wait with a temporary worker: {time.monotonic() - started:.1f} s")
+    assert "no live worker on filesystem:" in result.stdout and "started a temporary worker" in result.stdout
+    assert "progress 2/2" in result.stdout and "temporary worker (pid" in result.stdout
+    run = MetricRun.objects.get()
+    assert run.status == MetricRun.Status.DONE
+    assert MetricScore.objects.filter(metric="ROUGE_L").count() == 4
+    assert not live_workers(broker=current_broker())  # stopped afterwards
