@@ -7,7 +7,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("ratings", "0002_headphone_reset")]
+# The corpus app is pinned too: later corpus migrations add NOT NULL columns the old models know nothing of.
+BEFORE = [("ratings", "0002_headphone_reset"), ("annotation", "0003_tag_category_constraint")]
 
 
 def _migrate(targets):
