@@ -48,6 +48,7 @@ from annotation.serializers import (
     ImportSummarySerializer,
     JsonImportInputSerializer,
 )
+from annotation.services.annotation_campaigns import clips_still_schedulable_to
 from annotation.services.audio import clip_attach_audio
 from annotation.services.audiocaps_f import audiocaps_f_import
 from annotation.services.expert_annotations import (
@@ -168,8 +169,10 @@ def _refuse_campaign_annotation(annotation: ExpertAnnotation) -> None:
     """Work made in an annotation campaign changes only through its task (versioned drafts, checks, review)."""
     if annotation.campaign_id is not None:
         raise ValidationError(
-            {"detail": f"annotation {annotation.pk} belongs to an annotation campaign: edit it in the workspace "
-             f"(/api/annotation-tasks/), not here"}
+            {
+                "detail": f"annotation {annotation.pk} belongs to an annotation campaign: edit it in the workspace "
+                f"(/api/annotation-tasks/), not here"
+            }
         )
 
 
@@ -179,9 +182,11 @@ def _visible_annotations(user) -> Q:
     own = Q(annotator=user)
     if not user_has_role(user, REVIEWER):
         return own
-    own_clips = ExpertAnnotation.objects.filter(annotator=user).exclude(
-        status__in=[ExpertAnnotation.Status.GOLD, ExpertAnnotation.Status.SUPERSEDED]
-    ).values("clip_id")
+    own_clips = (
+        ExpertAnnotation.objects.filter(annotator=user)
+        .exclude(status__in=[ExpertAnnotation.Status.GOLD, ExpertAnnotation.Status.SUPERSEDED])
+        .values("clip_id")
+    )
     tasks = AnnotationTask.objects.filter(annotator=user).values("clip_id")
     reviewable = Q(campaign__isnull=True) | Q(campaign__reviewers=user) | Q(campaign__reviewers__isnull=True)
     others = (
@@ -190,6 +195,11 @@ def _visible_annotations(user) -> Q:
         & ~Q(clip_id__in=tasks)
         & reviewable
     )
+    # A reviewer who also annotates in a campaign sees none of its submissions of a clip that may still come
+    # to them.
+    for campaign_id, clip_ids in clips_still_schedulable_to(user=user).items():
+        if clip_ids:
+            others &= ~Q(campaign_id=campaign_id, clip_id__in=clip_ids, status=ExpertAnnotation.Status.SUBMITTED)
     return own | others
 
 

@@ -113,6 +113,10 @@ def campaign_clip_rows(*, campaign: AnnotationCampaign, viewer=None) -> list[Cam
     for review in AnnotationReview.objects.filter(campaign=campaign).select_related("reviewer"):
         if review.clip_id in rows:
             rows[review.clip_id].review = review
+    if viewer is not None and campaign.annotators.filter(pk=viewer.pk).exists():
+        for row in rows.values():
+            if row.denial is None and row.counted < campaign.annotations_per_clip:
+                row.denial = "this clip may still come to you to annotate"
     return list(rows.values())
 
 

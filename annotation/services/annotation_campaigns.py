@@ -3,7 +3,8 @@
 The scheduler hands an annotator the next clip when they ask for one:
 - balanced: the clip with the fewest annotations under way or done (assigned, submitted, returned),
   so every clip collects `annotations_per_clip` before any gets more, and none gets more than that;
-- never the same clip twice to one annotator (also not after skipping it);
+- never the same clip twice to one annotator (also not after skipping it), and never a clip whose review
+  has started to someone who may review in the campaign (they may have seen the others' work there);
 - in the annotator's own random order (a permutation seeded by the campaign seed and the annotator),
   among the clips that are equally short of annotations;
 - an annotator with unfinished work (in progress, or returned by a reviewer) gets that back first.
@@ -25,7 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Case, Value, When
 
 from accounts.roles import ANNOTATOR, REVIEWER, user_has_role
-from annotation.models import AnnotationCampaign, AnnotationTask, Clip, Dataset
+from annotation.models import AnnotationCampaign, AnnotationReview, AnnotationTask, Clip, Dataset
 from annotation.services.annotation_drafts import empty_draft
 
 TaskStatus = AnnotationTask.Status
@@ -134,6 +135,8 @@ def _next_clip_id(campaign: AnnotationCampaign, annotator: AbstractBaseUser) -> 
         AnnotationTask.objects.filter(campaign=campaign, status__in=COUNTED).values_list("clip_id", flat=True)
     )
     had = set(AnnotationTask.objects.filter(campaign=campaign, annotator=annotator).values_list("clip_id", flat=True))
+    if _may_review(campaign, annotator):
+        had |= set(AnnotationReview.objects.filter(campaign=campaign).values_list("clip_id", flat=True))
     open_clips = [pk for pk in clip_ids if counts[pk] < campaign.annotations_per_clip and pk not in had]
     if not open_clips:
         return None
@@ -141,6 +144,40 @@ def _next_clip_id(campaign: AnnotationCampaign, annotator: AbstractBaseUser) -> 
     candidates = {pk for pk in open_clips if counts[pk] == fewest}
     order = annotator_clip_order(campaign=campaign, annotator_id=annotator.pk, clip_ids=clip_ids)
     return next(pk for pk in order if pk in candidates)
+
+
+def _may_review(campaign: AnnotationCampaign, user: AbstractBaseUser) -> bool:
+    """Whether `user` could open this campaign's review pages (campaign reviewers, any reviewer when the
+    campaign names none, admins): such a user is never scheduled a clip whose submissions they may have seen."""
+    if user.is_staff or user.is_superuser:
+        return True
+    if not user_has_role(user, REVIEWER):
+        return False
+    return not campaign.reviewers.exists() or campaign.reviewers.filter(pk=user.pk).exists()
+
+
+def clip_still_schedulable_to(*, campaign: AnnotationCampaign, clip_id: int, user: AbstractBaseUser) -> bool:
+    """Whether "next clip" could still give `user` this clip (an annotator of the campaign who has not had it,
+    and the clip has an open slot): such a user must not see the clip's submissions yet."""
+    if not campaign.annotators.filter(pk=user.pk).exists():
+        return False
+    if AnnotationTask.objects.filter(campaign=campaign, clip_id=clip_id, annotator=user).exists():
+        return False
+    held = AnnotationTask.objects.filter(campaign=campaign, clip_id=clip_id, status__in=COUNTED).count()
+    return held < campaign.annotations_per_clip
+
+
+def clips_still_schedulable_to(*, user: AbstractBaseUser) -> dict[int, set[int]]:
+    """{campaign id: clip ids} that "next clip" could still give `user` in the active campaigns they annotate."""
+    open_clips: dict[int, set[int]] = {}
+    for campaign in AnnotationCampaign.objects.filter(annotators=user, is_active=True):
+        held = Counter(
+            AnnotationTask.objects.filter(campaign=campaign, status__in=COUNTED).values_list("clip_id", flat=True)
+        )
+        had = set(AnnotationTask.objects.filter(campaign=campaign, annotator=user).values_list("clip_id", flat=True))
+        clip_ids = campaign.clips.values_list("pk", flat=True)
+        open_clips[campaign.pk] = {pk for pk in clip_ids if pk not in had and held[pk] < campaign.annotations_per_clip}
+    return open_clips
 
 
 @transaction.atomic

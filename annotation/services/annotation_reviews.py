@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from accounts.roles import ADMIN, REVIEWER, user_has_role, user_roles
 from annotation.models import AnnotationCampaign, AnnotationReview, AnnotationTask, Clip, ExpertAnnotation
+from annotation.services.annotation_campaigns import clip_still_schedulable_to
 from annotation.services.annotation_drafts import (
     DraftConflictError,
     SavedDraft,
@@ -50,6 +51,8 @@ def clip_review_denial(*, campaign: AnnotationCampaign, clip: Clip, user: Abstra
         return f"clip {clip.pk} is not in campaign {campaign.name}"
     if annotated_by(clip=clip, user=user, campaign=campaign):
         return "you annotated this clip yourself, so someone else reviews it"
+    if clip_still_schedulable_to(campaign=campaign, clip_id=clip.pk, user=user):
+        return "this clip may still come to you to annotate: review it once its annotations are in"
     return None
 
 

@@ -67,6 +67,36 @@ def test_reviewers_cannot_review_a_clip_they_annotated(annotated, make_user):
     assert clip_review_denial(campaign=annotated.campaign, clip=clip, user=annotated.reviewer) is None
 
 
+def test_someone_who_annotates_and_reviews_never_sees_a_clip_that_may_still_come_to_them(make_user):
+    from annotation.services.annotation_campaigns import annotation_task_skip
+
+    workspace = workspace_build(make_user, clip_count=1, annotator_count=4, per_clip=3)
+    clip, campaign = workspace.clips[0], workspace.campaign
+    both = make_user("both", "annotator", "reviewer")
+    campaign.annotators.add(both)
+    campaign.reviewers.add(both)
+    for annotator in workspace.annotators[:2]:
+        task = annotation_task_next(campaign=campaign, annotator=annotator)
+        saved = task_draft_save(task=task, annotator=annotator, base_version=0, draft=draft_of(("rain", ["sky"], [])))
+        task_submit(task=task, annotator=annotator, base_version=saved.version, confirm_warnings=True)
+    # Two submissions in, one slot open: `both` could still be given the clip, so may not look at it.
+    assert "may still come to you" in clip_review_denial(campaign=campaign, clip=clip, user=both)
+    client = api_client(both)
+    assert client.get(f"/review/campaigns/{campaign.pk}/clips/{clip.pk}/").status_code == 403
+    assert client.get(f"/metrics/annotation-agreement/campaigns/{campaign.pk}/clips/{clip.pk}/").status_code == 403
+    assert "may still come to you" in client.get(f"/review/campaigns/{campaign.pk}/").content.decode()
+    assert client.get("/api/expert-annotations/", {"clip": clip.pk}).json()["results"] == []
+    # The last slot taken by someone else: `both` may review; when that one skips, the clip goes to a
+    # third annotator, never to `both`, who has seen the submissions.
+    third = annotation_task_next(campaign=campaign, annotator=workspace.annotators[2])
+    assert clip_review_denial(campaign=campaign, clip=clip, user=both) is None
+    assert len(client.get("/api/expert-annotations/", {"clip": clip.pk}).json()["results"]) == 2
+    review_open(campaign=campaign, clip=clip, reviewer=both)
+    annotation_task_skip(task=third, reason="silence")
+    assert annotation_task_next(campaign=campaign, annotator=both) is None
+    assert annotation_task_next(campaign=campaign, annotator=workspace.annotators[3]).clip_id == clip.pk
+
+
 def test_send_back_with_a_comment_shows_in_the_queue_and_resubmission_returns_it(annotated):
     task = AnnotationTask.objects.get(annotator=annotated.annotators[1])
     client = api_client(annotated.reviewer)
