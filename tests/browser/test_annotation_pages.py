@@ -280,3 +280,53 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
         metric="XACE", caption__clip=clip, caption__role="candidate", run=after
     ).value
     assert abs(candidate_score_after - candidate_score_before) > 0.05
+
+
+def test_admin_creates_a_campaign_on_the_staff_page_and_sees_a_skip_with_its_reason(
+    page_for, live_server, make_user, media_root, artifacts
+):
+    dataset, clips, _systems = corpus_build(name="acf-staff", clip_count=2, reference_count=1, system_names=("s",))
+    for clip in clips:
+        clip_audio_attach(clip, seconds=1.0)
+    for name in ("ann-p", "ann-q"):
+        make_user(name, "annotator")
+    admin = page_for(make_user("boss", staff=True))
+    admin.set_viewport_size({"width": 1280, "height": 800})
+    admin.goto(f"{live_server.url}/annotate/staff/campaigns/")
+    admin.fill("#id_name", "staff-made")
+    admin.select_option("#id_dataset", label=dataset.name)
+    admin.fill("#id_annotations_per_clip", "1")
+    admin.check("input[name=annotators] >> nth=0")  # ann-p only: the form refuses 1 per clip with nobody
+    admin.click("button.primary")
+    admin.wait_for_url("**/annotate/staff/campaigns/*/")
+    campaign_url = admin.url
+    assert "created with 2 clips" in admin.content()
+
+    # The annotator skips the first clip from the editor with a reason and a comment; the next one opens.
+    annotator = page_for(_user("ann-p"))
+    _open_next_clip(annotator, live_server)
+    skipped_task = _task_id(annotator)
+    annotator.click("#skip-button")
+    annotator.check("#skip-dialog input[value=bad_audio]")
+    annotator.fill("#skip-dialog textarea[name=comment]", "clipped and distorted from 2 s")
+    annotator.click("#skip-dialog button[type=submit]")
+    annotator.wait_for_function(
+        "(skipped) => document.getElementById('annotation-page')?.dataset.ready === 'true'"
+        " && JSON.parse(document.getElementById('task-data').textContent).id !== skipped",
+        arg=skipped_task,
+    )
+    assert AnnotationTask.objects.get(pk=skipped_task).status == "skipped"
+
+    admin.goto(campaign_url)
+    skip_row = " ".join(admin.locator("table.skips tbody tr").first.inner_text().split())
+    assert "ann-p" in skip_row and "Bad or broken audio" in skip_row and "clipped and distorted from 2 s" in skip_row
+    admin.screenshot(path=str(artifacts / "annotation_staff_campaign.png"), full_page=True)
+    admin.goto(f"{live_server.url}/annotate/staff/campaigns/")
+    assert " ".join(admin.locator("tbody tr").first.inner_text().split()).startswith("staff-made acf-staff 2 1 1 0 1")
+    admin.screenshot(path=str(artifacts / "annotation_staff_campaigns.png"))
+
+
+def _user(username: str):
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.get(username=username)

@@ -403,6 +403,11 @@ window.EventEditor = (function () {
           if (previous && this._event(previous)) select.value = previous;
           else if (this.draft.events[position]) select.value = this.draft.events[position].id; // first / second event
         });
+        // Never offer an event related to itself while there is another one to pick.
+        const [first, second] = form.querySelectorAll("select[data-role=event]");
+        if (first && second && first.value === second.value && this.draft.events.length > 1) {
+          second.value = this.draft.events.find((event) => event.id !== first.value).id;
+        }
       }
     }
 
