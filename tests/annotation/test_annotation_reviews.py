@@ -283,3 +283,21 @@ def test_campaign_work_changes_only_through_its_task(annotated):
     # Outside the campaign the annotator still has an annotation of their own for the same clip: a new one (201).
     assert owner.post("/api/expert-annotations/", graph, format="json").status_code == 201
     assert [e.label for e in ExpertAnnotation.objects.get(pk=task.annotation_id).events.all()] == ["barking", "event 0"]
+
+
+def test_the_workspace_api_is_in_the_openapi_schema_with_its_conflict_and_validation_answers(make_user):
+    import yaml
+
+    schema = yaml.safe_load(api_client(make_user("boss", staff=True)).get("/api/schema/").content)
+    paths = schema["paths"]
+    for path in (
+        "/api/annotation-campaigns/{id}/next/",
+        "/api/annotation-tasks/{id}/skip/",
+        "/api/annotation-tasks/{id}/return/",
+        "/api/annotation-tasks/{id}/checks/",
+    ):
+        assert "post" in paths[path], path
+    for path in ("/api/annotation-tasks/{id}/draft/", "/api/annotation-reviews/{id}/draft/"):
+        assert {"200", "400", "409"} <= set(paths[path]["put"]["responses"]), path
+    for path in ("/api/annotation-tasks/{id}/submit/", "/api/annotation-reviews/{id}/publish/"):
+        assert {"200", "400", "409"} <= set(paths[path]["post"]["responses"]), path
