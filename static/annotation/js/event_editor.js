@@ -21,12 +21,7 @@ window.EventEditor = (function () {
   const MAX_SUGGESTIONS = 40;
   const Graph = window.AnnotationGraph;
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = text;
-    return node;
-  }
+  const el = window.AnnotationDom.el;
 
   function isTextField(target) {
     return target && (target.tagName === "TEXTAREA" || target.tagName === "SELECT" || target.isContentEditable

@@ -17,12 +17,7 @@
   let sync = null;
   let editor = null;
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
+  const el = window.AnnotationDom.el;
 
   Page.callJson("POST", urls.open, {campaign: urls.campaignId, clip: urls.clipId}).then(({response, body}) => {
     if (!response.ok) {

@@ -8,12 +8,7 @@ window.SuggestBox = (function () {
 
   const Graph = window.AnnotationGraph;
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = text;
-    return node;
-  }
+  const el = window.AnnotationDom.el;
 
   /* Ranked completions: prefix matches first, then word-start, then substring; same text excluded. */
   function matches(words, typed, limit) {
