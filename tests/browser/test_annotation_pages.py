@@ -181,6 +181,18 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
     assert "contradicts" in page.locator("#editor-message").inner_text()
     assert page.locator("#relations-panel .relations-stated li").count() == 1
 
+    # Delete on a card removes the event and its relation; Ctrl+Z brings both back.
+    page.locator(".event-card").nth(1).focus()
+    page.keyboard.press("Delete")
+    assert page.locator(".event-card").count() == 1
+    assert page.locator("#relations-panel .relations-stated li.relation").count() == 0
+    page.keyboard.press("Control+z")
+    assert [card.locator(".event-label").input_value() for card in page.locator(".event-card").all()] == [
+        "barking",
+        "door slam",
+    ]
+    assert page.locator("#relations-panel .relations-stated li.relation").count() == 1
+
     # The relation rules of the page are the server's (same implied relations, same contradictions).
     cases = [
         [("a", "b", "before"), ("b", "c", "simultaneous"), ("c", "a", "before")],
