@@ -4,7 +4,7 @@ from collections.abc import Iterable
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from annotation.models import Caption, Clip, Dataset, ExpertAnnotation, SoundEvent, TemporalRelation
+from annotation.models import Caption, CaptioningSystem, Clip, Dataset, ExpertAnnotation, SoundEvent, TemporalRelation
 
 
 def dataset_list_with_counts() -> QuerySet[Dataset]:
@@ -52,9 +52,10 @@ def dataset_overview() -> QuerySet[Dataset]:
 
 
 def dataset_corpus_counts(*, dataset: Dataset) -> dict[str, int]:
-    """Clip, caption and GOLD expert-annotation counts of one dataset."""
+    """Clip, caption and GOLD expert-annotation counts of one dataset, and its systems' names."""
     clips = Clip.objects.filter(dataset=dataset)
     captions = Caption.objects.filter(clip__dataset=dataset)
+    candidates = captions.filter(role=Caption.Role.CANDIDATE)
     gold = ExpertAnnotation.objects.filter(clip__dataset=dataset, status=ExpertAnnotation.Status.GOLD)
     return {
         "clips": clips.count(),
@@ -63,6 +64,11 @@ def dataset_corpus_counts(*, dataset: Dataset) -> dict[str, int]:
         "candidate_captions": captions.filter(role=Caption.Role.CANDIDATE).count(),
         "expert_annotations": gold.count(),
         "events": SoundEvent.objects.filter(annotation__in=gold).count(),
+        "human_candidates": candidates.filter(author_kind=Caption.AuthorKind.HUMAN).count(),
+        "machine_candidates": candidates.filter(author_kind=Caption.AuthorKind.MACHINE).count(),
+        "systems": sorted(
+            CaptioningSystem.objects.filter(captions__clip__dataset=dataset).values_list("name", flat=True).distinct()
+        ),
     }
 
 

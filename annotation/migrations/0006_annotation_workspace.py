@@ -17,7 +17,7 @@ def supersede_extra_gold(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0004_dataset_metric_settings'),
+        ('annotation', '0005_caption_superseded_and_system_submissions'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('metrics_bridge', '0003_chunk_leases_worker_heartbeats'),
+        ('metrics_bridge', '0004_system_scores_and_dashboard_cache'),
     ]
 
     operations = [
