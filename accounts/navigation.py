@@ -25,12 +25,16 @@ NAVIGATION: dict[str, list[NavEntry]] = {
         NavEntry("My ratings", "ratings:home", ("/ratings/items/", "/ratings/campaigns/", "/ratings/headphones/")),
     ],
     ANNOTATOR: [
+        NavEntry("Annotate", "annotation:annotator_home", ("/annotate/campaigns/", "/annotate/tasks/")),
         NavEntry("API docs", "api-docs"),
     ],
     REVIEWER: [
+        NavEntry("Review", "annotation:review_home", ("/review/", "/metrics/annotation-agreement/")),
         NavEntry("API docs", "api-docs"),
     ],
     ADMIN: [
+        NavEntry("Review", "annotation:review_home", ("/review/", "/metrics/annotation-agreement/")),
+        NavEntry("Annotation campaigns", "annotation:staff_campaigns", ("/annotate/staff/",)),
         NavEntry("Campaigns", "ratings:campaign_list", ("/ratings/staff/campaigns/",)),
         NavEntry("Raters", "ratings:rater_list", ("/ratings/staff/raters/",)),
         NavEntry("Workbooks", "ratings:workbook_upload", ("/ratings/staff/workbooks/",)),

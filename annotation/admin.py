@@ -4,6 +4,9 @@ from django.contrib import admin
 from django.db.models import Count
 
 from annotation.models import (
+    AnnotationCampaign,
+    AnnotationReview,
+    AnnotationTask,
     AttributeTag,
     Caption,
     CaptioningSystem,
@@ -178,3 +181,32 @@ class TemporalRelationAdmin(admin.ModelAdmin):
     search_fields = ["first_event__label", "second_event__label", "annotation__clip__external_id"]
     list_select_related = ["first_event", "second_event", "annotation__clip"]
     raw_id_fields = ["annotation", "first_event", "second_event"]
+
+
+@admin.register(AnnotationCampaign)
+class AnnotationCampaignAdmin(admin.ModelAdmin):
+    list_display = ["name", "dataset", "annotations_per_clip", "seed", "is_active", "created_at"]
+    list_filter = ["is_active", "dataset"]
+    search_fields = ["name"]
+    raw_id_fields = ["clips"]
+    filter_horizontal = ["annotators", "reviewers"]
+
+
+@admin.register(AnnotationTask)
+class AnnotationTaskAdmin(admin.ModelAdmin):
+    list_display = ["id", "campaign", "clip", "annotator", "status", "skip_reason", "draft_version", "updated_at"]
+    list_filter = ["status", "skip_reason", "campaign"]
+    search_fields = ["clip__external_id", "annotator__username", "skip_comment", "review_comment"]
+    list_select_related = ["campaign", "clip", "annotator"]
+    raw_id_fields = ["clip", "annotation"]
+    readonly_fields = ["draft_version", "draft_saved_at"]
+
+
+@admin.register(AnnotationReview)
+class AnnotationReviewAdmin(admin.ModelAdmin):
+    list_display = ["id", "campaign", "clip", "reviewer", "status", "published_at"]
+    list_filter = ["status", "campaign"]
+    search_fields = ["clip__external_id", "reviewer__username"]
+    list_select_related = ["campaign", "clip", "reviewer"]
+    raw_id_fields = ["clip", "gold"]
+    readonly_fields = ["draft_version", "draft_saved_at"]

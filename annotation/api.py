@@ -10,7 +10,7 @@ Who may use what (admins pass every check):
   campaign gets no clips or captions of that campaign's dataset.
 """
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -20,10 +20,11 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from accounts.permissions import ActionRolesMixin, RaterLockMixin
-from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role, user_roles
 from annotation import selectors
 from annotation.api_helpers import filter_by_params, json_import_respond
 from annotation.models import (
+    AnnotationTask,
     AttributeTag,
     Caption,
     CaptioningSystem,
@@ -47,6 +48,7 @@ from annotation.serializers import (
     ImportSummarySerializer,
     JsonImportInputSerializer,
 )
+from annotation.services.annotation_campaigns import clips_still_schedulable_to
 from annotation.services.audio import clip_attach_audio
 from annotation.services.audiocaps_f import audiocaps_f_import
 from annotation.services.expert_annotations import (
@@ -163,6 +165,44 @@ def _annotation_queryset():
     )
 
 
+def _refuse_campaign_annotation(annotation: ExpertAnnotation) -> None:
+    """Work made in an annotation campaign changes only through its task (versioned drafts, checks, review)."""
+    if annotation.campaign_id is not None:
+        raise ValidationError(
+            {
+                "detail": f"annotation {annotation.pk} belongs to an annotation campaign: edit it in the workspace "
+                f"(/api/annotation-tasks/), not here"
+            }
+        )
+
+
+def _visible_annotations(user) -> Q:
+    """Everyone sees their own annotations. Reviewers also see others' submitted and gold ones, except of
+    clips they annotate themselves (blind until review) and of campaigns that list other reviewers."""
+    own = Q(annotator=user)
+    if not user_has_role(user, REVIEWER):
+        return own
+    own_clips = (
+        ExpertAnnotation.objects.filter(annotator=user)
+        .exclude(status__in=[ExpertAnnotation.Status.GOLD, ExpertAnnotation.Status.SUPERSEDED])
+        .values("clip_id")
+    )
+    tasks = AnnotationTask.objects.filter(annotator=user).values("clip_id")
+    reviewable = Q(campaign__isnull=True) | Q(campaign__reviewers=user) | Q(campaign__reviewers__isnull=True)
+    others = (
+        Q(status__in=[ExpertAnnotation.Status.SUBMITTED, ExpertAnnotation.Status.GOLD])
+        & ~Q(clip_id__in=own_clips)
+        & ~Q(clip_id__in=tasks)
+        & reviewable
+    )
+    # A reviewer who also annotates in a campaign sees none of its submissions of a clip that may still come
+    # to them.
+    for campaign_id, clip_ids in clips_still_schedulable_to(user=user).items():
+        if clip_ids:
+            others &= ~Q(campaign_id=campaign_id, clip_id__in=clip_ids, status=ExpertAnnotation.Status.SUBMITTED)
+    return own | others
+
+
 @extend_schema(
     tags=["expert annotations"],
     parameters=[
@@ -181,7 +221,8 @@ class ExpertAnnotationViewSet(
 ):
     """AudioCaps-F expert annotations (events with sources and attributes, temporal relations).
 
-    Read: annotators see their own; reviewers and admins see all.
+    Read: annotators see their own; reviewers also others' submitted and gold ones (not drafts, not of clips
+    they annotate themselves); admins see all.
     Create / replace / delete: annotators, on their own annotations, while not gold.
     Status (review): reviewers (submitted -> gold, submitted -> draft, gold -> submitted) and admins (any).
     """
@@ -202,9 +243,8 @@ class ExpertAnnotationViewSet(
         user = self.request.user
         if getattr(self, "swagger_fake_view", False):  # schema generation has no real user
             return queryset.none()
-        # Annotators who are not also reviewers only ever reach their own rows (others are 404 to them).
-        if not user_has_role(user, REVIEWER):
-            queryset = queryset.filter(annotator=user)
+        if ADMIN not in user_roles(user):
+            queryset = queryset.filter(_visible_annotations(user)).distinct()
         lookups = {
             "clip": "clip_id",
             "dataset": "clip__dataset__name",
@@ -238,7 +278,9 @@ class ExpertAnnotationViewSet(
     def create(self, request):
         """Save the caller's annotation of a clip (creates it, or replaces the caller's existing one)."""
         data = self._validated_input(request)
-        existed = ExpertAnnotation.objects.filter(clip=data["clip"], annotator=request.user).exists()
+        existed = ExpertAnnotation.objects.filter(
+            clip=data["clip"], annotator=request.user, campaign__isnull=True
+        ).exists()
         annotation = self._save(request, data)
         return self._respond(annotation, status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
 
@@ -246,6 +288,7 @@ class ExpertAnnotationViewSet(
     def update(self, request, pk=None):
         """Replace the caller's own annotation (the whole graph)."""
         annotation = get_object_or_404(ExpertAnnotation, pk=pk, annotator=request.user)
+        _refuse_campaign_annotation(annotation)
         data = self._validated_input(request)
         if data["clip"] != annotation.clip:
             raise ValidationError(
@@ -259,6 +302,8 @@ class ExpertAnnotationViewSet(
             raise PermissionDenied("only the annotator or an admin can delete an annotation")
         if instance.status == ExpertAnnotation.Status.GOLD and not is_admin:
             raise ValidationError({"detail": f"annotation {instance.pk} is gold and cannot be deleted"})
+        if not is_admin:
+            _refuse_campaign_annotation(instance)
         instance.delete()
 
     @extend_schema(request=ExpertAnnotationStatusSerializer, responses={200: ExpertAnnotationSerializer})

@@ -1,8 +1,10 @@
 """Read-only queries over the corpus."""
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from collections.abc import Iterable
+
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset, ExpertAnnotation, SoundEvent
+from annotation.models import Caption, CaptioningSystem, Clip, Dataset, ExpertAnnotation, SoundEvent, TemporalRelation
 
 
 def dataset_list_with_counts() -> QuerySet[Dataset]:
@@ -71,10 +73,61 @@ def dataset_corpus_counts(*, dataset: Dataset) -> dict[str, int]:
 
 
 def dataset_gold_annotations(*, dataset: Dataset) -> QuerySet[ExpertAnnotation]:
-    """GOLD annotations of the dataset in the order they were created, with events, sources and attributes."""
-    return (
+    """GOLD annotations of the dataset in the order they were created, with events, sources, attributes, relations."""
+    return _with_graph(
         ExpertAnnotation.objects.filter(clip__dataset=dataset, status=ExpertAnnotation.Status.GOLD)
         .select_related("clip")
-        .prefetch_related("events__sources", "events__attributes")
         .order_by("pk")
     )
+
+
+def _with_graph(queryset: QuerySet[ExpertAnnotation]) -> QuerySet[ExpertAnnotation]:
+    relations = TemporalRelation.objects.select_related("first_event", "second_event").order_by("pk")
+    return queryset.prefetch_related(
+        "events__sources", "events__attributes", Prefetch("relations", queryset=relations)
+    )
+
+
+def annotation_as_audiocaps_f(annotation: ExpertAnnotation) -> dict[str, dict]:
+    """{event: {"source": [...], "attr": [...]}} in order, plus "relations" ({other event: kind}, this event
+    first) and "onset" / "offset" on the events that have them. Use on an annotation fetched with its graph
+    (dataset_gold_annotations, gold_annotation_documents)."""
+    document: dict[str, dict] = {}
+    for event in sorted(annotation.events.all(), key=lambda e: e.position):
+        node: dict = {
+            "source": [source.text for source in sorted(event.sources.all(), key=lambda s: s.position)],
+            "attr": [attribute.text for attribute in sorted(event.attributes.all(), key=lambda a: a.position)],
+        }
+        if event.onset_seconds is not None:
+            node["onset"] = event.onset_seconds
+        if event.offset_seconds is not None:
+            node["offset"] = event.offset_seconds
+        document[event.label] = node
+    for relation in annotation.relations.all():
+        document[relation.first_event.label].setdefault("relations", {})[relation.second_event.label] = relation.kind
+    return document
+
+
+def gold_annotation_documents(*, clip_ids: Iterable[int]) -> dict[int, dict[str, dict]]:
+    """clip id -> its gold annotation as annotation_as_audiocaps_f gives it (clips without gold are absent)."""
+    gold = ExpertAnnotation.objects.filter(clip_id__in=list(clip_ids), status=ExpertAnnotation.Status.GOLD)
+    return {
+        annotation.clip_id: annotation_as_audiocaps_f(annotation) for annotation in _with_graph(gold.order_by("pk"))
+    }
+
+
+def submitted_annotation_documents(*, dataset: Dataset, campaign=None) -> dict[int, dict[str, dict]]:
+    """clip id -> annotator username -> their SUBMITTED annotation as annotation_as_audiocaps_f gives it.
+
+    One per annotator and clip (their latest, should they have submitted it in several campaigns);
+    `campaign` narrows to one annotation campaign.
+    """
+    submitted = ExpertAnnotation.objects.filter(clip__dataset=dataset, status=ExpertAnnotation.Status.SUBMITTED)
+    if campaign is not None:
+        submitted = submitted.filter(campaign=campaign)
+    documents: dict[int, dict[str, dict]] = {}
+    for annotation in _with_graph(submitted.select_related("annotator").order_by("pk")):
+        by_annotator = documents.setdefault(annotation.clip_id, {})
+        by_annotator[annotation.annotator.username] = annotation_as_audiocaps_f(annotation)
+    return documents
+

@@ -1,6 +1,6 @@
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponseRedirect
+from django.http import FileResponse, Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_safe
@@ -10,6 +10,7 @@ from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER, roles_required, us
 from annotation import selectors
 from annotation.audio import clip_audio_response
 from annotation.models import Clip
+from annotation.services.spectrogram import clip_spectrogram_ensure
 
 
 @login_required
@@ -51,3 +52,27 @@ def clip_audio(request, clip_id: int):
         return clip_audio_response(clip, request.headers.get("Range"))
     except FileNotFoundError:
         raise Http404("The audio file of this clip is missing from storage") from None
+
+
+@roles_required(ANNOTATOR, REVIEWER, ADMIN)
+@require_safe
+def clip_spectrogram(request, clip_id: int):
+    """Who: annotators, reviewers, admins. The clip's spectrogram image (computed once, then cached in storage)."""
+    clip = get_object_or_404(Clip, pk=clip_id)
+    if not clip.audio:
+        raise Http404("This clip has no audio")
+    try:
+        name = clip_spectrogram_ensure(clip=clip)
+    except FileNotFoundError:
+        raise Http404("The audio file of this clip is missing from storage") from None
+    except Exception as error:  # undecodable stored audio: say so rather than a 500
+        raise Http404(f"No spectrogram for this clip's audio ({type(error).__name__})") from None
+    storage = clip.audio.storage
+    if settings.USES_S3_STORAGE:
+        response = HttpResponseRedirect(storage.url(name))
+        add_never_cache_headers(response)
+        return response
+    response = FileResponse(storage.open(name, "rb"), content_type="image/png")
+    # The page asks for ?v=<audio sha256 prefix>: a new audio file gets a new URL.
+    response["Cache-Control"] = "private, max-age=86400"
+    return response

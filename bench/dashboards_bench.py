@@ -51,7 +51,8 @@ def build(rng: random.Random) -> dict:
     from metrics_bridge.agreement.protocol import scorer_batching
     from metrics_bridge.models import MetricScore, ReferenceSet, SystemScore
     from metrics_bridge.scoring import registry
-    from metrics_bridge.services.plans import chunk_requests_for, dataset_scoring_plan
+    from metrics_bridge.scoring.base import uses_gold_annotations
+    from metrics_bridge.services.plans import chunk_requests_for, dataset_scoring_plan, gold_fingerprints_by_caption
     from metrics_bridge.services.reference_sets import reference_sets_ensure
     from metrics_bridge.services.system_scores import current_versions, fingerprints_for, system_inputs
     from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
@@ -144,7 +145,9 @@ def build(rng: random.Random) -> dict:
             plans[layout] = dataset_scoring_plan(dataset=dataset, protocol_kind=layout[0], batching=layout[1])
         keys = set()
         for batch in plans[layout]:
-            requests, entries = chunk_requests_for(batch=batch, corpus_level=scorer.corpus_level)
+            # the bench's data has no gold annotations: every clip's fingerprint is that of "no gold"
+            gold = gold_fingerprints_by_caption(dataset=dataset) if uses_gold_annotations(scorer) else None
+            requests, entries = chunk_requests_for(batch=batch, scorer=scorer, gold_fingerprints=gold)
             reference_sets.update(entries)
             keys.update((r["caption_id"], r["reference_set_key"]) for r in requests)
         score_keys[name] = keys

@@ -7,6 +7,7 @@ endpoints, not the names of the corpus ones.
 from rest_framework.routers import APIRootView, DefaultRouter
 
 from annotation.api import register_routes as register_annotation_routes
+from annotation.api_workspace import register_routes as register_workspace_routes
 from metrics_bridge.api import register_routes as register_metrics_routes
 from ratings.api import register_routes as register_ratings_routes
 
@@ -40,6 +41,7 @@ class RoleAwareRouter(DefaultRouter):
 
 router = RoleAwareRouter()
 register_annotation_routes(router)
+register_workspace_routes(router)
 register_ratings_routes(router)
 register_metrics_routes(router)
 urlpatterns = router.urls

@@ -262,6 +262,7 @@ SPECTACULAR_SETTINGS = {
         "ExpertAnnotationStatusEnum": "annotation.models.ExpertAnnotation.Status",
         "MetricRunStatusEnum": "metrics_bridge.models.MetricRun.Status",
         "PairChoiceEnum": "ratings.models.CaptionPair.Choice",
+        "AnnotationSkipReasonEnum": "annotation.models.AnnotationTask.SkipReason",
     },
 }
 

@@ -13,7 +13,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from accounts.permissions import ActionRolesMixin, RaterLockMixin
-from accounts.roles import ADMIN, ANNOTATOR, REVIEWER
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role
 from annotation.api_helpers import filter_by_params
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.serializers import MetricRunInputSerializer, MetricRunSerializer, MetricScoreSerializer
@@ -82,6 +82,11 @@ class MetricScoreViewSet(RaterLockMixin, ActionRolesMixin, viewsets.ReadOnlyMode
 
     action_roles = {"*": METRIC_READERS}
     serializer_class = MetricScoreSerializer
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        context["hide_gold_details"] = not user_has_role(self.request.user, REVIEWER)
+        return context
 
     def get_queryset(self):
         queryset = MetricScore.objects.select_related("reference_set").order_by("metric", "caption_id", "pk")

@@ -240,3 +240,20 @@ class DashboardCache(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} ({self.fingerprint[:10]})"
+
+
+class PhraseVector(models.Model):
+    """A phrase's sentence vector, kept so pages and commands that compare annotations (inter-annotator
+    agreement) embed each phrase once, not on every request. `model` names the encoder and its versions."""
+
+    model = models.CharField(max_length=200)
+    text_sha256 = models.CharField(max_length=64)
+    text = models.TextField()
+    vector = models.BinaryField()  # float32, unit length
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["model", "text_sha256"], name="phrase_vector_unique_text")]
+
+    def __str__(self) -> str:
+        return f"{self.text[:40]} ({self.model})"

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from annotation.models import Dataset
 from metrics_bridge.models import MetricRun, MetricScore
+from metrics_bridge.services.plans import GOLD_MARK
 
 
 class MetricRunSerializer(serializers.ModelSerializer):
@@ -45,3 +46,14 @@ class MetricScoreSerializer(serializers.ModelSerializer):
     class Meta:
         model = MetricScore
         fields = ["id", "metric", "version", "caption", "reference_set", "value", "details", "run", "created_at"]
+
+    def to_representation(self, score: MetricScore) -> dict:
+        data = super().to_representation(score)
+        context = score.reference_set.context
+        scored_against_gold = GOLD_MARK in context and not context.endswith(f"{GOLD_MARK}none")
+        if scored_against_gold and self.context.get("hide_gold_details"):
+            # X-ACE's explanation lists the gold annotation's nodes: annotators must not see others' annotations.
+            data["details"] = {
+                "hidden": "this explanation shows the clip's gold annotation (reviewers and admins see it)"
+            }
+        return data

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics_bridge import views, views_dashboards, views_submissions
+from metrics_bridge import views, views_annotation, views_dashboards, views_submissions
 
 app_name = "metrics_bridge"
 urlpatterns = [
@@ -32,4 +32,10 @@ urlpatterns = [
     ),
     path("plots/<slug:kind>/<int:object_id>.svg", views_dashboards.plot, name="plot"),
     path("datasets/<int:dataset_id>/sensitivity/", views.dataset_sensitivity, name="dataset_sensitivity"),
+    path("annotation-agreement/", views_annotation.annotation_agreement, name="annotation_agreement"),
+    path(
+        "annotation-agreement/campaigns/<int:campaign_id>/clips/<int:clip_id>/",
+        views_annotation.clip_matching,
+        name="annotation_clip_matching",
+    ),
 ]

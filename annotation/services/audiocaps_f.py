@@ -1,8 +1,12 @@
-"""AudioCaps-F expert annotations: import as GOLD annotations, export the same format back.
+"""AudioCaps-F expert annotations: import as GOLD annotations (or as one annotator's submissions), export back.
 
 Format: {"Y<youtube_id>.wav": {event: {"source": [...], "attr": [...]}, ...}, ...}. Events, sources
 and attributes keep their order (position) and their exact text, so import -> export reproduces
-the input. A key matches the dataset's clip whose external_id is `<youtube_id>` (as the AudioCaps-Eval
+the input. This product's annotations may also carry, per event, optional keys that readers of the
+plain format ignore: "relations": {other event: "before" | "after" | "simultaneous"} (this event
+<kind> the other one) and "onset" / "offset" in seconds; they are written only when present, so an
+annotation without them exports exactly as the released file.
+A key matches the dataset's clip whose external_id is `<youtube_id>` (as the AudioCaps-Eval
 pairwise import creates them) or whose file_name is the key; missing clips are created.
 Attributes link to the tag library by case-insensitive, trimmed text; others stay free text (tag=None).
 Re-importing leaves an annotation whose events are identical untouched and replaces the events of
@@ -10,6 +14,7 @@ one that differs, so the final state never depends on how often the import ran.
 """
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -17,10 +22,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils import timezone
 
-from annotation.models import AttributeTag, Clip, Dataset, EventAttribute, EventSource, ExpertAnnotation, SoundEvent
-from annotation.selectors import dataset_gold_annotations
+from annotation.graph_rules import relations_analyse
+from annotation.models import (
+    AttributeTag,
+    Clip,
+    Dataset,
+    EventAttribute,
+    EventSource,
+    ExpertAnnotation,
+    SoundEvent,
+    TemporalRelation,
+)
+from annotation.selectors import annotation_as_audiocaps_f, dataset_gold_annotations
 from annotation.services.importing import (
     ImportDataError,
     ImportSummary,
@@ -38,6 +55,7 @@ EXPERT_USERNAME = "audiocaps-f-experts"
 EXPERT_ROLE = "annotator"
 CLIP_KEY = re.compile(r"^Y(?P<youtube_id>.+)\.wav$")
 EVENT_SHAPE = 'expected {"source": [...], "attr": [...]}'
+EVENT_KEYS = {"source", "attr", "relations", "onset", "offset"}
 LABEL_LENGTH = SoundEvent._meta.get_field("label").max_length
 SOURCE_LENGTH = EventSource._meta.get_field("text").max_length
 ATTRIBUTE_LENGTH = EventAttribute._meta.get_field("text").max_length
@@ -49,6 +67,10 @@ class EventSpec:
     label: str
     sources: tuple[str, ...]
     attributes: tuple[str, ...]
+    # (other event label, kind): this event <kind> the other one
+    relations: tuple[tuple[str, str], ...] = ()
+    onset: float | None = None
+    offset: float | None = None
 
 
 @dataclass(frozen=True)
@@ -62,25 +84,61 @@ def tag_text_normalize(text: str) -> str:
     return text.strip().casefold()
 
 
-def audiocaps_f_import_from_path(*, path: Path | str, dataset_name: str) -> ImportSummary:
+IMPORT_STATUSES = (ExpertAnnotation.Status.GOLD, ExpertAnnotation.Status.SUBMITTED)
+
+
+def audiocaps_f_import_from_path(
+    *, path: Path | str, dataset_name: str, annotator_username: str | None = None, status: str | None = None
+) -> ImportSummary:
     data, source_name = json_file_load(path=path)
-    return audiocaps_f_import(data=data, dataset_name=dataset_name, source_name=source_name)
+    return audiocaps_f_import(
+        data=data,
+        dataset_name=dataset_name,
+        source_name=source_name,
+        annotator_username=annotator_username,
+        status=status,
+    )
 
 
 @logged_import("audiocaps_f")
-def audiocaps_f_import(*, data: Any, dataset_name: str, source_name: str) -> ImportSummary:
+def audiocaps_f_import(
+    *,
+    data: Any,
+    dataset_name: str,
+    source_name: str,
+    annotator_username: str | None = None,
+    status: str | None = None,
+) -> ImportSummary:
+    """Import the file as gold annotations of the expert account (default), or as `annotator_username`'s
+    annotations with `status` (default submitted when an annotator is named). A new gold annotation
+    supersedes the clip's previous gold one (one gold per clip)."""
     dataset_name_validate(name=dataset_name)
+    if status is None:
+        status = ExpertAnnotation.Status.SUBMITTED if annotator_username else ExpertAnnotation.Status.GOLD
+    if status not in IMPORT_STATUSES:
+        raise ImportDataError(f'status "{status}": imported annotations are {" or ".join(IMPORT_STATUSES)}')
+    annotator = _named_annotator(annotator_username) if annotator_username else None
     specs = audiocaps_f_parse(data=data, source_name=source_name)
     summary = ImportSummary(source_name=source_name)
     with transaction.atomic():
         dataset = dataset_get_or_create(name=dataset_name, summary=summary)
-        expert = import_account_get_or_create(
-            username=EXPERT_USERNAME, role=EXPERT_ROLE, summary=summary, kind="annotator accounts"
-        )
+        if annotator is None:
+            annotator = import_account_get_or_create(
+                username=EXPERT_USERNAME, role=EXPERT_ROLE, summary=summary, kind="annotator accounts"
+            )
         clips = _clips_ensure(dataset, specs, summary)
         tags = {tag_text_normalize(tag.text): tag.pk for tag in AttributeTag.objects.all()}
-        _annotations_ensure(specs, clips, expert, tags, summary)
+        _annotations_ensure(specs, clips, annotator, tags, summary, status)
     return summary
+
+
+def _named_annotator(username: str):
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise ImportDataError(f'user "{username}" does not exist (create the account first)')
+    if not user.groups.filter(name=EXPERT_ROLE).exists():
+        raise ImportDataError(f'user "{username}" is not an annotator (add the account to the annotator group)')
+    return user
 
 
 def audiocaps_f_parse(*, data: Any, source_name: str) -> list[ClipAnnotationSpec]:
@@ -102,6 +160,7 @@ def audiocaps_f_parse(*, data: Any, source_name: str) -> list[ClipAnnotationSpec
         events = tuple(
             _event_parse(label, raw_event, f'{where} event "{label}"') for label, raw_event in raw_events.items()
         )
+        _relations_check(events, where)
         specs.append(ClipAnnotationSpec(key=key, youtube_id=match.group("youtube_id"), events=events))
     return specs
 
@@ -110,7 +169,7 @@ def _event_parse(label: str, raw_event: Any, where: str) -> EventSpec:
     text_field_check(value=label, where=where, max_length=LABEL_LENGTH)
     if not isinstance(raw_event, dict):
         raise ImportDataError(f"{where}: {EVENT_SHAPE}, got {json_type_name(raw_event)}")
-    unknown = sorted(set(raw_event) - {"source", "attr"})
+    unknown = sorted(set(raw_event) - EVENT_KEYS)
     if unknown:
         raise ImportDataError(f'{where}: unknown key "{unknown[0]}" ({EVENT_SHAPE})')
     lists = {}
@@ -124,7 +183,53 @@ def _event_parse(label: str, raw_event: Any, where: str) -> EventSpec:
             text_field_check(value=value, where=f'{where} key "{name}" index {index}', max_length=max_length)
             for index, value in enumerate(values)
         )
-    return EventSpec(label=label, sources=lists["source"], attributes=lists["attr"])
+    onset, offset = (_seconds_parse(raw_event.get(key), f'{where} key "{key}"') for key in ("onset", "offset"))
+    if onset is not None and offset is not None and offset < onset:
+        raise ImportDataError(f'{where} key "offset": {offset} is before the onset {onset}')
+    relations = raw_event.get("relations") or {}
+    if not isinstance(relations, dict):
+        raise ImportDataError(
+            f'{where} key "relations": expected an object {{event: kind}}, got {json_type_name(relations)}'
+        )
+    for other, kind in relations.items():
+        if kind not in TemporalRelation.Kind.values:
+            raise ImportDataError(
+                f'{where} key "relations" event "{other}": expected one of {", ".join(TemporalRelation.Kind.values)}'
+            )
+    return EventSpec(
+        label=label,
+        sources=lists["source"],
+        attributes=lists["attr"],
+        relations=tuple(relations.items()),
+        onset=onset,
+        offset=offset,
+    )
+
+
+def _seconds_parse(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ImportDataError(f"{where}: expected a number of seconds >= 0, got {json.dumps(value)}")
+    return float(value)
+
+
+def _relations_check(events: tuple[EventSpec, ...], where: str) -> None:
+    """Relations name events of the same clip, never the event itself, and do not contradict each other."""
+    labels = {event.label for event in events}
+    stated, pairs = [], set()
+    for event in events:
+        for other, kind in event.relations:
+            if other not in labels or other == event.label:
+                what = "the event itself" if other == event.label else "no event of this clip"
+                raise ImportDataError(f'{where} event "{event.label}" key "relations": "{other}" is {what}')
+            if frozenset((event.label, other)) in pairs:
+                raise ImportDataError(f'{where}: events "{event.label}" and "{other}" are related twice')
+            pairs.add(frozenset((event.label, other)))
+            stated.append((event.label, other, kind))
+    report = relations_analyse(stated)
+    if report.contradictions:
+        raise ImportDataError(f"{where}: contradictory relations: {report.contradictions[0][1]}")
 
 
 def _clips_ensure(dataset: Dataset, specs: list[ClipAnnotationSpec], summary: ImportSummary) -> dict[str, Clip]:
@@ -151,9 +256,11 @@ def _clips_ensure(dataset: Dataset, specs: list[ClipAnnotationSpec], summary: Im
     return clips
 
 
-def _stored_events(annotation_ids: list[int]) -> dict[int, list[tuple]]:
-    """annotation id -> [(label, sources, [(attribute text, tag id)])] as stored, in order."""
+def _stored_graphs(annotation_ids: list[int]) -> dict[int, tuple]:
+    """annotation id -> (events, relations) as stored, in order; an event is
+    (label, sources, [(attribute text, tag id)], onset, offset), a relation (first label, second label, kind)."""
     events: dict[int, list[tuple]] = {pk: [] for pk in annotation_ids}
+    relations: dict[int, list[tuple]] = {pk: [] for pk in annotation_ids}
     event_rows = SoundEvent.objects.filter(annotation_id__in=annotation_ids).order_by("annotation_id", "position")
     sources: dict[int, list[str]] = {}
     for event_id, text in (
@@ -171,54 +278,90 @@ def _stored_events(annotation_ids: list[int]) -> dict[int, list[tuple]]:
         attributes.setdefault(event_id, []).append((text, tag_id))
     for event in event_rows:
         events[event.annotation_id].append(
-            (event.label, tuple(sources.get(event.pk, [])), tuple(attributes.get(event.pk, [])))
+            (
+                event.label,
+                tuple(sources.get(event.pk, [])),
+                tuple(attributes.get(event.pk, [])),
+                event.onset_seconds,
+                event.offset_seconds,
+            )
         )
-    return events
+    for annotation_id, first, second, kind in (
+        TemporalRelation.objects.filter(annotation_id__in=annotation_ids)
+        .order_by("annotation_id", "pk")
+        .values_list("annotation_id", "first_event__label", "second_event__label", "kind")
+    ):
+        relations[annotation_id].append((first, second, kind))
+    return {pk: (tuple(events[pk]), tuple(relations[pk])) for pk in annotation_ids}
 
 
-def _annotations_ensure(specs, clips, expert, tags: dict[str, int], summary: ImportSummary) -> None:
+def _wanted_graph(spec: ClipAnnotationSpec, tags: dict[str, int]) -> tuple:
+    events = tuple(
+        (
+            e.label,
+            e.sources,
+            tuple((text, tags.get(tag_text_normalize(text))) for text in e.attributes),
+            e.onset,
+            e.offset,
+        )
+        for e in spec.events
+    )
+    relations = tuple((e.label, other, kind) for e in spec.events for other, kind in e.relations)
+    return events, relations
+
+
+def _annotations_ensure(specs, clips, annotator, tags: dict[str, int], summary: ImportSummary, status: str) -> None:
+    gold = ExpertAnnotation.Status.GOLD
     clip_ids = [clip.pk for clip in clips.values()]
-    annotations = {a.clip_id: a for a in ExpertAnnotation.objects.filter(annotator=expert, clip_id__in=clip_ids)}
-    stored = _stored_events([a.pk for a in annotations.values()])
+    annotations = {
+        a.clip_id: a
+        for a in ExpertAnnotation.objects.filter(annotator=annotator, clip_id__in=clip_ids, campaign__isnull=True)
+    }
+    stored = _stored_graphs([a.pk for a in annotations.values()])
 
-    new_annotations, promoted, to_fill = [], [], []
-    replaced_ids, unchanged = [], 0
+    new_annotations, status_changed, to_fill = [], [], []
+    replaced_ids, unchanged, gold_kept = [], 0, 0
     for spec in specs:
         clip = clips[spec.key]
-        wanted = [
-            (e.label, e.sources, tuple((text, tags.get(tag_text_normalize(text))) for text in e.attributes))
-            for e in spec.events
-        ]
+        wanted = _wanted_graph(spec, tags)
         annotation = annotations.get(clip.pk)
         if annotation is None:
-            annotation = ExpertAnnotation(clip=clip, annotator=expert, status=ExpertAnnotation.Status.GOLD)
+            annotation = ExpertAnnotation(clip=clip, annotator=annotator, status=status)
             new_annotations.append(annotation)
             to_fill.append((annotation, wanted))
             continue
-        is_gold = annotation.status == ExpertAnnotation.Status.GOLD
-        if not is_gold:
-            annotation.status = ExpertAnnotation.Status.GOLD
-            promoted.append(annotation)
+        if annotation.status == gold and status != gold:
+            gold_kept += 1  # an import of submissions never demotes a reference annotation
+        elif annotation.status != status:
+            annotation.status = status
+            status_changed.append(annotation)
         if stored[annotation.pk] != wanted:
             replaced_ids.append(annotation.pk)
             to_fill.append((annotation, wanted))
-        elif is_gold:
+        elif annotation not in status_changed:
             unchanged += 1
 
+    if status == gold:
+        # One gold annotation per clip: the imported one replaces any other.
+        ExpertAnnotation.objects.filter(clip_id__in=clip_ids, status=gold).exclude(annotator=annotator).update(
+            status=ExpertAnnotation.Status.SUPERSEDED, updated_at=timezone.now()
+        )
     ExpertAnnotation.objects.bulk_create(new_annotations)
-    for annotation in promoted:
+    for annotation in status_changed:
         annotation.save(update_fields=["status", "updated_at"])
     SoundEvent.objects.filter(annotation_id__in=replaced_ids).delete()
     summary.add("expert annotations", "created", len(new_annotations))
-    summary.add("expert annotations", "updated", len({*replaced_ids, *(a.pk for a in promoted)}))
+    summary.add("expert annotations", "updated", len({*replaced_ids, *(a.pk for a in status_changed)}))
     summary.add("expert annotations", "unchanged", unchanged)
+    if gold_kept:
+        summary.notes.append(f"{gold_kept} of these annotations are gold and were left gold")
     _events_create(to_fill, summary)
     # Events of annotations left as they were.
     replaced = set(replaced_ids)
-    kept_events = [event for pk, events in stored.items() if pk not in replaced for event in events]
+    kept_events = [event for pk, (events, _) in stored.items() if pk not in replaced for event in events]
     summary.add("events", "unchanged", len(kept_events))
-    summary.add("event sources", "unchanged", sum(len(sources) for _, sources, _ in kept_events))
-    summary.add("event attributes", "unchanged", sum(len(attributes) for _, _, attributes in kept_events))
+    summary.add("event sources", "unchanged", sum(len(event[1]) for event in kept_events))
+    summary.add("event attributes", "unchanged", sum(len(event[2]) for event in kept_events))
     free = [
         text for spec in specs for e in spec.events for text in e.attributes if tag_text_normalize(text) not in tags
     ]
@@ -227,13 +370,20 @@ def _annotations_ensure(specs, clips, expert, tags: dict[str, int], summary: Imp
     summary.extra["distinct free attribute texts"] = len({tag_text_normalize(text) for text in free})
 
 
-def _events_create(to_fill: list[tuple[ExpertAnnotation, list[tuple]]], summary: ImportSummary) -> None:
-    events, children = [], []
-    for annotation, wanted in to_fill:
-        for position, (label, sources, attributes) in enumerate(wanted):
-            event = SoundEvent(annotation=annotation, label=label, position=position)
+def _events_create(to_fill: list[tuple[ExpertAnnotation, tuple]], summary: ImportSummary) -> None:
+    events, children, relations = [], [], []
+    for annotation, (wanted_events, wanted_relations) in to_fill:
+        by_label = {}
+        for position, (label, sources, attributes, onset, offset) in enumerate(wanted_events):
+            event = SoundEvent(
+                annotation=annotation, label=label, position=position, onset_seconds=onset, offset_seconds=offset
+            )
+            by_label[label] = event
             events.append(event)
             children.append((event, sources, attributes))
+        relations.extend(
+            (annotation, by_label[first], by_label[second], kind) for first, second, kind in wanted_relations
+        )
     SoundEvent.objects.bulk_create(events)
     if any(event.pk is None for event in events):
         raise RuntimeError("this database does not return primary keys from bulk inserts")
@@ -247,9 +397,15 @@ def _events_create(to_fill: list[tuple[ExpertAnnotation, list[tuple]]], summary:
     ]
     EventSource.objects.bulk_create(sources)
     EventAttribute.objects.bulk_create(attributes)
+    TemporalRelation.objects.bulk_create(
+        TemporalRelation(annotation=annotation, first_event=first, second_event=second, kind=kind)
+        for annotation, first, second, kind in relations
+    )
     summary.add("events", "created", len(events))
     summary.add("event sources", "created", len(sources))
     summary.add("event attributes", "created", len(attributes))
+    if relations:
+        summary.add("event relations", "created", len(relations))
 
 
 # --- Export -----------------------------------------------------------------------------------------
@@ -263,21 +419,12 @@ def audiocaps_f_clip_key(clip: Clip) -> str:
 
 
 def audiocaps_f_export(*, dataset_name: str) -> dict[str, dict]:
-    """GOLD annotations of the dataset in the AudioCaps-F format, in import order.
-
-    A clip with several GOLD annotations is exported once, from the most recently created one.
-    """
+    """GOLD annotations of the dataset in the AudioCaps-F format (one per clip), in import order."""
     dataset = dataset_get_existing(name=dataset_name)
-    result: dict[str, dict] = {}
-    for annotation in dataset_gold_annotations(dataset=dataset):
-        result[audiocaps_f_clip_key(annotation.clip)] = {
-            event.label: {
-                "source": [source.text for source in sorted(event.sources.all(), key=lambda s: s.position)],
-                "attr": [attribute.text for attribute in sorted(event.attributes.all(), key=lambda a: a.position)],
-            }
-            for event in sorted(annotation.events.all(), key=lambda e: e.position)
-        }
-    return result
+    return {
+        audiocaps_f_clip_key(annotation.clip): annotation_as_audiocaps_f(annotation)
+        for annotation in dataset_gold_annotations(dataset=dataset)
+    }
 
 
 def audiocaps_f_export_to_path(*, dataset_name: str, path: Path | str) -> int:

@@ -267,3 +267,29 @@ def demo_expert_annotations_ensure(*, dataset: Dataset) -> list[ExpertAnnotation
         )
         annotations.append(expert_annotation_set_status(annotation=annotation, status=status, is_admin=True))
     return annotations
+
+
+DEMO_ANNOTATION_CAMPAIGN = "demo-annotation"
+
+
+def demo_annotation_campaign_ensure(*, dataset: Dataset):
+    """An annotation campaign over the demo clips for the demo annotator (one annotation per clip), reviewed by
+    the demo reviewer; left alone when it exists."""
+    from annotation.models import AnnotationCampaign
+    from annotation.services.annotation_campaigns import annotation_campaign_create
+
+    existing = AnnotationCampaign.objects.filter(name=DEMO_ANNOTATION_CAMPAIGN).first()
+    if existing is not None:
+        return existing
+    users = get_user_model().objects
+    return annotation_campaign_create(
+        name=DEMO_ANNOTATION_CAMPAIGN,
+        dataset=dataset,
+        clips=list(Clip.objects.filter(dataset=dataset).order_by("external_id")),
+        annotators=[users.get(username="annotator")],
+        reviewers=[users.get(username="reviewer")],
+        annotations_per_clip=1,
+        instructions=(
+            "Name every sound event you hear, who or what makes it, how it sounds, and what comes before what."
+        ),
+    )

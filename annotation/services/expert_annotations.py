@@ -9,7 +9,9 @@ from collections.abc import Sequence
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils import timezone
 
+from annotation.graph_rules import relations_analyse
 from annotation.models import (
     AttributeTag,
     Clip,
@@ -58,41 +60,29 @@ def _check_graph(events: Sequence[dict], relations: Sequence[dict]) -> None:
                 raise ExpertAnnotationError(f"relations[{index}].{key}: no event is labelled {label!r}")
         if first == second:
             raise ExpertAnnotationError(f"relations[{index}]: an event cannot be related to itself")
-        if (first, second) in seen_pairs:
+        if frozenset((first, second)) in seen_pairs:
             raise ExpertAnnotationError(f"relations[{index}]: {first!r} and {second!r} are already related")
-        seen_pairs.add((first, second))
+        seen_pairs.add(frozenset((first, second)))
+    report = relations_analyse(
+        (r["first_event"].strip(), r["second_event"].strip(), r["kind"]) for r in relations
+    )
+    if report.contradictions:
+        index, message = report.contradictions[0]
+        raise ExpertAnnotationError(f"relations[{index}]: contradiction: {message}")
 
 
-@transaction.atomic
-def expert_annotation_save(
-    *,
-    clip: Clip,
-    annotator: AbstractBaseUser,
-    events: Sequence[dict],
-    relations: Sequence[dict] = (),
-    status: str = Status.DRAFT,
-) -> ExpertAnnotation:
-    """Create or replace `annotator`'s graph of `clip`.
-
-    `events`: [{"label": str, "sources": [str], "attributes": [str]}];
-    `relations`: [{"first_event": label, "second_event": label, "kind": before/after/simultaneous}].
-    Attributes that match a library tag (case-insensitively) are linked to it; others are kept as free text.
-    A gold annotation is frozen: a reviewer must revoke gold before it can change.
-    """
-    if status not in (Status.DRAFT, Status.SUBMITTED):
-        raise ExpertAnnotationError(f"status {status!r}: annotators can only save a draft or submit")
-    _check_graph(events, relations)
-    annotation, _created = ExpertAnnotation.objects.select_for_update().get_or_create(clip=clip, annotator=annotator)
-    if annotation.status == Status.GOLD:
-        raise ExpertAnnotationError(
-            f"annotation {annotation.pk} is gold; a reviewer must revoke gold before it changes"
-        )
+def _graph_write(annotation: ExpertAnnotation, events: Sequence[dict], relations: Sequence[dict]) -> None:
+    """Replace the annotation's events (with sources, attributes, times) and relations."""
     annotation.events.all().delete()  # cascades to sources, attributes and relations
     tags = attribute_tag_lookup()
     event_by_label = {}
     for event_position, event_data in enumerate(events):
         event = SoundEvent.objects.create(
-            annotation=annotation, label=event_data["label"].strip(), position=event_position
+            annotation=annotation,
+            label=event_data["label"].strip(),
+            position=event_position,
+            onset_seconds=event_data.get("onset"),
+            offset_seconds=event_data.get("offset"),
         )
         event_by_label[event.label] = event
         EventSource.objects.bulk_create(
@@ -100,7 +90,7 @@ def expert_annotation_save(
             for position, text in enumerate(_non_blank(event_data.get("sources", [])))
         )
         EventAttribute.objects.bulk_create(
-            EventAttribute(event=event, text=text, position=position, tag=tags.get(text.lower()))
+            EventAttribute(event=event, text=text, position=position, tag=tags.get(" ".join(text.split()).lower()))
             for position, text in enumerate(_non_blank(event_data.get("attributes", [])))
         )
     TemporalRelation.objects.bulk_create(
@@ -112,8 +102,69 @@ def expert_annotation_save(
         )
         for relation in relations
     )
+
+
+@transaction.atomic
+def expert_annotation_save(
+    *,
+    clip: Clip,
+    annotator: AbstractBaseUser,
+    events: Sequence[dict],
+    relations: Sequence[dict] = (),
+    status: str = Status.DRAFT,
+    campaign=None,
+) -> ExpertAnnotation:
+    """Create or replace `annotator`'s graph of `clip` (in `campaign`, or outside any campaign).
+
+    `events`: [{"label": str, "sources": [str], "attributes": [str], "onset": s | None, "offset": s | None}];
+    `relations`: [{"first_event": label, "second_event": label, "kind": before/after/simultaneous}].
+    Attributes that match a library tag (case-insensitively) are linked to it; others are kept as free text.
+    A gold annotation is frozen: a reviewer must revoke gold before it can change.
+    """
+    if status not in (Status.DRAFT, Status.SUBMITTED):
+        raise ExpertAnnotationError(f"status {status!r}: annotators can only save a draft or submit")
+    _check_graph(events, relations)
+    annotation, _created = ExpertAnnotation.objects.select_for_update().get_or_create(
+        clip=clip, annotator=annotator, campaign=campaign
+    )
+    if annotation.status in (Status.GOLD, Status.SUPERSEDED):
+        raise ExpertAnnotationError(
+            f"annotation {annotation.pk} is {annotation.status}; a reviewer must revoke gold before it changes"
+        )
+    _graph_write(annotation, events, relations)
     annotation.status = status
     annotation.save(update_fields=["status", "updated_at"])
+    return annotation
+
+
+def gold_supersede_others(*, clip: Clip, keep: ExpertAnnotation | None = None) -> int:
+    """Mark the clip's current gold annotation (other than `keep`) superseded; call inside a transaction."""
+    others = ExpertAnnotation.objects.select_for_update().filter(clip=clip, status=Status.GOLD)
+    if keep is not None:
+        others = others.exclude(pk=keep.pk)
+    return others.update(status=Status.SUPERSEDED, updated_at=timezone.now())
+
+
+@transaction.atomic
+def gold_annotation_publish(
+    *,
+    clip: Clip,
+    reviewer: AbstractBaseUser,
+    campaign,
+    events: Sequence[dict],
+    relations: Sequence[dict],
+    merged_from: Sequence[ExpertAnnotation] = (),
+) -> ExpertAnnotation:
+    """Write the reviewer's graph of `clip` as its one gold annotation (the previous gold is superseded)."""
+    _check_graph(events, relations)
+    annotation, _created = ExpertAnnotation.objects.select_for_update().get_or_create(
+        clip=clip, annotator=reviewer, campaign=campaign
+    )
+    gold_supersede_others(clip=clip, keep=annotation)
+    _graph_write(annotation, events, relations)
+    annotation.status = Status.GOLD
+    annotation.save(update_fields=["status", "updated_at"])
+    annotation.merged_from.set(merged_from)
     return annotation
 
 
@@ -121,7 +172,10 @@ def expert_annotation_save(
 def expert_annotation_set_status(
     *, annotation: ExpertAnnotation, status: str, is_admin: bool = False
 ) -> ExpertAnnotation:
-    """Review step: reviewers follow REVIEWER_TRANSITIONS; admins may set any status."""
+    """Review step: reviewers follow REVIEWER_TRANSITIONS; admins may set any status.
+
+    Making an annotation gold supersedes the clip's previous gold annotation (one gold per clip).
+    """
     if status not in Status.values:
         raise ExpertAnnotationError(f"status {status!r} is not one of {', '.join(Status.values)}")
     locked = ExpertAnnotation.objects.select_for_update().get(pk=annotation.pk)
@@ -131,6 +185,8 @@ def expert_annotation_set_status(
         raise ExpertAnnotationError(
             f"annotation {locked.pk}: a reviewer cannot move it from {locked.status} to {status}"
         )
+    if status == Status.GOLD:
+        gold_supersede_others(clip=locked.clip, keep=locked)
     locked.status = status
     locked.save(update_fields=["status", "updated_at"])
     return locked

@@ -6,6 +6,8 @@ XACE and its factor scores XACE_E/S/A/R too). The registry maps metric names to 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -88,8 +90,6 @@ class MetricResources:
 class ScoringContext:
     """Extra inputs some scorers need, all optional.
 
-    expert_annotations: clip_key -> AudioCaps-F events {event: {"source": [...], "attr": [...]}}
-    audio_paths: clip_key -> local path of the clip's audio
     expert_annotations: clip_key -> gold AudioCaps-F annotation, either bare {event: {"source": [...],
         "attr": [...]}} (the released file) or {"node": {event: {...}}, "relations": [[event, event,
         "before" | "after" | "and"], ...]} when it has temporal relations
@@ -125,8 +125,9 @@ class Scorer(Protocol):
     corpus_level: bool
     #: "ngram" or "embedding": how the FENSE protocol treats MM pairs (leave-one-out or all refs)
     protocol_kind: str
-    #: True when scores depend on the clip's gold annotation (X-ACE's reference graph): the run planner
-    #: puts the annotation's fingerprint into the score identity. Read with getattr(..., False).
+    #: True when scores depend on the clip's gold annotation (X-ACE's reference graph): the run planner puts
+    #: gold_annotation_fingerprint() of the clip's context.expert_annotations entry into the stored score's
+    #: identity, so a changed gold annotation recomputes exactly that clip's scores. Read with getattr(..., False).
     uses_gold_annotations: bool = False
     #: For corpus-level scorers, how the pairwise protocol groups requests into corpora:
     #: "fense" = the four corpora of the FENSE code (CIDEr-D), "single" = every request in one batch
@@ -143,6 +144,19 @@ class Scorer(Protocol):
     #   score_batches(batches, context) -> list[dict[str, list[ScoreResult]]]  several corpora at once
     #   warm_up() -> None  start slow resources (JVM, model) in the background
     #   version_for(context) -> str  the version when it depends on settings (judge model, DATE delta, ...)
+
+
+def uses_gold_annotations(scorer: Scorer) -> bool:
+    return bool(getattr(scorer, "uses_gold_annotations", False))
+
+
+def gold_annotation_fingerprint(annotation: dict | None) -> str:
+    """Identifies a clip's gold annotation as scorers receive it (context.expert_annotations[clip_key]);
+    "none" when the clip has none. Order counts: it is the content the scorer sees."""
+    if not annotation:
+        return "none"
+    payload = json.dumps(annotation, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
 
 
 def score_batches(

@@ -17,7 +17,12 @@ from metrics_bridge.selectors import (
 )
 from metrics_bridge.services.calibration import calibrated_cross_validation, calibrated_transfer
 from metrics_bridge.services.contexts import version_context_for
-from metrics_bridge.services.plans import fense_label, protocol_clips, reference_context
+from metrics_bridge.services.plans import (
+    fense_label,
+    gold_fingerprints_by_caption,
+    protocol_clips,
+    scorer_reference_context,
+)
 from metrics_bridge.services.reference_sets import reference_set_key
 from metrics_bridge.services.runs import metric_run_create, metric_run_execute
 
@@ -26,16 +31,27 @@ CALIBRATION_CACHE_SECONDS = 24 * 3600
 CALIBRATED = calibration.METRIC_NAME
 
 
-def _request_key(scorer, batch: protocol.PlanBatch, request) -> tuple[int, str]:
-    context = reference_context(corpus_level=scorer.corpus_level, batch_label=fense_label(batch.label))
+def _request_key(scorer, batch: protocol.PlanBatch, request, gold_fingerprints) -> tuple[int, str]:
+    context = scorer_reference_context(
+        scorer=scorer,
+        batch_label=fense_label(batch.label),
+        caption_id=request.candidate_id,
+        gold_fingerprints=gold_fingerprints,
+    )
     return request.candidate_id, reference_set_key(texts=tuple(request.references), context=context)
 
 
-def _stored_scores(*, scorer, plan: protocol.ScoringPlan, context: ScoringContext) -> tuple[dict[str, dict], dict]:
+def _stored_scores(
+    *, scorer, plan: protocol.ScoringPlan, context: ScoringContext, gold_fingerprints
+) -> tuple[dict[str, dict], dict]:
     """Per metric name {(caption id, reference-set key): value}, and for the scorer's first name the
     reference each stored score was computed against ({(caption id, key): "expert_annotation" | ...})."""
     metric_names, version = scorer.metric_names, scorer_version(scorer, context)
-    keys = {_request_key(scorer, batch, request)[1] for batch in plan.batches for request in batch.requests}
+    keys = {
+        _request_key(scorer, batch, request, gold_fingerprints)[1]
+        for batch in plan.batches
+        for request in batch.requests
+    }
     rows = MetricScore.objects.filter(metric__in=metric_names, version=version, reference_set__key__in=keys)
     stored: dict[str, dict] = {name: {} for name in metric_names}
     columns = ("metric", "caption_id", "reference_set__key", "value")
@@ -52,30 +68,34 @@ def _stored_scores(*, scorer, plan: protocol.ScoringPlan, context: ScoringContex
 _NOT_COMPUTED = float("nan")  # a missing score counts as a wrong decision; a stored None is "not applicable"
 
 
-def _batch_scores(scorer, plan: protocol.ScoringPlan, stored: dict) -> list[list[float | None]]:
+def _batch_scores(scorer, plan: protocol.ScoringPlan, stored: dict, gold_fingerprints) -> list[list[float | None]]:
     return [
-        [stored.get(_request_key(scorer, batch, request), _NOT_COMPUTED) for request in batch.requests]
+        [
+            stored.get(_request_key(scorer, batch, request, gold_fingerprints), _NOT_COMPUTED)
+            for request in batch.requests
+        ]
         for batch in plan.batches
     ]
 
 
 def metric_agreement(
-    *, clips: list[protocol.ProtocolClip], scorer, context: ScoringContext
+    *, clips: list[protocol.ProtocolClip], scorer, context: ScoringContext, gold_fingerprints: dict | None = None
 ) -> tuple[dict[str, protocol.AgreementReport], int]:
     """Per metric name of the scorer: the FENSE pairwise accuracy from stored scores (missing scores count
-    wrong); and how many distinct captions of the pairs were scored against a gold annotation graph."""
+    wrong); and how many distinct captions of the pairs were scored against a gold annotation graph.
+
+    `gold_fingerprints` (caption id -> its clip's gold fingerprint) is needed for scorers that read gold annotations.
+    """
     plan = protocol.scoring_plan(clips, protocol_kind=scorer.protocol_kind, batching=protocol.scorer_batching(scorer))
-    stored, origins = _stored_scores(scorer=scorer, plan=plan, context=context)
+    stored, origins = _stored_scores(scorer=scorer, plan=plan, context=context, gold_fingerprints=gold_fingerprints)
     reports = {
-        name: protocol.agreement_report(plan, _batch_scores(scorer, plan, stored[name]), metric=name)
+        name: protocol.agreement_report(plan, _batch_scores(scorer, plan, stored[name], gold_fingerprints), metric=name)
         for name in scorer.metric_names
     }
-    scored_against_annotations = {
-        _request_key(scorer, batch, request)[0]
-        for batch in plan.batches
-        for request in batch.requests
-        if origins.get(_request_key(scorer, batch, request)) == "expert_annotation"
-    }
+    keys = [
+        _request_key(scorer, batch, request, gold_fingerprints) for batch in plan.batches for request in batch.requests
+    ]
+    scored_against_annotations = {key[0] for key in keys if origins.get(key) == "expert_annotation"}
     return reports, len(scored_against_annotations)
 
 
@@ -98,12 +118,17 @@ def _metric_reports(
     reports: dict[str, protocol.AgreementReport] = {}
     graph_counts: dict[str, int] = {}
     done_scorers = []
+    gold_fingerprints = None
     for name in metric_names:
         scorer = registry.scorer_for(name)
         if scorer in done_scorers:
             continue
         done_scorers.append(scorer)
-        scorer_reports, scored_against_annotations = metric_agreement(clips=clips, scorer=scorer, context=context)
+        if getattr(scorer, "uses_gold_annotations", False) and gold_fingerprints is None:
+            gold_fingerprints = gold_fingerprints_by_caption(dataset=dataset)
+        scorer_reports, scored_against_annotations = metric_agreement(
+            clips=clips, scorer=scorer, context=context, gold_fingerprints=gold_fingerprints
+        )
         reports.update(scorer_reports)
         graph_counts.update({metric: scored_against_annotations for metric in scorer_reports})
     ordered = [name for name in registry.all_metric_names() if name in reports]

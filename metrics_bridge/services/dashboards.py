@@ -17,7 +17,7 @@ from metrics_bridge.services.agreement import SPLITS, _request_key, _stored_scor
 from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.dashboard_cache import CacheState, cached_payload, cached_state, dataset_fingerprint
 from metrics_bridge.services.leaderboard import leaderboard_table, win_rate_intervals
-from metrics_bridge.services.plans import protocol_clips
+from metrics_bridge.services.plans import gold_fingerprints_by_caption, protocol_clips
 from metrics_bridge.services.system_scores import current_versions, system_inputs
 from metrics_bridge.services.thumbs_report import campaign_rating_rows, caption_metric_values, thumbs_report_table
 from ratings.models import AssignmentItem, Campaign, CaptionPair, ThumbsRating
@@ -54,17 +54,25 @@ def protocol_coverage(*, dataset: Dataset, metric_names: list[str]) -> dict[str,
     clips = protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded))
     context = version_context_for(dataset=dataset)
     coverage, done = {}, []
+    gold_fingerprints = None
     for name in metric_names:
         scorer = registry.scorer_for(name)
         if scorer in done:
             continue
         done.append(scorer)
+        # scorers that read gold annotations store their scores under the clip's gold fingerprint
+        if getattr(scorer, "uses_gold_annotations", False) and gold_fingerprints is None:
+            gold_fingerprints = gold_fingerprints_by_caption(dataset=dataset)
         plan = protocol.scoring_plan(
             clips, protocol_kind=scorer.protocol_kind, batching=protocol.scorer_batching(scorer)
         )
         # a stored NULL (an X-ACE factor not applicable to the caption) counts as computed
-        stored, _ = _stored_scores(scorer=scorer, plan=plan, context=context)
-        keys = {_request_key(scorer, batch, request) for batch in plan.batches for request in batch.requests}
+        stored, _ = _stored_scores(scorer=scorer, plan=plan, context=context, gold_fingerprints=gold_fingerprints)
+        keys = {
+            _request_key(scorer, batch, request, gold_fingerprints)
+            for batch in plan.batches
+            for request in batch.requests
+        }
         for metric in scorer.metric_names:
             coverage[metric] = (sum(1 for key in keys if key in stored[metric]), len(keys))
     return coverage

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from annotation.models import Caption, Dataset
 from metrics_bridge.agreement import protocol
 from metrics_bridge.models import ReferenceSet
-from metrics_bridge.scoring.base import ScoringRequest
-from metrics_bridge.selectors import ClipRows, caption_author, dataset_clip_rows
+from metrics_bridge.scoring.base import ScoringRequest, gold_annotation_fingerprint
+from metrics_bridge.selectors import ClipRows, caption_author, dataset_clip_rows, gold_annotations_by_clip
 from metrics_bridge.services.reference_sets import reference_set_key
 
 ALL_REFERENCES = "all-references"
@@ -30,23 +30,51 @@ class PlannedBatch:
         self.requests.append((caption_id, tuple(references)))
 
 
-def reference_context(*, corpus_level: bool, batch_label: str) -> str:
+GOLD_MARK = "|gold:"
+
+
+def reference_context(*, corpus_level: bool, batch_label: str, gold_fingerprint: str | None = None) -> str:
     """What besides its texts identifies a reference set for a scorer.
 
     Corpus-level scores (CIDEr-D's document frequencies, DATE's ranks) depend on the batch,
     so its label is part of the identity; other scores are the same in any batch, which lets
-    e.g. the MM batch and the all-references batch share SBERT scores.
+    e.g. the MM batch and the all-references batch share SBERT scores. Scorers that read the
+    clip's gold annotation (X-ACE) add its fingerprint ("none" without one): a changed gold
+    annotation makes new reference sets for that clip only, so exactly its scores are recomputed.
     """
-    return batch_label if corpus_level else ""
+    context = batch_label if corpus_level else ""
+    return context if gold_fingerprint is None else f"{context}{GOLD_MARK}{gold_fingerprint}"
+
+
+def scorer_reference_context(
+    *, scorer, batch_label: str, caption_id: int, gold_fingerprints: dict[int, str] | None
+) -> str:
+    """The reference-set context of one request for `scorer`: what the planner stores and readers look up."""
+    fingerprint = None
+    if getattr(scorer, "uses_gold_annotations", False):
+        if gold_fingerprints is None:
+            raise ValueError(f"{scorer.metric_names[0]} reads gold annotations: pass the clips' gold fingerprints")
+        fingerprint = gold_fingerprints.get(caption_id, "none")
+    return reference_context(corpus_level=scorer.corpus_level, batch_label=batch_label, gold_fingerprint=fingerprint)
+
+
+def context_with_gold(context: str, gold_fingerprint: str) -> str:
+    """`context` with its gold fingerprint replaced (a gold annotation changed between planning and scoring)."""
+    return f"{context.split(GOLD_MARK, 1)[0]}{GOLD_MARK}{gold_fingerprint}"
 
 
 def chunk_requests_for(
-    *, batch: PlannedBatch, corpus_level: bool
+    *, batch: PlannedBatch, scorer, gold_fingerprints: dict[int, str] | None = None
 ) -> tuple[list[dict], dict[str, tuple[tuple[str, ...], str]]]:
-    """The batch's requests as stored on chunks, and the reference sets they name (key -> (texts, context))."""
-    context = reference_context(corpus_level=corpus_level, batch_label=batch.label)
+    """The batch's requests as stored on chunks, and the reference sets they name (key -> (texts, context)).
+
+    `gold_fingerprints` (caption id -> fingerprint of its clip's gold annotation) for scorers that use gold.
+    """
     requests, reference_sets = [], {}
     for caption_id, references in batch.requests:
+        context = scorer_reference_context(
+            scorer=scorer, batch_label=batch.label, caption_id=caption_id, gold_fingerprints=gold_fingerprints
+        )
         key = reference_set_key(texts=references, context=context)
         reference_sets[key] = (references, context)
         requests.append({"caption_id": caption_id, "reference_set_key": key})
@@ -89,6 +117,16 @@ def dataset_scoring_plan(*, dataset: Dataset, protocol_kind: str, batching: str 
     if all_references.requests:
         batches.append(all_references)
     return batches
+
+
+def gold_fingerprints_by_caption(*, dataset: Dataset) -> dict[int, str]:
+    """caption id -> fingerprint of its clip's gold annotation as scorers receive it (see scoring.base)."""
+    caption_clips = dict(Caption.objects.filter(clip__dataset=dataset).values_list("pk", "clip_id"))
+    documents = gold_annotations_by_clip(clip_ids=set(caption_clips.values()))
+    return {
+        caption_id: gold_annotation_fingerprint(documents.get(str(clip_id)))
+        for caption_id, clip_id in caption_clips.items()
+    }
 
 
 def scoring_requests_for(*, chunk_requests: list[dict]) -> tuple[list[ScoringRequest], dict[str, int]]:

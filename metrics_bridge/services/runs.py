@@ -19,10 +19,16 @@ from config.structured_log import log_event
 from metrics_bridge.agreement.protocol import scorer_batching
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
-from metrics_bridge.scoring.base import scorer_version
+from metrics_bridge.scoring.base import gold_annotation_fingerprint, scorer_version, uses_gold_annotations
 from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.plans import PlannedBatch, chunk_requests_for, dataset_scoring_plan
-from metrics_bridge.services.reference_sets import reference_sets_ensure
+from metrics_bridge.services.plans import (
+    PlannedBatch,
+    chunk_requests_for,
+    context_with_gold,
+    dataset_scoring_plan,
+    gold_fingerprints_by_caption,
+)
+from metrics_bridge.services.reference_sets import reference_set_key, reference_sets_ensure
 
 logger = logging.getLogger("captioneval.metric_runs")
 
@@ -106,13 +112,18 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
     chunks = []
     reference_sets: dict[str, tuple[tuple[str, ...], str]] = {}
     plans: dict[tuple[str, str], list[PlannedBatch]] = {}
+    gold_fingerprints = None
     for scorer in scorers:
         layout = (scorer.protocol_kind, scorer_batching(scorer))
         if layout not in plans:
             plans[layout] = dataset_scoring_plan(dataset=dataset, protocol_kind=layout[0], batching=layout[1])
+        if uses_gold_annotations(scorer) and gold_fingerprints is None:
+            gold_fingerprints = gold_fingerprints_by_caption(dataset=dataset)
         planned: list[dict] = []
         for batch in plans[layout]:
-            requests, batch_reference_sets = chunk_requests_for(batch=batch, corpus_level=scorer.corpus_level)
+            requests, batch_reference_sets = chunk_requests_for(
+                batch=batch, scorer=scorer, gold_fingerprints=gold_fingerprints
+            )
             reference_sets.update(batch_reference_sets)
             if scorer.corpus_level:
                 chunk_lists = chunks_for(scorer, scorer_version(scorer, context), requests)
@@ -203,6 +214,8 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
     context = scoring_context_for(clip_ids=clip_ids, dataset=chunk.run.dataset)
     results = scorer.score_batch(requests, context)
     version = scorer_version(scorer, context)
+    if uses_gold_annotations(scorer):
+        reference_set_ids = _reference_sets_for_scored_gold(chunk.requests, requests, context, reference_set_ids)
     rows = []
     for name in scorer.metric_names:
         seen: set[tuple[int, str]] = set()
@@ -224,6 +237,38 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
                 )
             )
     return rows
+
+
+def _reference_sets_for_scored_gold(
+    planned_requests, requests, context, reference_set_ids: dict[str, int]
+) -> dict[str, int]:
+    """Store each score under the gold annotation it was computed with: if a clip's gold annotation changed
+    between planning and scoring, re-key its requests to a reference set naming the new fingerprint (so the
+    next run plans that set, finds the score, and does not recompute it, while the stale identity stays unscored).
+    Mutates the planned requests' keys in place (they are this chunk's in-memory copy)."""
+    from metrics_bridge.models import ReferenceSet
+
+    planned_sets = {
+        key: (texts, stored_context)
+        for key, texts, stored_context in ReferenceSet.objects.filter(
+            key__in={r["reference_set_key"] for r in planned_requests}
+        ).values_list("key", "texts", "context")
+    }
+    rekeyed: dict[str, tuple[tuple[str, ...], str]] = {}
+    for planned, request in zip(planned_requests, requests, strict=True):
+        texts, planned_context = planned_sets[planned["reference_set_key"]]
+        used_gold = gold_annotation_fingerprint(context.expert_annotations.get(request.clip_key))
+        actual = context_with_gold(planned_context, used_gold)
+        if actual != planned_context:
+            key = reference_set_key(texts=tuple(texts), context=actual)
+            rekeyed[key] = (tuple(texts), actual)
+            planned["reference_set_key"] = key
+    if not rekeyed:
+        return reference_set_ids
+    reference_sets_ensure(entries=rekeyed)
+    ids = dict(reference_set_ids)
+    ids.update(ReferenceSet.objects.filter(key__in=list(rekeyed)).values_list("key", "pk"))
+    return ids
 
 
 def metric_run_refresh_progress(*, run_id: int) -> None:

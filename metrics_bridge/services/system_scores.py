@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from annotation.models import Caption, Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, ReferenceSet, SystemScore
 from metrics_bridge.scoring import registry, system_level
-from metrics_bridge.scoring.base import ScoreResult, ScoringRequest, scorer_version
+from metrics_bridge.scoring.base import ScoreResult, ScoringRequest, gold_annotation_fingerprint, scorer_version
 from metrics_bridge.selectors import gold_annotations_by_clip
 from metrics_bridge.services.contexts import scoring_context_for, version_context_for
+from metrics_bridge.services.plans import reference_context
 from metrics_bridge.services.reference_sets import reference_set_key, reference_sets_ensure
 from metrics_bridge.services.runs import Enqueue, metric_run_chunks_save, metric_run_execute, requested_scorers_for
 
@@ -233,21 +234,40 @@ def _pretokenize(scorer, inputs: dict[int, SystemInputs]) -> None:
     ptb_tokenizer.tokenize_texts(sorted(texts))
 
 
+def _caption_score_keys(scorer, inputs: dict[int, SystemInputs]) -> dict[int, tuple[str, str]]:
+    """caption id -> (reference-set key, context) of its score against all of its clip's references.
+
+    Scorers that read gold annotations add the clip's gold fingerprint, as the run planner does
+    (`plans.reference_context`), so a changed gold annotation is never answered with an old caption score.
+    """
+    gold_fingerprints = None
+    if _uses_gold(scorer):
+        clip_ids = {clip_id for entry in inputs.values() for _, clip_id, _, _ in entry.requests}
+        documents = gold_annotations_by_clip(clip_ids=clip_ids)
+        gold_fingerprints = {clip_id: gold_annotation_fingerprint(documents.get(str(clip_id))) for clip_id in clip_ids}
+    keys = {}
+    for entry in inputs.values():
+        for caption_id, clip_id, _, references in entry.requests:
+            context = reference_context(
+                corpus_level=False,
+                batch_label=ALL_REFERENCES_CONTEXT,
+                gold_fingerprint=None if gold_fingerprints is None else gold_fingerprints[clip_id],
+            )
+            keys[caption_id] = (reference_set_key(texts=references, context=context), context)
+    return keys
+
+
 def _caption_mean_values(scorer, version, inputs, context, run_id) -> tuple[dict[int, dict], list[MetricScore]]:
     """Means of per-caption scores against all references (a NULL score, e.g. an X-ACE factor absent from
     both graphs, is left out), and the unsaved rows of the caption scores that were missing."""
-    keys = {
-        references: reference_set_key(texts=references, context=ALL_REFERENCES_CONTEXT)
-        for entry in inputs.values()
-        for _, _, _, references in entry.requests
-    }
+    keys = _caption_score_keys(scorer, inputs)
     caption_ids = [caption_id for entry in inputs.values() for caption_id, _, _, _ in entry.requests]
     stored: dict[tuple[str, int, str], ScoreResult] = {}
     rows = MetricScore.objects.filter(
         metric__in=scorer.metric_names,
         version=version,
         caption_id__in=caption_ids,
-        reference_set__key__in=set(keys.values()),
+        reference_set__key__in={key for key, _ in keys.values()},
     ).values_list("metric", "caption_id", "reference_set__key", "value", "details")
     for metric, caption_id, key, value, details in rows.iterator():
         stored[(metric, caption_id, key)] = ScoreResult(value, details)
@@ -255,25 +275,29 @@ def _caption_mean_values(scorer, version, inputs, context, run_id) -> tuple[dict
         request
         for entry in inputs.values()
         for request in entry.scoring_requests()
-        if any((name, request.candidate_id, keys[request.references]) not in stored for name in scorer.metric_names)
+        if any(
+            (name, request.candidate_id, keys[request.candidate_id][0]) not in stored for name in scorer.metric_names
+        )
     ]
     new_rows = []
     if missing:
         results = scorer.score_batch(missing, context)
         # Reference sets are content-addressed: creating them ahead of the chunk's end is harmless.
-        reference_sets_ensure(entries={keys[r.references]: (r.references, ALL_REFERENCES_CONTEXT) for r in missing})
+        reference_sets_ensure(
+            entries={keys[r.candidate_id][0]: (r.references, keys[r.candidate_id][1]) for r in missing}
+        )
         reference_set_ids = dict(
-            ReferenceSet.objects.filter(key__in={keys[r.references] for r in missing}).values_list("key", "pk")
+            ReferenceSet.objects.filter(key__in={keys[r.candidate_id][0] for r in missing}).values_list("key", "pk")
         )
         for name in scorer.metric_names:
             for request, result in zip(missing, results[name], strict=True):
-                stored[(name, request.candidate_id, keys[request.references])] = result
+                stored[(name, request.candidate_id, keys[request.candidate_id][0])] = result
                 new_rows.append(
                     MetricScore(
                         metric=name,
                         version=version,
                         caption_id=request.candidate_id,
-                        reference_set_id=reference_set_ids[keys[request.references]],
+                        reference_set_id=reference_set_ids[keys[request.candidate_id][0]],
                         value=None if result.value is None else float(result.value),
                         details=result.details or {},
                         run_id=run_id,
@@ -282,7 +306,7 @@ def _caption_mean_values(scorer, version, inputs, context, run_id) -> tuple[dict
     values = {}
     for system_id, entry in inputs.items():
         results = {
-            name: [stored[(name, caption_id, keys[references])] for caption_id, _, _, references in entry.requests]
+            name: [stored[(name, caption_id, keys[caption_id][0])] for caption_id, _, _, _ in entry.requests]
             for name in scorer.metric_names
         }
         values[system_id] = system_level.caption_means(scorer.metric_names, results)

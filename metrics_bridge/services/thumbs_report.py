@@ -19,9 +19,9 @@ from metrics_bridge.agreement.inter_rater import THUMBS_FIELDS, icc_2k_of_rating
 from metrics_bridge.agreement.statistics import metric_human_correlations
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
-from metrics_bridge.scoring.base import scorer_version
+from metrics_bridge.scoring.base import scorer_version, uses_gold_annotations
 from metrics_bridge.services.contexts import version_context_for
-from metrics_bridge.services.plans import PlannedBatch, chunk_requests_for
+from metrics_bridge.services.plans import PlannedBatch, chunk_requests_for, gold_fingerprints_by_caption
 from metrics_bridge.services.runs import chunks_for, metric_run_chunks_save
 from metrics_bridge.services.system_scores import current_versions, requested_scorers, run_to_completion
 from ratings.models import Assignment, Campaign, ThumbsRating
@@ -100,6 +100,14 @@ def _campaign_batch(campaign: Campaign, caption_ids: set[int]) -> PlannedBatch:
     return batch
 
 
+def _gold_fingerprints_for(scorers, campaign: Campaign) -> dict[int, str] | None:
+    """Caption id -> its clip's gold fingerprint when one of `scorers` reads gold annotations (part of their
+    scores' identity, see plans.reference_context), else None."""
+    if any(uses_gold_annotations(scorer) for scorer in scorers):
+        return gold_fingerprints_by_caption(dataset=campaign.dataset)
+    return None
+
+
 def caption_metric_values(
     *, campaign: Campaign, metric_names: list[str], caption_ids: set[int]
 ) -> dict[str, dict[int, float]]:
@@ -107,9 +115,10 @@ def caption_metric_values(
     batch = _campaign_batch(campaign, caption_ids)
     versions = current_versions(metric_names, dataset=campaign.dataset)
     values: dict[str, dict[int, float]] = {}
+    gold_fingerprints = _gold_fingerprints_for([registry.scorer_for(name) for name in metric_names], campaign)
     for name in metric_names:
         scorer = registry.scorer_for(name)
-        requests, _ = chunk_requests_for(batch=batch, corpus_level=scorer.corpus_level)
+        requests, _ = chunk_requests_for(batch=batch, scorer=scorer, gold_fingerprints=gold_fingerprints)
         keys = {request["reference_set_key"] for request in requests}
         wanted = {(request["caption_id"], request["reference_set_key"]) for request in requests}
         rows = MetricScore.objects.filter(metric=name, version=versions[name], reference_set__key__in=keys).values_list(
@@ -137,8 +146,11 @@ def thumbs_scores_run_create(
         requested_by=requested_by,
     )
     chunks, reference_sets = [], {}
+    gold_fingerprints = _gold_fingerprints_for(scorers, campaign)
     for scorer in scorers:
-        requests, batch_reference_sets = chunk_requests_for(batch=batch, corpus_level=scorer.corpus_level)
+        requests, batch_reference_sets = chunk_requests_for(
+            batch=batch, scorer=scorer, gold_fingerprints=gold_fingerprints
+        )
         reference_sets.update(batch_reference_sets)
         for chunk_requests in chunks_for(scorer, scorer_version(scorer, context), requests) if requests else []:
             chunks.append(

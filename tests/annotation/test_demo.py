@@ -10,7 +10,7 @@ from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
 
 from accounts.roles import user_roles
-from annotation.models import Caption, CaptioningSystem, Clip, ExpertAnnotation
+from annotation.models import AnnotationCampaign, Caption, CaptioningSystem, Clip, ExpertAnnotation
 from ratings.models import Campaign, CaptionPair
 from tests.annotation.table_counts import all_table_counts
 
@@ -77,6 +77,9 @@ def test_demo_builds_the_corpus_audio_judgements_and_accounts(db, media_root):
 
     annotations = ExpertAnnotation.objects.filter(clip__dataset__name="demo", annotator__username="annotator")
     assert sorted(annotations.values_list("status", flat=True)) == ["gold", "gold", "submitted"]
+    annotation_campaign = AnnotationCampaign.objects.get(name="demo-annotation")
+    assert annotation_campaign.clips.count() == 8
+    assert [user.username for user in annotation_campaign.annotators.all()] == ["annotator"]
 
     passwords = printed_passwords(output)
     assert sorted(passwords) == ["admin", "annotator", "rater", "reviewer"]

@@ -186,3 +186,61 @@ def test_not_json_missing_file_and_unknown_export_dataset(tmp_path):
         call_command("export_audiocaps_f", "--dataset", "acf", "--out", str(tmp_path / "out.json"))
     assert all_table_counts() == before
     assert not (tmp_path / "out.json").exists()
+
+
+# --- As one annotator's submissions (--annotator / --status) ---------------------------------------------
+
+
+@pytest.fixture
+def small_file(tmp_path):
+    path = tmp_path / "acf.json"
+    data = {
+        "Yaaa.wav": {"dog": {"source": ["dog"], "attr": ["loud"]}},
+        "Ybbb.wav": {"rain": {"source": ["rain"], "attr": []}},
+    }
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.django_db
+def test_import_as_an_annotators_submissions_is_not_gold_and_idempotent(small_file, make_user):
+    make_user("ann1", "annotator")
+    as_ann1 = ["--dataset", "acf", "--annotator", "ann1", "--status", "submitted"]
+    call_command("import_audiocaps_f", str(small_file), *as_ann1)
+    rows = all_rows_snapshot()
+
+    call_command("import_audiocaps_f", str(small_file), *as_ann1)
+
+    assert all_rows_snapshot() == rows
+    annotations = ExpertAnnotation.objects.filter(clip__dataset__name="acf")
+    assert set(annotations.values_list("annotator__username", "status")) == {("ann1", "submitted")}
+    assert annotations.count() == 2
+    call_command("import_audiocaps_f", str(small_file), "--dataset", "acf")  # the expert gold beside it
+    assert ExpertAnnotation.objects.filter(status="gold").count() == 2 and annotations.count() == 4
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("username", "message"),
+    [("ghost", 'user "ghost" does not exist'), ("rater1", 'user "rater1" is not an annotator')],
+)
+def test_import_as_an_unknown_or_non_annotator_user_writes_nothing(small_file, make_user, username, message):
+    make_user("rater1", "rater")
+    before = all_table_counts()
+    with pytest.raises(CommandError, match=message):
+        call_command("import_audiocaps_f", str(small_file), "--dataset", "acf", "--annotator", username)
+    assert all_table_counts() == before
+
+
+@pytest.mark.django_db
+def test_a_gold_import_supersedes_other_gold_and_a_submission_import_never_demotes_gold(small_file, make_user):
+    make_user("ann1", "annotator")
+    call_command("import_audiocaps_f", str(small_file), "--dataset", "acf", "--annotator", "ann1", "--status", "gold")
+    call_command("import_audiocaps_f", str(small_file), "--dataset", "acf")  # the experts' gold replaces ann1's
+    gold = ExpertAnnotation.objects.filter(status="gold")
+    assert set(gold.values_list("annotator__username", flat=True)) == {"audiocaps-f-experts"} and gold.count() == 2
+    assert ExpertAnnotation.objects.filter(status="superseded", annotator__username="ann1").count() == 2
+    summary = audiocaps_f_import_from_path(
+        path=small_file, dataset_name="acf", annotator_username="audiocaps-f-experts", status="submitted"
+    )
+    assert gold.count() == 2 and "left gold" in summary.notes[0]

@@ -15,6 +15,7 @@ from annotation.models import Caption
 from annotation.services.system_captions import system_captions_import
 from metrics_bridge.models import MetricRun, MetricScore, SystemScore
 from metrics_bridge.services.leaderboard import leaderboard_build, leaderboard_table
+from metrics_bridge.services.plans import reference_context
 from metrics_bridge.tasks import enqueue_chunks
 from ratings.models import Campaign, PairwiseVote, ThumbsRating
 from ratings.services.pairwise_import import pairwise_judgements_import
@@ -230,11 +231,16 @@ def test_date_is_mecat_set_score_and_xace_factor_means_skip_not_applicable_facto
         assert rows[system]["metrics"]["DATE"] == pytest.approx(np.mean([item["date"] for item in expected]))
 
     versions = current_versions(list(factors), dataset=dataset)
+    # X-ACE reads gold annotations: its caption scores against all references carry the "no gold" fingerprint
+    all_references_context = reference_context(corpus_level=False, batch_label="", gold_fingerprint="none")
     nulls = 0
     for metric, factor in factors.items():
         for system, row in rows.items():
             stored = MetricScore.objects.filter(
-                metric=metric, version=versions[metric], caption__system__name=system, reference_set__context=""
+                metric=metric,
+                version=versions[metric],
+                caption__system__name=system,
+                reference_set__context=all_references_context,
             ).values_list("value", flat=True)
             assert len(stored) == len(TINY_CLIPS)
             applicable = [value for value in stored if value is not None]

@@ -1,22 +1,33 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.audiocaps_f import audiocaps_f_import_from_path
+from annotation.services.audiocaps_f import IMPORT_STATUSES, audiocaps_f_import_from_path
 from annotation.services.importing import ImportDataError
 
 
 class Command(BaseCommand):
     help = (
         'Import AudioCaps-F expert annotations ({"Y<id>.wav": {event: {"source": [...], "attr": [...]}}}) '
-        "as GOLD annotations of the user audiocaps-f-experts. All or nothing; running it again changes nothing."
+        "as GOLD annotations of the user audiocaps-f-experts, or with --annotator as that annotator's "
+        "submitted annotations (not gold). All or nothing; running it again changes nothing."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("path", help="the JSON file, e.g. audiocaps_f_annotations.json")
         parser.add_argument("--dataset", required=True, help="dataset name (created if missing)")
+        parser.add_argument(
+            "--annotator", help="import as this existing annotator's annotations (default: the gold expert account)"
+        )
+        parser.add_argument(
+            "--status",
+            choices=IMPORT_STATUSES,
+            help="status of the imported annotations (default: gold, or submitted with --annotator)",
+        )
 
-    def handle(self, *args, path, dataset, **options):
+    def handle(self, *args, path, dataset, annotator, status, **options):
         try:
-            summary = audiocaps_f_import_from_path(path=path, dataset_name=dataset)
+            summary = audiocaps_f_import_from_path(
+                path=path, dataset_name=dataset, annotator_username=annotator, status=status
+            )
         except ImportDataError as error:
             raise CommandError(str(error)) from None
         self.stdout.write("\n".join(summary.lines()))

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.selectors import dataset_corpus_counts
 from annotation.services.demo import (
     demo_accounts_ensure,
+    demo_annotation_campaign_ensure,
     demo_audio_ensure,
     demo_corpus_ensure,
     demo_expert_annotations_ensure,
@@ -45,6 +46,7 @@ class Command(BaseCommand):
         annotations = demo_expert_annotations_ensure(dataset=dataset)
         pairs = demo_pairs_ensure(dataset=dataset)
         campaigns = demo_campaigns_ensure(dataset=dataset, pairs=pairs)
+        annotation_campaign = demo_annotation_campaign_ensure(dataset=dataset)
 
         counts = dataset_corpus_counts(dataset=dataset)
         self.stdout.write(
@@ -56,6 +58,10 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"campaign {campaign.name} ({campaign.task_type}): {campaign.assignments.count()} rater(s)"
             )
+        self.stdout.write(
+            f"annotation campaign {annotation_campaign.name}: "
+            f"{annotation_campaign.clips.count()} clips for the annotator"
+        )
 
         if not no_metrics:
             try:

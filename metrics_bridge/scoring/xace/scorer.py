@@ -48,6 +48,8 @@ class XaceScorer:
     needs = frozenset({"references"})
     corpus_level = False
     protocol_kind = "embedding"
+    # The clip's gold annotation is the reference graph when it has one.
+    uses_gold_annotations = True
 
     def __init__(
         self,

@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0003_tag_category_constraint'),
-        ('metrics_bridge', '0004_system_scores_and_dashboard_cache'),
+        ('metrics_bridge', '0005_phrase_vectors'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,0 +1,122 @@
+"""Temporal relations of an annotation graph: the relations they imply and the contradictions they contain.
+
+Plain Python (no Django import): the annotation services validate drafts with it and
+metrics_bridge's agreement code builds the relation nodes it compares from it. The browser
+editor mirrors it in static/annotation/js/annotation_graph.js (kept in step by a test that runs both).
+
+Implied relations follow the chain rule of X-ACE (paper Eq. 1-2), applied to any two relations
+that share an event rather than only along a caption's chain: composing A r1 B with B r2 C gives
+A r C where equal relations propagate (before . before = before), "simultaneous" yields the other
+relation (simultaneous . before = before), and before . after tells nothing. A pair of events that
+ends up with two different relations (A before B and B before A, A before B and A simultaneous B),
+directly or through implied relations, is a contradiction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field
+
+BEFORE, AFTER, SIMULTANEOUS = "before", "after", "simultaneous"
+KINDS = (BEFORE, AFTER, SIMULTANEOUS)
+INVERSE = {BEFORE: AFTER, AFTER: BEFORE, SIMULTANEOUS: SIMULTANEOUS}
+
+
+def compose(first: str, second: str) -> str | None:
+    """The relation of A to C from A `first` B and B `second` C; None when the chain rule says unknown."""
+    if first == second:
+        return first
+    if first == SIMULTANEOUS:
+        return second
+    if second == SIMULTANEOUS:
+        return first
+    return None
+
+
+@dataclass(frozen=True)
+class Relation:
+    first: Hashable
+    second: Hashable
+    kind: str
+    #: for an implied relation: the two relations it was composed from (None when stated)
+    via: tuple[Relation, Relation] | None = field(default=None, compare=False)
+    #: True for the reverse reading of a relation (B after A for A before B); messages use the original
+    reversed_reading: bool = field(default=False, compare=False)
+
+    def inverse(self) -> Relation:
+        return Relation(self.second, self.first, INVERSE[self.kind], self.via, not self.reversed_reading)
+
+
+@dataclass
+class RelationReport:
+    #: stated relations, then every implied one, each pair of events once (in the direction first seen)
+    implied: list[Relation]
+    #: (index of the stated relation that brought the conflict in, message); empty when consistent
+    contradictions: list[tuple[int, str]]
+
+
+def _describe(relation: Relation, names: dict) -> str:
+    return f"{names.get(relation.first, relation.first)} {relation.kind} {names.get(relation.second, relation.second)}"
+
+
+def _explain(relation: Relation, names: dict) -> str:
+    if relation.reversed_reading:
+        relation = relation.inverse()
+    if relation.via is None:
+        return _describe(relation, names)
+    left, right = relation.via
+    return f"{_describe(relation, names)} (implied by {_explain(left, names)} and {_explain(right, names)})"
+
+
+def relations_analyse(relations: Iterable[tuple[Hashable, Hashable, str]], names: dict | None = None) -> RelationReport:
+    """Close the stated relations (first, second, kind) under the chain rule and report contradictions.
+
+    Relations are added in order; a stated relation that conflicts with what the earlier ones state or
+    imply is reported (with the chain that explains it) and left out, so the report names exactly the
+    relation an editor must refuse. `names` maps event keys to the names used in messages.
+    """
+    names = names or {}
+    known: dict[tuple, Relation] = {}  # directed pair -> relation; both directions are stored
+    order: list[tuple] = []
+    contradictions: list[tuple[int, str]] = []
+    for index, (first, second, kind) in enumerate(relations):
+        if kind not in KINDS:
+            raise ValueError(f"relation kind {kind!r} is not one of {', '.join(KINDS)}")
+        if first == second:
+            contradictions.append((index, f"{names.get(first, first)}: an event cannot be related to itself"))
+            continue
+        trial, added, problem = _close(dict(known), Relation(first, second, kind), names)
+        if problem is not None:
+            contradictions.append((index, problem))
+            continue
+        known = trial
+        order.extend(added)
+    return RelationReport(implied=[known[pair] for pair in order], contradictions=contradictions)
+
+
+def _close(known: dict[tuple, Relation], stated: Relation, names: dict) -> tuple[dict, list[tuple], str | None]:
+    """Add `stated` and everything it implies to `known`; (known, pairs added in order, contradiction or None)."""
+    added: list[tuple] = []
+    pending = [stated]
+    while pending:
+        relation = pending.pop(0)
+        if relation.first == relation.second:
+            continue  # X r Y with Y r' X only composes to "X simultaneous X" or to nothing
+        existing = known.get((relation.first, relation.second))
+        if existing is not None:
+            if existing.kind != relation.kind:
+                return known, added, f"{_explain(relation, names)} contradicts {_explain(existing, names)}"
+            continue
+        known[(relation.first, relation.second)] = relation
+        known[(relation.second, relation.first)] = relation.inverse()
+        added.append((relation.first, relation.second))
+        for other in list(known.values()):
+            if other.first == relation.second:  # X r Y, Y s Z -> X (r.s) Z
+                kind = compose(relation.kind, other.kind)
+                if kind is not None:
+                    pending.append(Relation(relation.first, other.second, kind, (relation, other)))
+            if other.second == relation.first:  # W s X, X r Y -> W (s.r) Y
+                kind = compose(other.kind, relation.kind)
+                if kind is not None:
+                    pending.append(Relation(other.first, relation.second, kind, (other, relation)))
+    return known, added, None

@@ -1,0 +1,185 @@
+"""Read-only queries of the annotation workspace: what annotators, reviewers and admins see of campaigns."""
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Q, QuerySet
+
+from accounts.roles import ADMIN, REVIEWER, user_has_role, user_roles
+from annotation.models import (
+    AnnotationCampaign,
+    AnnotationReview,
+    AnnotationTask,
+    Clip,
+    Dataset,
+    EventSource,
+    SoundEvent,
+)
+from annotation.services.annotation_campaigns import COUNTED, OPEN, annotator_progress
+
+TaskStatus = AnnotationTask.Status
+
+
+def campaigns_visible_to(user) -> QuerySet[AnnotationCampaign]:
+    """Annotation campaigns the user annotates or may review (admins: all)."""
+    campaigns = AnnotationCampaign.objects.select_related("dataset").order_by("-created_at")
+    if ADMIN in user_roles(user):
+        return campaigns
+    visible = Q(annotators=user)
+    if user_has_role(user, REVIEWER):
+        visible |= Q(reviewers=user) | Q(reviewers__isnull=True)
+    return campaigns.filter(visible).distinct()
+
+
+def campaigns_reviewed_by(user) -> QuerySet[AnnotationCampaign]:
+    campaigns = AnnotationCampaign.objects.select_related("dataset").order_by("-created_at")
+    if ADMIN in user_roles(user):
+        return campaigns
+    if not user_has_role(user, REVIEWER):
+        return campaigns.none()
+    return campaigns.filter(Q(reviewers=user) | Q(reviewers__isnull=True)).distinct()
+
+
+@dataclass
+class AnnotatorCampaignRow:
+    campaign: AnnotationCampaign
+    progress: object
+    open_tasks: list = field(default_factory=list)
+    submitted_tasks: list = field(default_factory=list)
+    skipped_tasks: list = field(default_factory=list)
+
+
+def annotator_campaign_rows(*, annotator) -> list[AnnotatorCampaignRow]:
+    """The annotator's active campaigns with progress and tasks (returned ones first, with the reviewer's comment)."""
+    rows = []
+    for campaign in AnnotationCampaign.objects.filter(annotators=annotator, is_active=True).select_related("dataset"):
+        tasks = list(
+            AnnotationTask.objects.filter(campaign=campaign, annotator=annotator)
+            .select_related("clip")
+            .order_by("-updated_at")
+        )
+        rows.append(
+            AnnotatorCampaignRow(
+                campaign=campaign,
+                progress=annotator_progress(campaign=campaign, annotator=annotator),
+                open_tasks=sorted(
+                    (t for t in tasks if t.status in OPEN),
+                    key=lambda t: (t.status != TaskStatus.RETURNED, t.created_at),
+                ),
+                submitted_tasks=[t for t in tasks if t.status == TaskStatus.SUBMITTED],
+                skipped_tasks=[t for t in tasks if t.status == TaskStatus.SKIPPED],
+            )
+        )
+    return rows
+
+
+@dataclass
+class CampaignClipRow:
+    clip: Clip
+    counted: int = 0
+    submitted: int = 0
+    in_progress: int = 0
+    returned: int = 0
+    skips: list = field(default_factory=list)  # skipped tasks, with reason and comment
+    annotators: list = field(default_factory=list)
+    review: AnnotationReview | None = None
+    denial: str | None = None  # why the viewing reviewer may not review this clip
+
+
+def campaign_clip_rows(*, campaign: AnnotationCampaign, viewer=None) -> list[CampaignClipRow]:
+    """Every clip of the campaign with its annotation counts, skips and review state.
+
+    With `viewer` (a reviewer) each row says whether they may review it (not if they annotated it).
+    """
+    rows = {clip.pk: CampaignClipRow(clip=clip) for clip in campaign.clips.order_by("external_id")}
+    tasks = AnnotationTask.objects.filter(campaign=campaign).select_related("annotator", "clip").order_by("created_at")
+    for task in tasks:
+        row = rows.get(task.clip_id)
+        if row is None:
+            continue
+        row.annotators.append(task.annotator.username)
+        if task.status in COUNTED:
+            row.counted += 1
+        if task.status == TaskStatus.SUBMITTED:
+            row.submitted += 1
+        elif task.status == TaskStatus.ASSIGNED:
+            row.in_progress += 1
+        elif task.status == TaskStatus.RETURNED:
+            row.returned += 1
+        else:
+            row.skips.append(task)
+        if viewer is not None and task.annotator_id == viewer.pk:
+            row.denial = "you annotated this clip"
+    for review in AnnotationReview.objects.filter(campaign=campaign).select_related("reviewer"):
+        if review.clip_id in rows:
+            rows[review.clip_id].review = review
+    if viewer is not None and campaign.annotators.filter(pk=viewer.pk).exists():
+        for row in rows.values():
+            if row.denial is None and row.counted < campaign.annotations_per_clip:
+                row.denial = "this clip may still come to you to annotate"
+    return list(rows.values())
+
+
+def campaign_annotator_rows(*, campaign: AnnotationCampaign) -> list[dict]:
+    """Per annotator: submitted / in progress / returned / skipped counts and their share of the work."""
+    counts: dict[int, Counter] = defaultdict(Counter)
+    for annotator_id, task_status in AnnotationTask.objects.filter(campaign=campaign).values_list(
+        "annotator_id", "status"
+    ):
+        counts[annotator_id][task_status] += 1
+    return [
+        {
+            "annotator": annotator,
+            "counts": counts[annotator.pk],
+            "progress": annotator_progress(campaign=campaign, annotator=annotator),
+        }
+        for annotator in campaign.annotators.order_by("username")
+    ]
+
+
+def campaigns_with_counts() -> QuerySet[AnnotationCampaign]:
+    return (
+        AnnotationCampaign.objects.select_related("dataset")
+        .annotate(
+            clip_count=Count("clips", distinct=True),
+            annotator_count=Count("annotators", distinct=True),
+            submitted_count=Count("tasks", filter=Q(tasks__status=TaskStatus.SUBMITTED), distinct=True),
+            skipped_count=Count("tasks", filter=Q(tasks__status=TaskStatus.SKIPPED), distinct=True),
+            gold_count=Count("reviews", filter=Q(reviews__status=AnnotationReview.Status.PUBLISHED), distinct=True),
+        )
+        .order_by("-created_at")
+    )
+
+
+def source_suggestions(*, dataset: Dataset, clip: Clip, user, limit: int = 3000) -> dict[str, list[str]]:
+    """Words already used in the dataset's annotations, most used first: {"sources": [...], "events": [...]}.
+
+    Blind: other people's annotations of this very clip are left out (the user's own are kept).
+    """
+    events = SoundEvent.objects.filter(annotation__clip__dataset=dataset).exclude(
+        Q(annotation__clip=clip) & ~Q(annotation__annotator=user)
+    )
+    sources = EventSource.objects.filter(event__annotation__clip__dataset=dataset).exclude(
+        Q(event__annotation__clip=clip) & ~Q(event__annotation__annotator=user)
+    )
+
+    def ranked(queryset, text_field: str) -> list[str]:
+        rows = queryset.order_by().values(text_field).annotate(uses=Count("pk")).order_by("-uses", text_field)[:limit]
+        seen, words = set(), []
+        for row in rows:
+            text = " ".join(row[text_field].split())
+            if text and text.casefold() not in seen:
+                seen.add(text.casefold())
+                words.append(text)
+        return words
+
+    return {"sources": ranked(sources, "text"), "events": ranked(events, "label")}
+
+
+def tag_library_entries() -> list[dict]:
+    """The attribute tag library for the editor's type-ahead: [{"text", "category"}] in category order."""
+    from annotation.models import ATTRIBUTE_CATEGORIES, AttributeTag
+
+    order = {name: index for index, name in enumerate(ATTRIBUTE_CATEGORIES)}
+    tags = AttributeTag.objects.values("text", "category")
+    return sorted(tags, key=lambda tag: (order.get(tag["category"], 99), tag["text"].casefold()))

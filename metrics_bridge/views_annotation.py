@@ -1,0 +1,59 @@
+"""Inter-annotator agreement pages and JSON for reviewers (the review pages of the annotation app call these)."""
+
+from django.core.exceptions import PermissionDenied
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_safe
+
+from accounts.roles import REVIEWER, roles_required
+from annotation.models import AnnotationCampaign, Clip, Dataset
+from annotation.services.annotation_reviews import campaign_review_denial, clip_review_denial
+from metrics_bridge.agreement.annotation_agreement import FACTORS
+from metrics_bridge.services.annotation_agreement import clip_annotation_matching, dataset_annotation_agreement
+
+
+def _report_json(report) -> dict:
+    return {**report.summary(), "per_annotator": report.per_annotator}
+
+
+@roles_required(REVIEWER)
+@require_safe
+def annotation_agreement(request):
+    """Who: reviewers and admins. Agreement per factor of a dataset (or one campaign), overall and per annotator.
+
+    ?dataset=<id> or ?campaign=<id>; &format=json gives the data (the review overview loads it).
+    """
+    campaign = None
+    if request.GET.get("campaign"):
+        campaign = get_object_or_404(AnnotationCampaign.objects.select_related("dataset"), pk=request.GET["campaign"])
+        denial = campaign_review_denial(campaign=campaign, user=request.user)
+        if denial:
+            raise PermissionDenied(denial)
+        dataset = campaign.dataset
+    else:
+        dataset = get_object_or_404(Dataset, pk=request.GET.get("dataset") or 0)
+    report = dataset_annotation_agreement(dataset=dataset, campaign=campaign)
+    if request.GET.get("format") == "json":
+        return JsonResponse(
+            {"dataset": dataset.name, "campaign": campaign.name if campaign else None, **_report_json(report)}
+        )
+    rows = [("All annotators", report.clips, report.pairs, [report.factors[f] for f in FACTORS])]
+    rows += [
+        (name, entry["clips"], entry["pairs"], [entry["factors"][f] for f in FACTORS])
+        for name, entry in report.per_annotator.items()
+    ]
+    context = {"dataset": dataset, "campaign": campaign, "report": report, "factors": FACTORS, "rows": rows}
+    return render(request, "metrics_bridge/annotation_agreement.html", context)
+
+
+@roles_required(REVIEWER)
+@require_safe
+def clip_matching(request, campaign_id: int, clip_id: int):
+    """Who: reviewers who may review this clip. Events matched across its submitted annotations (X-ACE
+    similarity) and the clip's per-factor agreement, as JSON for the review page."""
+    campaign = get_object_or_404(AnnotationCampaign.objects.select_related("dataset"), pk=campaign_id)
+    clip = get_object_or_404(Clip, pk=clip_id)
+    denial = clip_review_denial(campaign=campaign, clip=clip, user=request.user)
+    if denial:
+        raise PermissionDenied(denial)
+    return JsonResponse(clip_annotation_matching(campaign=campaign, clip=clip))

@@ -1,0 +1,49 @@
+/* The review overview: each campaign's inter-annotator agreement (overall and per annotator), loaded from metrics. */
+(function () {
+  "use strict";
+
+  const FACTORS = ["event", "source", "attribute", "relation"];
+
+  function cell(tag, text, className) {
+    const node = document.createElement(tag);
+    node.textContent = text;
+    if (className) node.className = className;
+    return node;
+  }
+
+  function value(number) {
+    return number === null || number === undefined ? "n/a" : number.toFixed(3);
+  }
+
+  function render(container, data) {
+    container.textContent = "";
+    if (!data.clips) {
+      container.appendChild(cell("p", "No clip has two submitted annotations yet.", "muted"));
+      return;
+    }
+    const table = document.createElement("table");
+    table.className = "compact agreement-summary";
+    const head = document.createElement("tr");
+    ["", "clips", "pairs", ...FACTORS].forEach((name, index) => head.appendChild(cell("th", name, index ? "num" : "")));
+    table.appendChild(document.createElement("thead")).appendChild(head);
+    const body = table.appendChild(document.createElement("tbody"));
+    const rows = [["all annotators", data.clips, data.pairs, data.factors]];
+    Object.entries(data.per_annotator).forEach(([name, entry]) => rows.push([name, entry.clips, entry.pairs, entry.factors]));
+    rows.forEach(([name, clips, pairs, factors]) => {
+      const row = document.createElement("tr");
+      row.appendChild(cell("td", name));
+      row.appendChild(cell("td", String(clips), "num"));
+      row.appendChild(cell("td", String(pairs), "num"));
+      FACTORS.forEach((factor) => row.appendChild(cell("td", value(factors[factor]), "num")));
+      body.appendChild(row);
+    });
+    container.appendChild(table);
+  }
+
+  document.querySelectorAll("[data-agreement-url]").forEach((container) => {
+    fetch(container.dataset.agreementUrl, {credentials: "same-origin"})
+      .then((response) => (response.ok ? response.json() : Promise.reject(new Error(String(response.status)))))
+      .then((data) => render(container, data))
+      .catch(() => { container.textContent = "The agreement could not be computed."; });
+  });
+})();

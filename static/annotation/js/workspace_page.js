@@ -1,0 +1,121 @@
+/*
+ * What the annotator page and the reviewer page share: JSON calls with the CSRF token, the page data
+ * (json_script blocks), the shortcuts that are not the editor's, the checks list, and the conflict banner.
+ */
+window.WorkspacePage = (function () {
+  "use strict";
+
+  function data(id) {
+    const script = document.getElementById(id);
+    return script ? JSON.parse(script.textContent) : null;
+  }
+
+  /* The elements both editor pages have: save status, conflict banner, checks dialog, and the region player. */
+  function elements() {
+    const playerRoot = document.getElementById("player");
+    const spectrogramUrl = playerRoot.closest(".player-wrap").dataset.spectrogramUrl;
+    return {
+      statusElement: document.getElementById("save-status"),
+      banner: document.getElementById("conflict-banner"),
+      dialog: document.getElementById("submit-dialog"),
+      player: playerRoot.querySelector("audio") ? new RegionPlayer(playerRoot, {keyboard: true, spectrogramUrl: spectrogramUrl}) : null,
+    };
+  }
+
+  /* The CSRF cookie when readable (it changes when the user signs in again in another tab), else the page's token. */
+  function csrfToken() {
+    const cookie = document.cookie.split("; ").find((part) => part.startsWith("csrftoken="));
+    if (cookie) return decodeURIComponent(cookie.slice("csrftoken=".length));
+    const input = document.querySelector("[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  function callJson(method, url, body) {
+    return fetch(url, {
+      method: method,
+      credentials: "same-origin",
+      headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()},
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then((response) => {
+      if (response.status === 204) return {response: response, body: null};
+      return response.json().catch(() => ({})).then((json) => ({response: response, body: json}));
+    });
+  }
+
+  /* Keys that belong to the page, not to a field: n, ?, [, ], l, g, Esc, Ctrl+S, Ctrl+Enter. */
+  function bindShortcuts(options) {
+    const {editor, player, sync, onSubmit, helpElement} = options;
+    document.addEventListener("keydown", (event) => {
+      if (event.defaultPrevented) return;
+      const typing = EventEditor.isTextField(event.target);
+      if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
+        event.preventDefault();
+        onSubmit();
+        return;
+      }
+      if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s") {
+        event.preventDefault();
+        sync.flush().catch(() => {});
+        return;
+      }
+      if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+      switch (event.key) {
+        case "n": event.preventDefault(); editor.focusNewEvent(); break;
+        case "?": if (helpElement) { event.preventDefault(); helpElement.open = !helpElement.open; } break;
+        case "[": if (player) { event.preventDefault(); player.slower(); } break;
+        case "]": if (player) { event.preventDefault(); player.faster(); } break;
+        case "l": if (player) { event.preventDefault(); player.toggleLoop(); } break;
+        case "g": if (player) { event.preventDefault(); player.toggleSpectrogram(); } break;
+        case "Escape": if (player) player.clearSelection(); break;
+        default: break;
+      }
+    });
+  }
+
+  function renderChecks(element, checks, onPick) {
+    element.textContent = "";
+    if (!checks.length) {
+      const item = document.createElement("li");
+      item.className = "check is-ok";
+      item.textContent = "No problems found.";
+      element.appendChild(item);
+      return;
+    }
+    for (const check of checks) {
+      const item = document.createElement("li");
+      item.className = "check is-" + check.level;
+      item.textContent = (check.level === "error" ? "Error: " : "Warning: ") + check.message;
+      if (check.event && onPick) {
+        item.tabIndex = 0;
+        item.addEventListener("click", () => onPick(check));
+        item.addEventListener("keydown", (event) => { if (event.key === "Enter") onPick(check); });
+      }
+      element.appendChild(item);
+    }
+  }
+
+  /* The banner a 409 shows: load the newer version, or keep this tab's (an explicit overwrite). */
+  function showConflict(banner, conflict, sync) {
+    banner.hidden = false;
+    banner.querySelector(".conflict-message").textContent = conflict.code === "stale_version"
+      ? "This clip was saved from another tab or window (version " + conflict.currentVersion + "). Your latest edits here were NOT saved, and nothing was overwritten."
+      : (conflict.message || "This clip can no longer be edited.");
+    const keep = banner.querySelector("[data-action=keep-mine]");
+    keep.hidden = conflict.code !== "stale_version";
+    banner.querySelector("[data-action=load-newer]").onclick = () => {
+      sync.discardLocal();
+      window.location.reload();
+    };
+    keep.onclick = () => {
+      banner.hidden = true;
+      sync.overwriteWithMine(conflict.currentVersion).catch(() => {});
+    };
+  }
+
+  function focusCheck(editor, check) {
+    const part = /\.sources/.test(check.field) ? "sources" : /\.attributes/.test(check.field) ? "attributes" : /\.label/.test(check.field) ? "label" : "card";
+    editor._focus({eventId: check.event, part: part});
+  }
+
+  return {data: data, elements: elements, csrfToken: csrfToken, callJson: callJson, bindShortcuts: bindShortcuts, renderChecks: renderChecks, showConflict: showConflict, focusCheck: focusCheck};
+})();
