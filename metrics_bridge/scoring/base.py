@@ -88,8 +88,6 @@ class MetricResources:
 class ScoringContext:
     """Extra inputs some scorers need, all optional.
 
-    expert_annotations: clip_key -> AudioCaps-F events {event: {"source": [...], "attr": [...]}}
-    audio_paths: clip_key -> local path of the clip's audio
     expert_annotations: clip_key -> gold AudioCaps-F annotation, either bare {event: {"source": [...],
         "attr": [...]}} (the released file) or {"node": {event: {...}}, "relations": [[event, event,
         "before" | "after" | "and"], ...]} when it has temporal relations
@@ -101,6 +99,9 @@ class ScoringContext:
     llm_cache: object with get(model, prompt_hash) / put(model, prompt_hash, text, prompt_tokens, completion_tokens)
     dataset: per-dataset settings (domain, DATE delta, AIR-Bench reference choice)
     resources: local files some scorers need (CoreNLP jars, FENSE detector)
+    corpus_texts: every caption and reference text of the dataset, for scorers whose `needs` name
+        "corpus_texts": a scorer with a fixed cost per call (the PTB tokenizer's JVM start) processes
+        them all the first time it has to pay it, and the run's next chunks find them done
     """
 
     expert_annotations: dict[str, dict] = field(default_factory=dict)
@@ -111,6 +112,7 @@ class ScoringContext:
     llm_cache: Any = None
     dataset: DatasetSettings = field(default_factory=DatasetSettings)
     resources: MetricResources = field(default_factory=MetricResources)
+    corpus_texts: tuple[str, ...] = ()
 
 
 class Scorer(Protocol):
@@ -118,7 +120,7 @@ class Scorer(Protocol):
     metric_names: tuple[str, ...]
     #: changes whenever implementation, tokenizer or model changes
     version: str
-    #: subset of {"references", "expert_annotations", "audio", "llm"}
+    #: subset of {"references", "expert_annotations", "audio", "llm", "corpus_texts"}
     needs: frozenset[str]
     #: True when one request's score depends on the other requests of its batch
     #: (CIDEr-D document frequencies, DATE's idf and discriminability): such batches are never split.

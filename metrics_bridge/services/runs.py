@@ -20,9 +20,11 @@ from metrics_bridge.agreement.protocol import scorer_batching
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import scorer_version
+from metrics_bridge.selectors import dataset_texts
 from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.plans import PlannedBatch, chunk_requests_for, dataset_scoring_plan
+from metrics_bridge.services.plans import PlannedBatch, chunk_requests_for, dataset_scoring_plan, scoring_requests_for
 from metrics_bridge.services.reference_sets import reference_sets_ensure
+from metrics_bridge.services.score_storage import ScoreRow
 
 logger = logging.getLogger("captioneval.metric_runs")
 
@@ -85,6 +87,9 @@ def _chunks_for(scorer, version: str, requests: list[dict]) -> list[list[dict]]:
     if scorer.corpus_level:
         # Document frequencies / ranks depend on the whole batch: score it whole, even if only part is missing.
         return [requests]
+    # A caption's requests side by side (its leave-one-out reference lists, its all-references request) land
+    # in the same chunk, where a scorer shares work between them (METEOR scores each distinct reference once).
+    missing.sort(key=lambda request: request["caption_id"])
     size = CHUNK_SIZE or settings.METRICS_CHUNK_SIZE
     return [missing[start : start + size] for start in range(0, len(missing), size)]
 
@@ -106,7 +111,9 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
     chunks = []
     reference_sets: dict[str, tuple[tuple[str, ...], str]] = {}
     plans: dict[tuple[str, str], list[PlannedBatch]] = {}
-    for scorer in scorers:
+    # Scorers with a slow resource (METEOR's JVM, a model) get the last chunks: a worker starts the
+    # resource when it takes the run's first chunk, and it loads while the other scorers' chunks are scored.
+    for scorer in sorted(scorers, key=registry.starts_slowly):
         layout = (scorer.protocol_kind, scorer_batching(scorer))
         if layout not in plans:
             plans[layout] = dataset_scoring_plan(dataset=dataset, protocol_kind=layout[0], batching=layout[1])
@@ -120,10 +127,14 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
                 planned.extend(requests)
                 chunk_lists = []
             for chunk_requests in chunk_lists:
-                chunks.append(MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests))
+                chunks.append(
+                    MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests)
+                )
         # Batch boundaries don't matter for the other scorers: pool their requests, each scored once.
         for chunk_requests in _chunks_for(scorer, scorer_version(scorer, context), planned) if planned else []:
-            chunks.append(MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests))
+            chunks.append(
+                MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests)
+            )
     run.chunks_total = len(chunks)
     if not chunks:
         run.status = MetricRun.Status.DONE
@@ -179,14 +190,13 @@ def metric_run_cancel(*, run: MetricRun) -> MetricRun:
     return run
 
 
-def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
-    """Run the chunk's scorer over its requests; returns unsaved MetricScore rows."""
-    from metrics_bridge.services.plans import scoring_requests_for
-
+def chunk_score(*, chunk: MetricRunChunk) -> list[ScoreRow]:
+    """Run the chunk's scorer over its requests; returns the rows to store (see score_storage)."""
     scorer = registry.scorer_for(chunk.metric)
     requests, reference_set_ids = scoring_requests_for(chunk_requests=chunk.requests)
     clip_ids = {int(request.clip_key) for request in requests if request.clip_key}
-    context = scoring_context_for(clip_ids=clip_ids, dataset=chunk.run.dataset)
+    corpus_texts = _run_corpus_texts(chunk.run) if "corpus_texts" in scorer.needs else ()
+    context = scoring_context_for(clip_ids=clip_ids, dataset=chunk.run.dataset, corpus_texts=corpus_texts)
     results = scorer.score_batch(requests, context)
     version = scorer_version(scorer, context)
     rows = []
@@ -199,17 +209,27 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
                 continue
             seen.add(identity)
             rows.append(
-                MetricScore(
+                ScoreRow(
                     metric=name,
                     version=version,
                     caption_id=request.candidate_id,
                     reference_set_id=reference_set_ids[planned["reference_set_key"]],
                     value=None if result.value is None else float(result.value),
                     details=result.details or {},
-                    run_id=chunk.run_id,
                 )
             )
     return rows
+
+
+_corpus_texts_of_run: dict[int, tuple[str, ...]] = {}
+
+
+def _run_corpus_texts(run: MetricRun) -> tuple[str, ...]:
+    """Every text of the run's dataset, read once per run by this process (the PTB tokenizer's prefetch)."""
+    if run.pk not in _corpus_texts_of_run:
+        _corpus_texts_of_run.clear()  # one run at a time is enough: a worker scores a run's chunks in a row
+        _corpus_texts_of_run[run.pk] = dataset_texts(dataset=run.dataset)
+    return _corpus_texts_of_run[run.pk]
 
 
 def metric_run_refresh_progress(*, run_id: int) -> None:
@@ -270,7 +290,7 @@ def error_headline(error: str) -> str:
 
 def metric_run_execute(
     *, run: MetricRun, enqueue: Enqueue, on_progress=None, watchdog=None, timeout_seconds: float = 6 * 3600,
-    poll_seconds: float = 0.5,
+    poll_seconds: float = 0.2,
 ) -> MetricRun:
     """Send the run's pending chunks to the workers and wait for the run to end, calling on_progress(run).
 
