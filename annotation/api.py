@@ -5,7 +5,9 @@ Who may use what (admins pass every check):
   import AudioCaps-F files;
 - annotators create, replace and delete their own expert annotations (not once gold);
 - reviewers read every expert annotation and move it through review (submitted -> gold);
-- raters get nothing here: they see their clips and captions, blinded, through /api/assignment-items/.
+- raters get nothing here: they see their clips and captions, blinded, through /api/assignment-items/;
+- the rater lock (accounts/blinding.py): an annotator or reviewer who is also a rater in an active
+  campaign gets no clips or captions of that campaign's dataset.
 """
 
 from django.db.models import Prefetch
@@ -17,7 +19,7 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from accounts.permissions import ActionRolesMixin
+from accounts.permissions import ActionRolesMixin, RaterLockMixin
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role
 from annotation import selectors
 from annotation.api_helpers import filter_by_params, json_import_respond
@@ -76,8 +78,10 @@ class DatasetViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
         OpenApiParameter("external_id", str, description="Clip id in its source, e.g. a YouTube id"),
     ],
 )
-class ClipViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
-    """Clips with audio URL and waveform peaks. Read: annotator, reviewer, admin."""
+class ClipViewSet(RaterLockMixin, ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
+    """Clips with audio URL and waveform peaks. Read: annotator, reviewer, admin (rater lock applies)."""
+
+    blinded_dataset_lookup = "dataset_id"
 
     action_roles = CORPUS_READ_ONLY
     serializer_class = ClipSerializer
@@ -114,8 +118,11 @@ class ClipViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
         OpenApiParameter("system", str, description="Captioning system name"),
     ],
 )
-class CaptionViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
-    """Captions with their authorship (role, author kind, system). Read: annotator, reviewer, admin; never raters."""
+class CaptionViewSet(RaterLockMixin, ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
+    """Captions with their authorship (role, author kind, system). Read: annotator, reviewer, admin; never raters
+    (and not the datasets an annotator or reviewer rates in an active campaign: the rater lock)."""
+
+    blinded_dataset_lookup = "clip__dataset_id"
 
     action_roles = CORPUS_READ_ONLY
     serializer_class = CaptionSerializer

@@ -71,8 +71,12 @@ def _file_part(handle, first: int, length: int) -> Iterator[bytes]:
         handle.close()
 
 
-def clip_audio_response(clip: Clip, range_header: str | None) -> HttpResponse:
-    """200 with the whole file, 206 with the requested bytes, or 416 when the range is outside the file."""
+def clip_audio_response(clip: Clip, range_header: str | None, *, disclose_name: bool = True) -> HttpResponse:
+    """200 with the whole file, 206 with the requested bytes, or 416 when the range is outside the file.
+
+    `disclose_name=False` (audio served to raters) sends no Content-Disposition, which would carry the
+    stored file's name (FileResponse adds one from the file object).
+    """
     storage, name = clip.audio.storage, clip.audio.name
     size = storage.size(name)
     content_type = audio_content_type(name)
@@ -94,4 +98,6 @@ def clip_audio_response(clip: Clip, range_header: str | None) -> HttpResponse:
         response["Content-Range"] = f"bytes {first}-{last}/{size}"
         response["Content-Length"] = str(length)
     response["Accept-Ranges"] = "bytes"
+    if not disclose_name and "Content-Disposition" in response:
+        del response["Content-Disposition"]
     return response

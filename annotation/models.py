@@ -1,5 +1,6 @@
 """The corpus: datasets, clips, captions, captioning systems and AudioCaps-F expert annotations."""
 import secrets
+from pathlib import Path
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -55,8 +56,9 @@ class Dataset(TimeStampedModel):
 
 
 def clip_audio_path(clip: "Clip", filename: str) -> str:
-    """Storage key of a clip's audio; a random folder makes keys unguessable (S3 buckets list and serve by key)."""
-    return f"audio/{clip.dataset.name}/{secrets.token_hex(16)}/{filename}"
+    """A random object key: stored names (and S3 URLs) say nothing about the clip, its dataset or its upload."""
+    suffix = "".join(char for char in Path(filename).suffix.lower() if char.isalnum() or char == ".")
+    return f"audio/{secrets.token_hex(16)}{suffix[:8]}"
 
 
 class Clip(TimeStampedModel):

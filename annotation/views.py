@@ -5,6 +5,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_safe
 
+from accounts.blinding import dataset_visible_check
 from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER, roles_required, user_has_role, user_roles
 from annotation import selectors
 from annotation.audio import clip_audio_response
@@ -30,14 +31,16 @@ def home(request):
     return render(request, "annotation/home.html", context)
 
 
-@roles_required(ANNOTATOR, REVIEWER, RATER, ADMIN)
+@roles_required(ANNOTATOR, REVIEWER)
 @require_safe
 def clip_audio(request, clip_id: int):
-    """Who: any signed-in user with a role. The clip's audio, with byte ranges so players can seek.
+    """Who: annotators, reviewers, admins (raters get their items' audio by the item's own URL, in ratings).
+    The clip's audio, with byte ranges so players can seek.
 
     With S3 storage the browser is sent to a short-lived pre-signed URL instead of streaming through Django.
     """
     clip = get_object_or_404(Clip, pk=clip_id)
+    dataset_visible_check(request.user, clip.dataset_id)
     if not clip.audio:
         raise Http404("This clip has no audio")
     if settings.USES_S3_STORAGE:

@@ -96,7 +96,9 @@ def main() -> None:
     for label, data in (("first import", content), ("same file again", content), ("edited file", edited)):
         with CaptureQueriesContext(connection) as queries:
             started = time.perf_counter()
-            summary = workbook_import(content=data, file_name="bench.xlsx", campaign_name="bench", rater=rater)
+            summary = workbook_import(
+                content=data, file_name="bench.xlsx", campaign_name="bench", rater=rater, create_if_missing=True
+            )
             seconds = time.perf_counter() - started
         print(
             f"{label}: {seconds:.2f} s, {len(queries)} queries — created {summary['ratings_created']}, "

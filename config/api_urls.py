@@ -1,11 +1,44 @@
-"""One API root; each app registers its own viewsets."""
-from rest_framework.routers import DefaultRouter
+"""One API root; each app registers its own viewsets.
+
+The root lists only the endpoints the signed-in account may use: a rater sees their four blinded
+endpoints, not the names of the corpus ones.
+"""
+
+from rest_framework.routers import APIRootView, DefaultRouter
 
 from annotation.api import register_routes as register_annotation_routes
 from metrics_bridge.api import register_routes as register_metrics_routes
 from ratings.api import register_routes as register_ratings_routes
 
-router = DefaultRouter()
+
+class RoleAwareAPIRootView(APIRootView):
+    viewsets: dict = {}
+
+    def get(self, request, *args, **kwargs):
+        response = super().get(request, *args, **kwargs)
+        response.data = {name: url for name, url in response.data.items() if self._may_list(name, request)}
+        return response
+
+    def _may_list(self, name: str, request) -> bool:
+        viewset = self.viewsets.get(name)
+        if viewset is None:
+            return True
+        view = viewset()
+        view.action, view.request, view.format_kwarg, view.kwargs, view.args = "list", request, None, {}, ()
+        return all(permission.has_permission(request, view) for permission in view.get_permissions())
+
+
+class RoleAwareRouter(DefaultRouter):
+    def get_api_root_view(self, api_urls=None):
+        self.APIRootView = type(
+            "RoleAwareAPIRoot",
+            (RoleAwareAPIRootView,),
+            {"viewsets": {prefix: viewset for prefix, viewset, _ in self.registry}},
+        )
+        return super().get_api_root_view(api_urls)
+
+
+router = RoleAwareRouter()
 register_annotation_routes(router)
 register_ratings_routes(router)
 register_metrics_routes(router)

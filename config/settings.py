@@ -114,14 +114,16 @@ if DATABASE_URL:
 else:
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The web process and the worker write at the same time (ratings, chunk leases, heartbeats): WAL lets
-    # readers go on during a write, IMMEDIATE takes the write lock at BEGIN (a deferred transaction that
-    # upgrades later fails at once instead of waiting), and the timeout waits for the lock.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
+            # Imports and metric runs write many rows; wait for a lock (busy timeout, s) instead of failing at once.
             "timeout": 30,
+            # Writers take the lock when their transaction begins: a deferred transaction that reads and then
+            # writes cannot wait for another writer (SQLite answers "database is locked" at once), so two
+            # simultaneous submits of one item would give a 500 instead of one success and one clear 409.
             "transaction_mode": "IMMEDIATE",
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            # Readers don't block the writer and vice versa.
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
         }
     )
     # A file, not memory, so a Celery worker process started by a test sees the test database.
@@ -214,6 +216,9 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
+# A refused form (CSRF) gets the site's 403 page with what to do, not Django's bare one.
+CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
+
 # --- Auth, REST -----------------------------------------------------------
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotation:home"
@@ -251,7 +256,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Corpus, human judgements and automatic metrics for audio captions.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SERVE_PERMISSIONS": ["accounts.permissions.SchemaReaders"],
     # Swagger UI / Redoc assets come from drf-spectacular-sidecar: the machines have no CDN access.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -269,6 +274,8 @@ SPECTACULAR_SETTINGS = {
 HEADPHONE_CHECK_VALID_DAYS = env_int("HEADPHONE_CHECK_VALID_DAYS", 30, minimum=1)
 # Submit unlocks after the clip played to its end, or after this many seconds of listening (0 = to the end).
 MUST_LISTEN_SECONDS = env_int("MUST_LISTEN_SECONDS", 0, minimum=0)
+# Lifetime of the pre-signed S3 URLs a rater's browser is sent to for an item's audio (seconds).
+RATER_AUDIO_URL_SECONDS = env_int("RATER_AUDIO_URL_SECONDS", 300, minimum=30)
 # Largest uncompressed size accepted for an uploaded workbook (zip-bomb guard).
 WORKBOOK_MAX_UNCOMPRESSED_BYTES = env_int("WORKBOOK_MAX_UNCOMPRESSED_BYTES", 200 * 1024 * 1024, minimum=1024)
 # Optional OpenAI-compatible endpoint for LLM judges and the LLM X-ACE extractor.

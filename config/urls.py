@@ -23,3 +23,9 @@ urlpatterns = [
 # No route serves MEDIA_ROOT: uploaded audio and workbooks are only reachable through views that check
 # who asks (annotation.views.clip_audio, the workbook downloads), in development too. /healthz is
 # answered by config.healthz.HealthCheckMiddleware.
+
+# Error pages in the site's layout, with next steps; never debug output (config/errors.py).
+handler400 = "config.errors.bad_request"
+handler403 = "config.errors.permission_denied"
+handler404 = "config.errors.page_not_found"
+handler500 = "config.errors.server_error"

@@ -12,7 +12,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from accounts.permissions import ActionRolesMixin
+from accounts.permissions import ActionRolesMixin, RaterLockMixin
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER
 from annotation.api_helpers import filter_by_params
 from metrics_bridge.models import MetricRun, MetricScore
@@ -75,8 +75,10 @@ class MetricRunViewSet(ActionRolesMixin, mixins.CreateModelMixin, viewsets.ReadO
         OpenApiParameter("dataset", str, description="Dataset name"),
     ],
 )
-class MetricScoreViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
-    """Stored metric scores per caption and reference set. Read: annotator, reviewer, admin."""
+class MetricScoreViewSet(RaterLockMixin, ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
+    """Stored metric scores per caption and reference set. Read: annotator, reviewer, admin (rater lock applies)."""
+
+    blinded_dataset_lookup = "caption__clip__dataset_id"
 
     action_roles = {"*": METRIC_READERS}
     serializer_class = MetricScoreSerializer

@@ -9,6 +9,7 @@ from ratings.models import (
     Campaign,
     CaptionPair,
     HeadphoneCheck,
+    ItemEvent,
     PairwiseVote,
     ThumbsRating,
     WorkbookUpload,
@@ -44,10 +45,13 @@ class AssignmentInline(admin.TabularInline):
 class CampaignAdmin(admin.ModelAdmin):
     list_display = [
         "name",
+        "title",
         "dataset",
         "task_type",
+        "origin",
         "judgements_per_item",
         "is_active",
+        "requires_huggins",
         "assignment_count",
         "created_at",
     ]
@@ -68,7 +72,18 @@ class CampaignAdmin(admin.ModelAdmin):
 class AssignmentItemInline(admin.TabularInline):
     model = AssignmentItem
     extra = 0
-    fields = ["position", "clip", "pair", "a_on_left", "caption_order", "completed_at", "seconds_spent"]
+    fields = [
+        "position",
+        "token",
+        "clip",
+        "pair",
+        "a_on_left",
+        "caption_order",
+        "version",
+        "completed_at",
+        "seconds_spent",
+    ]
+    readonly_fields = ["token", "version"]
     raw_id_fields = ["clip", "pair"]
     show_change_link = True
 
@@ -103,9 +118,10 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 @admin.register(AssignmentItem)
 class AssignmentItemAdmin(admin.ModelAdmin):
-    list_display = ["id", "assignment", "position", "clip", "pair", "completed_at", "seconds_spent"]
+    list_display = ["id", "token", "assignment", "position", "clip", "pair", "version", "completed_at", "seconds_spent"]
     list_filter = ["assignment__campaign", ("completed_at", admin.EmptyFieldListFilter)]
-    search_fields = ["assignment__rater__username", "clip__external_id"]
+    search_fields = ["token", "outside_record_id", "assignment__rater__username", "clip__external_id"]
+    readonly_fields = ["token", "version"]
     list_select_related = ["assignment__campaign", "assignment__rater", "clip__dataset", "pair__clip__dataset"]
     raw_id_fields = ["assignment", "clip", "pair"]
 
@@ -149,8 +165,8 @@ class PairwiseVoteAdmin(admin.ModelAdmin):
 
 @admin.register(HeadphoneCheck)
 class HeadphoneCheckAdmin(admin.ModelAdmin):
-    list_display = ["id", "rater", "passed", "correct_count", "completed_at", "reset_at", "created_at"]
-    list_filter = ["passed", "completed_at"]
+    list_display = ["id", "rater", "kind", "passed", "correct_count", "completed_at", "reset_at", "created_at"]
+    list_filter = ["kind", "passed", "completed_at"]
     search_fields = ["rater__username"]
     list_select_related = ["rater"]
     raw_id_fields = ["rater"]
@@ -164,3 +180,20 @@ class WorkbookUploadAdmin(admin.ModelAdmin):
     list_select_related = ["rater", "uploaded_by"]
     raw_id_fields = ["rater", "uploaded_by"]
     readonly_fields = ["sha256", "errors", "summary", "created_at", "updated_at"]
+
+
+@admin.register(ItemEvent)
+class ItemEventAdmin(admin.ModelAdmin):
+    """The audit trail of answers: read-only (it is evidence, not data to edit)."""
+
+    list_display = ["created_at", "item", "kind", "version"]
+    list_filter = ["kind", "item__assignment__campaign"]
+    search_fields = ["item__token", "item__assignment__rater__username"]
+    list_select_related = ["item__assignment__campaign", "item__assignment__rater"]
+    readonly_fields = ["item", "kind", "version", "previous_answer", "answer", "created_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

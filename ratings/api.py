@@ -4,7 +4,8 @@ Who may use what (admins pass every check):
 - caption pairs: annotators and reviewers read (they show authorship); admins too;
 - campaigns: admins only (create, add raters);
 - assignments, assignment items, THumBS ratings, pairwise votes: admins read all rows with full
-  detail; raters read their own rows only, through blinded serializers (no authorship, no split);
+  detail; raters read their own rows only, through blinded serializers (items by token, captions by
+  number or side, votes by side; no ids, authorship, split or gold flag), filtered by study only;
 - raters never reach captions except through their own assignment items.
 """
 
@@ -13,11 +14,11 @@ from django.db.models import Count, Q
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from accounts.permissions import ActionRolesMixin
+from accounts.permissions import ActionRolesMixin, RaterLockMixin
 from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER, user_has_role
 from annotation.api_helpers import filter_by_params, json_import_respond
 from annotation.serializers import ImportSummarySerializer, JsonImportInputSerializer
@@ -43,13 +44,18 @@ OWN_ROWS_FOR_RATERS = {"list": (RATER,), "retrieve": (RATER,), "*": (ADMIN,)}
 
 
 class RaterBlindedMixin:
-    """Admins get `serializer_class` over all rows; everyone else (raters) `rater_serializer_class` over their own.
+    """Admins get `serializer_class` over all rows; everyone else (raters) `rater_serializer_class` over
+    their own rows in campaigns (imported votes belong to none), filtered only by study (campaign id).
 
-    `rater_field` names the row's user field (e.g. "rater" or "assignment__rater").
+    `rater_field` names the row's user field (e.g. "rater" or "assignment__rater"); `campaign_field`
+    its campaign. Raters cannot filter by caption, pair, clip or assignment id: such filters would let
+    them probe which ids their items hold.
     """
 
     rater_serializer_class = None
     rater_field = "rater"
+    campaign_field = "campaign"
+    admin_lookups: dict[str, str] = {}
 
     def _is_admin(self) -> bool:
         return user_has_role(self.request.user, ADMIN)
@@ -59,12 +65,32 @@ class RaterBlindedMixin:
             return self.serializer_class
         return self.rater_serializer_class
 
-    def scope_to_user(self, queryset):
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if (
+            not getattr(self, "swagger_fake_view", False)
+            and self.request.user.is_authenticated
+            and not self._is_admin()
+        ):
+            context["items"] = rater_items_by_subject(rater=self.request.user)
+        return context
+
+    def scoped(self, queryset):
         if getattr(self, "swagger_fake_view", False):  # schema generation has no real user
             return queryset.none()
         if self._is_admin():
-            return queryset
-        return queryset.filter(**{self.rater_field: self.request.user})
+            return filter_by_params(queryset, self.request, self.admin_lookups)
+        queryset = queryset.filter(**{self.rater_field: self.request.user, f"{self.campaign_field}__isnull": False})
+        return filter_by_params(queryset, self.request, {"study": f"{self.campaign_field}_id"})
+
+
+def rater_items_by_subject(*, rater) -> dict[tuple[int, int], AssignmentItem]:
+    """The rater's items keyed by (campaign id, clip id) for THumBS and (campaign id, pair id) for pairs."""
+    items = {}
+    for item in AssignmentItem.objects.filter(assignment__rater=rater).select_related("assignment"):
+        key = item.pair_id if item.pair_id is not None else item.clip_id
+        items[(item.assignment.campaign_id, key)] = item
+    return items
 
 
 @extend_schema(
@@ -75,8 +101,11 @@ class RaterBlindedMixin:
         OpenApiParameter("split", str, enum=CaptionPair.Split.values),
     ],
 )
-class CaptionPairViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
-    """Caption pairs with both captions (and their authorship). Read: annotator, reviewer, admin; never raters."""
+class CaptionPairViewSet(RaterLockMixin, ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
+    """Caption pairs with both captions (and their authorship). Read: annotator, reviewer, admin; never raters
+    (nor the datasets an annotator or reviewer rates in an active campaign: the rater lock)."""
+
+    blinded_dataset_lookup = "clip__dataset_id"
 
     action_roles = {"*": (ANNOTATOR, REVIEWER)}
     serializer_class = CaptionPairSerializer
@@ -140,13 +169,21 @@ class CampaignViewSet(ActionRolesMixin, mixins.CreateModelMixin, viewsets.ReadOn
         return self._respond(campaign, status.HTTP_200_OK)
 
 
-@extend_schema(tags=["assignments"], parameters=[OpenApiParameter("campaign", str, description="Campaign name")])
+@extend_schema(
+    tags=["assignments"],
+    parameters=[
+        OpenApiParameter("campaign", str, description="Campaign name (admins)"),
+        OpenApiParameter("study", int, description="Study (campaign) id"),
+    ],
+)
 class AssignmentViewSet(RaterBlindedMixin, ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
     """Assignments with progress. Read: raters (their own, blinded), admins (all)."""
 
     action_roles = OWN_ROWS_FOR_RATERS
     serializer_class = AssignmentSerializer
     rater_serializer_class = RaterAssignmentSerializer
+    rater_field = "rater"
+    admin_lookups = {"campaign": "campaign__name"}
 
     def get_queryset(self):
         queryset = (
@@ -157,75 +194,93 @@ class AssignmentViewSet(RaterBlindedMixin, ActionRolesMixin, viewsets.ReadOnlyMo
             )
             .order_by("campaign__name", "rater__username")
         )
-        return filter_by_params(self.scope_to_user(queryset), self.request, {"campaign": "campaign__name"})
+        return self.scoped(queryset)
 
 
 @extend_schema(
     tags=["assignments"],
     parameters=[
-        OpenApiParameter("assignment", int, description="Assignment id"),
-        OpenApiParameter("campaign", str, description="Campaign name"),
+        OpenApiParameter("assignment", int, description="Assignment id (admins)"),
+        OpenApiParameter("campaign", str, description="Campaign name (admins)"),
+        OpenApiParameter("study", int, description="Study (campaign) id"),
     ],
 )
 class AssignmentItemViewSet(RaterBlindedMixin, ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
-    """Assignment items in each rater's order. Raters: their own, with clip audio and captions, blinded.
-
-    Admins: all items with the raw ordering data (a_on_left, caption_order).
-    """
+    """Assignment items in each rater's order. Raters: their own, by token, with their item audio URL,
+    the captions by number or side and their saved answer (blinded). Admins: all items with the raw
+    ordering data (a_on_left, caption_order)."""
 
     action_roles = OWN_ROWS_FOR_RATERS
     serializer_class = AssignmentItemSerializer
     rater_serializer_class = RaterAssignmentItemSerializer
     rater_field = "assignment__rater"
+    campaign_field = "assignment__campaign"
+    admin_lookups = {"assignment": "assignment_id", "campaign": "assignment__campaign__name"}
+
+    def get_object(self):
+        # Raters address their items by token, never by database id.
+        if self._is_admin() or getattr(self, "swagger_fake_view", False):
+            return super().get_object()
+        item = self.get_queryset().filter(token=self.kwargs[self.lookup_field]).first()
+        if item is None:
+            raise NotFound("no such item among yours")
+        return item
 
     def get_queryset(self):
         queryset = AssignmentItem.objects.select_related("assignment__campaign", "clip", "pair").order_by(
             "assignment_id", "position"
         )
-        lookups = {"assignment": "assignment_id", "campaign": "assignment__campaign__name"}
-        return filter_by_params(self.scope_to_user(queryset), self.request, lookups)
+        return self.scoped(queryset)
 
 
 @extend_schema(
     tags=["judgements"],
     parameters=[
-        OpenApiParameter("campaign", str, description="Campaign name"),
-        OpenApiParameter("caption", int, description="Caption id"),
+        OpenApiParameter("campaign", str, description="Campaign name (admins)"),
+        OpenApiParameter("caption", int, description="Caption id (admins)"),
         OpenApiParameter("rater", str, description="Rater username (admins)"),
+        OpenApiParameter("study", int, description="Study (campaign) id"),
     ],
 )
-class ThumbsRatingViewSet(RaterBlindedMixin, ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
-    """THumBS ratings with the computed overall = (P + R) / 2 + F + C + I. Raters: their own; admins: all."""
+class ThumbsRatingViewSet(RaterBlindedMixin, mixins.ListModelMixin, ActionRolesMixin, viewsets.GenericViewSet):
+    """THumBS ratings with the computed overall = (P + R) / 2 + F + C + I. Raters: their own, by item
+    token and caption number; admins: all, with ids. (A list only: raters have no row ids to ask for.)"""
 
     action_roles = OWN_ROWS_FOR_RATERS
     serializer_class = ThumbsRatingSerializer
     rater_serializer_class = RaterThumbsRatingSerializer
+    admin_lookups = {"campaign": "campaign__name", "caption": "caption_id", "rater": "rater__username"}
 
     def get_queryset(self):
-        queryset = ThumbsRating.objects.select_related("rater", "campaign").order_by("caption_id", "rater__username")
-        lookups = {"campaign": "campaign__name", "caption": "caption_id", "rater": "rater__username"}
-        return filter_by_params(self.scope_to_user(queryset), self.request, lookups)
+        queryset = ThumbsRating.objects.select_related("rater", "campaign", "caption").order_by(
+            "campaign_id", "caption_id", "rater__username"
+        )
+        return self.scoped(queryset)
 
 
 @extend_schema(
     tags=["judgements"],
     parameters=[
-        OpenApiParameter("campaign", str, description="Campaign name"),
-        OpenApiParameter("pair", int, description="Caption pair id"),
+        OpenApiParameter("campaign", str, description="Campaign name (admins)"),
+        OpenApiParameter("pair", int, description="Caption pair id (admins)"),
         OpenApiParameter("rater", str, description="Rater username (admins)"),
+        OpenApiParameter("study", int, description="Study (campaign) id"),
     ],
 )
-class PairwiseVoteViewSet(RaterBlindedMixin, ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
-    """Pairwise votes (a better, b better, no preference). Raters: their own; admins: all."""
+class PairwiseVoteViewSet(RaterBlindedMixin, mixins.ListModelMixin, ActionRolesMixin, viewsets.GenericViewSet):
+    """Pairwise votes. Admins: all, as a better / b better / no preference with ids. Raters: their own,
+    by item token and the side they chose (left / right / none), never a/b. (A list only.)"""
 
     action_roles = OWN_ROWS_FOR_RATERS
     serializer_class = PairwiseVoteSerializer
     rater_serializer_class = RaterPairwiseVoteSerializer
+    admin_lookups = {"campaign": "campaign__name", "pair": "pair_id", "rater": "rater__username"}
 
     def get_queryset(self):
-        queryset = PairwiseVote.objects.select_related("rater", "campaign").order_by("pair_id", "rater__username")
-        lookups = {"campaign": "campaign__name", "pair": "pair_id", "rater": "rater__username"}
-        return filter_by_params(self.scope_to_user(queryset), self.request, lookups)
+        queryset = PairwiseVote.objects.select_related("rater", "campaign").order_by(
+            "pair_id", "rater__username", "campaign_id"
+        )
+        return self.scoped(queryset)
 
 
 @extend_schema(tags=["imports"])

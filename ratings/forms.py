@@ -9,14 +9,15 @@ import re
 from decimal import Decimal
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db.models import Q
 
 from accounts.roles import RATER
 from annotation.models import CaptioningSystem, Clip, Dataset
-from ratings.models import Campaign, ThumbsRating
-from ratings.services.headphone import TRIAL_COUNT
+from ratings.models import Assignment, Campaign, ThumbsRating
+from ratings.services.campaigns import DEFAULT_JUDGEMENTS
 from ratings.services.judgements import CaptionScores
 
 SCORE_CHOICES = [(str(value), str(value)) for value in range(1, 6)]
@@ -34,31 +35,58 @@ RUBRIC = {
 PENALTY_PRESETS = ("0", "-0.1", "-0.5", "-1", "-2")
 
 
-def _penalty_field() -> forms.DecimalField:
+def _penalty_field(*, label: str) -> forms.DecimalField:
     return forms.DecimalField(
+        label=label,
         max_digits=2,
         decimal_places=1,
         initial=Decimal("0"),
-        validators=[MinValueValidator(Decimal("-2")), MaxValueValidator(Decimal("0"))],
+        validators=[
+            MinValueValidator(Decimal("-2"), message="Penalties go from -2 to 0."),
+            MaxValueValidator(Decimal("0"), message="Penalties go from -2 to 0."),
+        ],
+        error_messages={
+            "invalid": "Type a number from -2 to 0, e.g. -0.5.",
+            "max_decimal_places": "Use at most one decimal, e.g. -0.5.",
+            "max_digits": "Type a number from -2 to 0, e.g. -0.5.",
+        },
     )
 
 
-class ThumbsItemForm(forms.Form):
+class ItemVersionForm(forms.Form):
+    """What every item form carries: the item version the page was built from, and whether the rater
+    chose to replace a newer answer (after a conflict was shown)."""
+
+    version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+    replacing = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+
+class ThumbsItemForm(ItemVersionForm):
     """One clip: five scores and a comment per caption (numbered 1..n on the page), plus 'synthesized?'."""
 
     synthesized = forms.ChoiceField(
-        choices=[(ThumbsRating.Synthesized.YES, "Yes"), (ThumbsRating.Synthesized.NO, "No")], widget=forms.RadioSelect
+        label="Is this audio synthesized?",
+        choices=[(ThumbsRating.Synthesized.YES, "Yes"), (ThumbsRating.Synthesized.NO, "No")],
+        widget=forms.RadioSelect,
+        error_messages={"required": "Answer yes or no."},
     )
 
     def __init__(self, *args, caption_count: int, **kwargs):
         super().__init__(*args, **kwargs)
         self.caption_count = caption_count
         for number in range(1, caption_count + 1):
-            self.fields[f"precision_{number}"] = forms.TypedChoiceField(choices=SCORE_CHOICES, coerce=int)
-            self.fields[f"recall_{number}"] = forms.TypedChoiceField(choices=SCORE_CHOICES, coerce=int)
+            for name in ("precision", "recall"):
+                self.fields[f"{name}_{number}"] = forms.TypedChoiceField(
+                    label=f"Caption {number}: {name}",
+                    choices=SCORE_CHOICES,
+                    coerce=int,
+                    error_messages={"required": "Choose a score from 1 to 5."},
+                )
             for name in PENALTY_FIELDS:
-                self.fields[f"{name}_{number}"] = _penalty_field()
-            self.fields[f"comment_{number}"] = forms.CharField(required=False, max_length=2000)
+                self.fields[f"{name}_{number}"] = _penalty_field(label=f"Caption {number}: {name}")
+            self.fields[f"comment_{number}"] = forms.CharField(
+                label=f"Caption {number}: comment", required=False, max_length=2000
+            )
 
     def caption_scores(self, caption_order: list[int]) -> list[CaptionScores]:
         data = self.cleaned_data
@@ -76,22 +104,31 @@ class ThumbsItemForm(forms.Form):
         ]
 
 
-class PairwiseItemForm(forms.Form):
-    side = forms.ChoiceField(choices=[("left", "Left"), ("right", "Right"), ("none", "No preference")])
+class PairwiseItemForm(ItemVersionForm):
+    side = forms.ChoiceField(
+        label="Which caption describes the clip better?",
+        choices=[("left", "Left"), ("right", "Right"), ("none", "No preference")],
+        error_messages={"required": "Choose caption A, caption B or no preference."},
+    )
 
 
 class HeadphoneAnswersForm(forms.Form):
-    """Which of the three tones was quietest, per trial (1..3 on the page, 0..2 in the service)."""
+    """The rater's choice per trial (1..3 on the page, 0..2 in the service)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, trial_count: int, **kwargs):
         super().__init__(*args, **kwargs)
-        for number in range(1, TRIAL_COUNT + 1):
+        self.trial_count = trial_count
+        for number in range(1, trial_count + 1):
             self.fields[f"trial_{number}"] = forms.TypedChoiceField(
-                choices=[("1", "1"), ("2", "2"), ("3", "3")], coerce=int, widget=forms.RadioSelect
+                label=f"Trial {number}",
+                choices=[("1", "1"), ("2", "2"), ("3", "3")],
+                coerce=int,
+                widget=forms.RadioSelect,
+                error_messages={"required": f"Trial {number}: choose sound 1, 2 or 3."},
             )
 
     def answers(self) -> list[int]:
-        return [self.cleaned_data[f"trial_{number}"] - 1 for number in range(1, TRIAL_COUNT + 1)]
+        return [self.cleaned_data[f"trial_{number}"] - 1 for number in range(1, self.trial_count + 1)]
 
 
 class RaterChoiceField(forms.ModelMultipleChoiceField):
@@ -100,7 +137,21 @@ class RaterChoiceField(forms.ModelMultipleChoiceField):
 
 
 class CampaignCreateForm(forms.Form):
-    name = forms.SlugField(max_length=100, help_text="Letters, digits, - and _; unique.")
+    """The campaign form. Fields marked for one task type (see TASK_FIELDS) are shown only for it on the
+    page and ignored for the other; an item never gets more judgements than there are raters."""
+
+    TASK_FIELDS = {
+        Campaign.TaskType.THUMBS: ("human_captions_per_clip",),
+        Campaign.TaskType.PAIRWISE: ("count_hc", "count_hi", "count_hm", "count_mm", "gold_from_hi"),
+    }
+
+    name = forms.SlugField(max_length=100, help_text="Letters, digits, - and _; unique. Admins see it, raters don't.")
+    title = forms.CharField(
+        max_length=120,
+        required=False,
+        help_text='What raters see, e.g. "Caption study, spring". Leave out dataset, system and split names. '
+        "Blank: the task and a number.",
+    )
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
     task_type = forms.ChoiceField(choices=Campaign.TaskType.choices, initial=Campaign.TaskType.PAIRWISE)
     judgements_per_item = forms.IntegerField(
@@ -137,20 +188,19 @@ class CampaignCreateForm(forms.Form):
     gold_from_hi = forms.BooleanField(
         required=False, label="Use HI pairs as gold items (the clip's own caption is the right answer)"
     )
+    requires_huggins = forms.BooleanField(
+        required=False,
+        label="Also require the Huggins-pitch headphone screen",
+        help_text="Every rater passes the antiphase screen; this adds a second one that is harder to fake "
+        "(Milne et al. 2021).",
+    )
     raters = RaterChoiceField(
         queryset=get_user_model().objects.none(), required=False, widget=forms.CheckboxSelectMultiple
     )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        user_model = get_user_model()
-        self.fields["raters"].queryset = (
-            user_model.objects.filter(is_active=True)
-            # Admins pass every role check, so they can rate too.
-            .filter(Q(groups__name=RATER) | Q(is_staff=True) | Q(is_superuser=True))
-            .distinct()
-            .order_by(user_model.USERNAME_FIELD)
-        )
+        self.fields["raters"].queryset = rater_candidates()
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"]
@@ -172,7 +222,135 @@ class CampaignCreateForm(forms.Form):
             data["clips"] = [found[token] for token in dict.fromkeys(wanted) if token in found]
         else:
             data["clips"] = None
+        task_type = data.get("task_type")
+        # Fields of the other task type are hidden on the page; whatever they hold is ignored.
+        for other_type, names in self.TASK_FIELDS.items():
+            if other_type != task_type:
+                for name in names:
+                    data[name] = False if name == "gold_from_hi" else 0
         data["split_counts"] = {split: data.get(f"count_{split.lower()}") or 0 for split in ("HC", "HI", "HM", "MM")}
-        if data.get("task_type") == Campaign.TaskType.PAIRWISE and not any(data["split_counts"].values()):
+        if task_type == Campaign.TaskType.PAIRWISE and not any(data["split_counts"].values()):
             self.add_error("count_hc", "a pairwise campaign needs a count for at least one split")
+        if task_type in DEFAULT_JUDGEMENTS:
+            judgements = data.get("judgements_per_item") or DEFAULT_JUDGEMENTS[task_type]
+            rater_count = len(data.get("raters") or [])
+            if rater_count < judgements:
+                self.add_error(
+                    "judgements_per_item",
+                    f"{judgements} judgements per item need at least {judgements} raters (nobody judges an item "
+                    f"twice), and {rater_count} {'is' if rater_count == 1 else 'are'} ticked: "
+                    "lower the number or tick more raters.",
+                )
+        return data
+
+
+class CampaignSettingsForm(forms.Form):
+    title = forms.CharField(
+        max_length=120, required=False, help_text="What raters see. Leave out dataset, system and split names."
+    )
+    is_active = forms.BooleanField(
+        required=False, label="Open", help_text="Closed: raters no longer see it and cannot change their answers."
+    )
+    requires_huggins = forms.BooleanField(
+        required=False,
+        label="Also require the Huggins-pitch headphone screen",
+        help_text="Raters without a valid pass are sent to it before their next item.",
+    )
+
+
+class CampaignRatersAddForm(forms.Form):
+    raters = RaterChoiceField(
+        queryset=get_user_model().objects.none(),
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Tick at least one rater to add."},
+    )
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["raters"].queryset = rater_candidates().exclude(assignments__campaign=campaign)
+
+
+def rater_candidates():
+    """Accounts that can be raters: active members of the rater group, and admins (they pass every role check)."""
+    user_model = get_user_model()
+    return (
+        user_model.objects.filter(is_active=True)
+        .filter(Q(groups__name=RATER) | Q(is_staff=True) | Q(is_superuser=True))
+        .distinct()
+        .order_by(user_model.USERNAME_FIELD)
+    )
+
+
+class WorkbookUploadForm(forms.Form):
+    """Upload a filled THumBS workbook for one rater of one campaign (see ratings/services/workbook_import.py)."""
+
+    file = forms.FileField(label="Filled workbook (.xlsx)")
+    campaign = forms.ModelChoiceField(
+        queryset=Campaign.objects.filter(task_type=Campaign.TaskType.THUMBS).order_by("name"),
+        to_field_name="name",
+        required=False,
+        empty_label="Choose a campaign",
+    )
+    create_campaign = forms.BooleanField(
+        required=False,
+        label="This workbook comes from a study run outside the app: create a new campaign for it",
+    )
+    new_campaign = forms.SlugField(
+        max_length=100, required=False, label="New campaign name", help_text="Letters, digits, - and _."
+    )
+    rater = forms.ModelChoiceField(
+        queryset=get_user_model().objects.filter(is_active=True).order_by("username"),
+        to_field_name="username",
+        empty_label="Choose the rater who filled it",
+    )
+    replace_newer = forms.BooleanField(
+        required=False,
+        label="Replace answers the rater changed on the web after this workbook was exported",
+    )
+    dry_run = forms.BooleanField(required=False, label="Dry run: check and count, write no ratings")
+
+    def rater_options(self) -> list[tuple[str, str]]:
+        """(username, space-separated THumBS campaigns they rate in): the page lists a campaign's raters only."""
+        campaigns: dict[str, list[str]] = {}
+        for username, campaign_name in Assignment.objects.filter(
+            campaign__task_type=Campaign.TaskType.THUMBS
+        ).values_list("rater__username", "campaign__name"):
+            campaigns.setdefault(username, []).append(campaign_name)
+        return [
+            (username, " ".join(campaigns.get(username, [])))
+            for username in self.fields["rater"].queryset.values_list("username", flat=True)
+        ]
+
+    def clean_file(self):
+        uploaded = self.cleaned_data["file"]
+        # Larger than anything a workbook may unpack to: refused before it is stored.
+        if uploaded.size > settings.WORKBOOK_MAX_UNCOMPRESSED_BYTES:
+            raise forms.ValidationError(
+                f"{uploaded.name} is too large ({uploaded.size // (1024 * 1024)} MB) to be a workbook"
+            )
+        return uploaded
+
+    def clean(self) -> dict:
+        data = super().clean()
+        rater = data.get("rater")
+        if data.get("create_campaign"):
+            name = data.get("new_campaign")
+            if not name:
+                self.add_error("new_campaign", "Name the campaign to create.")
+            elif Campaign.objects.filter(name=name).exists():
+                self.add_error("new_campaign", f"A campaign named {name} exists already; choose it above instead.")
+            data["campaign_name"] = name
+            return data
+        campaign = data.get("campaign")
+        if campaign is None:
+            self.add_error(
+                "campaign", "Choose the campaign (or tick 'create a new campaign' for a study run outside the app)."
+            )
+            return data
+        data["campaign_name"] = campaign.name
+        if rater is not None and not Assignment.objects.filter(campaign=campaign, rater=rater).exists():
+            self.add_error(
+                "rater",
+                f"{rater.get_username()} is not a rater of {campaign.name}: add them on the campaign page first.",
+            )
         return data

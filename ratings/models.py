@@ -1,4 +1,6 @@
 """Human judgements: THumBS ratings, caption pairs and votes, campaigns, assignments, screening."""
+
+import secrets
 from decimal import Decimal
 
 from django.conf import settings
@@ -52,12 +54,33 @@ class CaptionPair(TimeStampedModel):
         return bool(self.gold_choice)
 
 
+TOKEN_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # no look-alikes (l/1, o/0): people copy these from workbooks
+TOKEN_LENGTH = 16  # 80 random bits
+
+
+def opaque_token() -> str:
+    """A random identifier for what raters see (items, their audio, workbook record IDs).
+
+    Unguessable and unrelated to row order, so it says nothing about when or from what the row was made.
+    """
+    return "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(TOKEN_LENGTH))
+
+
 class Campaign(TimeStampedModel):
     class TaskType(models.TextChoices):
         THUMBS = "thumbs", "THumBS rating"
         PAIRWISE = "pairwise", "Pairwise comparison"
 
+    class Origin(models.TextChoices):
+        APP = "app", "Created in the app"
+        OUTSIDE = "outside", "A study run outside the app (created by its workbooks)"
+
     name = models.SlugField(max_length=100, unique=True)
+    # What raters see instead of the name (which admins often build from dataset or system names).
+    title = models.CharField(
+        max_length=120, blank=True, help_text="Shown to raters. Leave out dataset, system and split names."
+    )
+    origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.APP)
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="campaigns")
     task_type = models.CharField(max_length=10, choices=TaskType.choices)
     judgements_per_item = models.PositiveSmallIntegerField(default=4)
@@ -65,15 +88,26 @@ class Campaign(TimeStampedModel):
     captions = models.ManyToManyField(Caption, blank=True, related_name="campaigns")
     pairs = models.ManyToManyField(CaptionPair, blank=True, related_name="campaigns")
     # Excluded raters keep their data; reports leave them out.
-    excluded_raters = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="excluded_from_campaigns")
+    excluded_raters = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="excluded_from_campaigns"
+    )
     is_active = models.BooleanField(default=True)
+    # Second headphone screen (Huggins pitch, Milne et al. 2021) on top of the antiphase test everyone takes.
+    requires_huggins = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["name"]
-        constraints = [models.CheckConstraint(condition=Q(judgements_per_item__gte=1), name="campaign_at_least_one_judgement")]
+        constraints = [
+            models.CheckConstraint(condition=Q(judgements_per_item__gte=1), name="campaign_at_least_one_judgement")
+        ]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def rater_title(self) -> str:
+        """The campaign's name as raters see it."""
+        return self.title or f"{self.get_task_type_display()} study {self.pk}"
 
 
 class Assignment(TimeStampedModel):
@@ -84,19 +118,29 @@ class Assignment(TimeStampedModel):
 
     class Meta:
         ordering = ["campaign", "rater"]
-        constraints = [models.UniqueConstraint(fields=["campaign", "rater"], name="assignment_unique_rater_per_campaign")]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "rater"], name="assignment_unique_rater_per_campaign")
+        ]
 
     def __str__(self) -> str:
         return f"{self.campaign} / {self.rater}"
 
 
 class AssignmentItem(models.Model):
-    """One thing a rater judges, in the rater's own randomized order: a clip (THumBS) or a pair."""
+    """One thing a rater judges, in the rater's own randomized order: a clip (THumBS) or a pair.
+
+    Raters know an item only by its random `token` (page and audio URLs, workbook record IDs);
+    `version` counts accepted submissions, so a page or workbook holding an older version cannot
+    overwrite a newer answer without saying so.
+    """
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="items")
+    token = models.CharField(max_length=32, unique=True, default=opaque_token, editable=False)
     position = models.PositiveIntegerField()
     clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="assignment_items")
-    pair = models.ForeignKey(CaptionPair, on_delete=models.CASCADE, null=True, blank=True, related_name="assignment_items")
+    pair = models.ForeignKey(
+        CaptionPair, on_delete=models.CASCADE, null=True, blank=True, related_name="assignment_items"
+    )
     # For pairs: whether caption_a is shown on the left for this rater.
     a_on_left = models.BooleanField(default=True)
     # For THumBS: caption ids in the order this rater sees them.
@@ -107,17 +151,55 @@ class AssignmentItem(models.Model):
     seconds_spent = models.FloatField(null=True, blank=True)
     # Unsubmitted form state, saved as the rater types.
     draft = models.JSONField(default=dict, blank=True)
+    version = models.PositiveIntegerField(default=0)
+    # The record ID a study run outside the app gave this clip in the rater's own workbook (e.g. "3.wav").
+    outside_record_id = models.CharField(max_length=255, blank=True)
 
     class Meta:
         ordering = ["assignment", "position"]
         constraints = [
             models.UniqueConstraint(fields=["assignment", "position"], name="item_unique_position"),
-            models.UniqueConstraint(fields=["assignment", "clip"], condition=Q(pair__isnull=True), name="item_unique_clip"),
-            models.UniqueConstraint(fields=["assignment", "pair"], condition=Q(pair__isnull=False), name="item_unique_pair"),
+            models.UniqueConstraint(
+                fields=["assignment", "clip"], condition=Q(pair__isnull=True), name="item_unique_clip"
+            ),
+            models.UniqueConstraint(
+                fields=["assignment", "pair"], condition=Q(pair__isnull=False), name="item_unique_pair"
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.assignment} #{self.position}"
+
+    @property
+    def record_id(self) -> str:
+        """The identifier this rater knows the item by (workbooks, ratings export)."""
+        return self.outside_record_id or self.token
+
+
+class ItemEvent(models.Model):
+    """Audit trail of an item's answers: submissions, re-openings, changes and refused stale submits."""
+
+    class Kind(models.TextChoices):
+        SUBMITTED = "submitted", "Submitted"
+        CHANGE_OPENED = "change_opened", "Rater opened a submitted answer to change it"
+        CHANGED = "changed", "Answer changed"
+        STALE_REFUSED = "stale_refused", "Stale submission refused"
+        STALE_REPLACED = "stale_replaced", "Newer answer replaced after a conflict"
+        WORKBOOK = "workbook", "Answer imported from a workbook"
+
+    item = models.ForeignKey(AssignmentItem, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    # The item version the event produced (or, for a refusal, the version the rater had seen).
+    version = models.PositiveIntegerField()
+    previous_answer = models.JSONField(default=dict, blank=True)
+    answer = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item", "created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.item} {self.kind} v{self.version}"
 
 
 class ThumbsRating(TimeStampedModel):
@@ -130,7 +212,8 @@ class ThumbsRating(TimeStampedModel):
 
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="thumbs_ratings")
     caption = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="thumbs_ratings")
-    campaign = models.ForeignKey(Campaign, on_delete=models.SET_NULL, null=True, blank=True, related_name="thumbs_ratings")
+    # Every rating belongs to the campaign it was made in; a campaign with ratings cannot be deleted.
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="thumbs_ratings")
     precision = models.PositiveSmallIntegerField()
     recall = models.PositiveSmallIntegerField()
     fluency = models.DecimalField(max_digits=2, decimal_places=1, default=Decimal("0"))
@@ -144,12 +227,18 @@ class ThumbsRating(TimeStampedModel):
     class Meta:
         ordering = ["caption", "rater"]
         constraints = [
-            models.UniqueConstraint(fields=["rater", "caption"], name="thumbs_one_rating_per_rater_caption"),
+            models.UniqueConstraint(
+                fields=["campaign", "rater", "caption"], name="thumbs_one_rating_per_campaign_rater_caption"
+            ),
             models.CheckConstraint(condition=Q(precision__gte=1, precision__lte=5), name="thumbs_precision_1_to_5"),
             models.CheckConstraint(condition=Q(recall__gte=1, recall__lte=5), name="thumbs_recall_1_to_5"),
             models.CheckConstraint(condition=Q(fluency__gte=-2, fluency__lte=0), name="thumbs_fluency_minus2_to_0"),
-            models.CheckConstraint(condition=Q(conciseness__gte=-2, conciseness__lte=0), name="thumbs_conciseness_minus2_to_0"),
-            models.CheckConstraint(condition=Q(irrelevance__gte=-2, irrelevance__lte=0), name="thumbs_irrelevance_minus2_to_0"),
+            models.CheckConstraint(
+                condition=Q(conciseness__gte=-2, conciseness__lte=0), name="thumbs_conciseness_minus2_to_0"
+            ),
+            models.CheckConstraint(
+                condition=Q(irrelevance__gte=-2, irrelevance__lte=0), name="thumbs_irrelevance_minus2_to_0"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -163,7 +252,8 @@ class ThumbsRating(TimeStampedModel):
 class PairwiseVote(TimeStampedModel):
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="pairwise_votes")
     pair = models.ForeignKey(CaptionPair, on_delete=models.CASCADE, related_name="votes")
-    campaign = models.ForeignKey(Campaign, on_delete=models.SET_NULL, null=True, blank=True, related_name="votes")
+    # Null only for votes imported from a data set (e.g. Clotho-Eval's judges), which belong to no campaign.
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, null=True, blank=True, related_name="votes")
     choice = models.CharField(max_length=4, choices=CaptionPair.Choice.choices)
     # Which caption was on the left when the rater voted; unknown for imported votes.
     left_side = models.CharField(max_length=1, choices=[("a", "A"), ("b", "B")], blank=True)
@@ -171,7 +261,16 @@ class PairwiseVote(TimeStampedModel):
 
     class Meta:
         ordering = ["pair", "rater"]
-        constraints = [models.UniqueConstraint(fields=["rater", "pair"], name="vote_one_per_rater_pair")]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "rater", "pair"], name="vote_one_per_campaign_rater_pair"),
+            # NULLs are distinct in a unique index, so imported votes (no campaign) need their own.
+            models.UniqueConstraint(
+                fields=["rater", "pair"], condition=Q(campaign__isnull=True), name="vote_one_imported_per_rater_pair"
+            ),
+            models.CheckConstraint(
+                condition=Q(campaign__isnull=False) | Q(source="import"), name="vote_campaign_unless_imported"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.rater} on {self.pair}: {self.choice}"
@@ -183,10 +282,16 @@ class PairwiseVote(TimeStampedModel):
 
 
 class HeadphoneCheck(TimeStampedModel):
-    """One attempt at the antiphase headphone screening (Woods et al. 2017)."""
+    """One attempt at a headphone screen: antiphase (Woods et al. 2017) or Huggins pitch (Milne et al. 2021)."""
+
+    class Kind(models.TextChoices):
+        ANTIPHASE = "antiphase", "Antiphase (which tone is quietest)"
+        HUGGINS = "huggins", "Huggins pitch (which noise hides a tone)"
 
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="headphone_checks")
-    # Per trial: which of the three tones is in antiphase (0..2) and the rater's answer.
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.ANTIPHASE)
+    # Per trial: the answer position (0..2) and what the test needs to rebuild the sound, when its sound
+    # was fetched (once per attempt) and the rater's answer. Never sent to the browser.
     trials = models.JSONField(default=list)
     correct_count = models.PositiveSmallIntegerField(null=True, blank=True)
     passed = models.BooleanField(null=True, blank=True)
@@ -217,7 +322,12 @@ class WorkbookUpload(TimeStampedModel):
     original_name = models.CharField(max_length=255)
     sha256 = models.CharField(max_length=64)
     campaign_name = models.CharField(max_length=100)
-    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="workbook_uploads")
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="workbook_uploads"
+    )
+    # What the admin asked for: create the campaign (a study run outside the app), replace answers given after export.
+    create_campaign = models.BooleanField(default=False)
+    replace_newer = models.BooleanField(default=False)
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     errors = models.JSONField(default=list, blank=True)

@@ -54,11 +54,14 @@ def assignment_next_item(*, assignment: Assignment) -> AssignmentItem | None:
     return assignment.items.filter(completed_at__isnull=True).order_by("position").first()
 
 
-def rater_item(*, rater: AbstractBaseUser, item_id: int) -> AssignmentItem | None:
-    """An item of one of the rater's own assignments, or None (other raters' items are invisible)."""
+def rater_item(*, rater: AbstractBaseUser, token: str) -> AssignmentItem | None:
+    """An item of one of the rater's own assignments in an open campaign, by its token, or None.
+
+    Other raters' items, closed campaigns and unknown tokens all give None (pages answer 404 alike).
+    """
     return (
         AssignmentItem.objects.select_related("assignment__campaign", "clip", "pair__caption_a", "pair__caption_b")
-        .filter(pk=item_id, assignment__rater=rater)
+        .filter(token=token, assignment__rater=rater, assignment__campaign__is_active=True)
         .first()
     )
 
@@ -74,12 +77,13 @@ def item_progress(*, item: AssignmentItem) -> dict:
 
 
 def item_neighbours(*, item: AssignmentItem) -> dict:
-    """Ids of the previous item and of the next unfinished item after this one (None at the ends)."""
+    """Tokens of the previous item and of the next unfinished item after this one (None at the ends)."""
     items = item.assignment.items
-    previous = items.filter(position__lt=item.position).order_by("-position").values_list("pk", flat=True).first()
+    previous = items.filter(position__lt=item.position).order_by("-position").values_list("token", flat=True).first()
     open_items = items.filter(completed_at__isnull=True).exclude(pk=item.pk).order_by("position")
-    next_open = open_items.values_list("pk", flat=True).first()
-    return {"previous_id": previous, "next_open_id": next_open}
+    later_open = open_items.filter(position__gt=item.position).values_list("token", flat=True).first()
+    next_open = later_open or open_items.values_list("token", flat=True).first()
+    return {"previous_token": previous, "next_open_token": next_open}
 
 
 def thumbs_item_captions(*, item: AssignmentItem) -> list[Caption]:
@@ -111,3 +115,37 @@ def campaign_included_votes(*, campaign: Campaign) -> QuerySet[PairwiseVote]:
 def campaign_included_thumbs_ratings(*, campaign: Campaign) -> QuerySet[ThumbsRating]:
     """The campaign's THumBS ratings without those of raters excluded from reports."""
     return ThumbsRating.objects.filter(campaign=campaign).exclude(rater__in=campaign.excluded_raters.all())
+
+
+def campaign_assignments_with_progress(*, campaign: Campaign) -> QuerySet[Assignment]:
+    """The campaign's assignments (oldest first, as P-numbers count) with `item_count` and `completed_count`."""
+    return (
+        campaign.assignments.select_related("rater")
+        .annotate(
+            item_count=Count("items"),
+            completed_count=Count("items", filter=Q(items__completed_at__isnull=False)),
+        )
+        .order_by("created_at", "pk")
+    )
+
+
+def campaign_clips_without_audio(*, campaign: Campaign) -> int:
+    """How many of the campaign's assigned clips have no audio (raters cannot finish those items)."""
+    return campaign.dataset.clips.filter(assignment_items__assignment__campaign=campaign, audio="").distinct().count()
+
+
+def raters_with_assignments() -> QuerySet:
+    """Users in the rater group or assigned in some campaign, with their campaigns prefetched."""
+    from django.contrib.auth import get_user_model
+    from django.db.models import Prefetch
+
+    from accounts.roles import RATER
+
+    assignments = Assignment.objects.select_related("campaign").order_by("campaign__name")
+    return (
+        get_user_model()
+        .objects.filter(Q(groups__name=RATER) | Q(assignments__isnull=False))
+        .distinct()
+        .prefetch_related(Prefetch("assignments", queryset=assignments))
+        .order_by("username")
+    )

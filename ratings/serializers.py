@@ -1,17 +1,17 @@
 """API representations of human judgements.
 
 Two families: full serializers for admins (and corpus readers, for pairs), and
-blinded `Rater*` serializers for raters. A blinded serializer never names a field
-that tells who wrote a caption (role, author kind, system, source label) nor the
-pair's split (HC/HM/MM gives it away) or source key; raters see caption ids and texts.
+blinded `Rater*` serializers for raters (see the section comment below).
 """
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotation.models import Caption, Dataset
-from annotation.serializers import BlindCaptionSerializer, BlindClipSerializer, CaptionSerializer
+from annotation.serializers import CaptionSerializer
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
+from ratings.services.judgements import item_answer, vote_side
 
 # --- Caption pairs --------------------------------------------------------------
 
@@ -40,11 +40,14 @@ class CampaignSerializer(serializers.ModelSerializer):
         fields = [
             "id",
             "name",
+            "title",
             "dataset",
             "task_type",
+            "origin",
             "judgements_per_item",
             "seed",
             "is_active",
+            "requires_huggins",
             "caption_count",
             "pair_count",
             "assignment_count",
@@ -54,6 +57,8 @@ class CampaignSerializer(serializers.ModelSerializer):
 
 class CampaignInputSerializer(serializers.Serializer):
     name = serializers.SlugField(max_length=100)
+    title = serializers.CharField(max_length=120, required=False, default="", help_text="What raters see")
+    requires_huggins = serializers.BooleanField(required=False, default=False)
     dataset = serializers.SlugRelatedField(slug_field="name", queryset=Dataset.objects.all())
     task_type = serializers.ChoiceField(choices=Campaign.TaskType.choices)
     seed = serializers.IntegerField(default=0)
@@ -95,10 +100,12 @@ class AssignmentItemSerializer(serializers.ModelSerializer):
         model = AssignmentItem
         fields = [
             "id",
+            "token",
             "assignment",
             "position",
             "clip",
             "pair",
+            "version",
             "a_on_left",
             "caption_order",
             "first_shown_at",
@@ -134,6 +141,7 @@ class ThumbsRatingSerializer(serializers.ModelSerializer):
             "source",
             "workbook_sha256",
             "created_at",
+            "updated_at",
         ]
 
 
@@ -143,37 +151,51 @@ class PairwiseVoteSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = PairwiseVote
-        fields = ["id", "rater", "pair", "campaign", "choice", "left_side", "source", "created_at"]
+        fields = ["id", "rater", "pair", "campaign", "choice", "left_side", "source", "created_at", "updated_at"]
 
 
 # --- Blinded views for raters ------------------------------------------------------
+#
+# A rater gets only what the rating pages need, in the rater's own terms: items by their random
+# token, captions by their number in the rater's order (THumBS) or by side (pairs), answers by
+# number or side. No caption, pair, clip or dataset id or name, no a/b orientation, no split or
+# gold flag, and the campaign only by the title meant for raters.
 
 
 class RaterAssignmentSerializer(serializers.ModelSerializer):
-    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    study_id = serializers.IntegerField(source="campaign_id", read_only=True)
+    study = serializers.CharField(source="campaign.rater_title", read_only=True)
     task_type = serializers.CharField(source="campaign.task_type", read_only=True)
     item_count = serializers.IntegerField(read_only=True)
     completed_count = serializers.IntegerField(read_only=True)
 
     class Meta:
         model = Assignment
-        fields = ["id", "campaign", "task_type", "item_count", "completed_count"]
-
-
-def captions_in_display_order(item: AssignmentItem, captions_by_id: dict[int, Caption]) -> list[Caption]:
-    """The captions as this rater sees them: left then right for a pair, the shuffled order for THumBS."""
-    if item.pair_id is not None:
-        pair = item.pair
-        ids = [pair.caption_a_id, pair.caption_b_id] if item.a_on_left else [pair.caption_b_id, pair.caption_a_id]
-    else:
-        ids = list(item.caption_order)
-    return [captions_by_id[caption_id] for caption_id in ids if caption_id in captions_by_id]
+        fields = ["study_id", "study", "task_type", "item_count", "completed_count"]
 
 
 def _caption_ids(item: AssignmentItem) -> list[int]:
     if item.pair_id is not None:
         return [item.pair.caption_a_id, item.pair.caption_b_id]
     return list(item.caption_order)
+
+
+def rater_item_captions(item: AssignmentItem, captions_by_id: dict[int, Caption]) -> list[dict]:
+    """The captions as this rater sees them: {"key": "left"/"right", "text"} for a pair, {"key": number, "text"}."""
+    if item.pair_id is not None:
+        pair = item.pair
+        left, right = (
+            (pair.caption_a_id, pair.caption_b_id) if item.a_on_left else (pair.caption_b_id, pair.caption_a_id)
+        )
+        return [
+            {"key": "left", "text": captions_by_id[left].text},
+            {"key": "right", "text": captions_by_id[right].text},
+        ]
+    return [
+        {"key": str(number), "text": captions_by_id[caption_id].text}
+        for number, caption_id in enumerate(item.caption_order, start=1)
+        if caption_id in captions_by_id
+    ]
 
 
 class RaterAssignmentItemListSerializer(serializers.ListSerializer):
@@ -186,48 +208,85 @@ class RaterAssignmentItemListSerializer(serializers.ListSerializer):
         return super().to_representation(items)
 
 
-class RaterAssignmentItemSerializer(serializers.ModelSerializer):
-    """One item of a rater's own assignment: the clip's audio and the captions in display order, blinded."""
+class RaterCaptionSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="The caption's number on the page (THumBS) or its side (pairs)")
+    text = serializers.CharField()
 
-    clip = BlindClipSerializer(read_only=True)
+
+class RaterAssignmentItemSerializer(serializers.ModelSerializer):
+    """One item of a rater's own assignment, as its page shows it (blinded; see the section comment)."""
+
+    study_id = serializers.IntegerField(source="assignment.campaign_id", read_only=True)
     task_type = serializers.CharField(source="assignment.campaign.task_type", read_only=True)
-    captions = serializers.SerializerMethodField(
-        help_text="Captions in the order shown to this rater (left, right for a pair); id and text only"
-    )
+    url = serializers.SerializerMethodField(help_text="This item in the API, by its token")
+    page_url = serializers.SerializerMethodField()
+    audio_url = serializers.SerializerMethodField()
+    duration_seconds = serializers.FloatField(source="clip.duration_seconds", read_only=True)
+    waveform_peaks = serializers.JSONField(source="clip.waveform_peaks", read_only=True)
+    captions = serializers.SerializerMethodField()
+    listened = serializers.SerializerMethodField()
+    completed = serializers.SerializerMethodField()
+    answer = serializers.SerializerMethodField(help_text="The rater's saved answer: by caption number or side")
 
     class Meta:
         model = AssignmentItem
         fields = [
-            "id",
-            "assignment",
+            "token",
+            "url",
+            "study_id",
             "position",
             "task_type",
-            "clip",
-            "pair",
+            "page_url",
+            "audio_url",
+            "duration_seconds",
+            "waveform_peaks",
             "captions",
-            "listened_at",
-            "completed_at",
+            "listened",
+            "completed",
+            "version",
+            "answer",
         ]
         list_serializer_class = RaterAssignmentItemListSerializer
 
-    @extend_schema_field(BlindCaptionSerializer(many=True))
+    def get_url(self, item: AssignmentItem) -> str:
+        return reverse("assignment-item-detail", kwargs={"pk": item.token})
+
+    def get_page_url(self, item: AssignmentItem) -> str:
+        return reverse("ratings:item", kwargs={"token": item.token})
+
+    def get_audio_url(self, item: AssignmentItem) -> str | None:
+        return reverse("ratings:item_audio", kwargs={"token": item.token}) if item.clip.audio else None
+
+    @extend_schema_field(RaterCaptionSerializer(many=True))
     def get_captions(self, item: AssignmentItem) -> list[dict]:
         captions_by_id = self.context.get("captions_by_id")
         if captions_by_id is None:
             captions_by_id = Caption.objects.in_bulk(_caption_ids(item))
-        return BlindCaptionSerializer(captions_in_display_order(item, captions_by_id), many=True).data
+        return rater_item_captions(item, captions_by_id)
+
+    def get_listened(self, item: AssignmentItem) -> bool:
+        return item.listened_at is not None
+
+    def get_completed(self, item: AssignmentItem) -> bool:
+        return item.completed_at is not None
+
+    @extend_schema_field(serializers.JSONField())
+    def get_answer(self, item: AssignmentItem) -> dict:
+        return item_answer(item=item) if item.completed_at else {}
 
 
 class RaterThumbsRatingSerializer(serializers.ModelSerializer):
-    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    """One of the rater's own ratings: the item token and the caption's number in the rater's order."""
+
+    item = serializers.SerializerMethodField()
+    caption = serializers.SerializerMethodField(help_text="The caption's number on the item's page")
     overall = serializers.DecimalField(max_digits=4, decimal_places=2, read_only=True)
 
     class Meta:
         model = ThumbsRating
         fields = [
-            "id",
+            "item",
             "caption",
-            "campaign",
             "precision",
             "recall",
             "fluency",
@@ -236,13 +295,40 @@ class RaterThumbsRatingSerializer(serializers.ModelSerializer):
             "overall",
             "synthesized",
             "comment",
-            "created_at",
+            "updated_at",
         ]
+
+    def _item(self, rating: ThumbsRating) -> AssignmentItem | None:
+        return self.context["items"].get((rating.campaign_id, rating.caption.clip_id))
+
+    def get_item(self, rating: ThumbsRating) -> str | None:
+        item = self._item(rating)
+        return item.token if item else None
+
+    def get_caption(self, rating: ThumbsRating) -> int | None:
+        item = self._item(rating)
+        if item is None or rating.caption_id not in item.caption_order:
+            return None
+        return item.caption_order.index(rating.caption_id) + 1
 
 
 class RaterPairwiseVoteSerializer(serializers.ModelSerializer):
-    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    """One of the rater's own votes: the item token and the side chosen (never a/b)."""
+
+    item = serializers.SerializerMethodField()
+    side = serializers.SerializerMethodField(help_text="left, right or none, as on the rater's page")
 
     class Meta:
         model = PairwiseVote
-        fields = ["id", "pair", "campaign", "choice", "left_side", "created_at"]
+        fields = ["item", "side", "updated_at"]
+
+    def _item(self, vote: PairwiseVote) -> AssignmentItem | None:
+        return self.context["items"].get((vote.campaign_id, vote.pair_id))
+
+    def get_item(self, vote: PairwiseVote) -> str | None:
+        item = self._item(vote)
+        return item.token if item else None
+
+    def get_side(self, vote: PairwiseVote) -> str | None:
+        item = self._item(vote)
+        return vote_side(vote=vote, a_on_left=item.a_on_left) if item else None

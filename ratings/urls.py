@@ -1,21 +1,28 @@
 from django.urls import path
 
-from ratings import views, views_headphone, views_staff
+from ratings import views, views_headphone, views_staff, views_workbooks
 
 app_name = "ratings"
 urlpatterns: list = []
 
-# --- Rater pages -----------------------------------------------------------
+# --- Rater pages (items by their random token, never a database id) --------------------------------------
 urlpatterns += [
     path("", views.rater_home, name="home"),
     path("campaigns/<int:campaign_id>/next/", views.campaign_next, name="campaign_next"),
-    path("items/<int:item_id>/", views.item_page, name="item"),
-    path("items/<int:item_id>/listened/", views.item_listened, name="item_listened"),
-    path("items/<int:item_id>/draft/", views.item_draft, name="item_draft"),
-    path("headphones/", views_headphone.headphone_check, name="headphone_check"),
-    path("headphones/calibration.wav", views_headphone.headphone_calibration_audio, name="headphone_calibration_audio"),
+    path("items/<str:token>/", views.item_page, name="item"),
+    path("items/<str:token>/audio/", views.item_audio, name="item_audio"),
+    path("items/<str:token>/listened/", views.item_listened, name="item_listened"),
+    path("items/<str:token>/draft/", views.item_draft, name="item_draft"),
+    path("items/<str:token>/change/", views.item_change, name="item_change"),
+    path("headphones/", views_headphone.headphone_check_default, name="headphone_check_default"),
+    path("headphones/<str:kind>/", views_headphone.headphone_check, name="headphone_check"),
     path(
-        "headphones/<int:check_id>/trials/<int:trial_number>.wav",
+        "headphones/<str:kind>/calibration.wav",
+        views_headphone.headphone_calibration_audio,
+        name="headphone_calibration_audio",
+    ),
+    path(
+        "headphones/attempts/<int:check_id>/trials/<int:trial_number>.wav",
         views_headphone.headphone_trial_audio,
         name="headphone_trial_audio",
     ),
@@ -25,18 +32,18 @@ urlpatterns += [
 urlpatterns += [
     path("staff/campaigns/", views_staff.campaign_list, name="campaign_list"),
     path("staff/campaigns/new/", views_staff.campaign_create, name="campaign_create"),
+    path("staff/campaigns/<int:campaign_id>/", views_staff.campaign_detail, name="campaign_detail"),
     path("staff/campaigns/<int:campaign_id>/quality/", views_staff.campaign_quality, name="campaign_quality"),
     path(
         "staff/campaigns/<int:campaign_id>/raters/<int:rater_id>/exclusion/",
         views_staff.campaign_rater_exclusion,
         name="campaign_rater_exclusion",
     ),
+    path("staff/raters/", views_staff.rater_list, name="rater_list"),
     path("staff/raters/<int:rater_id>/headphone-reset/", views_staff.headphone_reset, name="headphone_reset"),
 ]
 
 # --- Offline THumBS workbooks ----------------------------------------------
-from ratings import views_workbooks  # noqa: E402
-
 urlpatterns += [
     path("staff/workbooks/upload/", views_workbooks.workbook_upload, name="workbook_upload"),
     path(

@@ -1,26 +1,33 @@
-"""Rater pages: my campaigns, the THumBS and pairwise item pages, and the reports those pages send.
+"""Rater pages: my studies, the THumBS and pairwise item pages, their audio and the reports they send.
 
-Nothing rendered here names a caption's author kind, role, system or source label:
-captions are numbered by their position on the page (see ratings/forms.py).
+Raters know an item only by its random token (never a database id). Nothing rendered here names a
+caption's author kind, role, system, source label, the pair's split or gold status, the dataset or
+the clip: captions are numbered by their position on the page, pairs are left/right (see
+ratings/forms.py), the audio URL is the item's own and the campaign shows its rater title.
 """
 
 import json
 from functools import wraps
 
 from django.conf import settings
-from django.http import Http404, HttpResponseBadRequest, JsonResponse
+from django.http import Http404, HttpResponseBadRequest, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from django.utils.http import urlencode
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from accounts.roles import RATER, roles_required
+from annotation.audio import clip_audio_response
 from ratings import selectors
 from ratings.forms import PENALTY_FIELDS, PENALTY_PRESETS, RUBRIC, PairwiseItemForm, ThumbsItemForm
-from ratings.models import Assignment, AssignmentItem, Campaign, PairwiseVote, ThumbsRating
-from ratings.services.headphone import headphone_status
+from ratings.models import Assignment, AssignmentItem, Campaign
+from ratings.services.headphone import screen_missing
 from ratings.services.judgements import (
     JudgementError,
+    StaleItemError,
+    item_answer,
+    item_change_open,
     item_draft_save,
     item_mark_listened,
     item_mark_shown,
@@ -28,128 +35,172 @@ from ratings.services.judgements import (
     pairwise_item_submit,
     thumbs_item_submit,
 )
+from ratings.services.rater_audio import rater_audio_redirect_url
 
 
-def headphone_screening_required(view):
-    """Send raters without a valid headphone check to the screening (JSON endpoints get 403)."""
+def _is_json(request) -> bool:
+    return request.content_type == "application/json" or "application/json" in request.headers.get("Accept", "")
 
+
+def _screening_redirect(request, campaign: Campaign | None):
+    """None when the rater holds every screen `campaign` needs, else the response sending them to it."""
+    missing = screen_missing(rater=request.user, campaign=campaign)
+    if missing is None:
+        return None
+    if request.method == "POST" and _is_json(request):
+        return JsonResponse({"error": "complete the headphone check first"}, status=403)
+    url = reverse("ratings:headphone_check", kwargs={"kind": missing.kind})
+    return redirect(f"{url}?{urlencode({'next': request.get_full_path()})}")
+
+
+def item_view(view):
+    """Resolve the item token to the signed-in rater's own item (404 for anyone else) and require screening."""
+
+    @roles_required(RATER)
     @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        if headphone_status(rater=request.user).is_valid:
-            return view(request, *args, **kwargs)
-        if request.method == "POST" and request.content_type == "application/json":
-            return JsonResponse({"error": "complete the headphone check first"}, status=403)
-        return redirect(f"{reverse('ratings:headphone_check')}?{urlencode({'next': request.get_full_path()})}")
+    def wrapped(request, token: str, *args, **kwargs):
+        item = selectors.rater_item(rater=request.user, token=token)
+        if item is None:
+            raise Http404("No such item in your open studies")
+        refusal = _screening_redirect(request, item.assignment.campaign)
+        if refusal is not None:
+            return refusal
+        return view(request, item, *args, **kwargs)
 
     return wrapped
 
 
-def _own_item(request, item_id: int) -> AssignmentItem:
-    item = selectors.rater_item(rater=request.user, item_id=item_id)
-    if item is None or not item.assignment.campaign.is_active:
-        raise Http404("No such item in your open campaigns")
-    return item
-
-
 def _after_submit(item: AssignmentItem):
-    next_id = selectors.item_neighbours(item=item)["next_open_id"]
-    if next_id:
-        return redirect("ratings:item", item_id=next_id)
+    next_token = selectors.item_neighbours(item=item)["next_open_token"]
+    if next_token:
+        return redirect("ratings:item", token=next_token)
     return redirect("ratings:campaign_next", campaign_id=item.assignment.campaign_id)
 
 
 @roles_required(RATER)
 def rater_home(request):
-    """Who: raters (and admins). Their open campaigns with progress, and their headphone screening state."""
+    """Who: raters (and admins in the rater group). Their open studies with progress, and their screening."""
     return render(
         request,
         "ratings/rater_home.html",
         {
             "assignments": selectors.rater_assignments_with_progress(rater=request.user),
-            "headphones": headphone_status(rater=request.user),
+            "headphones": screen_missing(rater=request.user, campaign=None),
         },
     )
 
 
 @roles_required(RATER)
-@headphone_screening_required
 def campaign_next(request, campaign_id: int):
     """Who: the campaign's raters. Resume: go to the first unfinished item, or say the work is done."""
-    assignment = get_object_or_404(Assignment, campaign_id=campaign_id, rater=request.user, campaign__is_active=True)
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("campaign"),
+        campaign_id=campaign_id,
+        rater=request.user,
+        campaign__is_active=True,
+    )
+    refusal = _screening_redirect(request, assignment.campaign)
+    if refusal is not None:
+        return refusal
     item = selectors.assignment_next_item(assignment=assignment)
     if item is not None:
-        return redirect("ratings:item", item_id=item.pk)
+        return redirect("ratings:item", token=item.token)
     return render(request, "ratings/campaign_done.html", {"assignment": assignment})
 
 
-@roles_required(RATER)
-@headphone_screening_required
-def item_page(request, item_id: int):
-    """Who: the rater the item is assigned to. GET shows the item; POST submits the judgement."""
-    item = item_mark_shown(item=_own_item(request, item_id))
+@item_view
+def item_page(request, item: AssignmentItem):
+    """Who: the rater the item is assigned to. GET shows the item (or its submitted answer); POST submits."""
+    item = item_mark_shown(item=item)
     if item.assignment.campaign.task_type == Campaign.TaskType.PAIRWISE:
         return _pairwise_page(request, item)
     return _thumbs_page(request, item)
 
 
-def _page_context(item: AssignmentItem) -> dict:
+def _is_editing(request, item: AssignmentItem) -> bool:
+    """Unanswered items show the form; answered ones their answer, unless the rater chose to change it."""
+    return item.completed_at is None or request.GET.get("change") == "1" or request.method == "POST"
+
+
+def _page_context(request, item: AssignmentItem) -> dict:
     clip = item.clip
     return {
         "item": item,
-        "campaign": item.assignment.campaign,
+        "study_title": item.assignment.campaign.rater_title,
         "progress": selectors.item_progress(item=item),
         "neighbours": selectors.item_neighbours(item=item),
-        "audio_url": reverse("annotation:clip-audio", kwargs={"clip_id": clip.pk}) if clip.has_audio else "",
+        "audio_url": reverse("ratings:item_audio", kwargs={"token": item.token}) if clip.has_audio else "",
         "peaks": clip.waveform_peaks or [],
         "duration": clip.duration_seconds,
         "must_listen_seconds": settings.MUST_LISTEN_SECONDS,
         "listening_seconds": listening_seconds_required(item=item),
         "is_listened": item.listened_at is not None,
+        "is_editing": _is_editing(request, item),
+        "answer": item_answer(item=item) if item.completed_at else {},
+        "version": item.version,
+        "replacing": False,
+        "conflict": None,
     }
 
 
-def _thumbs_initial(item: AssignmentItem) -> dict:
-    """Form values to show: the saved ratings of a completed item, else the autosaved draft."""
-    if item.completed_at:
-        ratings = {
-            rating.caption_id: rating
-            for rating in ThumbsRating.objects.filter(rater=item.assignment.rater, caption_id__in=item.caption_order)
-        }
-        initial = {}
-        for number, caption_id in enumerate(item.caption_order, start=1):
-            rating = ratings.get(caption_id)
-            if rating is None:
-                continue
-            initial.update(
-                {
-                    f"precision_{number}": rating.precision,
-                    f"recall_{number}": rating.recall,
-                    f"comment_{number}": rating.comment,
-                    **{f"{name}_{number}": getattr(rating, name) for name in PENALTY_FIELDS},
-                }
+def _conflict_context(error: StaleItemError) -> dict:
+    """What the page needs to show the newer answer and offer keep / replace."""
+    return {
+        "conflict": {"answer": error.current_answer, "answered_at": error.answered_at},
+        "version": error.current_version,
+        "replacing": True,
+    }
+
+
+def _submission(request, item: AssignmentItem, form, context: dict, submit) -> int | None:
+    """Validate and submit a posted item form; None when it was accepted, else the page's status.
+
+    409: the page was stale (the context gets the newer answer and the replace option); 400: the form
+    or the judgement was refused (the errors are on the form).
+    """
+    if form.is_valid():
+        try:
+            submit(
+                form.cleaned_data, seen_version=form.cleaned_data["version"], replacing=form.cleaned_data["replacing"]
             )
-            initial["synthesized"] = rating.synthesized
-        return initial
-    return {key: value for key, value in item.draft.items() if isinstance(value, str | int | float)}
+        except StaleItemError as error:
+            context.update(_conflict_context(error))
+            return 409
+        except JudgementError as error:
+            form.add_error(None, str(error))
+        else:
+            return None
+    context["version"] = request.POST.get("version", item.version)
+    return 400
+
+
+def _thumbs_initial(item: AssignmentItem, answer: dict) -> dict:
+    """Form values to show: the autosaved draft if there is one, else the saved answer."""
+    if item.draft:
+        return {key: value for key, value in item.draft.items() if isinstance(value, str | int | float)}
+    initial = {"synthesized": answer.get("synthesized", "")}
+    for row in answer.get("captions", []):
+        number = row["number"]
+        initial.update({f"{name}_{number}": row[name] for name in ("precision", "recall", "comment", *PENALTY_FIELDS)})
+    return initial
 
 
 def _thumbs_page(request, item: AssignmentItem):
     captions = selectors.thumbs_item_captions(item=item)
+    context = _page_context(request, item)
+    status = 200
     if request.method == "POST":
         form = ThumbsItemForm(request.POST, caption_count=len(captions))
-        if form.is_valid():
-            try:
-                thumbs_item_submit(
-                    item=item,
-                    scores=form.caption_scores(item.caption_order),
-                    synthesized=form.cleaned_data["synthesized"],
-                )
-            except JudgementError as error:
-                form.add_error(None, str(error))
-            else:
-                return _after_submit(item)
+
+        def submit(data, **versions):
+            scores = form.caption_scores(item.caption_order)
+            thumbs_item_submit(item=item, scores=scores, synthesized=data["synthesized"], **versions)
+
+        status = _submission(request, item, form, context, submit)
+        if status is None:
+            return _after_submit(item)
     else:
-        form = ThumbsItemForm(initial=_thumbs_initial(item), caption_count=len(captions))
+        form = ThumbsItemForm(initial=_thumbs_initial(item, context["answer"]), caption_count=len(captions))
     blocks = [
         {
             "number": number,
@@ -164,52 +215,50 @@ def _thumbs_page(request, item: AssignmentItem):
         }
         for number, caption in enumerate(captions, start=1)
     ]
-    context = {
-        **_page_context(item),
-        "form": form,
-        "blocks": blocks,
-        "scores": range(1, 6),
-        "rubric": RUBRIC,
-        "penalty_presets": PENALTY_PRESETS,
-    }
-    return render(request, "ratings/thumbs_item.html", context, status=400 if form.errors else 200)
+    context.update(
+        {"form": form, "blocks": blocks, "scores": range(1, 6), "rubric": RUBRIC, "penalty_presets": PENALTY_PRESETS}
+    )
+    return render(request, "ratings/thumbs_item.html", context, status=status)
 
 
 def _pairwise_page(request, item: AssignmentItem):
     pair = item.pair
     left, right = (pair.caption_a, pair.caption_b) if item.a_on_left else (pair.caption_b, pair.caption_a)
+    context = _page_context(request, item)
+    status = 200
     if request.method == "POST":
         form = PairwiseItemForm(request.POST)
-        if form.is_valid():
-            try:
-                pairwise_item_submit(item=item, side=form.cleaned_data["side"])
-            except JudgementError as error:
-                form.add_error(None, str(error))
-            else:
-                return _after_submit(item)
+        status = _submission(
+            request,
+            item,
+            form,
+            context,
+            lambda data, **versions: pairwise_item_submit(item=item, side=data["side"], **versions),
+        )
+        if status is None:
+            return _after_submit(item)
     else:
-        form = PairwiseItemForm(initial={"side": _pairwise_initial_side(item)})
-    context = {**_page_context(item), "form": form, "left_text": left.text, "right_text": right.text}
-    return render(request, "ratings/pairwise_item.html", context, status=400 if form.errors else 200)
+        side = item.draft.get("side") or context["answer"].get("side", "")
+        form = PairwiseItemForm(initial={"side": side if side in ("left", "right", "none") else ""})
+    context.update({"form": form, "left_text": left.text, "right_text": right.text})
+    return render(request, "ratings/pairwise_item.html", context, status=status)
 
 
-def _pairwise_initial_side(item: AssignmentItem) -> str:
-    if item.completed_at:
-        vote = PairwiseVote.objects.filter(rater=item.assignment.rater, pair_id=item.pair_id).first()
-        if vote:
-            if vote.choice == "none":
-                return "none"
-            return "left" if (vote.choice == "a") == item.a_on_left else "right"
-    side = item.draft.get("side")
-    return side if side in ("left", "right", "none") else ""
-
-
-@roles_required(RATER)
-@headphone_screening_required
+@item_view
 @require_POST
-def item_listened(request, item_id: int):
+def item_change(request, item: AssignmentItem):
+    """Who: the item's rater. Open a submitted answer for changing (logged), then show the form."""
+    try:
+        item_change_open(item=item)
+    except JudgementError:
+        pass  # not answered yet: the form is shown anyway
+    return HttpResponseRedirect(f"{reverse('ratings:item', kwargs={'token': item.token})}?change=1")
+
+
+@item_view
+@require_POST
+def item_listened(request, item: AssignmentItem):
     """Who: the item's rater. The player reports that the clip was heard; submitting needs this."""
-    item = _own_item(request, item_id)
     try:
         item_mark_listened(item=item)
     except JudgementError as error:
@@ -217,18 +266,47 @@ def item_listened(request, item_id: int):
     return JsonResponse({"listened": True})
 
 
-@roles_required(RATER)
-@headphone_screening_required
+@item_view
 @require_POST
-def item_draft(request, item_id: int):
-    """Who: the item's rater. Autosave: the unsubmitted form as a JSON object of field name to value."""
-    item = _own_item(request, item_id)
+def item_draft(request, item: AssignmentItem):
+    """Who: the item's rater. Autosave: {"version": N, "fields": {name: value}}; validated like a submission."""
     try:
-        draft = json.loads(request.body or b"{}")
+        body = json.loads(request.body or b"{}")
     except ValueError:
         return HttpResponseBadRequest("the draft is not valid JSON")
+    if not isinstance(body, dict):
+        return JsonResponse({"error": "the draft must be a JSON object"}, status=400)
     try:
-        item_draft_save(item=item, draft=draft)
+        item_draft_save(item=item, draft=body.get("fields", {}), seen_version=body.get("version"))
+    except StaleItemError as error:
+        return JsonResponse(
+            {"error": str(error), "current_version": error.current_version, "current_answer": error.current_answer},
+            status=409,
+        )
     except JudgementError as error:
         return JsonResponse({"error": str(error)}, status=400)
     return JsonResponse({"saved": True})
+
+
+@item_view
+@require_safe
+def item_audio(request, item: AssignmentItem):
+    """Who: the item's rater only (404 for anyone else). The clip's audio under the item's own URL.
+
+    No file name is disclosed (no Content-Disposition); on S3 the browser is sent to a short-lived
+    pre-signed URL of a random object key, or the file is streamed when its key is an old, named one.
+    """
+    clip = item.clip
+    if not clip.audio:
+        raise Http404("This clip has no audio")
+    redirect_url = rater_audio_redirect_url(clip)
+    if redirect_url:
+        response = HttpResponseRedirect(redirect_url)
+        add_never_cache_headers(response)
+        return response
+    try:
+        response = clip_audio_response(clip, request.headers.get("Range"), disclose_name=False)
+    except FileNotFoundError:
+        raise Http404("The audio file of this clip is missing from storage") from None
+    response["Cache-Control"] = "private, max-age=3600"
+    return response

@@ -1,7 +1,9 @@
-"""The headphone screening pages (see ratings/services/headphone.py for the test itself).
+"""The headphone screening pages (the tests themselves: ratings/services/headphone.py, ratings/screening/).
 
-The page gets trial numbers and audio URLs only; which tone is quietest stays on the server
-until the answers are in, and afterwards the rater learns only the count.
+The page gets trial numbers and audio URLs only. Each trial's sound is served once per attempt: the
+page fetches it once and plays it with the Web Audio API; a second request (reload, replay, another
+tab) gets 410 and the trial stays "played". Which sound is the answer stays on the server until the
+answers are in, and afterwards the rater learns only the count.
 """
 
 from django.contrib import messages
@@ -15,15 +17,42 @@ from accounts.roles import RATER, roles_required
 from ratings.forms import HeadphoneAnswersForm
 from ratings.models import HeadphoneCheck
 from ratings.services.headphone import (
-    PASS_MARK,
-    TRIAL_COUNT,
     HeadphoneCheckError,
+    TrialAlreadyPlayedError,
     calibration_wav,
     headphone_check_start,
     headphone_check_submit,
     headphone_status,
-    trial_wav,
+    screen,
+    trial_is_played,
+    trial_sound_fetch,
 )
+
+INSTRUCTIONS = {
+    HeadphoneCheck.Kind.ANTIPHASE: {
+        "intro": "This short check (about two minutes) makes sure you are wearing headphones.",
+        "question": "Which tone is the quietest?",
+        "trial_text": "Each trial plays three tones, one after the other. Choose the one that sounds quietest.",
+        "calibration": "Play the sound below and set your computer's volume so that it is clearly audible but "
+        "comfortable. Do not change the volume after this.",
+        "sound_name": "Tone",
+    },
+    HeadphoneCheck.Kind.HUGGINS: {
+        "intro": "This study asks for a second headphone check (about two minutes). It only works over headphones.",
+        "question": "Which noise contains a faint tone?",
+        "trial_text": "Each trial plays three bursts of noise, one after the other. In one of them a faint tone "
+        "sounds inside the noise. Choose that one.",
+        "calibration": "Play the noise below and set your computer's volume so that it is comfortable. Do not "
+        "change the volume after this.",
+        "sound_name": "Noise",
+    },
+}
+
+
+def _kind(kind: str) -> str:
+    if kind not in HeadphoneCheck.Kind.values:
+        raise Http404("No such headphone check")
+    return kind
 
 
 def _safe_next(request) -> str:
@@ -34,15 +63,23 @@ def _safe_next(request) -> str:
 
 
 @roles_required(RATER)
+def headphone_check_default(request):
+    """Who: raters. The screening every rater takes (the antiphase test)."""
+    return redirect("ratings:headphone_check", kind=HeadphoneCheck.Kind.ANTIPHASE)
+
+
+@roles_required(RATER)
 @never_cache
-def headphone_check(request):
-    """Who: raters. Volume calibration, then six antiphase trials; POST scores the attempt."""
+def headphone_check(request, kind: str):
+    """Who: raters. Volume calibration, then six trials (each plays once); POST scores the attempt."""
+    kind = _kind(kind)
     next_url = _safe_next(request)
-    status = headphone_status(rater=request.user)
+    status = headphone_status(rater=request.user, kind=kind)
     if not status.is_needed:
         return render(request, "ratings/headphone_status.html", {"status": status, "next_url": next_url})
-    check = headphone_check_start(rater=request.user)
-    form = HeadphoneAnswersForm(request.POST or None)
+    check = headphone_check_start(rater=request.user, kind=kind)
+    test = screen(kind)
+    form = HeadphoneAnswersForm(request.POST or None, trial_count=len(check.trials))
     if request.method == "POST":
         if str(check.pk) != request.POST.get("check_id"):
             messages.error(request, "That attempt is no longer open; here is a fresh one.")
@@ -54,18 +91,23 @@ def headphone_check(request):
                 form.add_error(None, str(error))
             else:
                 return _result(request, check, next_url)
-    trials = [{"number": number, "field": form[f"trial_{number}"]} for number in range(1, TRIAL_COUNT + 1)]
+    trials = [
+        {"number": number, "field": form[f"trial_{number}"], "is_played": trial_is_played(trial)}
+        for number, trial in enumerate(check.trials, start=1)
+    ]
     return render(
         request,
         "ratings/headphone_check.html",
         {
             "check": check,
+            "kind": kind,
+            "text": INSTRUCTIONS[kind],
             "form": form,
             "trials": trials,
             "status": status,
             "next_url": next_url,
-            "pass_mark": PASS_MARK,
-            "trial_count": TRIAL_COUNT,
+            "pass_mark": test.PASS_MARK,
+            "trial_count": len(check.trials),
         },
         status=400 if form.errors else 200,
     )
@@ -73,16 +115,16 @@ def headphone_check(request):
 
 def _result(request, check: HeadphoneCheck, next_url: str):
     if check.passed:
-        messages.success(request, f"Headphone check passed ({check.correct_count} of {TRIAL_COUNT}).")
+        messages.success(request, f"Headphone check passed ({check.correct_count} of {len(check.trials)}).")
         return redirect(next_url or "ratings:home")
     return render(
         request,
         "ratings/headphone_status.html",
         {
-            "status": headphone_status(rater=request.user),
+            "status": headphone_status(rater=request.user, kind=check.kind),
             "failed_check": check,
             "next_url": next_url,
-            "trial_count": TRIAL_COUNT,
+            "trial_count": len(check.trials),
         },
     )
 
@@ -90,19 +132,25 @@ def _result(request, check: HeadphoneCheck, next_url: str):
 @roles_required(RATER)
 @require_safe
 @cache_control(private=True, max_age=3600)
-def headphone_calibration_audio(request):
-    """Who: raters. The calibration tones (WAV)."""
-    return HttpResponse(calibration_wav(), content_type="audio/wav")
+def headphone_calibration_audio(request, kind: str):
+    """Who: raters. The calibration sound of a screen (WAV)."""
+    return HttpResponse(calibration_wav(kind=_kind(kind)), content_type="audio/wav")
 
 
 @roles_required(RATER)
 @require_safe
 @never_cache
 def headphone_trial_audio(request, check_id: int, trial_number: int):
-    """Who: the rater of an open attempt. The three tones of one trial as a stereo WAV."""
+    """Who: the rater of an open attempt. One trial's three sounds as a stereo WAV, once (410 afterwards)."""
     check = get_object_or_404(
         HeadphoneCheck, pk=check_id, rater=request.user, completed_at__isnull=True, reset_at__isnull=True
     )
     if not 1 <= trial_number <= len(check.trials):
         raise Http404("No such trial")
-    return HttpResponse(trial_wav(check.trials[trial_number - 1]), content_type="audio/wav")
+    try:
+        content = trial_sound_fetch(check=check, trial_number=trial_number)
+    except TrialAlreadyPlayedError as error:
+        return HttpResponse(str(error), status=410, content_type="text/plain; charset=utf-8")
+    except HeadphoneCheckError as error:
+        raise Http404(str(error)) from None
+    return HttpResponse(content, content_type="audio/wav")

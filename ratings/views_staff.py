@@ -1,4 +1,4 @@
-"""Campaign administration pages (admins only): list with progress, create, quality control."""
+"""Campaign administration pages (admins only): list, create, one campaign, quality control, raters."""
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -7,16 +7,16 @@ from django.views.decorators.http import require_POST
 
 from accounts.roles import ADMIN, roles_required
 from ratings import selectors
-from ratings.forms import CampaignCreateForm
-from ratings.models import Campaign
-from ratings.services.campaigns import CampaignSetupError, campaign_setup
+from ratings.forms import CampaignCreateForm, CampaignRatersAddForm, CampaignSettingsForm
+from ratings.models import Campaign, HeadphoneCheck
+from ratings.services.campaigns import CampaignSetupError, campaign_add_raters, campaign_settings_update, campaign_setup
 from ratings.services.headphone import headphone_checks_reset, headphone_status
 from ratings.services.quality import campaign_rater_exclude, campaign_rater_quality
 
 
 @roles_required(ADMIN)
 def campaign_list(request):
-    """Who: admins. Every campaign with raters, judgements done and a link to its quality page."""
+    """Who: admins. Every campaign with raters, judgements done and links to its page and quality."""
     return render(request, "ratings/staff/campaign_list.html", {"campaigns": selectors.campaigns_with_progress()})
 
 
@@ -29,6 +29,7 @@ def campaign_create(request):
         try:
             campaign = campaign_setup(
                 name=data["name"],
+                title=data["title"],
                 dataset=data["dataset"],
                 task_type=data["task_type"],
                 seed=data["seed"],
@@ -39,22 +40,62 @@ def campaign_create(request):
                 split_counts=data["split_counts"],
                 gold_from_hi=data["gold_from_hi"],
                 raters=list(data["raters"]),
+                requires_huggins=data["requires_huggins"],
             )
         except CampaignSetupError as error:
             form.add_error(None, str(error))
         else:
-            clips_without_audio = (
-                campaign.dataset.clips.filter(assignment_items__assignment__campaign=campaign, audio="")
-                .distinct()
-                .count()
-            )
             messages.success(request, f"Campaign {campaign.name} created.")
+            clips_without_audio = selectors.campaign_clips_without_audio(campaign=campaign)
             if clips_without_audio:
                 messages.warning(
                     request, f"{clips_without_audio} of its clips have no audio yet: raters cannot finish those items."
                 )
-            return redirect("ratings:campaign_list")
+            return redirect("ratings:campaign_detail", campaign_id=campaign.pk)
     return render(request, "ratings/staff/campaign_create.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@roles_required(ADMIN)
+def campaign_detail(request, campaign_id: int):
+    """Who: admins. One campaign: settings (raters' title, open/closed, second screen), its raters with
+    progress, workbook download per rater and upload (THumBS), adding raters, links to quality control."""
+    campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=campaign_id)
+    settings_form = CampaignSettingsForm(
+        request.POST if request.POST.get("form") == "settings" else None,
+        initial={
+            "title": campaign.title,
+            "is_active": campaign.is_active,
+            "requires_huggins": campaign.requires_huggins,
+        },
+    )
+    raters_form = CampaignRatersAddForm(
+        request.POST if request.POST.get("form") == "raters" else None, campaign=campaign
+    )
+    if request.method == "POST":
+        if settings_form.is_bound and settings_form.is_valid():
+            campaign_settings_update(campaign=campaign, **settings_form.cleaned_data)
+            messages.success(request, f"Settings of {campaign.name} saved.")
+            return redirect("ratings:campaign_detail", campaign_id=campaign.pk)
+        if raters_form.is_bound and raters_form.is_valid():
+            added = list(raters_form.cleaned_data["raters"])
+            campaign_add_raters(campaign=campaign, raters=added)
+            names = ", ".join(user.get_username() for user in added)
+            messages.success(request, f"Added to {campaign.name}: {names}. Each got a balanced share of the items.")
+            return redirect("ratings:campaign_detail", campaign_id=campaign.pk)
+    context = {
+        "campaign": campaign,
+        "is_thumbs": campaign.task_type == Campaign.TaskType.THUMBS,
+        "assignments": selectors.campaign_assignments_with_progress(campaign=campaign),
+        "settings_form": settings_form,
+        "raters_form": raters_form,
+        "clips_without_audio": selectors.campaign_clips_without_audio(campaign=campaign),
+    }
+    return render(
+        request,
+        "ratings/staff/campaign_detail.html",
+        context,
+        status=400 if settings_form.errors or raters_form.errors else 200,
+    )
 
 
 @roles_required(ADMIN)
@@ -63,8 +104,12 @@ def campaign_quality(request, campaign_id: int):
     campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=campaign_id)
     rows = campaign_rater_quality(campaign=campaign)
     user_model = get_user_model()
+    admin_ids = set(
+        user_model.objects.filter(pk__in=[row.rater_id for row in rows], is_staff=True).values_list("pk", flat=True)
+    )
     for row in rows:
         row.headphones = headphone_status(rater=user_model(pk=row.rater_id))
+        row.is_admin = row.rater_id in admin_ids
     gold_count = (
         campaign.pairs.exclude(gold_choice="").count() if campaign.task_type == Campaign.TaskType.PAIRWISE else 0
     )
@@ -96,13 +141,26 @@ def campaign_rater_exclusion(request, campaign_id: int, rater_id: int):
 
 
 @roles_required(ADMIN)
+def rater_list(request):
+    """Who: admins. Every rater (rater group or assigned somewhere): their studies and both headphone screens,
+    with the reset for raters a screen has blocked."""
+    rows = []
+    for rater in selectors.raters_with_assignments():
+        screens = [headphone_status(rater=rater, kind=kind) for kind in HeadphoneCheck.Kind.values]
+        rows.append(
+            {"rater": rater, "screens": screens, "needs_reset": any(status.failed_attempts for status in screens)}
+        )
+    return render(request, "ratings/staff/rater_list.html", {"rows": rows})
+
+
+@roles_required(ADMIN)
 @require_POST
 def headphone_reset(request, rater_id: int):
-    """Who: admins. Let a rater who failed the headphone screening twice try again."""
+    """Who: admins. Let a rater who failed a headphone screen twice try again (attempts are kept)."""
     rater = get_object_or_404(get_user_model(), pk=rater_id)
     count = headphone_checks_reset(rater=rater)
     messages.success(request, f"Headphone screening of {rater.get_username()} reset ({count} attempts set aside).")
     campaign_id = request.POST.get("campaign_id")
     if campaign_id and campaign_id.isdigit():
         return redirect("ratings:campaign_quality", campaign_id=int(campaign_id))
-    return redirect("ratings:campaign_list")
+    return redirect("ratings:rater_list")

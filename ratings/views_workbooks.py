@@ -3,10 +3,6 @@ signed audio links that exported workbooks point to (anyone holding a valid, une
 
 import tempfile
 
-from django import forms
-from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.core.validators import validate_slug
 from django.http import FileResponse, Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -15,8 +11,10 @@ from django.views.decorators.http import require_safe
 
 from accounts.roles import ADMIN, roles_required
 from annotation.audio import clip_audio_response
-from annotation.models import Clip
-from ratings.models import Assignment, Campaign, WorkbookUpload
+from ratings.forms import WorkbookUploadForm
+from ratings.models import Assignment, AssignmentItem, Campaign, WorkbookUpload
+from ratings.services.rater_audio import rater_audio_redirect_url
+from ratings.services.workbook_import import upload_error_kind
 from ratings.services.workbooks import (
     LINKS_LOCAL,
     LINKS_URL,
@@ -31,55 +29,52 @@ from ratings.workbooks.links import DEFAULT_LINK_DAYS, audio_token_make, audio_t
 RECENT_UPLOADS = 20
 
 
-class WorkbookUploadForm(forms.Form):
-    file = forms.FileField(label="Filled workbook (.xlsx)")
-    campaign = forms.CharField(
-        max_length=100,
-        validators=[validate_slug],
-        help_text="An existing THumBS campaign, or a new name to create one.",
-    )
-    rater = forms.ModelChoiceField(queryset=get_user_model().objects.order_by("username"), to_field_name="username")
-    dry_run = forms.BooleanField(required=False, label="Dry run: check and count, write no ratings")
-
-    def clean_file(self):
-        uploaded = self.cleaned_data["file"]
-        # Larger than anything a workbook may unpack to: refused before it is stored.
-        if uploaded.size > settings.WORKBOOK_MAX_UNCOMPRESSED_BYTES:
-            raise forms.ValidationError(
-                f"{uploaded.name} is too large ({uploaded.size // (1024 * 1024)} MB) to be a workbook"
-            )
-        return uploaded
-
-
 @roles_required(ADMIN)
 def workbook_upload(request):
-    """Who: admins. Upload a filled workbook for a rater; the file is kept whatever the outcome."""
-    form = WorkbookUploadForm(request.POST or None, request.FILES or None)
+    """Who: admins. Upload a filled workbook for one rater of one campaign; the file is kept whatever the outcome.
+
+    The rater list offers only the chosen campaign's raters (all of them are sent with the campaign they
+    belong to, and the page's script hides the others); creating a campaign for a study run outside the
+    app is an explicit checkbox. The rule itself is in ratings/services/workbook_import.py.
+    """
+    preselected = request.GET.get("campaign", "")
+    initial = {"campaign": preselected, "rater": request.GET.get("rater", "")}
+    form = WorkbookUploadForm(request.POST or None, request.FILES or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         upload = workbook_upload_create(
-            uploaded_file=data["file"], campaign_name=data["campaign"], rater=data["rater"], uploaded_by=request.user
+            uploaded_file=data["file"],
+            campaign_name=data["campaign_name"],
+            rater=data["rater"],
+            uploaded_by=request.user,
+            create_campaign=data["create_campaign"],
+            replace_newer=data["replace_newer"],
         )
         workbook_upload_import(upload=upload, dry_run=data["dry_run"])
         return redirect("ratings:workbook_upload_detail", upload_id=upload.pk)
     context = {
         "form": form,
         "uploads": WorkbookUpload.objects.select_related("rater", "uploaded_by")[:RECENT_UPLOADS],
-        "campaign_names": Campaign.objects.filter(task_type=Campaign.TaskType.THUMBS).values_list("name", flat=True),
+        "rater_options": form.rater_options(),
     }
-    return render(request, "ratings/workbooks/upload.html", context)
+    return render(request, "ratings/workbooks/upload.html", context, status=400 if form.errors else 200)
 
 
 @roles_required(ADMIN)
 @require_safe
 def workbook_upload_detail(request, upload_id: int):
-    """Who: admins. One upload: status, every error with its cell, or what the import did."""
+    """Who: admins. One upload: status, every error (titled as file, rule or cell errors), or what it did."""
     upload = get_object_or_404(WorkbookUpload.objects.select_related("rater", "uploaded_by"), pk=upload_id)
     summary_rows = [(key.replace("_", " "), value) for key, value in upload.summary.items() if key != "warnings"]
     return render(
         request,
         "ratings/workbooks/upload_detail.html",
-        {"upload": upload, "summary_rows": summary_rows, "warnings": upload.summary.get("warnings", [])},
+        {
+            "upload": upload,
+            "error_kind": upload_error_kind(upload.errors),
+            "summary_rows": summary_rows,
+            "warnings": upload.summary.get("warnings", []),
+        },
     )
 
 
@@ -98,12 +93,12 @@ def workbook_upload_file(request, upload_id: int):
 @roles_required(ADMIN)
 @require_safe
 def campaign_workbook_download(request, campaign_id: int, rater_id: int):
-    """Who: admins. The rater's zip: P<n>_excel.xlsx with audio/, and P<n>_url.xlsx with signed links."""
+    """Who: admins. An assigned rater's zip: P<n>_excel.xlsx with audio/, and P<n>_url.xlsx with signed links."""
     campaign = get_object_or_404(Campaign, pk=campaign_id, task_type=Campaign.TaskType.THUMBS)
     assignment = get_object_or_404(Assignment.objects.select_related("rater"), campaign=campaign, rater_id=rater_id)
 
-    def signed_url(clip: Clip) -> str:
-        token = audio_token_make(clip_id=clip.pk, days=DEFAULT_LINK_DAYS)
+    def signed_url(item: AssignmentItem) -> str:
+        token = audio_token_make(item_token=item.token, days=DEFAULT_LINK_DAYS)
         return request.build_absolute_uri(reverse("ratings:workbook_audio", args=[token]))
 
     try:
@@ -126,16 +121,24 @@ def campaign_workbook_download(request, campaign_id: int, rater_id: int):
 
 @require_safe
 def workbook_audio(request, token: str):
-    """Who: anyone with a signed link from an exported workbook (no sign-in: raters open it from Excel)."""
-    clip_id = audio_token_read(token)
-    clip = Clip.objects.filter(pk=clip_id).first() if clip_id is not None else None
-    if clip is None or not clip.audio:
+    """Who: anyone with a signed link from an exported workbook (no sign-in: raters open it from Excel).
+
+    The link names the rater's item by its token; the response carries no file name.
+    """
+    item_token = audio_token_read(token)
+    item = (
+        AssignmentItem.objects.select_related("clip").filter(token=item_token).first()
+        if item_token is not None
+        else None
+    )
+    if item is None or not item.clip.audio:
         raise Http404("This audio link is invalid or has expired; ask for a new workbook")
-    if settings.USES_S3_STORAGE:
-        response = HttpResponseRedirect(clip.audio.storage.url(clip.audio.name))
+    redirect_url = rater_audio_redirect_url(item.clip)
+    if redirect_url:
+        response = HttpResponseRedirect(redirect_url)
         add_never_cache_headers(response)
         return response
     try:
-        return clip_audio_response(clip, request.headers.get("Range"))
+        return clip_audio_response(item.clip, request.headers.get("Range"), disclose_name=False)
     except FileNotFoundError:
         raise Http404("The audio file of this clip is missing from storage") from None

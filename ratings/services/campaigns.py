@@ -42,6 +42,9 @@ def campaign_create(
     judgements_per_item: int | None = None,
     captions: list[Caption] | None = None,
     pairs: list[CaptionPair] | None = None,
+    title: str = "",
+    requires_huggins: bool = False,
+    origin: str = Campaign.Origin.APP,
 ) -> Campaign:
     campaign = Campaign.objects.create(
         name=name,
@@ -49,6 +52,9 @@ def campaign_create(
         task_type=task_type,
         seed=seed,
         judgements_per_item=judgements_per_item or DEFAULT_JUDGEMENTS[task_type],
+        title=title,
+        requires_huggins=requires_huggins,
+        origin=origin,
     )
     if captions:
         campaign.captions.add(*captions)
@@ -236,6 +242,8 @@ def campaign_setup(
     split_counts: dict[str, int] | None = None,
     gold_from_hi: bool = False,
     raters: Sequence[AbstractBaseUser] = (),
+    title: str = "",
+    requires_huggins: bool = False,
 ) -> Campaign:
     """Create a campaign with its captions (THumBS) or generated pairs (pairwise) and assign the raters.
 
@@ -250,7 +258,13 @@ def campaign_setup(
     if not chosen_clips:
         raise CampaignSetupError(f"dataset {dataset.name} has no clips to rate")
     campaign = campaign_create(
-        name=name, dataset=dataset, task_type=task_type, seed=seed, judgements_per_item=judgements_per_item
+        name=name,
+        dataset=dataset,
+        task_type=task_type,
+        seed=seed,
+        judgements_per_item=judgements_per_item,
+        title=title,
+        requires_huggins=requires_huggins,
     )
     if task_type == Campaign.TaskType.THUMBS:
         captions = thumbs_captions_select(
@@ -275,4 +289,14 @@ def campaign_setup(
             raise CampaignSetupError("no pairs requested: give a count for at least one split")
         campaign.pairs.add(*pairs)
     campaign_add_raters(campaign=campaign, raters=list(raters))
+    return campaign
+
+
+@transaction.atomic
+def campaign_settings_update(*, campaign: Campaign, title: str, is_active: bool, requires_huggins: bool) -> Campaign:
+    """What an admin may change once a campaign runs: the raters' title, open/closed, the second screen."""
+    campaign.title = title
+    campaign.is_active = is_active
+    campaign.requires_huggins = requires_huggins
+    campaign.save(update_fields=["title", "is_active", "requires_huggins", "updated_at"])
     return campaign

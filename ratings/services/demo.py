@@ -17,6 +17,8 @@ PAIR_KEY_PREFIX = "demo"
 PAIR_COUNTS = {CaptionPair.Split.HC: 3, CaptionPair.Split.HM: 3, CaptionPair.Split.MM: 3}
 THUMBS_CAMPAIGN = "demo-thumbs"
 PAIRWISE_CAMPAIGN = "demo-pairwise"
+# What the demo rater sees instead of the names (which carry the dataset's name).
+TITLES = {THUMBS_CAMPAIGN: "Caption quality study", PAIRWISE_CAMPAIGN: "Which caption is better?"}
 # THumBS clips: the first few demo clips, each with its first reference and every candidate.
 THUMBS_CLIP_COUNT = 4
 DEMO_RATER = "rater"
@@ -58,6 +60,7 @@ def demo_campaigns_ensure(*, dataset: Dataset, pairs: list[CaptionPair]) -> list
                 judgements_per_item=1,
                 captions=_thumbs_captions(dataset) if is_thumbs else None,
                 pairs=None if is_thumbs else pairs,
+                title=TITLES[name],
             )
         campaign_add_raters(campaign=campaign, raters=[rater])
         campaigns.append(campaign)

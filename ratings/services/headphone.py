@@ -1,60 +1,48 @@
-"""Headphone screening: the antiphase test of Woods et al. (2017, Atten. Percept. Psychophys. 79:2064).
+"""Headphone screening on the server: attempts, the one-play rule, scoring, blocking and resets.
 
-Each trial plays three 200 Hz tones (1 s, 100 ms raised-cosine ramps, 0.5 s apart) and
-asks which one is quietest. One tone is 6 dB quieter (the right answer); another is at
-full level but in antiphase between the ears (left = -right); the third is at full level
-in phase. Over headphones the antiphase tone sounds as loud as the in-phase one; over
-loudspeakers the two channels partly cancel in the air, so loudspeaker listeners tend to
-pick the antiphase tone. Six trials, pass at 5 or more correct.
+Two screens (the sounds are in ratings/screening/):
+- antiphase (Woods et al. 2017): every rater passes it before rating;
+- Huggins pitch (Milne et al. 2021): also required in campaigns with `requires_huggins`.
 
-The order of the tones is drawn per attempt with the operating system's random source
-and only the server knows it: pages get trial numbers, the audio comes from
-`trial_wav`, and the stored answers are revealed only as a count after submission.
+The layout of each attempt is drawn with the operating system's random source and stays on the
+server: pages get trial numbers, a trial's sound is served once per attempt (`trial_sound_fetch`
+marks it played; a second request is refused, so a reload or a replay cannot hear it again), and
+after submission the rater learns only the count.
 
-A rater has two attempts (one retry); after two failures they are blocked until an admin
-resets them (`headphone_checks_reset`, which keeps the attempts and marks them reset).
-A pass is valid for `settings.HEADPHONE_CHECK_VALID_DAYS` days; failures before the
-latest pass do not count against the next round.
+A rater has two attempts per screen (one retry); after two failures they are blocked until an
+admin resets them (`headphone_checks_reset`, which keeps the attempts and marks them reset). A
+pass is valid for `settings.HEADPHONE_CHECK_VALID_DAYS` days; failures before the latest pass do
+not count against the next round.
 """
 
-import io
 import random
-import wave
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import ModuleType
 
-import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from ratings.models import HeadphoneCheck
+from ratings.models import Campaign, HeadphoneCheck
+from ratings.screening import antiphase, huggins, wav_bytes
 
-TRIAL_COUNT = 6
-PASS_MARK = 5
 ALLOWED_FAILURES = 2
-SAMPLE_RATE = 44100
-TONE_HZ = 200.0
-TONE_SECONDS = 1.0
-RAMP_SECONDS = 0.1
-GAP_SECONDS = 0.5
-# About -10 dBFS: loud enough to hear after calibration, far from clipping.
-REFERENCE_AMPLITUDE = 0.3
-QUIET_GAIN = 0.5  # -6 dB
-CALIBRATION_SECONDS = 4.0
-
-IN_PHASE = "in_phase"
-ANTIPHASE = "antiphase"
-QUIET = "quiet"
+SCREENS: dict[str, ModuleType] = {HeadphoneCheck.Kind.ANTIPHASE: antiphase, HeadphoneCheck.Kind.HUGGINS: huggins}
 
 
 class HeadphoneCheckError(ValueError):
     """An attempt cannot be started or submitted (message says why)."""
 
 
+class TrialAlreadyPlayedError(HeadphoneCheckError):
+    """The trial's sound was served once in this attempt already."""
+
+
 @dataclass(frozen=True)
 class HeadphoneStatus:
+    kind: str
     is_valid: bool
     is_blocked: bool
     valid_until: datetime | None
@@ -68,56 +56,101 @@ class HeadphoneStatus:
     def is_needed(self) -> bool:
         return not self.is_valid and not self.is_blocked
 
+    @property
+    def label(self) -> str:
+        return HeadphoneCheck.Kind(self.kind).label
 
-def headphone_status(*, rater: AbstractBaseUser, now: datetime | None = None) -> HeadphoneStatus:
+
+def screen(kind: str) -> ModuleType:
+    return SCREENS[kind]
+
+
+def headphone_status(
+    *, rater: AbstractBaseUser, kind: str = HeadphoneCheck.Kind.ANTIPHASE, now: datetime | None = None
+) -> HeadphoneStatus:
     now = now or timezone.now()
-    completed = HeadphoneCheck.objects.filter(rater=rater, completed_at__isnull=False)
+    completed = HeadphoneCheck.objects.filter(rater=rater, kind=kind, completed_at__isnull=False)
     last_pass = completed.filter(passed=True).order_by("-completed_at").first()
     valid_until = last_pass.completed_at + timedelta(days=settings.HEADPHONE_CHECK_VALID_DAYS) if last_pass else None
     if valid_until and valid_until > now:
-        return HeadphoneStatus(is_valid=True, is_blocked=False, valid_until=valid_until, failed_attempts=0)
+        return HeadphoneStatus(kind=kind, is_valid=True, is_blocked=False, valid_until=valid_until, failed_attempts=0)
     failures = completed.filter(passed=False, reset_at__isnull=True)
     if last_pass:
         failures = failures.filter(completed_at__gt=last_pass.completed_at)
     failed = failures.count()
     return HeadphoneStatus(
-        is_valid=False, is_blocked=failed >= ALLOWED_FAILURES, valid_until=None, failed_attempts=failed
+        kind=kind, is_valid=False, is_blocked=failed >= ALLOWED_FAILURES, valid_until=None, failed_attempts=failed
     )
 
 
-def headphone_trials_draw(*, rng: random.Random | None = None) -> list[dict]:
-    """Six trials, each with the positions (0..2) of the antiphase and the quiet tone; answers empty."""
-    rng = rng or random.SystemRandom()
-    trials = []
-    for _ in range(TRIAL_COUNT):
-        tones = [IN_PHASE, ANTIPHASE, QUIET]
-        rng.shuffle(tones)
-        trials.append({"antiphase": tones.index(ANTIPHASE), "quietest": tones.index(QUIET), "answer": None})
-    return trials
+def screens_required(*, campaign: Campaign | None) -> list[str]:
+    """The screens a rater must hold to rate in `campaign` (None: the one every rater takes)."""
+    kinds = [HeadphoneCheck.Kind.ANTIPHASE]
+    if campaign is not None and campaign.requires_huggins:
+        kinds.append(HeadphoneCheck.Kind.HUGGINS)
+    return kinds
+
+
+def screen_missing(*, rater: AbstractBaseUser, campaign: Campaign | None) -> HeadphoneStatus | None:
+    """The first required screen the rater does not hold a valid pass of, or None."""
+    for kind in screens_required(campaign=campaign):
+        status = headphone_status(rater=rater, kind=kind)
+        if not status.is_valid:
+            return status
+    return None
+
+
+def headphone_trials_draw(*, kind: str = HeadphoneCheck.Kind.ANTIPHASE, rng: random.Random | None = None) -> list:
+    """The secret layout of a new attempt, each trial unplayed and unanswered."""
+    trials = screen(kind).trials_draw(rng or random.SystemRandom())
+    return [{**trial, "answer": None, "fetched_at": None} for trial in trials]
 
 
 @transaction.atomic
-def headphone_check_start(*, rater: AbstractBaseUser) -> HeadphoneCheck:
-    """The rater's open attempt, or a new one; refuses blocked raters and raters with a valid pass."""
-    status = headphone_status(rater=rater)
+def headphone_check_start(*, rater: AbstractBaseUser, kind: str = HeadphoneCheck.Kind.ANTIPHASE) -> HeadphoneCheck:
+    """The rater's open attempt (a reload keeps it, played trials included), or a new one."""
+    status = headphone_status(rater=rater, kind=kind)
     if status.is_blocked:
         raise HeadphoneCheckError("two failed headphone checks: ask an administrator to reset your screening")
     if status.is_valid:
         raise HeadphoneCheckError("your headphone check is still valid")
     open_attempt = (
         HeadphoneCheck.objects.select_for_update()
-        .filter(rater=rater, completed_at__isnull=True, reset_at__isnull=True)
+        .filter(rater=rater, kind=kind, completed_at__isnull=True, reset_at__isnull=True)
         .order_by("-created_at")
         .first()
     )
     if open_attempt:
         return open_attempt
-    return HeadphoneCheck.objects.create(rater=rater, trials=headphone_trials_draw())
+    return HeadphoneCheck.objects.create(rater=rater, kind=kind, trials=headphone_trials_draw(kind=kind))
+
+
+def trial_is_played(trial: dict) -> bool:
+    return bool(trial.get("fetched_at"))
+
+
+def trial_sound_fetch(*, check: HeadphoneCheck, trial_number: int) -> bytes:
+    """The trial's sound as a WAV, once per attempt: the trial is marked played before it is sent.
+
+    Raises TrialAlreadyPlayedError for a second request (a reload, a replay, another tab).
+    """
+    with transaction.atomic():
+        check = HeadphoneCheck.objects.select_for_update().get(pk=check.pk)
+        if check.completed_at is not None or check.reset_at is not None:
+            raise HeadphoneCheckError("this attempt is closed")
+        if not 1 <= trial_number <= len(check.trials):
+            raise HeadphoneCheckError(f"there is no trial {trial_number}")
+        trial = check.trials[trial_number - 1]
+        if trial_is_played(trial):
+            raise TrialAlreadyPlayedError(f"trial {trial_number} was played already; each trial plays once")
+        trial["fetched_at"] = timezone.now().isoformat()
+        check.save(update_fields=["trials", "updated_at"])
+    return wav_bytes(screen(check.kind).trial_samples(trial))
 
 
 @transaction.atomic
 def headphone_check_submit(*, check: HeadphoneCheck, answers: list[int]) -> HeadphoneCheck:
-    """Score an attempt: `answers[i]` is the tone (0..2) the rater found quietest in trial i."""
+    """Score an attempt: `answers[i]` is the choice (0..2) the rater made in trial i."""
     check = HeadphoneCheck.objects.select_for_update().get(pk=check.pk)
     if check.completed_at is not None:
         raise HeadphoneCheckError("this headphone check was already submitted")
@@ -125,11 +158,15 @@ def headphone_check_submit(*, check: HeadphoneCheck, answers: list[int]) -> Head
         raise HeadphoneCheckError(f"expected {len(check.trials)} answers, got {len(answers)}")
     for index, answer in enumerate(answers):
         if answer not in (0, 1, 2):
-            raise HeadphoneCheckError(f"answer {index + 1} must be tone 1, 2 or 3")
+            raise HeadphoneCheckError(f"answer {index + 1} must be sound 1, 2 or 3")
+    unplayed = [str(index + 1) for index, trial in enumerate(check.trials) if not trial_is_played(trial)]
+    if unplayed:
+        raise HeadphoneCheckError(f"play every trial before answering (not played: {', '.join(unplayed)})")
+    test = screen(check.kind)
     trials = [{**trial, "answer": answer} for trial, answer in zip(check.trials, answers, strict=True)]
     check.trials = trials
-    check.correct_count = sum(1 for trial in trials if trial["answer"] == trial["quietest"])
-    check.passed = check.correct_count >= PASS_MARK
+    check.correct_count = sum(1 for trial in trials if trial["answer"] == test.trial_answer(trial))
+    check.passed = check.correct_count >= test.PASS_MARK
     check.completed_at = timezone.now()
     check.save(update_fields=["trials", "correct_count", "passed", "completed_at", "updated_at"])
     return check
@@ -137,7 +174,7 @@ def headphone_check_submit(*, check: HeadphoneCheck, answers: list[int]) -> Head
 
 @transaction.atomic
 def headphone_checks_reset(*, rater: AbstractBaseUser) -> int:
-    """Let a blocked rater try again: their failed and open attempts stop counting (they are kept)."""
+    """Let a blocked rater try again (every screen): failed and open attempts stop counting (they are kept)."""
     return (
         HeadphoneCheck.objects.filter(rater=rater, reset_at__isnull=True)
         .exclude(passed=True)
@@ -145,48 +182,5 @@ def headphone_checks_reset(*, rater: AbstractBaseUser) -> int:
     )
 
 
-def _tone(kind: str) -> np.ndarray:
-    """One tone as float samples, shape (n, 2): columns are the left and right ears."""
-    time = np.arange(int(SAMPLE_RATE * TONE_SECONDS)) / SAMPLE_RATE
-    ramp_length = int(SAMPLE_RATE * RAMP_SECONDS)
-    envelope = np.ones_like(time)
-    ramp = 0.5 * (1 - np.cos(np.pi * np.arange(ramp_length) / ramp_length))
-    envelope[:ramp_length] = ramp
-    envelope[-ramp_length:] = ramp[::-1]
-    gain = REFERENCE_AMPLITUDE * (QUIET_GAIN if kind == QUIET else 1.0)
-    left = gain * envelope * np.sin(2 * np.pi * TONE_HZ * time)
-    right = -left if kind == ANTIPHASE else left
-    return np.column_stack([left, right])
-
-
-def _wav_bytes(samples: np.ndarray) -> bytes:
-    pcm = np.round(np.clip(samples, -1, 1) * 32767).astype("<i2")
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as output:
-        output.setnchannels(2)
-        output.setsampwidth(2)
-        output.setframerate(SAMPLE_RATE)
-        output.writeframes(pcm.tobytes())
-    return buffer.getvalue()
-
-
-def trial_wav(trial: dict) -> bytes:
-    """The three tones of a trial as a 16-bit stereo WAV, in the trial's order."""
-    kinds = [IN_PHASE] * 3
-    kinds[trial["antiphase"]] = ANTIPHASE
-    kinds[trial["quietest"]] = QUIET
-    gap = np.zeros((int(SAMPLE_RATE * GAP_SECONDS), 2))
-    parts = [gap]
-    for kind in kinds:
-        parts.extend([_tone(kind), gap])
-    return _wav_bytes(np.concatenate(parts))
-
-
-def calibration_wav() -> bytes:
-    """In-phase tones at the full test level, for setting a comfortable volume before the test."""
-    repeats = int(CALIBRATION_SECONDS / (TONE_SECONDS + GAP_SECONDS))
-    gap = np.zeros((int(SAMPLE_RATE * GAP_SECONDS), 2))
-    parts = []
-    for _ in range(repeats):
-        parts.extend([_tone(IN_PHASE), gap])
-    return _wav_bytes(np.concatenate(parts))
+def calibration_wav(*, kind: str = HeadphoneCheck.Kind.ANTIPHASE) -> bytes:
+    return wav_bytes(screen(kind).calibration_samples())

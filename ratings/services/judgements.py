@@ -4,9 +4,18 @@ The listening rule is enforced here, not only in the browser: an item can be sub
 only after the page reported that the clip was heard (`item_mark_listened`), and that
 report is refused when it arrives sooner after the item was first shown than the clip
 could have been heard.
+
+No answer is overwritten without the rater knowing. Every submission and draft carries the
+item `version` the page was built from; the item row is locked (SELECT ... FOR UPDATE on
+PostgreSQL; on SQLite every transaction takes the write lock when it begins, see settings),
+the version compared and, on a match, the answer stored and the version incremented. A page
+holding an older version (a second tab, an old draft, a double click) gets `StaleItemError`
+with the newer answer, which the page shows with the choice to keep it or replace it. Every
+accepted answer, every refusal and every re-opening of a submitted answer is an `ItemEvent`.
 """
 
 import json
+import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -14,18 +23,40 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from ratings.models import AssignmentItem, Campaign, PairwiseVote, Source, ThumbsRating
+from ratings.models import AssignmentItem, Campaign, CaptionPair, ItemEvent, PairwiseVote, Source, ThumbsRating
 
 TENTH = Decimal("0.1")
 DRAFT_MAX_CHARACTERS = 20_000
+COMMENT_MAX_CHARACTERS = 2000
 # Slack for timer resolution and network delay when checking how long a clip was heard.
 LISTENING_SLACK_FRACTION = 0.9
 LISTENING_SLACK_SECONDS = 0.5
 SIDES = ("left", "right", "none")
+SCORE_NAMES = ("precision", "recall")
+PENALTY_NAMES = ("fluency", "conciseness", "irrelevance")
+DRAFT_FIELD = re.compile(r"^(precision|recall|fluency|conciseness|irrelevance|comment)_(\d{1,3})$")
 
 
 class JudgementError(ValueError):
     """A judgement was refused (message says why)."""
+
+
+class StaleItemError(JudgementError):
+    """The page was built from an older version of the item: someone (another tab) answered since.
+
+    `current_answer` is the stored answer in the rater's terms (caption numbers, sides) and
+    `current_version` the version a replacement must carry.
+    """
+
+    def __init__(self, *, item: AssignmentItem, seen_version):
+        self.current_version = item.version
+        self.current_answer = item_answer(item=item)
+        self.answered_at = item.events.filter(version=item.version).values_list("created_at", flat=True).last()
+        super().__init__(
+            "this item was answered again after this page was opened (in another tab or window): "
+            "keep the saved answer or replace it with yours"
+        )
+        self.seen_version = seen_version
 
 
 @dataclass(frozen=True)
@@ -61,7 +92,70 @@ def _lock(item: AssignmentItem) -> AssignmentItem:
 
 def _check_open(item: AssignmentItem) -> None:
     if not item.assignment.campaign.is_active:
-        raise JudgementError(f"campaign {item.assignment.campaign.name} is closed")
+        raise JudgementError(f"the study {item.assignment.campaign.rater_title} is closed")
+
+
+def _version(value) -> int:
+    try:
+        version = int(value)
+    except (TypeError, ValueError):
+        raise JudgementError("the page did not say which version of the item it shows; reload it") from None
+    if version < 0:
+        raise JudgementError("the page's item version is not valid; reload it")
+    return version
+
+
+# --- The answer as the rater sees it (for conflicts, the submitted view and the audit trail) ---------
+
+
+def item_answer(*, item: AssignmentItem) -> dict:
+    """The stored answer in the rater's terms: {} when unanswered; pairwise {"side"}; THumBS
+    {"synthesized", "captions": [{"number", "precision", ...}]} in the rater's caption order."""
+    campaign_id, rater_id = item.assignment.campaign_id, item.assignment.rater_id
+    if item.pair_id is not None:
+        vote = PairwiseVote.objects.filter(campaign_id=campaign_id, rater_id=rater_id, pair_id=item.pair_id).first()
+        return {"side": vote_side(vote=vote, a_on_left=item.a_on_left)} if vote else {}
+    rows = ThumbsRating.objects.filter(
+        campaign_id=campaign_id, rater_id=rater_id, caption_id__in=item.caption_order
+    ).values("caption_id", *RATING_VALUE_FIELDS)
+    return thumbs_answer(caption_order=item.caption_order, ratings={row["caption_id"]: row for row in rows})
+
+
+RATING_VALUE_FIELDS = ("precision", "recall", "fluency", "conciseness", "irrelevance", "synthesized", "comment")
+
+
+def thumbs_answer(*, caption_order: list[int], ratings: dict[int, dict]) -> dict:
+    """A THumBS answer in the rater's terms from rating values by caption id ({} when none is rated)."""
+    captions = []
+    synthesized = ""
+    for number, caption_id in enumerate(caption_order, start=1):
+        values = ratings.get(caption_id)
+        if values is None:
+            continue
+        synthesized = synthesized or values["synthesized"]
+        penalties = {name: Decimal(str(values[name])).quantize(TENTH) for name in PENALTY_NAMES}
+        overall = Decimal(values["precision"] + values["recall"]) / 2 + sum(penalties.values())
+        captions.append(
+            {
+                "number": number,
+                "precision": values["precision"],
+                "recall": values["recall"],
+                **{name: str(value) for name, value in penalties.items()},
+                "comment": values["comment"],
+                "overall": str(overall),
+            }
+        )
+    return {"synthesized": synthesized, "captions": captions} if captions else {}
+
+
+def vote_side(*, vote: PairwiseVote, a_on_left: bool) -> str:
+    """The side (left, right, none) a vote chose on the rater's page."""
+    if vote.choice == CaptionPair.Choice.NONE:
+        return "none"
+    return "left" if (vote.choice == CaptionPair.Choice.A) == a_on_left else "right"
+
+
+# --- Showing, listening, drafts ---------------------------------------------------------------------
 
 
 @transaction.atomic
@@ -92,37 +186,80 @@ def item_mark_listened(*, item: AssignmentItem) -> AssignmentItem:
     return item
 
 
-@transaction.atomic
-def item_draft_save(*, item: AssignmentItem, draft: dict) -> AssignmentItem:
-    """Keep unsubmitted form state so a reload or a later visit restores it."""
+def _draft_value_check(name: str, value, *, caption_count: int) -> None:
+    """Draft values are partial answers: blank is fine, anything else must be valid as in a submission."""
+    if name in ("side", "synthesized"):
+        allowed = SIDES if name == "side" else ThumbsRating.Synthesized.values
+        if value not in ("", *allowed):
+            raise JudgementError(f"draft: {name} must be one of {', '.join(allowed)}, got {value!r}")
+        return
+    match = DRAFT_FIELD.match(name)
+    if match is None:
+        raise JudgementError(f"draft: unknown field {name!r}")
+    kind, number = match.group(1), int(match.group(2))
+    if not 1 <= number <= caption_count:
+        raise JudgementError(f"draft: there is no caption {number} on this page")
+    if kind == "comment":
+        if not isinstance(value, str) or len(value) > COMMENT_MAX_CHARACTERS:
+            raise JudgementError(f"draft: comment {number} must be text of at most {COMMENT_MAX_CHARACTERS} characters")
+        return
+    if value in ("", None):
+        return
+    if kind in SCORE_NAMES:
+        text = str(value).strip()
+        _score(int(text) if text in {"1", "2", "3", "4", "5"} else value, name=kind, caption_number=number)
+    else:
+        _penalty(value, name=kind, caption_number=number)
+
+
+def item_draft_validate(*, item: AssignmentItem, draft) -> dict:
+    """The draft as stored, or JudgementError: the same value rules as a submission (blank allowed)."""
     if not isinstance(draft, dict):
         raise JudgementError("a draft must be a JSON object")
     if len(json.dumps(draft)) > DRAFT_MAX_CHARACTERS:
         raise JudgementError(f"the draft is larger than {DRAFT_MAX_CHARACTERS} characters")
-    item = _lock(item)
-    if item.completed_at is not None:
-        # A completed item shows its saved judgement; a save still in flight from the submitted page is stale.
-        return item
-    item.draft = draft
-    item.save(update_fields=["draft"])
+    is_pairwise = item.pair_id is not None
+    allowed_plain = {"side"} if is_pairwise else {"synthesized"}
+    caption_count = 0 if is_pairwise else len(item.caption_order)
+    cleaned = {}
+    for name, value in draft.items():
+        if name == "version":
+            continue
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise JudgementError(f"draft: {name} must be a plain value")
+        if is_pairwise and name != "side":
+            raise JudgementError(f"draft: unknown field {name!r}")
+        if not is_pairwise and name not in allowed_plain and DRAFT_FIELD.match(name) is None:
+            raise JudgementError(f"draft: unknown field {name!r}")
+        _draft_value_check(name, value, caption_count=caption_count)
+        cleaned[name] = value
+    return cleaned
+
+
+def item_draft_save(*, item: AssignmentItem, draft, seen_version) -> AssignmentItem:
+    """Keep unsubmitted form state so a reload or a later visit restores it.
+
+    Validated like a submission (out-of-range values are refused, never stored) and refused with
+    StaleItemError when the item was answered after the page was built.
+    """
+    seen = _version(seen_version)
+    cleaned = item_draft_validate(item=item, draft=draft)
+    with transaction.atomic():
+        item = _lock(item)
+        _check_open(item)
+        if item.version != seen:
+            raise StaleItemError(item=item, seen_version=seen)
+        item.draft = cleaned
+        item.save(update_fields=["draft"])
     return item
 
 
-def _complete(item: AssignmentItem) -> None:
-    """Stamp the first completion (the time spent counts from the first showing); later edits keep it."""
-    fields = ["draft"]
-    item.draft = {}
-    if item.completed_at is None:
-        item.completed_at = timezone.now()
-        if item.first_shown_at:
-            item.seconds_spent = (item.completed_at - item.first_shown_at).total_seconds()
-        fields += ["completed_at", "seconds_spent"]
-    item.save(update_fields=fields)
+# --- Submissions --------------------------------------------------------------------------------------
 
 
 def _penalty(value, *, name: str, caption_number: int) -> Decimal:
     try:
-        penalty = Decimal(str(value))
+        penalty = Decimal(str(value).strip())
     except (InvalidOperation, ValueError):
         raise JudgementError(f"caption {caption_number}: {name} {value!r} is not a number") from None
     if not penalty.is_finite() or not Decimal("-2") <= penalty <= 0:
@@ -138,69 +275,137 @@ def _score(value, *, name: str, caption_number: int) -> int:
     return value
 
 
-@transaction.atomic
-def thumbs_item_submit(*, item: AssignmentItem, scores: list[CaptionScores], synthesized: str) -> list[ThumbsRating]:
-    """Save one clip's THumBS ratings (one row per caption, source web) and complete the item."""
-    item = _lock(item)
-    _check_open(item)
-    campaign = item.assignment.campaign
-    if campaign.task_type != Campaign.TaskType.THUMBS:
-        raise JudgementError("this item belongs to a pairwise campaign")
-    if item.listened_at is None:
-        raise JudgementError("listen to the clip before submitting")
+def _accepted(item: AssignmentItem, *, replacing: bool, previous: dict) -> None:
+    """Complete the item (first time: stamp the time spent), bump its version, log the event."""
+    was_completed = item.completed_at is not None
+    item.draft = {}
+    item.version += 1
+    fields = ["draft", "version"]
+    if not was_completed:
+        item.completed_at = timezone.now()
+        if item.first_shown_at:
+            item.seconds_spent = (item.completed_at - item.first_shown_at).total_seconds()
+        fields += ["completed_at", "seconds_spent"]
+    item.save(update_fields=fields)
+    if not was_completed:
+        kind = ItemEvent.Kind.SUBMITTED
+    else:
+        kind = ItemEvent.Kind.STALE_REPLACED if replacing else ItemEvent.Kind.CHANGED
+    ItemEvent.objects.create(
+        item=item, kind=kind, version=item.version, previous_answer=previous, answer=item_answer(item=item)
+    )
+
+
+def _refusal_log(error: StaleItemError, item: AssignmentItem, attempted: dict) -> None:
+    ItemEvent.objects.create(
+        item=item,
+        kind=ItemEvent.Kind.STALE_REFUSED,
+        version=error.seen_version,
+        previous_answer=error.current_answer,
+        answer=attempted,
+    )
+
+
+def _submit(item: AssignmentItem, *, seen_version, replacing: bool, attempted: dict, write) -> None:
+    """Lock, check, compare versions and call `write(locked_item)`; refusals are logged after the rollback."""
+    seen = _version(seen_version)
+    try:
+        with transaction.atomic():
+            locked = _lock(item)
+            _check_open(locked)
+            if locked.listened_at is None:
+                raise JudgementError("listen to the clip before submitting")
+            if locked.version != seen:
+                raise StaleItemError(item=locked, seen_version=seen)
+            previous = item_answer(item=locked) if locked.completed_at else {}
+            write(locked)
+            _accepted(locked, replacing=replacing, previous=previous)
+    except StaleItemError as error:
+        _refusal_log(error, item, attempted)
+        raise
+
+
+def thumbs_item_submit(
+    *,
+    item: AssignmentItem,
+    scores: list[CaptionScores],
+    synthesized: str,
+    seen_version,
+    replacing: bool = False,
+) -> None:
+    """Save one clip's THumBS ratings (one row per caption, in the item's campaign) and complete the item."""
+    if item.assignment.campaign.task_type != Campaign.TaskType.THUMBS:
+        raise JudgementError("this item belongs to a pairwise study")
     if synthesized not in ThumbsRating.Synthesized.values:
         raise JudgementError(f"'is this audio synthesized?' must be yes or no, got {synthesized!r}")
     expected = list(item.caption_order)
     given = [score.caption_id for score in scores]
     if sorted(given) != sorted(expected) or len(set(given)) != len(given):
         raise JudgementError(f"expected ratings for the item's {len(expected)} captions, got {len(given)}")
-    ratings = []
+    values = {}
     for score in scores:
         number = expected.index(score.caption_id) + 1
-        rating, _ = ThumbsRating.objects.update_or_create(
-            rater=item.assignment.rater,
-            caption_id=score.caption_id,
-            defaults={
-                "campaign": campaign,
-                "precision": _score(score.precision, name="precision", caption_number=number),
-                "recall": _score(score.recall, name="recall", caption_number=number),
-                "fluency": _penalty(score.fluency, name="fluency", caption_number=number),
-                "conciseness": _penalty(score.conciseness, name="conciseness", caption_number=number),
-                "irrelevance": _penalty(score.irrelevance, name="irrelevance", caption_number=number),
-                "synthesized": synthesized,
-                "comment": score.comment.strip(),
-                "source": Source.WEB,
-                "workbook_sha256": "",
-            },
-        )
-        ratings.append(rating)
-    _complete(item)
-    return ratings
+        values[score.caption_id] = {
+            "precision": _score(score.precision, name="precision", caption_number=number),
+            "recall": _score(score.recall, name="recall", caption_number=number),
+            "fluency": _penalty(score.fluency, name="fluency", caption_number=number),
+            "conciseness": _penalty(score.conciseness, name="conciseness", caption_number=number),
+            "irrelevance": _penalty(score.irrelevance, name="irrelevance", caption_number=number),
+            "synthesized": synthesized,
+            "comment": score.comment.strip(),
+        }
+    attempted = {
+        "synthesized": synthesized,
+        "captions": [
+            {
+                "number": expected.index(caption_id) + 1,
+                **{key: str(value) for key, value in row.items() if key != "synthesized"},
+            }
+            for caption_id, row in values.items()
+        ],
+    }
+
+    def write(locked: AssignmentItem) -> None:
+        for caption_id, row in values.items():
+            ThumbsRating.objects.update_or_create(
+                campaign=locked.assignment.campaign,
+                rater=locked.assignment.rater,
+                caption_id=caption_id,
+                defaults={**row, "source": Source.WEB, "workbook_sha256": ""},
+            )
+
+    _submit(item, seen_version=seen_version, replacing=replacing, attempted=attempted, write=write)
 
 
-@transaction.atomic
-def pairwise_item_submit(*, item: AssignmentItem, side: str) -> PairwiseVote:
+def pairwise_item_submit(*, item: AssignmentItem, side: str, seen_version, replacing: bool = False) -> None:
     """Save a vote given as the side the rater preferred ("left", "right" or "none") and complete the item."""
-    item = _lock(item)
-    _check_open(item)
     if item.pair_id is None:
         raise JudgementError("this item is not a caption pair")
-    if item.listened_at is None:
-        raise JudgementError("listen to the clip before submitting")
     if side not in SIDES:
         raise JudgementError(f"choose left, right or none, got {side!r}")
     left_caption = "a" if item.a_on_left else "b"
     right_caption = "b" if item.a_on_left else "a"
     choice = {"left": left_caption, "right": right_caption, "none": "none"}[side]
-    vote, _ = PairwiseVote.objects.update_or_create(
-        rater=item.assignment.rater,
-        pair_id=item.pair_id,
-        defaults={
-            "campaign": item.assignment.campaign,
-            "choice": choice,
-            "left_side": left_caption,
-            "source": Source.WEB,
-        },
+
+    def write(locked: AssignmentItem) -> None:
+        PairwiseVote.objects.update_or_create(
+            campaign=locked.assignment.campaign,
+            rater=locked.assignment.rater,
+            pair_id=locked.pair_id,
+            defaults={"choice": choice, "left_side": left_caption, "source": Source.WEB},
+        )
+
+    _submit(item, seen_version=seen_version, replacing=replacing, attempted={"side": side}, write=write)
+
+
+@transaction.atomic
+def item_change_open(*, item: AssignmentItem) -> AssignmentItem:
+    """The rater asked to change a submitted answer: logged, so changed answers are visible in the trail."""
+    item = _lock(item)
+    _check_open(item)
+    if item.completed_at is None:
+        raise JudgementError("this item has no submitted answer yet")
+    ItemEvent.objects.create(
+        item=item, kind=ItemEvent.Kind.CHANGE_OPENED, version=item.version, previous_answer=item_answer(item=item)
     )
-    _complete(item)
-    return vote
+    return item

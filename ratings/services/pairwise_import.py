@@ -355,7 +355,8 @@ def _pairs_ensure(dataset, items, clips, captions, summary) -> dict[tuple[int, s
 def _votes_ensure(dataset, items, clips, pairs, judges, summary) -> None:
     existing = {
         (vote.rater_id, vote.pair_id): vote
-        for vote in PairwiseVote.objects.filter(pair__clip__dataset=dataset, rater__in=judges)
+        # Imported votes belong to no campaign; a judge's votes made in campaigns are separate rows, never touched.
+        for vote in PairwiseVote.objects.filter(pair__clip__dataset=dataset, rater__in=judges, campaign__isnull=True)
     }
     new_votes, changed_votes, unchanged = [], [], 0
     for item in items:

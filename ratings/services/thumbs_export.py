@@ -5,6 +5,11 @@ conciseness, irrelevance, synthesized (true/false/null), comment (null when empt
 ((P + R) / 2 + F + C + I, a float). Caption authorship (author_kind, system) is added only when
 asked for: it is for admins, never for raters.
 
+`record_id` is the identifier *that rater* knew the clip by: the random token of their assignment
+item (in their page URLs and their workbook), or, for a study run outside the app, the record ID of
+their own workbook (e.g. "3.wav"). So a rater's workbook and their rows match on (record_id, caption),
+and record IDs differ between raters of the same clip on purpose (see ratings/services/workbook_export.py).
+
 Averages follow the study's results file (SoundSCaper_expert_evaluation_results.xlsx): one row per
 clip and caption with the mean of each score over the raters who rated it.
 
@@ -21,7 +26,7 @@ from decimal import Decimal
 from openpyxl import Workbook
 from openpyxl.styles import Font
 
-from ratings.models import Campaign, ThumbsRating
+from ratings.models import AssignmentItem, Campaign, ThumbsRating
 from ratings.workbooks.writer import FORMULA_STARTS, text_put
 
 RATING_KEYS = (
@@ -69,6 +74,8 @@ def thumbs_rating_rows(
         ratings = ratings.exclude(rater__in=campaign.excluded_raters.all())
     fields = [
         "rater__username",
+        "rater_id",
+        "caption__clip_id",
         "caption_id",
         "caption__text",
         "caption__clip__external_id",
@@ -78,6 +85,7 @@ def thumbs_rating_rows(
     ]
     if include_authorship:
         fields += ["caption__author_kind", "caption__system__name"]
+    record_ids = _record_ids(campaign)
     rows = []
     for values in ratings.order_by("caption__clip__external_id", "caption_id", "rater__username").values(*fields):
         overall = (
@@ -88,7 +96,9 @@ def thumbs_rating_rows(
         )
         row = {
             "rater": values["rater__username"],
-            "record_id": values["caption__clip__external_id"],
+            "record_id": record_ids.get(
+                (values["rater_id"], values["caption__clip_id"]), values["caption__clip__external_id"]
+            ),
             "caption": values["caption__text"],
             "precision": values["precision"],
             "recall": values["recall"],
@@ -103,8 +113,20 @@ def thumbs_rating_rows(
             row["author_kind"] = values["caption__author_kind"]
             row["system"] = values["caption__system__name"]
         row["_caption_id"] = values["caption_id"]
+        row["_clip"] = values["caption__clip__external_id"]
         rows.append(row)
     return rows
+
+
+def _record_ids(campaign: Campaign) -> dict[tuple[int, int], str]:
+    """(rater id, clip id) -> the record ID that rater knew the clip by in this campaign."""
+    items = AssignmentItem.objects.filter(assignment__campaign=campaign, pair__isnull=True)
+    return {
+        (rater_id, clip_id): outside_record_id or token
+        for rater_id, clip_id, outside_record_id, token in items.values_list(
+            "assignment__rater_id", "clip_id", "outside_record_id", "token"
+        )
+    }
 
 
 def thumbs_caption_averages(rows: list[dict]) -> list[dict]:
@@ -114,10 +136,11 @@ def thumbs_caption_averages(rows: list[dict]) -> list[dict]:
         groups[row["_caption_id"]].append(row)
     averages = []
     for number, group in enumerate(
-        sorted(groups.values(), key=lambda group: (group[0]["record_id"], group[0]["_caption_id"])), start=1
+        sorted(groups.values(), key=lambda group: (group[0]["_clip"], group[0]["_caption_id"])), start=1
     ):
         first = group[0]
-        entry = {"no": number, "record_id": first["record_id"], "caption": first["caption"], "ratings": len(group)}
+        # Raters know a clip by different record IDs; the per-clip sheet (an admin report) names the clip itself.
+        entry = {"no": number, "record_id": first["_clip"], "caption": first["caption"], "ratings": len(group)}
         for name in (*_SCORES, "overall"):
             entry[f"{name}_avg"] = float(sum(Decimal(str(row[name])) for row in group) / len(group))
         if "author_kind" in first:

@@ -8,6 +8,8 @@ import re
 
 EXAMPLE_SHEET = "Example"
 ASSESSMENT_SHEET = "Assessment"
+# Very hidden sheet in workbooks this app exports: record ID -> the answer's version at export time.
+VERSIONS_SHEET = "_versions"
 
 # Field -> 1-based column in the workbooks we write (the study's order).
 COLUMNS = {

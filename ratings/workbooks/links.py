@@ -1,7 +1,8 @@
 """Where a workbook's record IDs link to: a mapping file (record ID -> URL) or signed, expiring app URLs.
 
-A signed link names one clip and an expiry time, signed with the project's SECRET_KEY, so a rater
-can play the clip from the workbook without signing in, and only that clip, only until it expires.
+A signed link names one assignment item (by its random token) and an expiry time, signed with the
+project's SECRET_KEY, so a rater can play the clip from the workbook without signing in, only that
+clip, only until it expires, and without the link saying which clip it is.
 """
 
 import csv
@@ -21,21 +22,22 @@ class LinkMapError(ValueError):
     """The mapping file cannot be used; the message names the file and the offending line or key."""
 
 
-def audio_token_make(*, clip_id: int, days: int = DEFAULT_LINK_DAYS) -> str:
+def audio_token_make(*, item_token: str, days: int = DEFAULT_LINK_DAYS) -> str:
+    """A signed link to one assignment item's audio (the item's random token, never a clip id)."""
     expires = int(time.time()) + days * 86400
-    return signing.dumps({"clip": clip_id, "expires": expires}, salt=AUDIO_LINK_SALT, compress=True)
+    return signing.dumps({"item": item_token, "expires": expires}, salt=AUDIO_LINK_SALT, compress=True)
 
 
-def audio_token_read(token: str) -> int | None:
-    """The clip id a token grants, or None when it is forged, damaged or expired."""
+def audio_token_read(token: str) -> str | None:
+    """The item token a link grants, or None when it is forged, damaged or expired."""
     try:
         payload = signing.loads(token, salt=AUDIO_LINK_SALT)
     except signing.BadSignature:
         return None
     if not isinstance(payload, dict) or payload.get("expires", 0) < time.time():
         return None
-    clip_id = payload.get("clip")
-    return clip_id if isinstance(clip_id, int) else None
+    item_token = payload.get("item")
+    return item_token if isinstance(item_token, str) else None
 
 
 def _url_checked(url, *, where: str) -> str:

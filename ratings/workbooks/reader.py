@@ -58,6 +58,8 @@ class ParsedWorkbook:
     clips: list[WorkbookClip] = field(default_factory=list)
     ratings: list[WorkbookRating] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # Record ID -> answer version when the app exported the file (its hidden versions sheet); empty otherwise.
+    export_versions: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     rated_rows: int = 0
     unrated_rows: int = 0
@@ -221,6 +223,15 @@ class _SheetReader:
                 self.result.warnings.append(f"{clip.synthesized_cell}: synthesized answer for an unrated clip ignored")
 
 
+def _export_versions(sheet) -> dict[str, int]:
+    versions = {}
+    for row in sheet.iter_rows(min_row=2, max_col=2, values_only=True):
+        record_id, version = row[0], row[1] if len(row) > 1 else None
+        if record_id is not None and isinstance(version, int) and not isinstance(version, bool):
+            versions[str(record_id)] = version
+    return versions
+
+
 def thumbs_workbook_parse(stream: BinaryIO, *, name: str = "workbook") -> ParsedWorkbook:
     """Parse the Assessment sheet of a THumBS workbook (call `safety.xlsx_check` on untrusted files first)."""
     result = ParsedWorkbook()
@@ -248,6 +259,8 @@ def thumbs_workbook_parse(stream: BinaryIO, *, name: str = "workbook") -> Parsed
             )
         elif not result.clips and not result.errors:
             result.errors.append(f"{sheet.title}: no caption rows ('Caption 1', 'Caption 2', ...) under the header")
+        if layout.VERSIONS_SHEET in book.sheetnames:
+            result.export_versions = _export_versions(book[layout.VERSIONS_SHEET])
     finally:
         book.close()
     return result

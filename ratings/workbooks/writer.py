@@ -256,8 +256,21 @@ def _example_sheet(book: Workbook) -> None:
     writer.finish()
 
 
-def thumbs_workbook_build(*, clips: Sequence[SheetClip]) -> bytes:
-    """The workbook for one rater: the clips in their order, each with its captions in their order."""
+def _versions_sheet(book: Workbook, versions: dict[str, int]) -> None:
+    """A very hidden sheet: the answer version of each record at export time (see layout.VERSIONS_SHEET)."""
+    sheet = book.create_sheet(layout.VERSIONS_SHEET)
+    sheet.sheet_state = "veryHidden"
+    sheet.append(["record_id", "version"])
+    for record_id, version in versions.items():
+        sheet.append([record_id, version])
+
+
+def thumbs_workbook_build(*, clips: Sequence[SheetClip], versions: dict[str, int] | None = None) -> bytes:
+    """The workbook for one rater: the clips in their order, each with its captions in their order.
+
+    `versions` (record ID -> the item's answer version now) lets an import notice answers changed
+    elsewhere after this export instead of overwriting them.
+    """
     book = Workbook()
     book.remove(book.active)
     _example_sheet(book)
@@ -277,6 +290,8 @@ def thumbs_workbook_build(*, clips: Sequence[SheetClip]) -> bytes:
         writer.banner(next_row + 1 + offset, text)
     sheet.freeze_panes = sheet.cell(first_row, 1)
     writer.finish()
+    if versions is not None:
+        _versions_sheet(book, versions)
     book.active = book.sheetnames.index(layout.ASSESSMENT_SHEET)
     buffer = io.BytesIO()
     book.save(buffer)

@@ -99,8 +99,11 @@ def test_thumbs_rating_admin_shows_computed_overall(client, make_user, demo_corp
 
     rater = make_user("rat", "rater")
     caption = demo_corpus.clips.first().captions.first()
+    from ratings.models import Campaign
+
+    campaign = Campaign.objects.create(name="adm", dataset=demo_corpus, task_type="thumbs")
     rating = ThumbsRating.objects.create(
-        rater=rater, caption=caption, precision=5, recall=4, conciseness=Decimal("-0.5")
+        rater=rater, caption=caption, campaign=campaign, precision=5, recall=4, conciseness=Decimal("-0.5")
     )
     user = make_user("super", staff=True)
     user.is_superuser = True

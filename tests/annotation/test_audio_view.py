@@ -22,8 +22,8 @@ def audio_bytes(shared_dir):
 
 
 @pytest.fixture
-def rater_client(client, make_user):
-    client.force_login(make_user("rita", "rater"))
+def reader_client(client, make_user):
+    client.force_login(make_user("anna", "annotator"))
     return client
 
 
@@ -32,8 +32,8 @@ def _body(response) -> bytes:
 
 
 @pytest.mark.django_db
-def test_whole_file_without_range(rater_client, clip_with_audio, audio_bytes):
-    response = rater_client.get(reverse("annotation:clip-audio", args=[clip_with_audio.pk]))
+def test_whole_file_without_range(reader_client, clip_with_audio, audio_bytes):
+    response = reader_client.get(reverse("annotation:clip-audio", args=[clip_with_audio.pk]))
 
     assert response.status_code == 200
     assert response["Accept-Ranges"] == "bytes"
@@ -53,12 +53,12 @@ def test_whole_file_without_range(rater_client, clip_with_audio, audio_bytes):
         ("bytes=10-99999999", 10, None),
     ],
 )
-def test_range_requests_get_206_with_the_right_bytes(rater_client, clip_with_audio, audio_bytes, header, first, last):
+def test_range_requests_get_206_with_the_right_bytes(reader_client, clip_with_audio, audio_bytes, header, first, last):
     size = len(audio_bytes)
     first = size - 50 if first is None else first
     last = size - 1 if last is None else last
 
-    response = rater_client.get(reverse("annotation:clip-audio", args=[clip_with_audio.pk]), HTTP_RANGE=header)
+    response = reader_client.get(reverse("annotation:clip-audio", args=[clip_with_audio.pk]), HTTP_RANGE=header)
 
     assert response.status_code == 206
     assert response["Content-Range"] == f"bytes {first}-{last}/{size}"
@@ -69,17 +69,17 @@ def test_range_requests_get_206_with_the_right_bytes(rater_client, clip_with_aud
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("header", ["bytes=3528272-", "bytes=99999999-100000000", "bytes=-0"])
-def test_unsatisfiable_range_gets_416(rater_client, clip_with_audio, audio_bytes, header):
+def test_unsatisfiable_range_gets_416(reader_client, clip_with_audio, audio_bytes, header):
     assert len(audio_bytes) == 3528272
-    response = rater_client.get(reverse("annotation:clip-audio", args=[clip_with_audio.pk]), HTTP_RANGE=header)
+    response = reader_client.get(reverse("annotation:clip-audio", args=[clip_with_audio.pk]), HTTP_RANGE=header)
     assert response.status_code == 416
     assert response["Content-Range"] == f"bytes */{len(audio_bytes)}"
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("header", ["bytes=0-10,20-30", "items=0-10", "bytes=50-10", "garbage"])
-def test_ranges_the_server_may_ignore_get_the_whole_file(rater_client, clip_with_audio, audio_bytes, header):
-    response = rater_client.get(reverse("annotation:clip-audio", args=[clip_with_audio.pk]), HTTP_RANGE=header)
+def test_ranges_the_server_may_ignore_get_the_whole_file(reader_client, clip_with_audio, audio_bytes, header):
+    response = reader_client.get(reverse("annotation:clip-audio", args=[clip_with_audio.pk]), HTTP_RANGE=header)
     assert response.status_code == 200
     assert _body(response) == audio_bytes
 
@@ -105,10 +105,27 @@ def test_anonymous_users_go_to_login_and_users_without_a_role_are_refused(client
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("role", ["annotator", "reviewer", "rater"])
-def test_every_role_may_listen(client, make_user, clip_with_audio, role):
+@pytest.mark.parametrize("role,status", [("annotator", 200), ("reviewer", 200), ("rater", 403)])
+def test_corpus_readers_may_listen_raters_only_through_their_items(client, make_user, clip_with_audio, role, status):
+    """Raters get audio by their item's own URL (ratings); a clip id URL would let them enumerate clips."""
     client.force_login(make_user(f"user-{role}", role))
-    assert client.get(reverse("annotation:clip-audio", args=[clip_with_audio.pk])).status_code == 200
+    assert client.get(reverse("annotation:clip-audio", args=[clip_with_audio.pk])).status_code == status
+
+
+@pytest.mark.django_db
+def test_an_annotator_rating_in_an_active_campaign_on_the_dataset_is_locked_out(client, make_user, clip_with_audio):
+    from ratings.models import Assignment, Campaign
+
+    annotator = make_user("dual", "annotator", "rater")
+    client.force_login(annotator)
+    url = reverse("annotation:clip-audio", args=[clip_with_audio.pk])
+    assert client.get(url).status_code == 200
+    campaign = Campaign.objects.create(name="running", dataset=clip_with_audio.dataset, task_type="thumbs")
+    Assignment.objects.create(campaign=campaign, rater=annotator)
+    response = client.get(url)
+    assert response.status_code == 403 and b"hidden from you until the study is closed" in response.content
+    Campaign.objects.filter(pk=campaign.pk).update(is_active=False)
+    assert client.get(url).status_code == 200
 
 
 @pytest.mark.django_db
@@ -121,7 +138,7 @@ def test_admins_may_listen_and_missing_audio_is_404(client, make_user, clip_with
 
 
 @pytest.mark.django_db
-def test_with_s3_storage_the_view_redirects_to_a_presigned_url(rater_client, clip, settings):
+def test_with_s3_storage_the_view_redirects_to_a_presigned_url(reader_client, clip, settings):
     """Presigning is computed locally by boto3, so this needs no network."""
     settings.USES_S3_STORAGE = True
     settings.AWS_STORAGE_BUCKET_NAME = "caption-audio"
@@ -132,7 +149,7 @@ def test_with_s3_storage_the_view_redirects_to_a_presigned_url(rater_client, cli
     settings.STORAGES = {**settings.STORAGES, "default": {"BACKEND": "storages.backends.s3.S3Storage"}}
     Clip.objects.filter(pk=clip.pk).update(audio="audio/audio-test/c1-0123456789ab.wav")
 
-    response = rater_client.get(reverse("annotation:clip-audio", args=[clip.pk]))
+    response = reader_client.get(reverse("annotation:clip-audio", args=[clip.pk]))
 
     assert response.status_code == 302
     location = urlparse(response["Location"])

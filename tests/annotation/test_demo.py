@@ -27,7 +27,17 @@ def run_demo(*args) -> str:
 
 
 def printed_passwords(output: str) -> dict[str, str]:
-    return dict(re.findall(r"^  (admin|annotator|reviewer|rater) +\S+ +(\S+)", output, flags=re.MULTILINE))
+    """The accounts table: a heading row, a rule, then one row per account (name, roles, password)."""
+    lines = output.splitlines()
+    heading = next(index for index, line in enumerate(lines) if line.split() == ["Account", "Roles", "Password"])
+    assert set(lines[heading + 1].replace(" ", "")) == {"-"}, "a rule under the headings"
+    rows = {}
+    for line in lines[heading + 2 :]:
+        match = re.match(r"^(admin|annotator|reviewer|rater) +\S+ +(\S+)$", line)
+        if not match:
+            break
+        rows[match.group(1)] = match.group(2)
+    return rows
 
 
 def media_files(root: Path) -> list[Path]:
@@ -77,6 +87,7 @@ def test_demo_builds_the_corpus_audio_judgements_and_accounts(db, media_root):
     assert get_user_model().objects.get(username="admin").is_superuser
     assert "dataset demo: 8 clips (8 with audio, 8 stored now), 40 references, 24 candidates, 9 pairs" in output
     assert "Sign in at http://127.0.0.1:8000/" in output
+    assert "runserver" not in output and "start the server" not in output
 
 
 def test_demo_runs_twice_without_changing_anything(db, media_root):
@@ -90,7 +101,7 @@ def test_demo_runs_twice_without_changing_anything(db, media_root):
     assert media_files(media_root) == files
     assert dict(get_user_model().objects.values_list("username", "password")) == password_hashes
     assert "(8 with audio, 0 stored now)" in output
-    assert printed_passwords(output) == dict.fromkeys(["admin", "annotator", "reviewer", "rater"], "(unchanged;")
+    assert printed_passwords(output) == dict.fromkeys(["admin", "annotator", "reviewer", "rater"], "(unchanged)")
 
 
 def test_demo_reset_passwords_gives_working_new_ones(db, media_root):

@@ -144,7 +144,7 @@ def world(db, make_user, media_root, tmp_path) -> World:
         "rater": PairwiseVote.objects.create(
             rater=users["rater"], pair=pairs["HM"], campaign=pairwise, choice="a", left_side="b"
         ),
-        "rater2": PairwiseVote.objects.create(rater=users["rater2"], pair=pairs["MM"], choice="none"),
+        "rater2": PairwiseVote.objects.create(rater=users["rater2"], pair=pairs["MM"], choice="none", source="import"),
     }
     annotations = {
         "annotator": expert_annotation_save(

@@ -1,13 +1,15 @@
 """A rater must never learn from the API whether a person or a model wrote a caption, nor which system.
 
-The test walks every endpoint listed at the API root, as a rater, follows every detail URL of every
-row it receives, and inspects all JSON it gets back: no authorship field name anywhere, and no value
-that names a system, an author kind or a pair split.
+The test walks every endpoint listed at the API root, as a rater, follows every item's detail URL (by
+its token) and inspects all JSON it gets back: no authorship or id field name anywhere, and no value
+that names a system, an author kind or a pair split. (tests/ratings/test_blinding_crawl.py crawls
+everything else a rater can reach, pages and files included.)
 """
 
 import pytest
 
 from tests.api.conftest import SYSTEM_NAMES
+from tests.ratings.blinding_crawl import walk_json
 
 FORBIDDEN_KEYS = {
     "author_kind",
@@ -21,24 +23,20 @@ FORBIDDEN_KEYS = {
     "is_gold",
     "machine",
     "human",
+    "id",
+    "pair",
+    "clip",
+    "choice",
+    "left_side",
+    "a_on_left",
+    "caption_order",
 }
 FORBIDDEN_VALUES = {*SYSTEM_NAMES, "human", "machine", "HC", "HI", "HM", "MM", "reference", "candidate"}
 
 
-def _walk(value, path="$"):
-    """Yield (path, key, value) for every dict entry, recursively."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield path, key, item
-            yield from _walk(item, f"{path}.{key}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _walk(item, f"{path}[{index}]")
-
-
 def _leaks(body) -> list[str]:
     problems = []
-    for path, key, value in _walk(body):
+    for path, key, value in walk_json(body):
         if key.lower() in FORBIDDEN_KEYS:
             problems.append(f"{path}.{key} (field name)")
         if isinstance(value, str) and (value in FORBIDDEN_VALUES or "model " in value or "sys-" in value):
@@ -70,32 +68,40 @@ def test_rater_responses_carry_no_authorship(world, client_for):
         assert _leaks(body) == [], name
         rows = _rows(body)
         assert rows, f"{name}: the world gives the rater rows here, so the check is not vacuous"
-        for row in rows:
-            detail = client.get(f"{endpoints[name]}{row['id']}/")
-            assert detail.status_code == 200
-            assert _leaks(detail.json()) == [], f"{name}/{row['id']}"
-            inspected += 1
+        inspected += len(rows)
+        if name == "assignment-items":
+            for row in rows:
+                detail = client.get(f"{endpoints[name]}{row['token']}/")
+                assert detail.status_code == 200
+                assert _leaks(detail.json()) == [], f"{name}/{row['token']}"
     assert inspected == 2 + 4 + 1 + 1  # assignments, items, one rating, one vote
 
 
 def test_rater_captions_are_texts_only_even_for_machine_captions(world, client_for):
-    """The MM pair shows two machine captions: the rater gets their ids and texts, nothing more."""
+    """The MM pair shows two machine captions: the rater gets their side and text, nothing more."""
     rater = world.users["rater"]
     item = world.pairwise.assignments.get(rater=rater).items.get(pair=world.pairs["MM"])
-    body = client_for("rater").get(f"/api/assignment-items/{item.pk}/").json()
-    assert [set(caption) for caption in body["captions"]] == [{"id", "text"}, {"id", "text"}]
+    client = client_for("rater")
+    assert client.get(f"/api/assignment-items/{item.pk}/").status_code == 404, "items go by token, not id"
+    body = client.get(f"/api/assignment-items/{item.token}/").json()
+    assert [caption["key"] for caption in body["captions"]] == ["left", "right"]
+    assert [set(caption) for caption in body["captions"]] == [{"key", "text"}, {"key", "text"}]
     assert set(body) == {
-        "id",
-        "assignment",
+        "token",
+        "url",
+        "study_id",
         "position",
         "task_type",
-        "clip",
-        "pair",
+        "page_url",
+        "audio_url",
+        "duration_seconds",
+        "waveform_peaks",
         "captions",
-        "listened_at",
-        "completed_at",
+        "listened",
+        "completed",
+        "version",
+        "answer",
     }
-    assert set(body["clip"]) == {"id", "audio_url", "duration_seconds", "waveform_peaks"}
 
 
 def test_leak_detector_catches_an_unblinded_response(world, client_for):

@@ -2,6 +2,8 @@
 
 import pytest
 
+from annotation.models import Caption
+
 ROLES = ("anonymous", "nobody", "rater", "annotator", "reviewer", "admin")
 CORPUS = {"rater": 403, "annotator": 200, "reviewer": 200, "admin": 200}
 RATER_OWN = {"rater": 200, "annotator": 403, "reviewer": 403, "admin": 200}
@@ -74,40 +76,62 @@ def test_caption_filters_show_authorship_to_corpus_readers(world, client_for):
 def test_rater_sees_only_own_assignments_and_items(world, client_for):
     rater = world.users["rater"]
     client = client_for("rater")
-    own = sorted(assignment.pk for assignment in rater.assignments.all())
+    own = sorted(assignment.campaign_id for assignment in rater.assignments.all())
     assert len(own) == 2
-    assert _ids(client.get("/api/assignments/")) == own
+    assert sorted(row["study_id"] for row in client.get("/api/assignments/").json()["results"]) == own
     other = world.users["rater2"].assignments.get()
     assert client.get(f"/api/assignments/{other.pk}/").status_code == 404
     items = client.get("/api/assignment-items/").json()["results"]
-    assert {item["assignment"] for item in items} == set(own)
+    assert {item["study_id"] for item in items} == set(own)
     assert len(items) == 1 + 3  # one THumBS clip, three pairs
+    assert len(client.get("/api/assignment-items/", {"study": own[0]}).json()["results"]) in (1, 3)
     other_item = other.items.first()
+    assert client.get(f"/api/assignment-items/{other_item.token}/").status_code == 404
     assert client.get(f"/api/assignment-items/{other_item.pk}/").status_code == 404
 
 
 def test_rater_item_shows_captions_in_display_order(world, client_for):
     rater = world.users["rater"]
     thumbs_item = world.thumbs.assignments.get(rater=rater).items.get()
-    body = client_for("rater").get(f"/api/assignment-items/{thumbs_item.pk}/").json()
-    assert [caption["id"] for caption in body["captions"]] == thumbs_item.caption_order
-    assert body["clip"]["audio_url"] == f"http://testserver/clips/{world.clips[0].pk}/audio/"
-    assert body["clip"]["duration_seconds"] == pytest.approx(1.5)
+    body = client_for("rater").get(f"/api/assignment-items/{thumbs_item.token}/").json()
+    texts = dict(Caption.objects.values_list("pk", "text"))
+    assert body["captions"] == [
+        {"key": str(number), "text": texts[caption_id]}
+        for number, caption_id in enumerate(thumbs_item.caption_order, start=1)
+    ]
+    assert body["audio_url"] == f"/ratings/items/{thumbs_item.token}/audio/"
+    assert body["duration_seconds"] == pytest.approx(1.5)
     assert body["task_type"] == "thumbs"
     for pair_item in world.pairwise.assignments.get(rater=rater).items.select_related("pair"):
-        body = client_for("rater").get(f"/api/assignment-items/{pair_item.pk}/").json()
+        body = client_for("rater").get(f"/api/assignment-items/{pair_item.token}/").json()
         pair = pair_item.pair
         left, right = (pair.caption_a, pair.caption_b) if pair_item.a_on_left else (pair.caption_b, pair.caption_a)
-        assert body["captions"] == [{"id": left.pk, "text": left.text}, {"id": right.pk, "text": right.text}]
+        assert body["captions"] == [{"key": "left", "text": left.text}, {"key": "right", "text": right.text}]
 
 
 def test_rater_sees_only_own_ratings_and_votes(world, client_for):
     client = client_for("rater")
     ratings = client.get("/api/thumbs-ratings/").json()["results"]
-    assert [rating["id"] for rating in ratings] == [world.ratings["rater"].pk]
+    rating = world.ratings["rater"]
+    item = world.thumbs.assignments.get(rater=world.users["rater"]).items.get()
+    assert [(row["item"], row["caption"]) for row in ratings] == [
+        (item.token, item.caption_order.index(rating.caption_id) + 1)
+    ]
     assert ratings[0]["overall"] == "3.40"  # (4 + 3) / 2 - 0.1
     assert client.get(f"/api/thumbs-ratings/{world.ratings['rater2'].pk}/").status_code == 404
-    assert _ids(client.get("/api/pairwise-votes/")) == [world.votes["rater"].pk]
+    assert client.get("/api/thumbs-ratings/", {"caption": world.ratings["rater2"].caption_id}).json()["count"] == 1, (
+        "raters cannot filter by caption id (it would let them probe ids)"
+    )
+    votes = client.get("/api/pairwise-votes/").json()["results"]
+    vote_item = world.pairwise.assignments.get(rater=world.users["rater"]).items.get(pair=world.pairs["HM"])
+    # The vote chose a; with a shown on the right (or left) for this rater, the side says which, never a/b.
+    assert votes == [
+        {
+            "item": vote_item.token,
+            "side": "left" if vote_item.a_on_left else "right",
+            "updated_at": votes[0]["updated_at"],
+        }
+    ]
     assert client.get(f"/api/pairwise-votes/{world.votes['rater2'].pk}/").status_code == 404
 
 

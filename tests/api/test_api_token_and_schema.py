@@ -56,8 +56,15 @@ def test_schema_needs_a_signed_in_user(world):
     assert APIClient().get("/api/schema/").status_code == 403
 
 
+def test_schema_and_docs_are_not_for_raters(world, client_for):
+    """They list every corpus field and enum (author kinds, splits, gold); raters use the rating pages."""
+    rater = client_for("rater")
+    assert rater.get("/api/schema/").status_code == 403
+    assert rater.get("/api/docs/").status_code == 403
+
+
 def test_docs_page_loads_swagger_from_this_server_not_a_cdn(world, client_for):
-    response = client_for("rater").get("/api/docs/")
+    response = client_for("annotator").get("/api/docs/")
     assert response.status_code == 200
     html = response.content.decode()
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in html

@@ -45,7 +45,7 @@ def thumbs_setup(make_user, media_root):
 def test_thumbs_page_listening_shortcuts_autosave_and_submit(page_for, live_server, thumbs_setup, artifacts):
     rater, (first, second) = thumbs_setup
     page = page_for(rater)
-    page.goto(f"{live_server.url}/ratings/items/{first.pk}/")
+    page.goto(f"{live_server.url}/ratings/items/{first.token}/")
     page.wait_for_function("() => document.querySelector('#player audio').readyState >= 1")
     submit = page.locator("#submit-button")
     assert submit.is_disabled()
@@ -102,7 +102,7 @@ def test_thumbs_page_listening_shortcuts_autosave_and_submit(page_for, live_serv
     # Ctrl+Enter submits and the next clip opens.
     with page.expect_navigation():
         page.keyboard.press("Control+Enter")
-    assert page.url.endswith(f"/ratings/items/{second.pk}/")
+    assert page.url.endswith(f"/ratings/items/{second.token}/")
     ratings = {rating.caption_id: rating for rating in ThumbsRating.objects.filter(rater=rater)}
     caption_1, caption_2 = first.caption_order
     assert (ratings[caption_1].precision, ratings[caption_1].recall, ratings[caption_1].comment) == (
@@ -128,7 +128,7 @@ def test_skipping_to_the_end_does_not_unlock_submit(page_for, live_server, make_
     campaign = campaign_setup(name="skip", dataset=dataset, task_type="thumbs", systems=systems[:1], raters=[rater])
     item = campaign.assignments.get().items.get()
     page = page_for(rater)
-    page.goto(f"{live_server.url}/ratings/items/{item.pk}/")
+    page.goto(f"{live_server.url}/ratings/items/{item.token}/")
     page.wait_for_function("() => document.querySelector('#player audio').readyState >= 1")
     page.click(".clip-player-toggle")
     page.wait_for_function("() => document.querySelector('#player audio').currentTime > 0.1")
@@ -151,12 +151,12 @@ def test_pairwise_page_keys_and_listening(page_for, live_server, make_user, medi
     )
     first, second = campaign.assignments.get().items.order_by("position")
     page = page_for(rater)
-    page.goto(f"{live_server.url}/ratings/items/{first.pk}/")
+    page.goto(f"{live_server.url}/ratings/items/{first.token}/")
     page.wait_for_function("() => document.querySelector('#player audio').readyState >= 1")
     page.keyboard.press("b")
     assert _checked(page, "side") == "right"
     page.keyboard.press("Enter")  # locked: nothing happens
-    assert page.url.endswith(f"/ratings/items/{first.pk}/") and page.locator("#submit-button").is_disabled()
+    assert page.url.endswith(f"/ratings/items/{first.token}/") and page.locator("#submit-button").is_disabled()
     page.screenshot(path=str(artifacts / "pairwise_before_listening.png"), full_page=True)
     page.keyboard.press(" ")  # a key press is a user gesture too
     page.wait_for_function("() => !document.getElementById('submit-button').disabled", timeout=10_000)
@@ -169,30 +169,55 @@ def test_pairwise_page_keys_and_listening(page_for, live_server, make_user, medi
     page.screenshot(path=str(artifacts / "pairwise_after_listening.png"), full_page=True)
     with page.expect_navigation():
         page.keyboard.press("Enter")
-    assert page.url.endswith(f"/ratings/items/{second.pk}/")
+    assert page.url.endswith(f"/ratings/items/{second.token}/")
     vote = PairwiseVote.objects.get(rater=rater)
     assert vote.choice == ("a" if first.a_on_left else "b")
     assert vote.left_side == ("a" if first.a_on_left else "b")
 
 
-def test_headphone_check_page(page_for, live_server, make_user, artifacts):
+def _trial_labels(page) -> list[str]:
+    return page.eval_on_selector_all(".trial-play", "buttons => buttons.map((button) => button.textContent.trim())")
+
+
+def test_headphone_check_plays_each_trial_once_and_no_button_sticks(page_for, live_server, make_user, artifacts):
     rater = make_user("browser-ears", "rater")
     page = page_for(rater)
     page.goto(f"{live_server.url}/ratings/")
     page.click("text=Start the headphone check")
     check = HeadphoneCheck.objects.get(rater=rater)
     assert page.locator("#headphone-submit").is_disabled()
-    assert page.locator(".trial input:enabled").count() == 0, "answers unlock only after the tones played"
+    assert page.locator(".trial input:enabled").count() == 0, "answers unlock only after the sounds played"
     page.click("#calibration-button")
     page.wait_for_function("() => !document.getElementById('calibration-audio').paused")
-    page.click("#calibration-button")
-    # Trial 1 really plays (three tones, 5 s); the others are marked played to keep the test short.
+    # Starting trial 1 stops the calibration sound; starting trial 2 while 1 plays stops 1: both end "Played".
     page.click(".trial[data-number='1'] .trial-play")
-    page.wait_for_function("() => document.querySelector(\".trial[data-number='1'] audio\").ended", timeout=15_000)
-    assert page.locator(".trial[data-number='1'] .trial-play").is_disabled()
-    page.evaluate(
-        "() => document.querySelectorAll('.trial audio').forEach((audio) => audio.dispatchEvent(new Event('ended')))"
+    page.wait_for_function(
+        "() => document.querySelector(\".trial[data-number='1'] .trial-play\").textContent === 'Playing…'"
     )
+    assert page.evaluate("() => document.getElementById('calibration-audio').paused")
+    page.screenshot(path=str(artifacts / "headphone_trial_playing.png"), full_page=True)
+    page.click(".trial[data-number='2'] .trial-play")
+    page.wait_for_function(
+        "() => document.querySelector(\".trial[data-number='2'] .trial-play\").textContent === 'Playing…'"
+    )
+    assert _trial_labels(page)[:2] == ["Played", "Playing…"]
+    assert "another sound started" in page.inner_text(".trial[data-number='1'] .trial-status")
+    # Trial 2 plays to its end (three 1 s tones with gaps: 5 s).
+    page.wait_for_function(
+        "() => document.querySelector(\".trial[data-number='2'] .trial-play\").textContent === 'Played'", timeout=15_000
+    )
+    for number in range(3, 7):  # started one after the other: each stops the one before
+        page.click(f".trial[data-number='{number}'] .trial-play")
+        page.wait_for_function(
+            f"() => document.querySelector(\".trial[data-number='{number}'] .trial-play\").textContent === 'Playing…'"
+        )
+    page.click(".trial[data-number='1'] .trial-status")  # a click elsewhere changes nothing
+    check.refresh_from_db()
+    assert all(trial["fetched_at"] for trial in check.trials), "the server counted every trial as played"
+    # A reload does not give the sounds again: every trial shows as played, its answers open.
+    page.reload()
+    assert _trial_labels(page) == ["Played"] * 6
+    assert page.locator(".trial-play:enabled").count() == 0 and page.locator(".trial input:enabled").count() == 18
     for number, trial in enumerate(check.trials, start=1):
         page.check(f"input[name='trial_{number}'][value='{trial['quietest'] + 1}']")
     page.screenshot(path=str(artifacts / "headphone_check_answered.png"), full_page=True)
@@ -215,7 +240,7 @@ def test_must_listen_seconds_unlocks_before_the_end(page_for, live_server, make_
     )
     item = campaign.assignments.get().items.get()
     page = page_for(rater)
-    page.goto(f"{live_server.url}/ratings/items/{item.pk}/")
+    page.goto(f"{live_server.url}/ratings/items/{item.token}/")
     assert "(or 1 s of it)" in page.inner_text(".listen-hint")
     page.wait_for_function("() => document.querySelector('#player audio').readyState >= 1")
     page.click(".clip-player-toggle")

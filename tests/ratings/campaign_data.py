@@ -6,6 +6,7 @@ import struct
 import wave
 from datetime import timedelta
 
+import numpy as np
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
@@ -44,10 +45,24 @@ def corpus_build(
     return dataset, clips, systems
 
 
-def headphone_pass_give(rater, *, days_ago: float = 0) -> HeadphoneCheck:
-    """A passed screening completed `days_ago` days ago."""
+def headphone_pass_give(rater, *, days_ago: float = 0, kind: str = "antiphase") -> HeadphoneCheck:
+    """A passed screening (of `kind`) completed `days_ago` days ago."""
     completed = timezone.now() - timedelta(days=days_ago)
-    return HeadphoneCheck.objects.create(rater=rater, trials=[], correct_count=6, passed=True, completed_at=completed)
+    return HeadphoneCheck.objects.create(
+        rater=rater, kind=kind, trials=[], correct_count=6, passed=True, completed_at=completed
+    )
+
+
+def headphone_trials_play(check: HeadphoneCheck) -> HeadphoneCheck:
+    """Fetch every trial's sound once, as the page does before the rater may answer."""
+    from ratings.services.headphone import trial_is_played, trial_sound_fetch
+
+    check.refresh_from_db()
+    for number, trial in enumerate(check.trials, start=1):
+        if not trial_is_played(trial):
+            trial_sound_fetch(check=check, trial_number=number)
+    check.refresh_from_db()
+    return check
 
 
 def tone_wav_bytes(*, seconds: float = 1.5, sample_rate: int = 16000) -> bytes:
@@ -72,3 +87,11 @@ def clip_audio_attach(clip: Clip, *, seconds: float = 1.5) -> Clip:
     clip.waveform_peaks = [round(0.25 + 0.2 * math.sin(index / 6) ** 2, 3) for index in range(200)]
     clip.save()
     return clip
+
+
+def wav_channels(wav_bytes: bytes, *, sample_rate: int) -> np.ndarray:
+    """A 16-bit stereo WAV as float samples, shape (n, 2); checks the format on the way."""
+    with wave.open(io.BytesIO(wav_bytes)) as reader:
+        assert (reader.getnchannels(), reader.getsampwidth(), reader.getframerate()) == (2, 2, sample_rate)
+        frames = reader.readframes(reader.getnframes())
+    return np.frombuffer(frames, dtype="<i2").reshape(-1, 2).astype(float)

@@ -63,7 +63,7 @@ def _assert_blind(html: str, *, page: str) -> None:
 
 def _pages(client, item: AssignmentItem) -> dict[str, str]:
     return {
-        "item": client.get(reverse("ratings:item", args=[item.pk])).content.decode(),
+        "item": client.get(reverse("ratings:item", args=[item.token])).content.decode(),
         "home": client.get(reverse("ratings:home")).content.decode(),
     }
 
@@ -121,12 +121,13 @@ def test_pairwise_pages_are_blind(client, make_user, blinded_corpus):
     for item in items:
         item_mark_shown(item=item)
         AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=5))
-        pairwise_item_submit(item=item_mark_listened(item=item), side="right")
-    _assert_blind(client.get(reverse("ratings:item", args=[items[0].pk])).content.decode(), page="voted pair")
+        pairwise_item_submit(item=item_mark_listened(item=item), side="right", seen_version=0)
+    _assert_blind(client.get(reverse("ratings:item", args=[items[0].token])).content.decode(), page="voted pair")
     _assert_blind(client.get(reverse("ratings:campaign_next", args=[campaign.pk])).content.decode(), page="done page")
 
 
 def test_headphone_pages_say_nothing_either(client, make_user):
     rater = make_user("blindears", "rater")
     client.force_login(rater)
-    _assert_blind(client.get(reverse("ratings:headphone_check")).content.decode(), page="headphone check")
+    for kind in ("antiphase", "huggins"):
+        _assert_blind(client.get(reverse("ratings:headphone_check", args=[kind])).content.decode(), page=kind)

@@ -212,6 +212,9 @@ def test_create_form_builds_the_campaign_and_lists_its_progress(client, make_use
         "dataset": dataset.pk,
         "task_type": "pairwise",
         "seed": "11",
+        "judgements_per_item": "3",
+        "title": "Spring study",
+        "human_captions_per_clip": "4",  # a THumBS field: hidden for pairwise and ignored
         "clip_ids": f"{clips[0].external_id}, {clips[1].external_id}\n{clips[2].external_id}",
         "systems": [systems[0].pk, systems[1].pk],
         "count_hc": "3",
@@ -220,24 +223,33 @@ def test_create_form_builds_the_campaign_and_lists_its_progress(client, make_use
         "gold_from_hi": "on",
         "raters": [rater.pk for rater in raters],
     }
+    too_many = client.post(reverse("ratings:campaign_create"), {**data, "judgements_per_item": "4"})
+    assert too_many.status_code == 400
+    assert "4 judgements per item need at least 4 raters (nobody judges an item twice), and 3 are ticked" in (
+        too_many.content.decode()
+    )
     response = client.post(reverse("ratings:campaign_create"), data)
     assert response.status_code == 302, response.content.decode()[:2000]
     campaign = Campaign.objects.get(name="from-form")
-    assert (campaign.seed, campaign.judgements_per_item, campaign.task_type) == (11, 4, "pairwise")
+    assert response["Location"] == reverse("ratings:campaign_detail", args=[campaign.pk])
+    assert (campaign.seed, campaign.judgements_per_item, campaign.task_type) == (11, 3, "pairwise")
+    assert campaign.title == "Spring study" and not campaign.captions.exists()
     assert Counter(campaign.pairs.values_list("split", flat=True)) == {"HC": 3, "HI": 2, "MM": 3}
     assert set(campaign.pairs.values_list("clip_id", flat=True)) <= {clips[0].pk, clips[1].pk, clips[2].pk}
     assert set(campaign.pairs.filter(split="HI").values_list("gold_choice", flat=True)) == {"a"}
-    assert set(_coverage(campaign).values()) == {3}  # three raters for four judgements: each rater once
+    assert set(_coverage(campaign).values()) == {3}
+    detail = client.get(response["Location"]).content.decode()
+    assert "Campaign from-form created." in detail and "3 of its clips have no audio yet" in detail
     listing = client.get(reverse("ratings:campaign_list")).content.decode()
     assert "from-form" in listing and "0 / 24" in listing
-    assert "Campaign from-form created." in listing
-    assert "3 of its clips have no audio yet" in listing
 
 
 def test_create_form_reports_unknown_clips_and_impossible_counts(client, make_user):
     dataset, _, _ = corpus_build(clip_count=2, system_names=("lonely",))
     client.force_login(make_user("admin2", staff=True))
-    base = {"name": "bad", "dataset": dataset.pk, "task_type": "pairwise", "seed": "0"}
+    rater = make_user("solo", "rater")
+    base = {"name": "bad", "dataset": dataset.pk, "task_type": "pairwise", "seed": "0", "judgements_per_item": "1"}
+    base["raters"] = [rater.pk]
     response = client.post(reverse("ratings:campaign_create"), {**base, "clip_ids": "nope.wav", "count_hc": "1"})
     assert response.status_code == 400 and "not in demo: nope.wav" in response.content.decode()
     response = client.post(reverse("ratings:campaign_create"), {**base, "count_mm": "1"})

@@ -1,8 +1,9 @@
-"""Headphone screening: the generated tones, scoring, retry, blocking, reset, expiry and the pages."""
+"""Headphone screening: the antiphase tones, scoring, retry, blocking, reset, expiry and the pages.
 
-import io
+The Huggins-pitch screen and the once-per-attempt rule have their own module (test_headphone_huggins.py).
+"""
+
 import random
-import wave
 from datetime import timedelta
 
 import numpy as np
@@ -11,30 +12,29 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ratings.models import HeadphoneCheck
+from ratings.screening import SAMPLE_RATE, wav_bytes
+from ratings.screening.antiphase import GAP_SECONDS, QUIET_GAIN, TONE_SECONDS, trial_samples
 from ratings.services.campaigns import campaign_setup
 from ratings.services.headphone import (
-    GAP_SECONDS,
-    QUIET_GAIN,
-    SAMPLE_RATE,
-    TONE_SECONDS,
     HeadphoneCheckError,
     headphone_check_start,
     headphone_check_submit,
     headphone_checks_reset,
     headphone_status,
     headphone_trials_draw,
-    trial_wav,
 )
-from tests.ratings.campaign_data import corpus_build, headphone_pass_give
+from tests.ratings.campaign_data import corpus_build, headphone_pass_give, headphone_trials_play, wav_channels
+
+
+def trial_wav(trial: dict) -> bytes:
+    return wav_bytes(trial_samples(trial))
+
 
 pytestmark = pytest.mark.django_db
 
 
 def _channels(wav_bytes: bytes) -> np.ndarray:
-    with wave.open(io.BytesIO(wav_bytes)) as reader:
-        assert (reader.getnchannels(), reader.getsampwidth(), reader.getframerate()) == (2, 2, SAMPLE_RATE)
-        frames = reader.readframes(reader.getnframes())
-    return np.frombuffer(frames, dtype="<i2").reshape(-1, 2).astype(float)
+    return wav_channels(wav_bytes, sample_rate=SAMPLE_RATE)
 
 
 def _tone_segments(samples: np.ndarray) -> list[np.ndarray]:
@@ -68,7 +68,7 @@ def test_trials_draw_six_distinct_positions_per_trial():
     assert len(trials) == 6
     for trial in trials:
         assert trial["antiphase"] != trial["quietest"] and {trial["antiphase"], trial["quietest"]} <= {0, 1, 2}
-        assert trial["answer"] is None
+        assert trial["answer"] is None and trial["fetched_at"] is None
     many = [trial["quietest"] for _ in range(30) for trial in headphone_trials_draw()]
     assert set(many) == {0, 1, 2}
 
@@ -82,7 +82,7 @@ def _answers(check: HeadphoneCheck, correct: int) -> list[int]:
 
 
 def _attempt(rater, correct: int) -> HeadphoneCheck:
-    check = headphone_check_start(rater=rater)
+    check = headphone_trials_play(headphone_check_start(rater=rater))
     return headphone_check_submit(check=check, answers=_answers(check, correct))
 
 
@@ -129,6 +129,7 @@ def test_an_attempt_is_reused_until_submitted_and_cannot_be_submitted_twice(make
     rater = make_user("twice", "rater")
     first = headphone_check_start(rater=rater)
     assert headphone_check_start(rater=rater).pk == first.pk
+    first = headphone_trials_play(first)
     headphone_check_submit(check=first, answers=_answers(first, 6))
     with pytest.raises(HeadphoneCheckError, match="already submitted"):
         headphone_check_submit(check=first, answers=_answers(first, 6))
@@ -140,8 +141,12 @@ def test_bad_answers_are_refused(make_user):
     check = headphone_check_start(rater=make_user("bad", "rater"))
     with pytest.raises(HeadphoneCheckError, match="expected 6 answers"):
         headphone_check_submit(check=check, answers=[0, 1])
-    with pytest.raises(HeadphoneCheckError, match="answer 2 must be tone"):
+    with pytest.raises(HeadphoneCheckError, match="answer 2 must be sound"):
         headphone_check_submit(check=check, answers=[0, 3, 0, 0, 0, 0])
+    with pytest.raises(
+        HeadphoneCheckError, match=r"play every trial before answering \(not played: 1, 2, 3, 4, 5, 6\)"
+    ):
+        headphone_check_submit(check=check, answers=[0] * 6)
 
 
 # --- pages ---------------------------------------------------------------------------
@@ -158,19 +163,21 @@ def rater_with_item(make_user):
 def test_rating_pages_redirect_to_the_screening_and_back(client, rater_with_item):
     rater, item = rater_with_item
     client.force_login(rater)
-    item_url = reverse("ratings:item", args=[item.pk])
+    item_url = reverse("ratings:item", args=[item.token])
     response = client.get(item_url)
     assert response.status_code == 302
-    assert response["Location"].startswith(reverse("ratings:headphone_check") + "?next=")
+    check_url = reverse("ratings:headphone_check", args=["antiphase"])
+    assert response["Location"].startswith(check_url + "?next=")
     page = client.get(response["Location"])
     assert page.status_code == 200
     check = HeadphoneCheck.objects.get(rater=rater)
     html = page.content.decode()
-    assert "quietest&quot;" not in html and '"quietest"' not in html and "antiphase" not in html.lower()
+    assert '"quietest"' not in html and '"antiphase":' not in html and "quietest&quot;" not in html
     for number in range(1, 7):
         assert reverse("ratings:headphone_trial_audio", args=[check.pk, number]) in html
+        assert client.get(reverse("ratings:headphone_trial_audio", args=[check.pk, number])).status_code == 200
     answers = {f"trial_{index + 1}": trial["quietest"] + 1 for index, trial in enumerate(check.trials)}
-    response = client.post(reverse("ratings:headphone_check"), {"check_id": check.pk, "next": item_url, **answers})
+    response = client.post(check_url, {"check_id": check.pk, "next": item_url, **answers})
     assert response.status_code == 302 and response["Location"] == item_url
     assert client.get(item_url).status_code == 200
 
@@ -178,15 +185,16 @@ def test_rating_pages_redirect_to_the_screening_and_back(client, rater_with_item
 def test_failing_twice_shows_blocked_and_json_endpoints_refuse(client, rater_with_item):
     rater, item = rater_with_item
     client.force_login(rater)
+    check_url = reverse("ratings:headphone_check", args=["antiphase"])
     for _attempt in range(2):
-        client.get(reverse("ratings:headphone_check"))
-        check = HeadphoneCheck.objects.get(rater=rater, completed_at__isnull=True)
+        client.get(check_url)
+        check = headphone_trials_play(HeadphoneCheck.objects.get(rater=rater, completed_at__isnull=True))
         wrong = {f"trial_{index + 1}": trial["antiphase"] + 1 for index, trial in enumerate(check.trials)}
-        response = client.post(reverse("ratings:headphone_check"), {"check_id": check.pk, **wrong})
+        response = client.post(check_url, {"check_id": check.pk, **wrong})
         assert response.status_code == 200
         assert "Not passed: 0 of 6" in response.content.decode()
-    assert "ask an administrator" in client.get(reverse("ratings:headphone_check")).content.decode()
-    response = client.post(reverse("ratings:item_listened", args=[item.pk]), "{}", content_type="application/json")
+    assert "ask an administrator" in client.get(check_url).content.decode()
+    response = client.post(reverse("ratings:item_listened", args=[item.token]), "{}", content_type="application/json")
     assert response.status_code == 403
 
 
@@ -201,6 +209,7 @@ def test_trial_audio_only_for_the_owner_and_only_while_open(client, make_user):
     assert response.status_code == 200 and response["Content-Type"] == "audio/wav"
     assert np.array_equal(_channels(response.content), _channels(trial_wav(check.trials[0])))
     assert client.get(reverse("ratings:headphone_trial_audio", args=[check.pk, 7])).status_code == 404
+    check = headphone_trials_play(check)
     headphone_check_submit(check=check, answers=_answers(check, 6))
     assert client.get(url).status_code == 404
 
@@ -221,6 +230,6 @@ def test_a_valid_pass_skips_the_screening(client, make_user):
     rater = make_user("fresh", "rater")
     headphone_pass_give(rater, days_ago=1)
     client.force_login(rater)
-    html = client.get(reverse("ratings:headphone_check")).content.decode()
+    html = client.get(reverse("ratings:headphone_check", args=["antiphase"])).content.decode()
     assert "valid until" in html
     assert not HeadphoneCheck.objects.filter(rater=rater, completed_at__isnull=True).exists()

@@ -13,6 +13,7 @@ from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import (
     CaptionScores,
     JudgementError,
+    StaleItemError,
     item_draft_save,
     item_mark_listened,
     item_mark_shown,
@@ -70,7 +71,7 @@ def _scores(item: AssignmentItem, **overrides) -> list[CaptionScores]:
 def test_submission_without_listening_is_refused(thumbs_item):
     item_mark_shown(item=thumbs_item)
     with pytest.raises(JudgementError, match="listen to the clip"):
-        thumbs_item_submit(item=thumbs_item, scores=_scores(thumbs_item), synthesized="no")
+        thumbs_item_submit(item=thumbs_item, scores=_scores(thumbs_item), synthesized="no", seen_version=0)
     assert not ThumbsRating.objects.exists()
 
 
@@ -101,9 +102,8 @@ def test_must_listen_seconds_shortens_the_requirement(thumbs_item, settings):
 
 def test_thumbs_ratings_are_saved_per_caption_and_the_item_completes(thumbs_item):
     item = _listened(thumbs_item)
-    item_draft_save(item=item, draft={"precision_1": "2"})
-    ratings = thumbs_item_submit(item=item, scores=_scores(item), synthesized="yes")
-    assert len(ratings) == 2
+    item_draft_save(item=item, draft={"precision_1": "2"}, seen_version=0)
+    thumbs_item_submit(item=item, scores=_scores(item), synthesized="yes", seen_version=0)
     rows = ThumbsRating.objects.filter(rater=item.assignment.rater).order_by("caption_id")
     assert sorted(rows.values_list("caption_id", flat=True)) == sorted(item.caption_order)
     for row in rows:
@@ -119,15 +119,18 @@ def test_thumbs_ratings_are_saved_per_caption_and_the_item_completes(thumbs_item
     item.refresh_from_db()
     assert item.completed_at is not None and item.draft == {}
     assert item.seconds_spent == pytest.approx((item.completed_at - item.first_shown_at).total_seconds())
+    assert item.version == 1
     first_completion = item.completed_at
-    item_draft_save(item=item, draft={"precision_1": "1"})  # a late autosave from the submitted page
+    with pytest.raises(StaleItemError):  # a late autosave from the page as it was before submitting
+        item_draft_save(item=item, draft={"precision_1": "1"}, seen_version=0)
     item.refresh_from_db()
     assert item.draft == {}
-    thumbs_item_submit(item=item, scores=_scores(item, precision=5), synthesized="yes")
+    thumbs_item_submit(item=item, scores=_scores(item, precision=5), synthesized="yes", seen_version=1)
     assert set(rows.values_list("precision", flat=True)) == {5}
     assert ThumbsRating.objects.count() == 2
     item.refresh_from_db()
-    assert item.completed_at == first_completion
+    assert item.completed_at == first_completion and item.version == 2
+    assert list(item.events.values_list("kind", "version")) == [("submitted", 1), ("changed", 2)]
 
 
 @pytest.mark.parametrize(
@@ -146,7 +149,7 @@ def test_invalid_scores_are_refused_and_nothing_is_written(thumbs_item, override
     scores = _scores(item)
     scores[-1] = CaptionScores(**{**scores[-1].__dict__, **overrides})
     with pytest.raises(JudgementError, match=message):
-        thumbs_item_submit(item=item, scores=scores, synthesized="no")
+        thumbs_item_submit(item=item, scores=scores, synthesized="no", seen_version=0)
     assert not ThumbsRating.objects.exists(), "the first caption's row was rolled back"
     item.refresh_from_db()
     assert item.completed_at is None
@@ -155,22 +158,28 @@ def test_invalid_scores_are_refused_and_nothing_is_written(thumbs_item, override
 def test_every_caption_of_the_item_must_be_rated(thumbs_item):
     item = _listened(thumbs_item)
     with pytest.raises(JudgementError, match="expected ratings for the item's 2 captions, got 1"):
-        thumbs_item_submit(item=item, scores=_scores(item)[:1], synthesized="no")
+        thumbs_item_submit(item=item, scores=_scores(item)[:1], synthesized="no", seen_version=0)
     with pytest.raises(JudgementError, match="synthesized"):
-        thumbs_item_submit(item=item, scores=_scores(item), synthesized="maybe")
+        thumbs_item_submit(item=item, scores=_scores(item), synthesized="maybe", seen_version=0)
 
 
 def test_database_constraints_hold_too(thumbs_item):
     caption_id = thumbs_item.caption_order[0]
     with pytest.raises(IntegrityError), transaction.atomic():
-        ThumbsRating.objects.create(rater=thumbs_item.assignment.rater, caption_id=caption_id, precision=6, recall=3)
+        ThumbsRating.objects.create(
+            rater=thumbs_item.assignment.rater,
+            caption_id=caption_id,
+            campaign=thumbs_item.assignment.campaign,
+            precision=6,
+            recall=3,
+        )
 
 
 def test_a_closed_campaign_takes_no_judgements(thumbs_item):
     item = _listened(thumbs_item)
     Campaign.objects.update(is_active=False)
     with pytest.raises(JudgementError, match="closed"):
-        thumbs_item_submit(item=item, scores=_scores(item), synthesized="no")
+        thumbs_item_submit(item=item, scores=_scores(item), synthesized="no", seen_version=0)
 
 
 # --- pairwise ------------------------------------------------------------------------
@@ -189,7 +198,8 @@ def test_a_closed_campaign_takes_no_judgements(thumbs_item):
 def test_votes_map_the_chosen_side_to_a_or_b(pair_item, a_on_left, side, choice, left_side):
     AssignmentItem.objects.filter(pk=pair_item.pk).update(a_on_left=a_on_left)
     item = _listened(AssignmentItem.objects.get(pk=pair_item.pk))
-    vote = pairwise_item_submit(item=item, side=side)
+    pairwise_item_submit(item=item, side=side, seen_version=0)
+    vote = PairwiseVote.objects.get()
     assert (vote.choice, vote.left_side, vote.source, vote.pair_id) == (choice, left_side, "web", item.pair_id)
     item.refresh_from_db()
     assert item.completed_at is not None
@@ -198,25 +208,57 @@ def test_votes_map_the_chosen_side_to_a_or_b(pair_item, a_on_left, side, choice,
 def test_a_vote_needs_listening_and_a_known_side(pair_item):
     item_mark_shown(item=pair_item)
     with pytest.raises(JudgementError, match="listen"):
-        pairwise_item_submit(item=pair_item, side="left")
+        pairwise_item_submit(item=pair_item, side="left", seen_version=0)
     item = _listened(pair_item)
     with pytest.raises(JudgementError, match="choose left, right or none"):
-        pairwise_item_submit(item=item, side="a")
+        pairwise_item_submit(item=item, side="a", seen_version=0)
     assert not PairwiseVote.objects.exists()
 
 
 def test_drafts_must_be_small_json_objects(pair_item):
     with pytest.raises(JudgementError, match="JSON object"):
-        item_draft_save(item=pair_item, draft=["left"])
+        item_draft_save(item=pair_item, draft=["left"], seen_version=0)
     with pytest.raises(JudgementError, match="larger than"):
-        item_draft_save(item=pair_item, draft={"comment_1": "x" * 30_000})
+        item_draft_save(item=pair_item, draft={"comment_1": "x" * 30_000}, seen_version=0)
+
+
+@pytest.mark.parametrize(
+    "draft,message",
+    [
+        ({"precision_1": "7"}, "precision must be a whole number from 1 to 5"),
+        ({"recall_2": 0}, "recall must be a whole number from 1 to 5"),
+        ({"fluency_1": "-3"}, "fluency must be between -2 and 0"),
+        ({"irrelevance_2": "-0.15"}, "irrelevance allows one decimal"),
+        ({"conciseness_1": "lots"}, "is not a number"),
+        ({"synthesized": "perhaps"}, "synthesized must be one of"),
+        ({"precision_9": "3"}, "there is no caption 9"),
+        ({"caption_id": "3"}, "unknown field"),
+        ({"comment_1": ["a"]}, "plain value"),
+    ],
+)
+def test_the_draft_endpoint_validates_like_a_submission(thumbs_item, draft, message):
+    with pytest.raises(JudgementError, match=message):
+        item_draft_save(item=thumbs_item, draft=draft, seen_version=0)
+    thumbs_item.refresh_from_db()
+    assert thumbs_item.draft == {}, "a refused draft is never stored"
+    partial = {"precision_1": "3", "recall_1": "", "fluency_2": "-0.5", "synthesized": ""}
+    item_draft_save(item=thumbs_item, draft=partial, seen_version=0)
+    thumbs_item.refresh_from_db()
+    assert thumbs_item.draft == partial, "blank values are a partial answer, and fine"
+
+
+def test_pairwise_drafts_take_a_side_only(pair_item):
+    with pytest.raises(JudgementError, match="side must be one of"):
+        item_draft_save(item=pair_item, draft={"side": "a"}, seen_version=0)
+    with pytest.raises(JudgementError, match="unknown field"):
+        item_draft_save(item=pair_item, draft={"precision_1": "3"}, seen_version=0)
 
 
 # --- pages ---------------------------------------------------------------------------
 
 
-def _thumbs_post(item: AssignmentItem) -> dict:
-    data = {"synthesized": "no"}
+def _thumbs_post(item: AssignmentItem, version: int = 0) -> dict:
+    data = {"synthesized": "no", "version": str(version)}
     for number in range(1, len(item.caption_order) + 1):
         data.update(
             {
@@ -234,7 +276,7 @@ def _thumbs_post(item: AssignmentItem) -> dict:
 def test_page_refuses_a_submission_before_listening_then_accepts(client, thumbs_item):
     item = thumbs_item
     client.force_login(item.assignment.rater)
-    url = reverse("ratings:item", args=[item.pk])
+    url = reverse("ratings:item", args=[item.token])
     page = client.get(url)
     assert page.status_code == 200
     assert 'id="submit-button" disabled' in page.content.decode()
@@ -242,15 +284,16 @@ def test_page_refuses_a_submission_before_listening_then_accepts(client, thumbs_
     assert response.status_code == 400
     assert "listen to the clip before submitting" in response.content.decode()
     assert not ThumbsRating.objects.exists()
-    listened = client.post(reverse("ratings:item_listened", args=[item.pk]), "{}", content_type="application/json")
+    listened_url = reverse("ratings:item_listened", args=[item.token])
+    listened = client.post(listened_url, "{}", content_type="application/json")
     assert listened.status_code == 400  # only now shown: too soon for a 1.5 s clip
     AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=3))
-    listened = client.post(reverse("ratings:item_listened", args=[item.pk]), "{}", content_type="application/json")
+    listened = client.post(listened_url, "{}", content_type="application/json")
     assert listened.status_code == 200 and listened.json() == {"listened": True}
     assert 'id="submit-button" disabled' not in client.get(url).content.decode()
     response = client.post(url, _thumbs_post(item))
     next_item = item.assignment.items.get(position=2)
-    assert response.status_code == 302 and response["Location"] == reverse("ratings:item", args=[next_item.pk])
+    assert response.status_code == 302 and response["Location"] == reverse("ratings:item", args=[next_item.token])
     ratings = ThumbsRating.objects.filter(rater=item.assignment.rater)
     assert ratings.count() == 2
     comments = {rating.caption_id: rating.comment for rating in ratings}
@@ -260,27 +303,32 @@ def test_page_refuses_a_submission_before_listening_then_accepts(client, thumbs_
 def test_draft_autosave_is_restored_on_reload(client, thumbs_item):
     item = thumbs_item
     client.force_login(item.assignment.rater)
-    url = reverse("ratings:item", args=[item.pk])
+    url = reverse("ratings:item", args=[item.token])
     client.get(url)
     draft = {"precision_2": "5", "fluency_1": "-0.3", "comment_2": "a dog <b>barks</b>", "synthesized": "yes"}
-    response = client.post(reverse("ratings:item_draft", args=[item.pk]), draft, content_type="application/json")
+    draft_url = reverse("ratings:item_draft", args=[item.token])
+    response = client.post(draft_url, {"version": 0, "fields": draft}, content_type="application/json")
     assert response.status_code == 200
     html = client.get(url).content.decode()
     assert 'name="precision_2" value="5" checked' in html
     assert 'name="fluency_1" min="-2" max="0" step="0.1" value="-0.3"' in html
     assert "a dog &lt;b&gt;barks&lt;/b&gt;" in html
-    assert 'name="synthesized" value="yes" checked' in html
-    bad = client.post(reverse("ratings:item_draft", args=[item.pk]), "not json", content_type="application/json")
+    assert 'value="yes" checked' in html
+    bad = client.post(draft_url, "not json", content_type="application/json")
     assert bad.status_code == 400
+    out_of_range = client.post(
+        draft_url, {"version": 0, "fields": {"precision_1": "9"}}, content_type="application/json"
+    )
+    assert out_of_range.status_code == 400 and "precision" in out_of_range.json()["error"]
 
 
 def test_resume_goes_to_the_first_unfinished_item_and_then_says_done(client, pair_item):
     item = pair_item
     client.force_login(item.assignment.rater)
     next_url = reverse("ratings:campaign_next", args=[item.assignment.campaign_id])
-    assert client.get(next_url)["Location"] == reverse("ratings:item", args=[item.pk])
+    assert client.get(next_url)["Location"] == reverse("ratings:item", args=[item.token])
     for each in item.assignment.items.all():
-        pairwise_item_submit(item=_listened(each), side="none")
+        pairwise_item_submit(item=_listened(each), side="none", seen_version=0)
     page = client.get(next_url)
     assert page.status_code == 200 and "All done" in page.content.decode()
 
@@ -289,26 +337,33 @@ def test_other_raters_items_are_invisible(client, make_user, pair_item):
     intruder = make_user("intruder", "rater")
     headphone_pass_give(intruder)
     client.force_login(intruder)
-    assert client.get(reverse("ratings:item", args=[pair_item.pk])).status_code == 404
-    response = client.post(reverse("ratings:item_draft", args=[pair_item.pk]), {}, content_type="application/json")
+    assert client.get(reverse("ratings:item", args=[pair_item.token])).status_code == 404
+    response = client.post(reverse("ratings:item_draft", args=[pair_item.token]), {}, content_type="application/json")
     assert response.status_code == 404
+    assert client.get(reverse("ratings:item_audio", args=[pair_item.token])).status_code == 404
     client.force_login(make_user("annotator-only", "annotator"))
-    assert client.get(reverse("ratings:item", args=[pair_item.pk])).status_code == 403
+    assert client.get(reverse("ratings:item", args=[pair_item.token])).status_code == 403
 
 
 def test_pairwise_page_posts_a_side(client, pair_item):
     item = _listened(pair_item)
     client.force_login(item.assignment.rater)
-    response = client.post(reverse("ratings:item", args=[item.pk]), {"side": "left"})
+    response = client.post(reverse("ratings:item", args=[item.token]), {"side": "left", "version": "0"})
     assert response.status_code == 302
     vote = PairwiseVote.objects.get()
     assert vote.choice == ("a" if item.a_on_left else "b")
-    page = client.get(reverse("ratings:item", args=[item.pk])).content.decode()
-    assert 'name="side" value="left" checked' in page
+    page = client.get(reverse("ratings:item", args=[item.token])).content.decode()
+    assert "Submitted" in page and "Caption <strong>A</strong> (left) describes the clip better" in page
+    assert 'name="side"' not in page, "a submitted item shows its answer, not the form"
+    change_url = reverse("ratings:item_change", args=[item.token])
+    assert client.post(change_url)["Location"] == reverse("ratings:item", args=[item.token]) + "?change=1"
+    form_page = client.get(reverse("ratings:item", args=[item.token]) + "?change=1").content.decode()
+    assert 'value="left" checked' in form_page and 'name="version" value="1"' in form_page
+    assert item.events.filter(kind="change_opened").count() == 1
 
 
 def test_rater_home_lists_progress(client, pair_item):
     client.force_login(pair_item.assignment.rater)
-    pairwise_item_submit(item=_listened(pair_item), side="left")
+    pairwise_item_submit(item=_listened(pair_item), side="left", seen_version=0)
     html = client.get(reverse("ratings:home")).content.decode()
-    assert "pw" in html and "1 / 2" in html and "Continue" in html
+    assert "Pairwise comparison study" in html and "1 / 2" in html and "Continue" in html

@@ -161,7 +161,9 @@ def test_invalid_p1_workbook_lists_every_error_and_writes_nothing(filled_p1, mak
 def test_reimport_updates_in_place(filled_p1, make_user):
     rater = make_user("p1", "rater")
     content = (filled_p1 / "valid.xlsx").read_bytes()
-    first = workbook_import(content=content, file_name="valid.xlsx", campaign_name="again", rater=rater)
+    first = workbook_import(
+        content=content, file_name="valid.xlsx", campaign_name="again", rater=rater, create_campaign=True
+    )
     counts = table_counts()
     second = workbook_import(content=content, file_name="valid.xlsx", campaign_name="again", rater=rater)
     assert table_counts() == counts
@@ -242,7 +244,11 @@ def test_messy_but_valid_cells(p1_light, make_user):
         "K77": "=not a formula",
     }
     summary = workbook_import(
-        content=_messy_p1(p1_light, edits), file_name="messy.xlsx", campaign_name="messy", rater=rater
+        content=_messy_p1(p1_light, edits),
+        file_name="messy.xlsx",
+        campaign_name="messy",
+        rater=rater,
+        create_campaign=True,
     )
 
     assert summary["rated_rows"] == 5 and summary["unrated_rows_skipped"] == 115

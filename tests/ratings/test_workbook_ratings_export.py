@@ -9,7 +9,7 @@ import openpyxl
 import pytest
 from django.core.management import CommandError, call_command
 
-from ratings.models import ThumbsRating
+from ratings.models import AssignmentItem, ThumbsRating
 from tests.ratings.workbook_helpers import overall, thumbs_campaign
 
 pytestmark = pytest.mark.django_db
@@ -85,7 +85,15 @@ def test_json_has_exactly_the_keys_and_numbers_as_numbers(rated):
         assert row["synthesized"] == {"yes": True, "no": False, "": None}[synthesized]
         assert row["comment"] == (comment or None)
         assert isinstance(row["overall"], float) and row["overall"] == float(overall(p, r, f, c, i))
-        assert row["record_id"].endswith(".wav")
+        # The record ID that rater knew the clip by: their own item token (page URLs, their workbook).
+        assert (
+            row["record_id"]
+            == AssignmentItem.objects.get(
+                assignment__rater__username=row["rater"],
+                assignment__campaign=campaign,
+                clip__captions__text=row["caption"],
+            ).token
+        )
 
 
 def test_authorship_only_with_the_flag(rated):

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from annotation.models import Caption
 from ratings.models import Assignment, Source, ThumbsRating
 from ratings.services.workbooks import rater_workbook_export, workbook_import
-from tests.ratings.workbook_helpers import caption_rows, thumbs_campaign, workbook_fill
+from tests.ratings.workbook_helpers import caption_rows, clip_of_record, thumbs_campaign, workbook_fill
 
 pytestmark = pytest.mark.django_db
 
@@ -37,11 +37,12 @@ def test_export_fill_import_gives_back_every_value(make_user, media_root):
     sheet = openpyxl.load_workbook(io.BytesIO(content))["Assessment"]
     rows = caption_rows(sheet)
     # The rater's order: clips by assignment position, captions by the item's caption order.
+    # Record IDs are the rater's own item tokens, never the clips' names.
     items = Assignment.objects.get(campaign=campaign, rater=rater).items.order_by("position")
-    expected_order = [
-        (item.clip.external_id, Caption.objects.get(pk=pk).text) for item in items for pk in item.caption_order
-    ]
+    expected_order = [(item.token, Caption.objects.get(pk=pk).text) for item in items for pk in item.caption_order]
     assert [(record_id, text) for _, record_id, text, _ in rows] == expected_order
+    clips = clip_of_record(campaign, rater)
+    records = {external_id: record_id for record_id, external_id in clips.items()}
     typed = {}
     for index, (_, record_id, text, _) in enumerate(rows):
         typed[(record_id, text)] = {
@@ -52,14 +53,18 @@ def test_export_fill_import_gives_back_every_value(make_user, media_root):
             "I": ["", -1.2, None, -0.1, "-2", 0][index],
             "K": ["muffled start", None, "two birds?", None, "=2+3", None][index],
         }
-    filled = workbook_fill(content, typed, synthesized={"1.wav": "Yes", "2.wav": "no ", "3.wav": "N"})
+    filled = workbook_fill(
+        content, typed, synthesized={records["1.wav"]: "Yes", records["2.wav"]: "no ", records["3.wav"]: "N"}
+    )
 
     summary = workbook_import(content=filled, file_name="P1_excel.xlsx", campaign_name=campaign.name, rater=rater)
 
     assert summary["ratings_created"] == 6 and summary["clips_created"] == 0 and summary["captions_created"] == 0
+    assert summary["workbook_kind"] == "exported by this app" and summary["items_with_changed_answers"] == 3
     synthesized = {"1.wav": "yes", "2.wav": "no", "3.wav": "no"}
     for (record_id, text), cells in typed.items():
-        rating = ThumbsRating.objects.get(rater=rater, caption__text=text, caption__clip__external_id=record_id)
+        external_id = clips[record_id]
+        rating = ThumbsRating.objects.get(rater=rater, caption__text=text, caption__clip__external_id=external_id)
         assert rating.precision == int(str(cells["E"]).strip())
         assert rating.recall == int(str(cells["F"]).strip())
         for letter, name in (("G", "fluency"), ("H", "conciseness"), ("I", "irrelevance")):
@@ -67,7 +72,7 @@ def test_export_fill_import_gives_back_every_value(make_user, media_root):
             want = Decimal(str(typed_value).strip()) if typed_value not in (None, "") else Decimal(0)
             assert getattr(rating, name) == want, (record_id, name)
         assert rating.comment == (cells["K"] or "")
-        assert rating.synthesized == synthesized[record_id]
+        assert rating.synthesized == synthesized[external_id]
         assert rating.source == Source.WORKBOOK and rating.campaign == campaign and len(rating.workbook_sha256) == 64
     assert Assignment.objects.get(campaign=campaign, rater=rater).items.filter(completed_at__isnull=False).count() == 3
 
@@ -94,7 +99,8 @@ def test_formula_like_text_is_stored_as_text_and_imports_back_exactly(make_user,
         sheet_xml = archive.read("xl/worksheets/sheet2.xml").decode()
     assert "<f>" not in sheet_xml and "HYPERLINK" in sheet_xml  # present as text, never as a formula
 
-    filled = workbook_fill(content, {("9.wav", INJECTIONS[0]): {"E": 3, "F": 3, "K": "-bad mic"}})
+    record = {clip: record_id for record_id, clip in clip_of_record(campaign, rater).items()}["9.wav"]
+    filled = workbook_fill(content, {(record, INJECTIONS[0]): {"E": 3, "F": 3, "K": "-bad mic"}})
     workbook_import(content=filled, file_name="inject.xlsx", campaign_name="inject", rater=rater)
     rating = ThumbsRating.objects.get(rater=rater)
     assert rating.caption.text == INJECTIONS[0] and rating.comment == "-bad mic"
@@ -167,24 +173,27 @@ def test_local_links_point_into_the_zip_audio_folder(make_user, media_root, tmp_
     call_command("export_thumbs_workbooks", campaign="local", rater=["fay"], links="local", out=str(out))
 
     assert Assignment.objects.filter(campaign=campaign, rater=rater).exists()  # assigned on export
-    zip_path = out / "local_P1_fay.zip"
+    folder = f"study{campaign.pk}_P1_fay"
+    record = {clip: record_id for record_id, clip in clip_of_record(campaign, rater).items()}
+    zip_path = out / f"{folder}.zip"
     with zipfile.ZipFile(zip_path) as archive:
         names = sorted(archive.namelist())
-        assert names == ["P1_excel.xlsx", "audio/1.wav", "audio/2.wav"]
-        assert archive.read("audio/1.wav")[:4] == b"RIFF"
+        # Zip entries are named by the rater's tokens: nothing names the clip or the campaign.
+        assert names == sorted(["P1_excel.xlsx", f"audio/{record['1.wav']}.wav", f"audio/{record['sub/2']}.wav"])
+        assert archive.read(f"audio/{record['1.wav']}.wav")[:4] == b"RIFF"
         sheet = openpyxl.load_workbook(io.BytesIO(archive.read("P1_excel.xlsx")))["Assessment"]
     links = {
         sheet.cell(row, 2).value: sheet.cell(row, 2).hyperlink.target
         for row, _, _, first in caption_rows(sheet)
         if row == first
     }
-    assert links == {"1.wav": "audio/1.wav", "sub/2": "audio/2.wav"}
-    assert (out / "local_P1_fay" / "P1_excel.xlsx").is_file() and (out / "local_P1_fay" / "audio" / "2.wav").is_file()
+    assert links == {record_id: f"audio/{record_id}.wav" for record_id in record.values()}
+    assert (out / folder / "P1_excel.xlsx").is_file() and (out / folder / "audio" / f"{record['sub/2']}.wav").is_file()
 
 
 def test_url_links_from_a_mapping_file(make_user, media_root, tmp_path):
-    make_user("gus", "rater")
-    thumbs_campaign(name="mapped")
+    gus = make_user("gus", "rater")
+    campaign = thumbs_campaign(name="mapped")
     mapping = {f"{number}.wav": f"https://drive.example.org/file/{number}" for number in (1, 2, 3)}
     (tmp_path / "links.json").write_text(json.dumps(mapping))
     out = tmp_path / "out"
@@ -196,7 +205,7 @@ def test_url_links_from_a_mapping_file(make_user, media_root, tmp_path):
         out=str(out),
         url_map=str(tmp_path / "links.json"),
     )
-    with zipfile.ZipFile(out / "mapped_P1_gus.zip") as archive:
+    with zipfile.ZipFile(out / f"study{campaign.pk}_P1_gus.zip") as archive:
         assert archive.namelist() == ["P1_url.xlsx"]
         sheet = openpyxl.load_workbook(io.BytesIO(archive.read("P1_url.xlsx")))["Assessment"]
     links = {
@@ -204,12 +213,14 @@ def test_url_links_from_a_mapping_file(make_user, media_root, tmp_path):
         for row, _, _, first in caption_rows(sheet)
         if row == first
     }
-    assert links == mapping
+    # The mapping file is keyed by the clips' own names; the sheet shows the rater's tokens beside those URLs.
+    clips = clip_of_record(campaign, gus)
+    assert {clips[record_id]: url for record_id, url in links.items()} == mapping
 
 
 def test_signed_url_links_play_the_clip_without_signing_in(make_user, media_root, tmp_path, client):
     make_user("hal", "rater")
-    thumbs_campaign(name="signed", with_audio=True)
+    campaign = thumbs_campaign(name="signed", with_audio=True)
     out = tmp_path / "out"
     call_command(
         "export_thumbs_workbooks",
@@ -219,7 +230,7 @@ def test_signed_url_links_play_the_clip_without_signing_in(make_user, media_root
         out=str(out),
         base_url="https://eval.example.org/",
     )
-    sheet = openpyxl.load_workbook(out / "signed_P1_hal" / "P1_url.xlsx")["Assessment"]
+    sheet = openpyxl.load_workbook(out / f"study{campaign.pk}_P1_hal" / "P1_url.xlsx")["Assessment"]
     targets = [sheet.cell(row, 2).hyperlink.target for row, _, _, first in caption_rows(sheet) if row == first]
     assert len(targets) == 3 and all(
         target.startswith("https://eval.example.org/ratings/workbook-audio/") for target in targets
@@ -227,16 +238,18 @@ def test_signed_url_links_play_the_clip_without_signing_in(make_user, media_root
     path = targets[0].removeprefix("https://eval.example.org")
     response = client.get(path)
     assert response.status_code == 200 and b"".join(response.streaming_content)[:4] == b"RIFF"
+    assert "Content-Disposition" not in response, "no file name derived from the clip"
     assert client.get(path.replace("workbook-audio/", "workbook-audio/x")).status_code == 404
 
 
 def test_without_rater_every_rater_of_the_campaign_gets_a_zip(make_user, media_root, tmp_path):
     raters = [make_user("ida", "rater"), make_user("jon", "rater")]
-    thumbs_campaign(name="all", raters=raters)
+    campaign = thumbs_campaign(name="all", raters=raters)
     out = tmp_path / "out"
     call_command("export_thumbs_workbooks", campaign="all", links="local", out=str(out), stdout=io.StringIO())
-    assert sorted(path.name for path in out.glob("*.zip")) == ["all_P1_ida.zip", "all_P2_jon.zip"]
-    with zipfile.ZipFile(out / "all_P2_jon.zip") as archive:
+    study = f"study{campaign.pk}"
+    assert sorted(path.name for path in out.glob("*.zip")) == [f"{study}_P1_ida.zip", f"{study}_P2_jon.zip"]
+    with zipfile.ZipFile(out / f"{study}_P2_jon.zip") as archive:
         assert "P2_excel.xlsx" in archive.namelist()
 
 
@@ -249,7 +262,8 @@ def test_captions_added_to_the_campaign_later_appear_in_the_next_export(make_use
     )
     campaign.captions.add(late)
     sheet = openpyxl.load_workbook(io.BytesIO(_export_bytes(campaign, rater)))["Assessment"]
-    texts = [text for _, record_id, text, _ in caption_rows(sheet) if record_id == "2.wav"]
+    record = {clip: record_id for record_id, clip in clip_of_record(campaign, rater).items()}["2.wav"]
+    texts = [text for _, record_id, text, _ in caption_rows(sheet) if record_id == record]
     assert len(texts) == 3 and texts[2] == late.text
     assert sheet.merged_cells.ranges and any(
         str(cell_range).startswith("B") and cell_range.size["rows"] == 3 for cell_range in sheet.merged_cells.ranges

@@ -89,11 +89,14 @@ def test_a_failed_upload_is_kept_with_every_error(admin_client, make_user, media
         "Assessment!F6: x — recall must be a whole number 1–5",
     ]
     page = admin_client.get(response.url).content.decode()
-    assert "2 errors" in page and "Assessment!E6: 7 — precision must be a whole number 1–5" in page
+    assert "2 cells to fix in P1_excel.xlsx" in page
+    assert "Assessment!E6: 7 — precision must be a whole number 1–5" in page
 
     _upload(admin_client, b"%PDF-1.4 not a workbook", name="scan.xlsx")
     refused = WorkbookUpload.objects.get(original_name="scan.xlsx")
     assert refused.status == "failed" and "not a zip archive" in refused.errors[0]
+    page = admin_client.get(reverse("ratings:workbook_upload_detail", args=[refused.pk])).content.decode()
+    assert "scan.xlsx could not be read" in page and "the file itself is the problem" in page
 
 
 def test_download_button_returns_the_raters_zip(admin_client, make_user, media_root):
@@ -101,9 +104,10 @@ def test_download_button_returns_the_raters_zip(admin_client, make_user, media_r
     campaign = thumbs_campaign(name="web", raters=[rater], with_audio=True)
     response = admin_client.get(reverse("ratings:campaign_workbook_download", args=[campaign.pk, rater.pk]))
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
-    assert 'filename="web_P1_ann.zip"' in response["Content-Disposition"]
+    assert f'filename="study{campaign.pk}_P1_ann.zip"' in response["Content-Disposition"]
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
-    assert sorted(archive.namelist()) == ["P1_excel.xlsx", "P1_url.xlsx", "audio/1.wav", "audio/2.wav", "audio/3.wav"]
+    tokens = sorted(campaign.assignments.get(rater=rater).items.values_list("token", flat=True))
+    assert sorted(archive.namelist()) == ["P1_excel.xlsx", "P1_url.xlsx", *(f"audio/{token}.wav" for token in tokens)]
     url_sheet = openpyxl.load_workbook(io.BytesIO(archive.read("P1_url.xlsx")))["Assessment"]
     link = url_sheet["B6"].hyperlink.target
     assert link.startswith("http://testserver/ratings/workbook-audio/")

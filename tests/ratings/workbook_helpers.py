@@ -117,3 +117,11 @@ def light_copy(content: bytes) -> bytes:
                 data = _FULL_ROW_MERGE.sub(rb'<mergeCell ref="\1\2:K\3"/>', data)
             target.writestr(info, data)
     return buffer.getvalue()
+
+
+def clip_of_record(campaign, rater) -> dict[str, str]:
+    """The rater's record IDs (their item tokens, as in their workbook) -> the clip's external id."""
+    from ratings.models import AssignmentItem
+
+    items = AssignmentItem.objects.filter(assignment__campaign=campaign, assignment__rater=rater).select_related("clip")
+    return {item.record_id: item.clip.external_id for item in items}

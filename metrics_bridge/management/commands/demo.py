@@ -31,7 +31,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--reset-passwords", action="store_true", help="Give existing demo accounts new passwords")
         parser.add_argument("--no-metrics", action="store_true", help="Skip the metric run")
-        parser.add_argument("--url", default="http://127.0.0.1:8000/", help="Address to print for signing in")
+        parser.add_argument(
+            "--url", default="http://127.0.0.1:8000/", help="Address of the app, printed for signing in"
+        )
 
     def handle(self, *args, reset_passwords: bool, no_metrics: bool, url: str, **options):
         accounts = demo_accounts_ensure(reset_passwords=reset_passwords)
@@ -69,8 +71,22 @@ class Command(BaseCommand):
             if run.status == MetricRun.Status.FAILED:
                 raise CommandError(f"metric run {run.pk} failed: {run.error}")
 
-        self.stdout.write("\nAccounts:")
-        for account in accounts:
-            password = account.password or "(unchanged; --reset-passwords sets a new one)"
-            self.stdout.write(f"  {account.username:<10} {', '.join(account.roles):<10} {password}")
-        self.stdout.write(f"\nSign in at {url}")
+        self.stdout.write("")
+        self.stdout.write(accounts_table(accounts))
+        if any(not account.password for account in accounts):
+            self.stdout.write("Unchanged passwords are not shown; --reset-passwords gives those accounts new ones.")
+        self.stdout.write(f"Sign in at {url}")
+
+
+def accounts_table(accounts) -> str:
+    """The demo accounts as a plain-text table with headings (what ./scripts/run prints)."""
+    rows = [("Account", "Roles", "Password")] + [
+        (account.username, ", ".join(account.roles), account.password or "(unchanged)") for account in accounts
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+
+    def line(row) -> str:
+        return "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+
+    rule = "  ".join("-" * width for width in widths)
+    return "\n".join([line(rows[0]), rule, *(line(row) for row in rows[1:])])

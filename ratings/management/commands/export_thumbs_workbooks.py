@@ -16,9 +16,9 @@ from ratings.workbooks.links import DEFAULT_LINK_DAYS, LinkMapError, audio_token
 
 class Command(BaseCommand):
     help = (
-        "Write each rater's THumBS workbook in the study's layout (DIR/<campaign>_P<n>_<user>/P<n>_excel.xlsx with "
-        "an audio/ folder, or P<n>_url.xlsx with URL links) and the same as a zip. A rater not yet in the campaign "
-        "is assigned first."
+        "Write each rater's THumBS workbook in the study's layout (DIR/study<id>_P<n>_<user>/P<n>_excel.xlsx with "
+        "an audio/ folder, or P<n>_url.xlsx with URL links) and the same as a zip. Record IDs are the rater's own "
+        "opaque item tokens. A named user not yet in the campaign is assigned to it first (the command says so)."
     )
 
     def add_arguments(self, parser):
@@ -31,7 +31,11 @@ class Command(BaseCommand):
             help="local: record IDs link to audio/<file> in the zip; url: to URLs (--url-map or --base-url)",
         )
         parser.add_argument("--out", required=True, help="output directory (created if missing)")
-        parser.add_argument("--url-map", help="CSV (record_id,url) or JSON ({record_id: url}) of cloud-drive links")
+        parser.add_argument(
+            "--url-map",
+            help="CSV (record_id,url) or JSON ({record_id: url}) of cloud-drive links, keyed by the clip's id in its "
+            "dataset; raters see these URLs, so use links that do not name the clip",
+        )
         parser.add_argument("--base-url", help="site address for signed audio links, e.g. https://eval.example.org")
         parser.add_argument("--link-days", type=int, default=DEFAULT_LINK_DAYS, help="how long signed links work")
 
@@ -44,18 +48,20 @@ class Command(BaseCommand):
             except (LinkMapError, OSError, UnicodeDecodeError) as error:
                 raise CommandError(str(error)) from None
 
-            def from_map(clip):
-                if clip.external_id not in mapping:
-                    raise WorkbookExportError(f"{url_map}: no URL for record ID {clip.external_id!r}")
-                return mapping[clip.external_id]
+            def from_map(item):
+                # The mapping file is the admin's: keyed by the clip's own id (its file name in the study).
+                external_id = item.clip.external_id
+                if external_id not in mapping:
+                    raise WorkbookExportError(f"{url_map}: no URL for clip {external_id!r}")
+                return mapping[external_id]
 
             return from_map
         if not base_url or not base_url.startswith(("http://", "https://")):
             raise CommandError("--links url needs --url-map FILE or --base-url https://your.site for signed links")
         from django.urls import reverse
 
-        return lambda clip: base_url.rstrip("/") + reverse(
-            "ratings:workbook_audio", args=[audio_token_make(clip_id=clip.pk, days=link_days)]
+        return lambda item: base_url.rstrip("/") + reverse(
+            "ratings:workbook_audio", args=[audio_token_make(item_token=item.token, days=link_days)]
         )
 
     def handle(self, *args, campaign, rater, links, out, url_map, base_url, link_days, **options):
@@ -85,6 +91,8 @@ class Command(BaseCommand):
                 export = rater_workbook_export(campaign=found, rater=user, links=[links], url_for=url_for)
             except WorkbookExportError as error:
                 raise CommandError(str(error)) from None
+            if export.rater_assigned:
+                self.stdout.write(f"{export.rater} was not a rater of {campaign}: assigned now (P{export.participant})")
             folder, zip_path = rater_workbook_save(export=export, directory=directory)
             self.stdout.write(
                 f"P{export.participant} {export.rater}: {export.clip_count} clips, {export.caption_count} captions, "

@@ -1,6 +1,9 @@
 /*
- * Headphone check page: calibration sound, then six trials that can each be played once;
- * a trial's answers unlock when its tones have finished, submit when all are answered.
+ * Headphone check page: a calibration sound, then trials whose sound the server gives out once per
+ * attempt. Each trial's WAV is fetched once and played with the Web Audio API (an <audio> element may
+ * request a file several times, which the server would refuse). A trial that was already fetched
+ * (reload, another tab: the server answers 410) counts as played. Starting a trial stops whatever else
+ * plays, and every button ends in a settled state ("Played" or playable again), never stuck.
  * The page does not know the right answers: the server scores them.
  */
 (function () {
@@ -11,54 +14,105 @@
   const calibrationButton = document.getElementById("calibration-button");
   const calibration = document.getElementById("calibration-audio");
   const trials = Array.from(form.querySelectorAll(".trial"));
-  let playing = null;
+  const PLAY_LABEL = "\u25B6 Play the three sounds";
+  let context = null;
+  let current = null; // {stop: function} of whatever is playing
 
-  function stopOthers(audio) {
-    if (playing && playing !== audio) playing.pause();
-    playing = audio;
+  function audioContext() {
+    if (!context) context = new (window.AudioContext || window.webkitAudioContext)();
+    return context;
   }
 
-  calibrationButton.addEventListener("click", () => {
-    if (!calibration.paused) {
-      calibration.pause();
-      return;
+  function stopCurrent() {
+    if (current) {
+      const playing = current;
+      current = null;
+      playing.stop();
     }
-    stopOthers(calibration);
-    calibration.currentTime = 0;
-    calibration.play();
-  });
-  calibration.addEventListener("play", () => { calibrationButton.innerHTML = "&#10074;&#10074; Stop"; });
-  calibration.addEventListener("pause", () => { calibrationButton.innerHTML = "&#9654; Play calibration sound again"; });
-  calibration.addEventListener("ended", () => { calibrationButton.innerHTML = "&#9654; Play calibration sound again"; });
+  }
 
   function updateSubmit() {
     submit.disabled = !trials.every((trial) => trial.querySelector("input:checked"));
   }
 
-  trials.forEach((trial) => {
-    const button = trial.querySelector(".trial-play");
-    const audio = trial.querySelector("audio");
-    const answers = trial.querySelectorAll("input");
-    if (trial.querySelector("input:checked")) {
-      // Answered before a failed submission: keep the answer, the tones were heard.
-      button.disabled = true;
-      answers.forEach((input) => { input.disabled = false; });
+  // --- calibration (may be played as often as wanted) ------------------------------------------
+  function calibrationIdle() { calibrationButton.innerHTML = "&#9654; Play calibration sound again"; }
+  calibrationButton.addEventListener("click", () => {
+    if (!calibration.paused) {
+      calibration.pause();
+      return;
     }
-    button.addEventListener("click", () => {
-      button.disabled = true;
-      button.textContent = "Playing…";
-      stopOthers(audio);
-      audio.play().catch(() => {
-        button.disabled = false;
-        button.innerHTML = "&#9654; Play the three tones";
+    stopCurrent();
+    current = {stop: () => calibration.pause()};
+    calibration.currentTime = 0;
+    calibration.play().catch(calibrationIdle);
+  });
+  calibration.addEventListener("play", () => { calibrationButton.innerHTML = "&#10074;&#10074; Stop"; });
+  calibration.addEventListener("pause", calibrationIdle);
+  calibration.addEventListener("ended", calibrationIdle);
+
+  // --- trials -------------------------------------------------------------------------------------
+  function markPlayed(trial, message) {
+    const button = trial.querySelector(".trial-play");
+    button.disabled = true;
+    button.textContent = "Played";
+    trial.dataset.played = "true";
+    trial.classList.add("is-played");
+    trial.querySelectorAll("input").forEach((input) => { input.disabled = false; });
+    if (message) trial.querySelector(".trial-status").textContent = message;
+  }
+
+  function markPlayable(trial, message) {
+    const button = trial.querySelector(".trial-play");
+    button.disabled = false;
+    button.textContent = PLAY_LABEL;
+    trial.querySelector(".trial-status").textContent = message || "";
+  }
+
+  function play(trial) {
+    const button = trial.querySelector(".trial-play");
+    stopCurrent();
+    button.disabled = true;
+    button.textContent = "Loading…";
+    const ctx = audioContext();
+    fetch(button.dataset.url, {credentials: "same-origin", cache: "no-store"})
+      .then((response) => {
+        if (response.status === 410) {
+          markPlayed(trial, "Already played (each trial plays once).");
+          return null;
+        }
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        // From here on the server counts the trial as played, whatever happens in the browser.
+        trial.dataset.played = "true";
+        return response.arrayBuffer().then((data) => ctx.decodeAudioData(data));
+      })
+      .then((buffer) => {
+        if (!buffer) return;
+        stopCurrent();
+        const source = ctx.createBufferSource();
+        source.buffer = buffer;
+        source.connect(ctx.destination);
+        let finished = false;
+        const finish = (message) => {
+          if (finished) return;
+          finished = true;
+          if (current && current.source === source) current = null;
+          markPlayed(trial, message);
+        };
+        source.onended = () => finish("");
+        current = {source: source, stop: () => { finish("Stopped because another sound started."); source.stop(); }};
+        button.textContent = "Playing…";
+        return ctx.resume().then(() => source.start());
+      })
+      .catch(() => {
+        if (trial.dataset.played === "true") markPlayed(trial, "The sound could not be played; answer as best you can.");
+        else markPlayable(trial, "Could not load the sound; try again.");
       });
-    });
-    audio.addEventListener("ended", () => {
-      button.textContent = "Played";
-      answers.forEach((input) => { input.disabled = false; });
-      trial.classList.add("is-played");
-    });
-    answers.forEach((input) => input.addEventListener("change", updateSubmit));
+  }
+
+  trials.forEach((trial) => {
+    trial.querySelector(".trial-play").addEventListener("click", () => play(trial));
+    trial.querySelectorAll("input").forEach((input) => input.addEventListener("change", updateSubmit));
   });
   updateSubmit();
 })();

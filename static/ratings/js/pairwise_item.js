@@ -5,7 +5,7 @@
 (function () {
   "use strict";
 
-  const {form, submit, postJson} = RatingItem.setup();
+  const {form, submit, saveDraft: postDraft} = RatingItem.setup();
   const autosaveStatus = form.querySelector(".autosave-status");
   const KEYS = {a: "left", arrowleft: "left", b: "right", arrowright: "right", n: "none", arrowdown: "none"};
 
@@ -25,9 +25,8 @@
     const chosen = form.querySelector('input[name="side"]:checked');
     isSaving = true;
     form.dataset.draftState = "saving";
-    postJson(form.dataset.draftUrl, {side: chosen ? chosen.value : ""})
-      .then((response) => { autosaveStatus.textContent = response.ok ? "Choice saved as a draft." : "Draft not saved."; })
-      .catch(() => { autosaveStatus.textContent = "Draft not saved (no connection)."; })
+    postDraft({side: chosen ? chosen.value : ""})
+      .then((saved) => { if (saved) autosaveStatus.textContent = "Choice saved as a draft."; })
       .finally(() => {
         isSaving = false;
         if (isSavePending) {

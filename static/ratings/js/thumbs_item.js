@@ -7,7 +7,7 @@
   "use strict";
 
   const AUTOSAVE_DELAY_MS = 600;
-  const {form, submit, postJson} = RatingItem.setup();
+  const {form, submit, saveDraft: postDraft} = RatingItem.setup();
   const autosaveStatus = form.querySelector(".autosave-status");
 
   function isTyping(target) {
@@ -22,7 +22,9 @@
   let isSavePending = false;
   function formState() {
     const state = {};
-    new FormData(form).forEach((value, key) => { if (key !== "csrfmiddlewaretoken") state[key] = value; });
+    new FormData(form).forEach((value, key) => {
+      if (!["csrfmiddlewaretoken", "version", "replacing"].includes(key)) state[key] = value;
+    });
     return state;
   }
   function saveDraft() {
@@ -33,11 +35,10 @@
     }
     isSaving = true;
     form.dataset.draftState = "saving";
-    postJson(form.dataset.draftUrl, formState())
-      .then((response) => {
-        autosaveStatus.textContent = response.ok ? "Draft saved at " + new Date().toLocaleTimeString() + "." : "Draft not saved.";
+    postDraft(formState())
+      .then((saved) => {
+        if (saved) autosaveStatus.textContent = "Draft saved at " + new Date().toLocaleTimeString() + ".";
       })
-      .catch(() => { autosaveStatus.textContent = "Draft not saved (no connection)."; })
       .finally(() => {
         isSaving = false;
         if (isSavePending) {

@@ -1,0 +1,209 @@
+"""Export a rater's offline THumBS workbook (P1 layout) and the zip sent to them.
+
+The rater's clips come in their assignment order, each clip's campaign captions in the rater's caption
+order, blinded (text only). Record IDs are the rater's own: the random token of each assignment item
+(or, for a study run outside the app, the record ID the rater's original workbook used), so nothing in
+the file (cells, links, audio file names, zip entries) names a clip, dataset, system or author. The
+mapping back stays on the server. A hidden sheet keeps each item's answer version, so an import notices
+answers changed on the web after the export.
+
+A rater not yet in the campaign is assigned first when the caller allows it (the command does, and
+says so); the campaign page only offers workbooks of assigned raters.
+"""
+
+import re
+import zipfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from annotation.models import Caption
+from ratings.models import Assignment, AssignmentItem, Campaign, ThumbsRating
+from ratings.services.campaigns import assignment_sync_captions, campaign_add_raters
+from ratings.workbooks.packaging import AUDIO_FOLDER, AudioEntry, audio_file_name, rater_zip_write
+from ratings.workbooks.writer import SheetCaption, SheetClip, thumbs_workbook_build
+
+LINKS_LOCAL = "local"
+LINKS_URL = "url"
+WORKBOOK_SUFFIX = {LINKS_LOCAL: "excel", LINKS_URL: "url"}
+QUERY_CHUNK = 900  # ids per IN (...) clause, well under every backend's parameter limit
+
+
+class WorkbookExportError(Exception):
+    pass
+
+
+def chunks(values: Sequence, size: int = QUERY_CHUNK) -> Iterable[Sequence]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+@dataclass
+class RaterWorkbook:
+    """One rater's export: workbook files by name, the audio their local links point to, and gaps."""
+
+    participant: int
+    rater: str
+    folder_name: str
+    workbooks: dict[str, bytes]
+    audio: list[AudioEntry] = field(default_factory=list)
+    missing_audio: list[str] = field(default_factory=list)
+    clip_count: int = 0
+    caption_count: int = 0
+    rater_assigned: bool = False
+
+
+def participant_number(*, campaign: Campaign, rater: AbstractBaseUser) -> int:
+    """The rater's P-number in the campaign: their place among its assignments, oldest first."""
+    rater_ids = list(campaign.assignments.order_by("created_at", "pk").values_list("rater_id", flat=True))
+    return rater_ids.index(rater.pk) + 1
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "rater"
+
+
+def _audio_available(item: AssignmentItem) -> bool:
+    audio = item.clip.audio
+    if not audio:
+        return False
+    try:
+        return audio.storage.exists(audio.name)
+    except (OSError, ValueError):
+        return False
+
+
+def _captions_missing_from_order(assignment: Assignment) -> bool:
+    """Whether campaign captions arrived after the assignment was made (the sync runs a query per item)."""
+    items = assignment.items.filter(pair__isnull=True)
+    ordered = {
+        (clip_id, caption_id)
+        for clip_id, order in items.values_list("clip_id", "caption_order")
+        for caption_id in order
+    }
+    wanted = assignment.campaign.captions.filter(clip__assignment_items__assignment=assignment).values_list(
+        "clip_id", "pk"
+    )
+    return any(pair not in ordered for pair in wanted)
+
+
+def _sheet_rows(*, assignment: Assignment) -> list[tuple[AssignmentItem, list[Caption], dict[int, ThumbsRating]]]:
+    campaign = assignment.campaign
+    items = list(assignment.items.filter(pair__isnull=True).select_related("clip").order_by("position"))
+    caption_ids = [caption_id for item in items for caption_id in item.caption_order]
+    captions: dict[int, Caption] = {}
+    ratings: dict[int, ThumbsRating] = {}
+    for chunk in chunks(caption_ids):
+        captions.update((caption.pk, caption) for caption in campaign.captions.filter(pk__in=chunk).only("pk", "text"))
+        ratings.update(
+            (rating.caption_id, rating)
+            for rating in ThumbsRating.objects.filter(
+                campaign=campaign, rater_id=assignment.rater_id, caption_id__in=chunk
+            )
+        )
+    rows = []
+    for item in items:
+        item_captions = [captions[caption_id] for caption_id in item.caption_order if caption_id in captions]
+        if item_captions:
+            rows.append((item, item_captions, ratings))
+    return rows
+
+
+def rater_workbook_export(
+    *,
+    campaign: Campaign,
+    rater: AbstractBaseUser,
+    links: Sequence[str] = (LINKS_LOCAL,),
+    url_for: Callable[[AssignmentItem], str] | None = None,
+    assign_if_missing: bool = True,
+) -> RaterWorkbook:
+    """Build the rater's workbook(s): one per link kind in `links` ("local": relative paths into the
+    audio folder; "url": `url_for(item)`). The rater's existing ratings in this campaign are filled in."""
+    if campaign.task_type != Campaign.TaskType.THUMBS:
+        raise WorkbookExportError(f"campaign {campaign.name} is a {campaign.task_type} campaign, not THumBS")
+    if LINKS_URL in links and url_for is None:
+        raise WorkbookExportError("URL links need a mapping file or a base URL for signed links")
+    assignment = Assignment.objects.filter(campaign=campaign, rater=rater).select_related("campaign").first()
+    assigned_now = False
+    if assignment is None:
+        if not assign_if_missing:
+            raise WorkbookExportError(f"{rater} is not a rater of campaign {campaign.name}")
+        assignment = campaign_add_raters(campaign=campaign, raters=[rater])[0]
+        assigned_now = True
+    if _captions_missing_from_order(assignment):
+        assignment_sync_captions(assignment=assignment)
+    rows = _sheet_rows(assignment=assignment)
+    number = participant_number(campaign=campaign, rater=rater)
+    taken: set[str] = set()
+    export = RaterWorkbook(
+        participant=number,
+        rater=rater.get_username(),
+        # The campaign's name may carry a dataset or system name; the rater sees only study number and P-number.
+        folder_name=_safe(f"study{campaign.pk}_P{number}_{rater.get_username()}"),
+        workbooks={},
+        clip_count=len(rows),
+        caption_count=sum(len(captions) for _, captions, _ in rows),
+        rater_assigned=assigned_now,
+    )
+    local_names: dict[int, str] = {}
+    for item, _, _ in rows:
+        local_names[item.pk] = audio_file_name(item.record_id, stored_name=item.clip.audio.name or "", taken=taken)
+        if LINKS_LOCAL in links:
+            if _audio_available(item):
+                export.audio.append(
+                    AudioEntry(file_name=local_names[item.pk], open=lambda clip=item.clip: clip.audio.open("rb"))
+                )
+            else:
+                export.missing_audio.append(item.record_id)
+    versions = {item.record_id: item.version for item, _, _ in rows}
+    for kind in links:
+        sheet_clips = [
+            SheetClip(
+                record_id=item.record_id,
+                link=f"{AUDIO_FOLDER}/{local_names[item.pk]}" if kind == LINKS_LOCAL else url_for(item),
+                captions=[_sheet_caption(caption, ratings.get(caption.pk)) for caption in captions],
+                synthesized=_synthesized_known(captions, ratings),
+            )
+            for item, captions, ratings in rows
+        ]
+        export.workbooks[f"P{number}_{WORKBOOK_SUFFIX[kind]}.xlsx"] = thumbs_workbook_build(
+            clips=sheet_clips, versions=versions
+        )
+    return export
+
+
+def _sheet_caption(caption: Caption, rating: ThumbsRating | None) -> SheetCaption:
+    if rating is None:
+        return SheetCaption(text=caption.text)
+    scores = {name: getattr(rating, name) for name in ("precision", "recall", "fluency", "conciseness", "irrelevance")}
+    return SheetCaption(text=caption.text, scores=scores, comment=rating.comment)
+
+
+def _synthesized_known(captions: list[Caption], ratings: dict[int, ThumbsRating]) -> bool | None:
+    for caption in captions:
+        rating = ratings.get(caption.pk)
+        if rating is not None and rating.synthesized:
+            return rating.synthesized == ThumbsRating.Synthesized.YES
+    return None
+
+
+def rater_workbook_zip(*, export: RaterWorkbook, stream) -> None:
+    """The rater's zip: workbook(s) at the top, audio/ beside them."""
+    rater_zip_write(stream=stream, workbooks=export.workbooks, audio=export.audio)
+
+
+def rater_workbook_save(*, export: RaterWorkbook, directory: Path) -> tuple[Path, Path]:
+    """Write the export unpacked (DIR/<folder>/P<n>_excel.xlsx, audio/...) and as DIR/<folder>.zip."""
+    folder = directory / export.folder_name
+    (folder / AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
+    for name, content in export.workbooks.items():
+        (folder / name).write_bytes(content)
+    zip_path = directory / f"{export.folder_name}.zip"
+    with open(zip_path, "wb") as stream:
+        rater_workbook_zip(export=export, stream=stream)
+    with zipfile.ZipFile(zip_path) as archive:
+        for entry in export.audio:
+            (folder / AUDIO_FOLDER / entry.file_name).write_bytes(archive.read(f"{AUDIO_FOLDER}/{entry.file_name}"))
+    return folder, zip_path
