@@ -106,6 +106,7 @@ class BenchDatabase:
             shutil.copyfile(self.template_file, self.run_dir / "db.sqlite3")
 
     def drop(self) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)
         if self.server_url:
             self._sql(f'DROP DATABASE IF EXISTS "{self.run_name}" WITH (FORCE)',
                       f'DROP DATABASE IF EXISTS "{self.template_name}" WITH (FORCE)')

@@ -300,6 +300,20 @@ def bench_whole_commands(args, *, rounds: int, with_report: bool) -> None:
         database.drop()
 
 
+def wait_until_listening(worker, timeout: float = 300) -> None:
+    """Until the standing worker's heartbeat is in the database (else the command starts its own worker)."""
+    from django.db import connections
+
+    from metrics_bridge.services.workers import live_workers
+    from metrics_bridge.tasks import current_broker
+
+    deadline = time.monotonic() + timeout
+    while not any(row.name == worker.name for row in live_workers(broker=current_broker())):
+        assert worker.alive() and time.monotonic() < deadline, worker.log_tail()
+        time.sleep(0.2)
+    connections.close_all()
+
+
 def bench_end_to_end(database, rounds: int) -> None:
     from bench_database import load_average, timed_command
 
@@ -330,6 +344,7 @@ def bench_end_to_end(database, rounds: int) -> None:
             env=database.env(METRICS_WARM_UP="METEOR"),
         ).start()
         try:
+            wait_until_listening(worker)
             warm_up = ["compute_metrics", "--dataset", "warm-up", "--metrics", metrics, "--wait"]
             _, warm_up_output = timed_command(database, *warm_up)
             assert "worker(s) listening" in warm_up_output, warm_up_output

@@ -15,7 +15,9 @@ from pathlib import Path
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
-def celery_worker_command(*, name: str, pool: str = "solo", concurrency: int = 1, loglevel: str = "INFO") -> list[str]:
+def celery_worker_command(
+    *, name: str, pool: str = "solo", concurrency: int = 1, loglevel: str = "INFO", prefetch_multiplier: int = 1
+) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -25,7 +27,7 @@ def celery_worker_command(*, name: str, pool: str = "solo", concurrency: int = 1
         "worker",
         f"--pool={pool}",
         f"--concurrency={concurrency}",
-        "--prefetch-multiplier=1",
+        f"--prefetch-multiplier={prefetch_multiplier}",
         "--without-gossip",
         "--without-mingle",
         f"--loglevel={loglevel}",
@@ -36,15 +38,22 @@ def celery_worker_command(*, name: str, pool: str = "solo", concurrency: int = 1
 class WorkerProcess:
     """`celery -A config worker` in its own process group (so it can be stopped, or killed like a crash would)."""
 
-    def __init__(self, *, name: str, log_path: Path, env: dict | None = None, pool: str = "solo", concurrency: int = 1):
+    def __init__(
+        self, *, name: str, log_path: Path, env: dict | None = None, pool: str = "solo", concurrency: int = 1,
+        prefetch_multiplier: int = 1,
+    ):
         self.name, self.log_path, self.pool, self.concurrency = name, log_path, pool, concurrency
+        self.prefetch_multiplier = prefetch_multiplier
         self.env = {**os.environ, **(env or {})}
         self.process: subprocess.Popen | None = None
 
     def start(self) -> "WorkerProcess":
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
-                celery_worker_command(name=self.name, pool=self.pool, concurrency=self.concurrency),
+                celery_worker_command(
+                    name=self.name, pool=self.pool, concurrency=self.concurrency,
+                    prefetch_multiplier=self.prefetch_multiplier,
+                ),
                 cwd=PROJECT_DIR,
                 env=self.env,
                 stdout=log,
@@ -137,7 +146,13 @@ class WorkerOnDemand:
         log_path = Path(tempfile.gettempdir()) / f"captioneval-worker-{os.getpid()}.log"
         name = f"compute-metrics-{os.getpid()}@{os.uname().nodename}"
         env = {"METRICS_WARM_UP": ",".join(self.warm_up)} if self.warm_up else {}
-        self.worker = WorkerProcess(name=name, log_path=log_path, env=env).start()
+        # Two threads: while one waits on the METEOR JVM (its own process), the other scores in Python, so a
+        # run uses both cores of a small machine (the planner alternates such chunks with the others). With a
+        # polling broker (the embedded one), a thread pool whose reserved messages are all taken waits up to
+        # 2 s before fetching more: this worker, which exists for this run only, reserves more of them.
+        self.worker = WorkerProcess(
+            name=name, log_path=log_path, env=env, pool="threads", concurrency=2, prefetch_multiplier=16
+        ).start()
         self._started_at, self._broker = time.monotonic(), broker
         self.say(
             f"no live worker on {broker}: started a temporary worker for this run "

@@ -144,6 +144,8 @@ class Scorer(Protocol):
     # Optional, looked up with getattr (see score_batches / warm_up / scorer_version below):
     #   score_batches(batches, context) -> list[dict[str, list[ScoreResult]]]  several corpora at once
     #   warm_up() -> None  start slow resources (JVM, model) in the background
+    #   uses_clip_data: bool  False when the scorer reads only its requests' texts (the context then carries
+    #       no expert annotations and no clip_references; default True)
     #   version_for(context) -> str  the version when it depends on settings (judge model, DATE delta, ...)
 
 

@@ -62,6 +62,7 @@ class _ClassicScorer:
     version = ""
     # corpus_texts: the dataset's texts, tokenized in the first JVM call of a run (see tokenize_batches)
     needs = frozenset({"references", "corpus_texts"})
+    uses_clip_data = False  # no gold annotations, no other clips' references: only the requests' texts
     corpus_level = False
     protocol_kind = "ngram"
 
