@@ -29,7 +29,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from config.structured_log import log_event
-from metrics_bridge.models import MetricRun, MetricRunChunk
+from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, SystemScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.runs import Enqueue, chunk_score, chunks_mark_dispatched, metric_run_refresh_progress
 from metrics_bridge.services.score_storage import ScoreRow, metric_scores_upsert
@@ -192,7 +192,15 @@ def chunk_process(*, chunk_id: int, worker: str) -> str:
     return outcome
 
 
-def _chunk_store(*, chunk: MetricRunChunk, scores: list[ScoreRow]) -> str:
+#: How each kind of model row a chunk produces is upserted: (its identity fields, the fields a re-run rewrites).
+#: A metric chunk's caption scores come as ScoreRow tuples instead (score_storage: one prepared statement).
+SCORE_UPSERTS = {
+    MetricScore: (["metric", "version", "caption", "reference_set"], ["value", "details", "run"]),
+    SystemScore: (["dataset", "system", "metric", "version", "fingerprint"], ["value", "details", "run"]),
+}
+
+
+def _chunk_store(*, chunk: MetricRunChunk, scores: list[ScoreRow | MetricScore | SystemScore]) -> str:
     """Write the scores and finish the chunk in one transaction, only if this claim still holds the lease."""
     with transaction.atomic():
         finished = MetricRunChunk.objects.filter(
@@ -200,7 +208,17 @@ def _chunk_store(*, chunk: MetricRunChunk, scores: list[ScoreRow]) -> str:
         ).update(status=Status.DONE, error="", lease_expires_at=None, finished_at=timezone.now())
         if not finished:
             return ChunkOutcome.LEASE_LOST
-        metric_scores_upsert(rows=scores, run_id=chunk.run_id)
+        metric_scores_upsert(rows=[row for row in scores if isinstance(row, ScoreRow)], run_id=chunk.run_id)
+        for model, (unique_fields, update_fields) in SCORE_UPSERTS.items():
+            rows = [row for row in scores if type(row) is model]
+            if rows:
+                model.objects.bulk_create(
+                    rows,
+                    update_conflicts=True,
+                    unique_fields=unique_fields,
+                    update_fields=update_fields,
+                    batch_size=500,
+                )
         metric_run_refresh_progress(run_id=chunk.run_id)
     return ChunkOutcome.DONE
 
