@@ -206,6 +206,10 @@ METRICS_CHUNK_MAX_ATTEMPTS = env_int("METRICS_CHUNK_MAX_ATTEMPTS", 3, minimum=1)
 METRICS_WORKER_HEARTBEAT_SECONDS = env_int("METRICS_WORKER_HEARTBEAT_SECONDS", 10, minimum=1)
 # Requests per chunk for metrics whose scores don't depend on the rest of the batch (smaller: finer progress).
 METRICS_CHUNK_SIZE = env_int("METRICS_CHUNK_SIZE", 500, minimum=1)
+# Metric names whose slow resources (METEOR's JVM, the Sentence-BERT model) a worker starts as soon as it
+# starts, e.g. "METEOR"; `compute_metrics --wait` sets it for its temporary worker. Otherwise a worker starts
+# them when it takes the first chunk of a run that needs them, and keeps them for the next runs.
+METRICS_WARM_UP = env_list("METRICS_WARM_UP", [])
 # Fault-injection knob for crash-recovery tests: pause before scoring each chunk. Keep 0 in production.
 METRICS_CHUNK_DELAY_SECONDS = env_int("METRICS_CHUNK_DELAY_MS", 0, minimum=0) / 1000
 CELERY_TASK_SERIALIZER = "json"

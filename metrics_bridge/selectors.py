@@ -85,7 +85,8 @@ def dataset_clip_rows(*, dataset: Dataset, excluded_rater_ids: set[int] | None =
 
 def excluded_rater_ids_for(*, dataset: Dataset) -> set[int]:
     """Raters an admin excluded from reports in any campaign of the dataset (their data is kept)."""
-    return set(Campaign.excluded_raters.through.objects.filter(campaign__dataset=dataset).values_list("user_id", flat=True))
+    exclusions = Campaign.excluded_raters.through.objects.filter(campaign__dataset=dataset)
+    return set(exclusions.values_list("user_id", flat=True))
 
 
 def gold_annotations_by_clip(*, clip_ids: set[int]) -> dict[str, dict]:
@@ -135,6 +136,12 @@ def reference_lists_by_clip(
     for clip_id, text in rows.order_by("clip_id", "position", "pk").values_list("clip_id", "text"):
         lists[str(clip_id)].append(text)
     return {clip_key: tuple(texts) for clip_key, texts in lists.items()}
+
+
+def dataset_texts(*, dataset: Dataset) -> tuple[str, ...]:
+    """Every distinct caption text of the dataset (references and candidates)."""
+    rows = Caption.objects.filter(clip__dataset=dataset).order_by("pk").values_list("text", flat=True)
+    return tuple(dict.fromkeys(rows))
 
 
 def attribute_tag_library() -> dict[str, dict]:

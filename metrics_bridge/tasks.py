@@ -10,7 +10,8 @@ import time
 from datetime import timedelta
 
 from celery import shared_task
-from celery.signals import worker_ready, worker_shutdown
+from celery.concurrency import get_implementation
+from celery.signals import worker_init, worker_process_init, worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection, transaction
 from django.utils import timezone
@@ -18,6 +19,7 @@ from django.utils import timezone
 from config.broker import broker_identity
 from config.celery import app
 from config.structured_log import log_event
+from metrics_bridge.scoring import registry
 from metrics_bridge.services.chunks import ChunkOutcome, chunk_process, chunks_recover
 from metrics_bridge.services.dashboards import dashboard_refresh_by_id
 from metrics_bridge.services.runs import metric_run_dispatch, metric_run_execute, metric_run_start
@@ -195,6 +197,38 @@ class Heartbeat(threading.Thread):
 
 
 _heartbeat: Heartbeat | None = None
+
+
+_warmed_up_pid: int | None = None
+
+
+def warm_up_configured_metrics() -> None:
+    """Start the slow resources of the metrics named in METRICS_WARM_UP, in the process that will score (once)."""
+    global _warmed_up_pid
+    names = list(settings.METRICS_WARM_UP)
+    if not names or _warmed_up_pid == os.getpid():
+        return
+    _warmed_up_pid = os.getpid()
+    unknown = sorted(set(names) - set(registry.all_metric_names()))
+    if unknown:
+        log_event(logger, "warm_up_unknown_metrics", level=logging.ERROR, setting="METRICS_WARM_UP", unknown=unknown)
+    log_event(logger, "worker_warm_up", pid=os.getpid(), scorers=registry.warm_up_metrics(names))
+
+
+@worker_init.connect
+def _worker_init(sender=None, **kwargs) -> None:
+    # Solo and thread pools score in this process: warm up now, while the worker finishes starting.
+    # A prefork pool scores in child processes, which warm up in worker_process_init (a JVM started
+    # here would be shared by every child through inherited pipes).
+    pool = get_implementation(getattr(sender, "pool_cls", None) or "prefork")
+    if not pool.__module__.endswith(".prefork"):
+        warm_up_configured_metrics()
+
+
+@worker_process_init.connect
+def _worker_process_init(**kwargs) -> None:
+    # Each prefork child (and the solo pool's process, already warmed up in worker_init).
+    warm_up_configured_metrics()
 
 
 @worker_ready.connect

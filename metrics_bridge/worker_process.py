@@ -15,7 +15,9 @@ from pathlib import Path
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
-def celery_worker_command(*, name: str, pool: str = "solo", concurrency: int = 1, loglevel: str = "INFO") -> list[str]:
+def celery_worker_command(
+    *, name: str, pool: str = "solo", concurrency: int = 1, loglevel: str = "INFO", prefetch_multiplier: int = 1
+) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -25,7 +27,7 @@ def celery_worker_command(*, name: str, pool: str = "solo", concurrency: int = 1
         "worker",
         f"--pool={pool}",
         f"--concurrency={concurrency}",
-        "--prefetch-multiplier=1",
+        f"--prefetch-multiplier={prefetch_multiplier}",
         "--without-gossip",
         "--without-mingle",
         f"--loglevel={loglevel}",
@@ -36,15 +38,22 @@ def celery_worker_command(*, name: str, pool: str = "solo", concurrency: int = 1
 class WorkerProcess:
     """`celery -A config worker` in its own process group (so it can be stopped, or killed like a crash would)."""
 
-    def __init__(self, *, name: str, log_path: Path, env: dict | None = None, pool: str = "solo", concurrency: int = 1):
+    def __init__(
+        self, *, name: str, log_path: Path, env: dict | None = None, pool: str = "solo", concurrency: int = 1,
+        prefetch_multiplier: int = 1,
+    ):
         self.name, self.log_path, self.pool, self.concurrency = name, log_path, pool, concurrency
+        self.prefetch_multiplier = prefetch_multiplier
         self.env = {**os.environ, **(env or {})}
         self.process: subprocess.Popen | None = None
 
     def start(self) -> "WorkerProcess":
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
-                celery_worker_command(name=self.name, pool=self.pool, concurrency=self.concurrency),
+                celery_worker_command(
+                    name=self.name, pool=self.pool, concurrency=self.concurrency,
+                    prefetch_multiplier=self.prefetch_multiplier,
+                ),
                 cwd=PROJECT_DIR,
                 env=self.env,
                 stdout=log,
@@ -83,17 +92,27 @@ class WorkerProcess:
 
 
 class WorkerOnDemand:
-    """An `enqueue` for a command-line run: before the first chunk is sent, make sure a worker will take it.
+    """An `enqueue` for a command-line run that makes sure a worker will take the chunks it sends.
 
     When no live worker listens on this broker (no fresh heartbeat), a temporary worker process is
     started for the run and stopped when the command leaves the `with` block. Eager Celery (tests)
-    needs none. `say` reports what happens (the command's stdout).
+    needs none. `say` reports what happens (the command's stdout). `warm_up` names the metrics the
+    run will compute: the temporary worker starts their slow resources (METEOR's JVM) as soon as it
+    runs (METRICS_WARM_UP), so they load while the run is planned and the other metrics are scored.
+
+    The worker is started by `ensure_worker()` (call it before planning, so the worker boots
+    meanwhile) or else before the first chunk is sent. Chunks are sent without waiting for it:
+    the broker keeps them, and `check_alive()` (the wait loop's watchdog) raises when the worker
+    died or sent no heartbeat within `start_timeout` seconds.
     """
 
-    def __init__(self, *, say=print, start_timeout: float = 120):
-        self.say, self.start_timeout = say, start_timeout
+    def __init__(self, *, say=print, start_timeout: float = 120, warm_up: list[str] | None = None):
+        self.say, self.start_timeout, self.warm_up = say, start_timeout, list(warm_up or [])
         self.worker: WorkerProcess | None = None
         self._checked = False
+        self._started_at = 0.0
+        self._broker = ""
+        self._heard_from = False
 
     def __enter__(self) -> "WorkerOnDemand":
         return self
@@ -106,17 +125,14 @@ class WorkerOnDemand:
     def __call__(self, chunk_ids: list[int]) -> None:
         from metrics_bridge.tasks import enqueue_chunks
 
-        if not self._checked:
-            self._checked = True
-            self._ensure_worker()
+        self.ensure_worker()
         enqueue_chunks(chunk_ids)
 
-    def check_alive(self) -> None:
-        """Raise when the temporary worker died (called while waiting, so a crash does not hang the command)."""
-        if self.worker is not None and not self.worker.alive():
-            raise RuntimeError(f"the temporary worker (pid {self.worker.pid}) exited:\n{self.worker.log_tail()}")
-
-    def _ensure_worker(self) -> None:
+    def ensure_worker(self) -> None:
+        """Start a temporary worker unless a live one listens on this broker (once; later calls do nothing)."""
+        if self._checked:
+            return
+        self._checked = True
         from metrics_bridge.services.workers import live_workers
         from metrics_bridge.tasks import current_broker, runs_execute_eagerly
 
@@ -129,22 +145,35 @@ class WorkerOnDemand:
             return
         log_path = Path(tempfile.gettempdir()) / f"captioneval-worker-{os.getpid()}.log"
         name = f"compute-metrics-{os.getpid()}@{os.uname().nodename}"
-        self.worker = WorkerProcess(name=name, log_path=log_path).start()
+        env = {"METRICS_WARM_UP": ",".join(self.warm_up)} if self.warm_up else {}
+        # Two threads: while one waits on the METEOR JVM (its own process), the other scores in Python, so a
+        # run uses both cores of a small machine (the planner alternates such chunks with the others). With a
+        # polling broker (the embedded one), a thread pool whose reserved messages are all taken waits up to
+        # 2 s before fetching more: this worker, which exists for this run only, reserves more of them.
+        self.worker = WorkerProcess(
+            name=name, log_path=log_path, env=env, pool="threads", concurrency=2, prefetch_multiplier=16
+        ).start()
+        self._started_at, self._broker = time.monotonic(), broker
         self.say(
             f"no live worker on {broker}: started a temporary worker for this run "
             f"(pid {self.worker.pid}, log {log_path})"
         )
-        self._wait_for_heartbeat(name=name, broker=broker)
 
-    def _wait_for_heartbeat(self, *, name: str, broker: str) -> None:
-        from metrics_bridge.services.workers import live_workers
+    def check_alive(self) -> None:
+        """Raise when the temporary worker exited, or has not sent its first heartbeat within `start_timeout`."""
+        if self.worker is None:
+            return
+        if not self.worker.alive():
+            raise RuntimeError(f"the temporary worker (pid {self.worker.pid}) exited:\n{self.worker.log_tail()}")
+        if not self._heard_from:
+            from metrics_bridge.services.workers import live_workers
 
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            self.check_alive()
-            if any(worker.name == name for worker in live_workers(broker=broker)):
-                return
-            time.sleep(0.2)
-        raise RuntimeError(
-            f"the temporary worker did not start within {self.start_timeout:.0f} s:\n{self.worker.log_tail()}"
-        )
+            self._heard_from = any(worker.name == self.worker_name for worker in live_workers(broker=self._broker))
+            if not self._heard_from and time.monotonic() - self._started_at > self.start_timeout:
+                raise RuntimeError(
+                    f"the temporary worker did not start within {self.start_timeout:.0f} s:\n{self.worker.log_tail()}"
+                )
+
+    @property
+    def worker_name(self) -> str:
+        return self.worker.name if self.worker else ""

@@ -101,6 +101,9 @@ class ScoringContext:
     llm_cache: object with get(model, prompt_hash) / put(model, prompt_hash, text, prompt_tokens, completion_tokens)
     dataset: per-dataset settings (domain, DATE delta, AIR-Bench reference choice)
     resources: local files some scorers need (CoreNLP jars, FENSE detector)
+    corpus_texts: every caption and reference text of the dataset, for scorers whose `needs` name
+        "corpus_texts": a scorer with a fixed cost per call (the PTB tokenizer's JVM start) processes
+        them all the first time it has to pay it, and the run's next chunks find them done
     """
 
     expert_annotations: dict[str, dict] = field(default_factory=dict)
@@ -111,6 +114,7 @@ class ScoringContext:
     llm_cache: Any = None
     dataset: DatasetSettings = field(default_factory=DatasetSettings)
     resources: MetricResources = field(default_factory=MetricResources)
+    corpus_texts: tuple[str, ...] = ()
 
 
 class Scorer(Protocol):
@@ -118,7 +122,7 @@ class Scorer(Protocol):
     metric_names: tuple[str, ...]
     #: changes whenever implementation, tokenizer or model changes
     version: str
-    #: subset of {"references", "expert_annotations", "audio", "llm"}
+    #: subset of {"references", "expert_annotations", "audio", "llm", "corpus_texts"}
     needs: frozenset[str]
     #: True when one request's score depends on the other requests of its batch
     #: (CIDEr-D document frequencies, DATE's idf and discriminability): such batches are never split.
@@ -143,6 +147,8 @@ class Scorer(Protocol):
     # Optional, looked up with getattr (see score_batches / warm_up / scorer_version below):
     #   score_batches(batches, context) -> list[dict[str, list[ScoreResult]]]  several corpora at once
     #   warm_up() -> None  start slow resources (JVM, model) in the background
+    #   uses_clip_data: bool  False when the scorer reads only its requests' texts (the context then carries
+    #       no expert annotations and no clip_references; default True)
     #   version_for(context) -> str  the version when it depends on settings (judge model, DATE delta, ...)
 
 

@@ -7,6 +7,8 @@ Public API (the Django side calls these):
     scorer_for(metric_name) -> Scorer             e.g. scorer_for("BLEU_3") is the BLEU scorer; KeyError if unknown
     available_metric_names(context=None) -> list[str]
     unavailable_metrics(context=None) -> {metric name: reason}   (SPICE without CoreNLP, FENSE without detector, ...)
+    warm_up_metrics(metric_names) -> list[str]    start the slow resources (METEOR's JVM, a model) in the background
+    starts_slowly(scorer) -> bool                 whether a scorer has such a resource (its chunks are scored last)
     close_all() -> None                           stop JVMs held by scorers (tests, worker shutdown)
 
 Metric names: BLEU_1..BLEU_4, METEOR, ROUGE_L, CIDEr_D, SPICE, SPIDEr, SBERT, FENSE, and those the
@@ -25,7 +27,7 @@ import importlib
 import threading
 from collections.abc import Callable
 
-from .base import Scorer, ScoringContext
+from .base import Scorer, ScoringContext, warm_up
 
 SCORER_FACTORIES: list[str | Callable[[], Scorer]] = [
     "metrics_bridge.scoring.classic:BleuScorer",
@@ -98,6 +100,33 @@ def unavailable_metrics(context: ScoringContext | None = None) -> dict[str, str]
 def available_metric_names(context: ScoringContext | None = None) -> list[str]:
     unavailable = unavailable_metrics(context)
     return [name for name in all_metric_names() if name not in unavailable]
+
+
+def starts_slowly(scorer: Scorer) -> bool:
+    """True when the scorer has a slow resource to start (it offers `warm_up()`: METEOR's JVM, SBERT's model)."""
+    return getattr(scorer, "warm_up", None) is not None
+
+
+def warm_up_metrics(metric_names) -> list[str]:
+    """Start the slow resources of the scorers producing these names, each in a background thread; returns
+    the first metric name of each scorer started. Unknown names are skipped; a warm-up that fails is
+    ignored here (scoring reports the error). Warm-ups are idempotent: a running JVM is left alone."""
+    started = []
+    for scorer in all_scorers():
+        if starts_slowly(scorer) and set(scorer.metric_names) & set(metric_names):
+            thread = threading.Thread(
+                target=_warm_up_quietly, args=(scorer,), name=f"warm-up-{scorer.metric_names[0]}", daemon=True
+            )
+            thread.start()
+            started.append(scorer.metric_names[0])
+    return started
+
+
+def _warm_up_quietly(scorer: Scorer) -> None:
+    try:
+        warm_up(scorer)
+    except Exception:  # the scorer raises it again, with context, when it is used
+        pass
 
 
 def close_all() -> None:

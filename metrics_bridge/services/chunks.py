@@ -30,7 +30,9 @@ from django.utils import timezone
 
 from config.structured_log import log_event
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, SystemScore
+from metrics_bridge.scoring import registry
 from metrics_bridge.services.runs import Enqueue, chunk_score, chunks_mark_dispatched, metric_run_refresh_progress
+from metrics_bridge.services.score_storage import ScoreRow, metric_scores_upsert
 
 logger = logging.getLogger("captioneval.metric_runs")
 Status = MetricRunChunk.Status
@@ -146,11 +148,28 @@ class LeaseKeeper:
             connection.close()
 
 
+_warmed_up_runs: set[int] = set()
+
+
+def run_warm_up(*, run: MetricRun) -> None:
+    """The first time this process works on a run, start the slow resources of all its metrics in the background.
+
+    METEOR's JVM takes seconds to load its paraphrase table: started when the worker takes the run's
+    first chunk (the planner puts the chunks of such scorers last), it loads while the others are scored.
+    """
+    if run.pk not in _warmed_up_runs:
+        _warmed_up_runs.add(run.pk)
+        started = registry.warm_up_metrics(run.metrics)
+        if started:
+            log_event(logger, "run_warm_up", run=run.pk, scorers=started)
+
+
 def chunk_process(*, chunk_id: int, worker: str) -> str:
     """Claim, score and store one chunk; returns a ChunkOutcome (RETRY: the caller sends it again)."""
     chunk = chunk_claim(chunk_id=chunk_id, worker=worker)
     if chunk is None:
         return ChunkOutcome.SKIPPED
+    run_warm_up(run=chunk.run)
     started = time.monotonic()
     try:
         with LeaseKeeper(chunk_id=chunk.pk, token=chunk.lease_token, seconds=lease_seconds()) as lease:
@@ -173,14 +192,15 @@ def chunk_process(*, chunk_id: int, worker: str) -> str:
     return outcome
 
 
-#: How each kind of score row a chunk produces is upserted: (its identity fields, the fields a re-run rewrites).
+#: How each kind of model row a chunk produces is upserted: (its identity fields, the fields a re-run rewrites).
+#: A metric chunk's caption scores come as ScoreRow tuples instead (score_storage: one prepared statement).
 SCORE_UPSERTS = {
     MetricScore: (["metric", "version", "caption", "reference_set"], ["value", "details", "run"]),
     SystemScore: (["dataset", "system", "metric", "version", "fingerprint"], ["value", "details", "run"]),
 }
 
 
-def _chunk_store(*, chunk: MetricRunChunk, scores: list[MetricScore | SystemScore]) -> str:
+def _chunk_store(*, chunk: MetricRunChunk, scores: list[ScoreRow | MetricScore | SystemScore]) -> str:
     """Write the scores and finish the chunk in one transaction, only if this claim still holds the lease."""
     with transaction.atomic():
         finished = MetricRunChunk.objects.filter(
@@ -188,6 +208,7 @@ def _chunk_store(*, chunk: MetricRunChunk, scores: list[MetricScore | SystemScor
         ).update(status=Status.DONE, error="", lease_expires_at=None, finished_at=timezone.now())
         if not finished:
             return ChunkOutcome.LEASE_LOST
+        metric_scores_upsert(rows=[row for row in scores if isinstance(row, ScoreRow)], run_id=chunk.run_id)
         for model, (unique_fields, update_fields) in SCORE_UPSERTS.items():
             rows = [row for row in scores if type(row) is model]
             if rows:

@@ -70,8 +70,12 @@ def _reference_lists(*, clip_ids: set[int] | None, dataset: Dataset | None) -> d
     return reference_lists_by_clip(clip_ids=clip_ids)
 
 
-def scoring_context_for(*, clip_ids: set[int] | None, dataset: Dataset | None = None) -> ScoringContext:
-    """Context for scoring requests of these clips (None: availability and version checks only, no per-clip data)."""
+def scoring_context_for(
+    *, clip_ids: set[int] | None, dataset: Dataset | None = None, corpus_texts: tuple[str, ...] = ()
+) -> ScoringContext:
+    """Context for scoring requests of these clips (None: availability and version checks only, no per-clip data).
+
+    `corpus_texts`: the dataset's texts, passed to scorers that ask for them (see ScoringContext)."""
     return ScoringContext(
         expert_annotations=gold_annotations_by_clip(clip_ids=clip_ids) if clip_ids else {},
         attribute_tags=attribute_tag_library(),
@@ -80,4 +84,5 @@ def scoring_context_for(*, clip_ids: set[int] | None, dataset: Dataset | None = 
         llm_cache=DatabaseLLMCache(),
         dataset=dataset_settings_of(dataset),
         resources=metric_resources(),
+        corpus_texts=corpus_texts,
     )

@@ -6,6 +6,7 @@ reference set), and progress is recounted from chunk rows rather than incremente
 module never imports Celery: callers pass `enqueue`, the function that sends task messages.
 """
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable
 
@@ -17,9 +18,10 @@ from django.utils import timezone
 from annotation.models import Dataset
 from config.structured_log import log_event
 from metrics_bridge.agreement.protocol import scorer_batching
-from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
+from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, SystemScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import gold_annotation_fingerprint, scorer_version, uses_gold_annotations
+from metrics_bridge.selectors import dataset_texts
 from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.plans import (
     PlannedBatch,
@@ -27,8 +29,10 @@ from metrics_bridge.services.plans import (
     context_with_gold,
     dataset_scoring_plan,
     gold_fingerprints_by_caption,
+    scoring_requests_for,
 )
 from metrics_bridge.services.reference_sets import reference_set_key, reference_sets_ensure
+from metrics_bridge.services.score_storage import ScoreRow
 
 logger = logging.getLogger("captioneval.metric_runs")
 
@@ -91,8 +95,33 @@ def chunks_for(scorer, version: str, requests: list[dict]) -> list[list[dict]]:
     if scorer.corpus_level:
         # Document frequencies / ranks depend on the whole batch: score it whole, even if only part is missing.
         return [requests]
+    # A caption's requests side by side (its leave-one-out reference lists, its all-references request) land
+    # in the same chunk, where a scorer shares work between them (METEOR scores each distinct reference once).
+    missing.sort(key=lambda request: request["caption_id"])
     size = CHUNK_SIZE or settings.METRICS_CHUNK_SIZE
     return [missing[start : start + size] for start in range(0, len(missing), size)]
+
+
+def _interleave_slow_starters(chunks: list[MetricRunChunk], slow: set[str]) -> list[MetricRunChunk]:
+    """Chunks in sending order: the first half of the other scorers' chunks, then the rest of them alternating
+    with the chunks of scorers that have a slow resource (METEOR's JVM, a model).
+
+    A worker starts every slow resource of a run in the background when it takes the run's first chunk,
+    so the resource loads (on the other core) while the first half is scored. Then a worker scoring two
+    chunks at a time (the temporary worker of `compute_metrics --wait`) has one thread waiting on the
+    METEOR JVM, a process of its own, while the other scores in Python: both cores work. A worker
+    scoring one chunk at a time scores the same chunks in the same total time.
+    """
+    fast = [chunk for chunk in chunks if chunk.metric not in slow]
+    slow_chunks = [chunk for chunk in chunks if chunk.metric in slow]
+    half = len(fast) // 2
+    ordered = fast[:half]
+    rest = fast[half:]
+    for position in range(max(len(rest), len(slow_chunks))):
+        ordered.extend(group[position] for group in (rest, slow_chunks) if position < len(group))
+    for index, chunk in enumerate(ordered):
+        chunk.index = index
+    return ordered
 
 
 def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None) -> MetricRun:
@@ -131,11 +160,18 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
                 planned.extend(requests)
                 chunk_lists = []
             for chunk_requests in chunk_lists:
-                chunks.append(MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests))
+                chunks.append(
+                    MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests)
+                )
         # Batch boundaries don't matter for the other scorers: pool their requests, each scored once.
         for chunk_requests in chunks_for(scorer, scorer_version(scorer, context), planned) if planned else []:
-            chunks.append(MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests))
-    return metric_run_chunks_save(run=run, chunks=chunks, reference_sets=reference_sets)
+            chunks.append(
+                MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests)
+            )
+    slow = {scorer_key(scorer) for scorer in scorers if registry.starts_slowly(scorer)}
+    return metric_run_chunks_save(
+        run=run, chunks=_interleave_slow_starters(chunks, slow), reference_sets=reference_sets
+    )
 
 
 def metric_run_chunks_save(
@@ -199,19 +235,23 @@ def metric_run_cancel(*, run: MetricRun) -> MetricRun:
     return run
 
 
-def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
-    """Run the chunk's scorer over its requests; returns unsaved MetricScore rows (a leaderboard run's
-    chunk also SystemScore rows: see metrics_bridge/services/system_scores.py)."""
+def chunk_score(*, chunk: MetricRunChunk) -> list[ScoreRow | MetricScore | SystemScore]:
+    """Run the chunk's scorer over its requests; returns the rows to store: ScoreRow tuples (see
+    score_storage), or for a leaderboard run's chunk unsaved SystemScore and MetricScore rows (see
+    metrics_bridge/services/system_scores.py)."""
     from metrics_bridge.services import system_scores  # it builds on this module
-    from metrics_bridge.services.plans import scoring_requests_for
 
     if system_scores.is_system_chunk(chunk):
         return system_scores.system_chunk_score(chunk=chunk)
 
     scorer = registry.scorer_for(chunk.metric)
     requests, reference_set_ids = scoring_requests_for(chunk_requests=chunk.requests)
-    clip_ids = {int(request.clip_key) for request in requests if request.clip_key}
-    context = scoring_context_for(clip_ids=clip_ids, dataset=chunk.run.dataset)
+    # Scorers that read nothing of a clip but its requests' texts (the classic suite) skip loading the
+    # gold annotations and every clip's references for each chunk.
+    uses_clip_data = getattr(scorer, "uses_clip_data", True)
+    clip_ids = {int(request.clip_key) for request in requests if request.clip_key} if uses_clip_data else None
+    corpus_texts = _run_corpus_texts(chunk.run) if "corpus_texts" in scorer.needs else ()
+    context = scoring_context_for(clip_ids=clip_ids, dataset=chunk.run.dataset, corpus_texts=corpus_texts)
     results = scorer.score_batch(requests, context)
     version = scorer_version(scorer, context)
     if uses_gold_annotations(scorer):
@@ -226,14 +266,13 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
                 continue
             seen.add(identity)
             rows.append(
-                MetricScore(
+                ScoreRow(
                     metric=name,
                     version=version,
                     caption_id=request.candidate_id,
                     reference_set_id=reference_set_ids[planned["reference_set_key"]],
                     value=None if result.value is None else float(result.value),
                     details=result.details or {},
-                    run_id=chunk.run_id,
                 )
             )
     return rows
@@ -269,6 +308,21 @@ def _reference_sets_for_scored_gold(
     ids = dict(reference_set_ids)
     ids.update(ReferenceSet.objects.filter(key__in=list(rekeyed)).values_list("key", "pk"))
     return ids
+
+
+_corpus_texts_of_run: dict[int, tuple[str, ...]] = {}
+_corpus_texts_lock = threading.Lock()
+
+
+def _run_corpus_texts(run: MetricRun) -> tuple[str, ...]:
+    """Every text of the run's dataset, read once per run by this process (the PTB tokenizer's prefetch)."""
+    with _corpus_texts_lock:  # a thread-pool worker scores two chunks at a time
+        texts = _corpus_texts_of_run.get(run.pk)
+        if texts is None:
+            texts = dataset_texts(dataset=run.dataset)
+            _corpus_texts_of_run.clear()  # one run at a time is enough: a worker scores a run's chunks in a row
+            _corpus_texts_of_run[run.pk] = texts
+    return texts
 
 
 def metric_run_refresh_progress(*, run_id: int) -> None:
@@ -329,7 +383,7 @@ def error_headline(error: str) -> str:
 
 def metric_run_execute(
     *, run: MetricRun, enqueue: Enqueue, on_progress=None, watchdog=None, timeout_seconds: float = 6 * 3600,
-    poll_seconds: float = 0.5,
+    poll_seconds: float = 0.2,
 ) -> MetricRun:
     """Send the run's pending chunks to the workers and wait for the run to end, calling on_progress(run).
 

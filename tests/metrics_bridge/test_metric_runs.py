@@ -116,3 +116,19 @@ def test_agreement_report_command_prints_the_exact_json_shape(dataset, capsys):
     assert set(report["metrics"]["ROUGE_L"]) == {"HC", "HI", "HM", "MM", "total"}
     assert report["scored_against_annotation_graphs"] == {"ROUGE_L": 0}
     assert "SPICE" in report["unavailable"]
+
+
+def test_chunks_of_a_slow_starting_scorer_alternate_with_the_second_half_of_the_others(dataset, monkeypatch):
+    from metrics_bridge.services import runs
+
+    monkeypatch.setattr(runs, "CHUNK_SIZE", 7)
+    run = metric_run_create(dataset=dataset, metric_names=["BLEU_1", "METEOR", "ROUGE_L"])
+    order = list(run.chunks.order_by("index").values_list("metric", flat=True))
+    fast = [metric for metric in order if metric != "METEOR"]
+    slow_positions = [position for position, metric in enumerate(order) if metric == "METEOR"]
+    assert len(slow_positions) >= 3 and len(fast) >= 6
+    # METEOR's JVM loads (started with the run's first chunk) while the first half of the others is scored
+    assert slow_positions[0] == len(fast) // 2 + 1
+    # then one METEOR chunk after each other chunk, as long as there are others left
+    assert all(order[position - 1] != "METEOR" for position in slow_positions[: len(fast) - len(fast) // 2])
+    assert sorted(run.chunks.values_list("index", flat=True)) == list(range(run.chunks_total))

@@ -108,6 +108,36 @@ def test_tokenizer_keeps_lines_aligned_and_matches_pycocoevalcap():
     assert [ours[i] for i in (0, 1, 3, 4)] == [expected[i][0] for i in (0, 1, 3, 4)]
 
 
+def test_tokenizer_prefetch_tokenizes_the_corpus_in_the_same_jvm_call():
+    ptb_tokenizer.clear_cache()
+    calls_before = ptb_tokenizer.jvm_calls
+    corpus = ["Birds chirp, loudly!", "A CAR passes by.", "wind, strong, blows"]
+    assert ptb_tokenizer.tokenize_texts(["A dog barks."], prefetch=corpus) == ["a dog barks"]
+    assert ptb_tokenizer.tokenize_texts(corpus) == ["birds chirp loudly", "a car passes by", "wind strong blows"]
+    assert ptb_tokenizer.jvm_calls - calls_before == 1  # the corpus came with the first call
+
+
+def test_bit_parallel_lcs_equals_pycocoevalcaps_table(clotho_sample):
+    from pycocoevalcap.rouge.rouge import my_lcs
+
+    from metrics_bridge.scoring.classic.lcs import lcs_length
+
+    rng = random.Random(3)
+    pairs = [([], ["a"]), (["a"], []), (["a", "a", "a"], ["a"]), (["x"] * 70, ["x", "y"] * 40)]
+    for _ in range(300):  # small vocabularies: many repeated tokens, the hard case for LCS
+        vocabulary = "abcde"[: rng.randint(1, 5)]
+        pairs.append(
+            ([rng.choice(vocabulary) for _ in range(rng.randint(0, 80))],
+             [rng.choice(vocabulary) for _ in range(rng.randint(0, 80))])
+        )
+    for request in clotho_sample:
+        for reference in request.references:
+            pairs.append((reference.lower().split(), request.candidate.lower().split()))
+    for first, second in pairs:
+        expected = my_lcs(first, second)
+        assert lcs_length(first, second) == expected == lcs_length(second, first)
+
+
 def test_a_killed_meteor_jvm_is_restarted(clotho_sample, reference_values):
     process = meteor_process.shared_process()
     process.start()

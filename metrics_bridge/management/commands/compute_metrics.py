@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Dataset
 from metrics_bridge.models import MetricRun
+from metrics_bridge.scoring import registry
 from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
 from metrics_bridge.tasks import enqueue_chunks, execute_metric_run
 from metrics_bridge.worker_process import WorkerOnDemand
@@ -24,6 +25,32 @@ class Command(BaseCommand):
         except Dataset.DoesNotExist:
             raise CommandError(f"no dataset named {dataset!r}") from None
         metric_names = [name.strip() for name in metrics.split(",") if name.strip()] if metrics else None
+        if not wait:
+            run = self._create(dataset_row, metric_names)
+            metric_run_dispatch(run=run, enqueue=enqueue_chunks)
+            self.stdout.write("queued for the workers; follow it on /metrics/ or with the API")
+            return
+        known = registry.all_metric_names()
+        unknown = sorted(set(metric_names or ()) - set(known))
+        if unknown:  # before a worker is started for nothing; metric_run_create says the same
+            raise CommandError(f"unknown metric(s): {', '.join(unknown)} (known: {', '.join(known)})")
+        warm_up = metric_names or known
+        run = None
+        try:
+            with WorkerOnDemand(say=self.stdout.write, warm_up=warm_up) as enqueue:
+                # The temporary worker (if one is needed) boots and starts METEOR's JVM while the run is planned.
+                enqueue.ensure_worker()
+                run = self._create(dataset_row, metric_names)
+                run = execute_metric_run(
+                    run=run, enqueue=enqueue, watchdog=enqueue.check_alive, on_progress=self._progress
+                )
+        except RuntimeError as error:
+            raise CommandError(f"metric run {run.pk}: {error}" if run else str(error)) from None
+        if run.status != MetricRun.Status.DONE:
+            raise CommandError(f"metric run {run.pk} ended {run.get_status_display().lower()}: {run.error}")
+        self.stdout.write(f"metric run {run.pk} done: {run.chunks_done}/{run.chunks_total} chunks")
+
+    def _create(self, dataset_row: Dataset, metric_names: list[str] | None) -> MetricRun:
         try:
             run = metric_run_create(dataset=dataset_row, metric_names=metric_names)
         except ValueError as error:
@@ -34,20 +61,7 @@ class Command(BaseCommand):
             f"metric run {run.pk}: {', '.join(run.metrics) or 'nothing to compute'}; "
             f"{run.chunks_total} chunk(s) to score"
         )
-        if not wait:
-            metric_run_dispatch(run=run, enqueue=enqueue_chunks)
-            self.stdout.write("queued for the workers; follow it on /metrics/ or with the API")
-            return
-        try:
-            with WorkerOnDemand(say=self.stdout.write) as enqueue:
-                run = execute_metric_run(
-                    run=run, enqueue=enqueue, watchdog=enqueue.check_alive, on_progress=self._progress
-                )
-        except RuntimeError as error:
-            raise CommandError(f"metric run {run.pk}: {error}") from None
-        if run.status != MetricRun.Status.DONE:
-            raise CommandError(f"metric run {run.pk} ended {run.get_status_display().lower()}: {run.error}")
-        self.stdout.write(f"metric run {run.pk} done: {run.chunks_done}/{run.chunks_total} chunks")
+        return run
 
     def _progress(self, run: MetricRun) -> None:
         failed = f", {run.chunks_failed} failed" if run.chunks_failed else ""

@@ -5,8 +5,8 @@ Bleu(4) / Meteor() / Rouge() / Cider() score it (the test suite checks |delta| <
 from doing less, not from other formulas:
 - every distinct text is tokenized once per process, all new texts in one JVM call (ptb_tokenizer);
 - BLEU and ROUGE-L score each distinct (candidate, references) once with pycocoevalcap's
-  BleuScorer (reference lists cooked once) / Rouge.calc_score's steps (LCS once per
-  candidate-reference pair); sentence values don't depend on the rest of the batch;
+  BleuScorer (reference lists cooked once) / Rouge.calc_score's steps (the LCS length from a
+  bit-parallel algorithm, lcs.py: the same integer); sentence values don't depend on the rest of the batch;
 - METEOR goes to one long-lived JVM (meteor_process);
 - CIDEr-D is corpus-level: pycocoevalcap's CiderScorer over exactly the batch (duplicates included,
   they count in the document frequencies), with repeated work done once inside the corpus (cider.py).
@@ -17,9 +17,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from ..base import ScoreResult, ScoringContext, ScoringRequest, installed_version
+from ..base import ScoreResult, ScoringContext, ScoringRequest, installed_version, warm_up
 from . import meteor_process, ptb_tokenizer
 from .cider import cider_d
+from .lcs import lcs_length
 
 #: bump when our code around pycocoevalcap changes in a way that could change values
 IMPLEMENTATION_REVISION = 1
@@ -32,8 +33,14 @@ def classic_version(metric: str) -> str:
     return f"pycocoevalcap-{library}-{metric}-ptb3.4.1+metrics_bridge-{IMPLEMENTATION_REVISION}"
 
 
-def tokenize_batches(batches: Sequence[Sequence[ScoringRequest]]) -> list[list[Tokenized]]:
-    """(candidate, references) tokenized like pycocoevalcap, every new text in one JVM call."""
+def tokenize_batches(
+    batches: Sequence[Sequence[ScoringRequest]], *, corpus_texts: Sequence[str] = ()
+) -> list[list[Tokenized]]:
+    """(candidate, references) tokenized like pycocoevalcap, every new text in one JVM call.
+
+    `corpus_texts` (every text of the dataset) go into that call too when it has to be made, so the
+    next chunks of a run find their texts tokenized instead of starting the JVM again.
+    """
     texts = []
     for batch in batches:
         for request in batch:
@@ -41,7 +48,7 @@ def tokenize_batches(batches: Sequence[Sequence[ScoringRequest]]) -> list[list[T
                 raise ValueError(f"candidate {request.candidate_id!r} has no references")
             texts.append(request.candidate)
             texts.extend(request.references)
-    tokens = dict(zip(texts, ptb_tokenizer.tokenize_texts(texts), strict=True))
+    tokens = dict(zip(texts, ptb_tokenizer.tokenize_texts(texts, prefetch=corpus_texts), strict=True))
     return [
         [(tokens[request.candidate], tuple(tokens[reference] for reference in request.references)) for request in batch]
         for batch in batches
@@ -53,7 +60,9 @@ class _ClassicScorer:
 
     metric_names: tuple[str, ...] = ()
     version = ""
-    needs = frozenset({"references"})
+    # corpus_texts: the dataset's texts, tokenized in the first JVM call of a run (see tokenize_batches)
+    needs = frozenset({"references", "corpus_texts"})
+    uses_clip_data = False  # no gold annotations, no other clips' references: only the requests' texts
     corpus_level = False
     protocol_kind = "ngram"
 
@@ -66,8 +75,8 @@ class _ClassicScorer:
     def score_batches(
         self, batches: Sequence[Sequence[ScoringRequest]], context: ScoringContext | None = None
     ) -> list[dict[str, list[ScoreResult]]]:
-        self.warm_up()
-        tokenized = tokenize_batches(batches)
+        warm_up(self)  # METEOR's JVM loads while the texts are tokenized
+        tokenized = tokenize_batches(batches, corpus_texts=context.corpus_texts if context else ())
         if self.corpus_level:
             values = [self._score_corpus(batch) for batch in tokenized]
         else:
@@ -78,9 +87,6 @@ class _ClassicScorer:
             {name: [ScoreResult(float(row[k])) for row in batch_values] for k, name in enumerate(self.metric_names)}
             for batch_values in values
         ]
-
-    def warm_up(self) -> None:
-        """Nothing slow to start by default."""
 
     def _score_distinct(self, pairs: list[Tokenized]) -> list[tuple[float, ...]]:
         raise NotImplementedError
@@ -126,27 +132,30 @@ class MeteorScorer(_ClassicScorer):
 
 
 class RougeScorer(_ClassicScorer):
-    """ROUGE-L (beta 1.2), pycocoevalcap's Rouge.calc_score."""
+    """ROUGE-L (beta 1.2), pycocoevalcap's Rouge.calc_score (its LCS table replaced by a bit-parallel LCS)."""
 
     metric_names = ("ROUGE_L",)
     version = classic_version("rouge")
 
     def _score_distinct(self, pairs: list[Tokenized]) -> list[tuple[float, ...]]:
-        from pycocoevalcap.rouge.rouge import Rouge, my_lcs
+        from pycocoevalcap.rouge.rouge import Rouge
 
         beta = Rouge().beta
-        lcs_lengths: dict[tuple[str, str], int] = {}
+        tokens: dict[str, list[str]] = {}
+
+        def split(text: str) -> list[str]:
+            if text not in tokens:
+                tokens[text] = text.split(" ")
+            return tokens[text]
 
         def calc_score(candidate: str, references: tuple[str, ...]) -> float:
-            # Rouge.calc_score, with pycocoevalcap's my_lcs computed once per (candidate, reference)
+            # Rouge.calc_score, with the LCS length from lcs_length (the same integer as its my_lcs)
             prec = []
             rec = []
-            token_c = candidate.split(" ")
+            token_c = split(candidate)
             for reference in references:
-                token_r = reference.split(" ")
-                if (candidate, reference) not in lcs_lengths:
-                    lcs_lengths[(candidate, reference)] = my_lcs(token_r, token_c)
-                lcs = lcs_lengths[(candidate, reference)]
+                token_r = split(reference)
+                lcs = lcs_length(token_r, token_c)
                 prec.append(lcs / float(len(token_c)))
                 rec.append(lcs / float(len(token_r)))
             prec_max = max(prec)
