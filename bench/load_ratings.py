@@ -79,8 +79,9 @@ def seed(*, raters: int, clips: int, clip_seconds: float) -> dict:
         for index in range(clips)
     )
     Caption.objects.bulk_create(
-        Caption(clip=clip, text=f"sound {index} number {position}", role="reference", author_kind="human",
-                position=position)
+        Caption(
+            clip=clip, text=f"sound {index} number {position}", role="reference", author_kind="human", position=position
+        )
         for index, clip in enumerate(clip_rows)
         for position in range(2)
     )
@@ -204,10 +205,11 @@ class Recorder:
         self.accepted: list[dict] = []
         self.refused: list[str] = []
 
-    def timed(self, endpoint: str, call, *, expect: int):
+    def timed(self, endpoint: str, http, method: str, url: str, *, expect: int, **options):
+        """`http.request(method, url, **options)`, timed; the response when its status is `expect`, else None."""
         started = time.perf_counter()
         try:
-            response = call()
+            response = http.request(method, url, timeout=30, **options)
         except Exception as error:  # noqa: BLE001 - every transport failure is an error of the run
             with self.lock:
                 self.errors[endpoint].append(f"{type(error).__name__}: {error}"[:200])
@@ -220,8 +222,16 @@ class Recorder:
         return response if response.status_code == expect else None
 
 
-def rater_loop(*, base_url: str, campaign_id: int, session_id: str, clip_seconds: float, stop_at: float,
-               recorder: Recorder, seed_value: int) -> None:
+def rater_loop(
+    *,
+    base_url: str,
+    campaign_id: int,
+    session_id: str,
+    clip_seconds: float,
+    stop_at: float,
+    recorder: Recorder,
+    seed_value: int,
+) -> None:
     import requests
 
     chooser = random.Random(seed_value)
@@ -229,19 +239,23 @@ def rater_loop(*, base_url: str, campaign_id: int, session_id: str, clip_seconds
     http.cookies.set("sessionid", session_id, domain="127.0.0.1")
     first = recorder.timed(
         "GET next (campaign)",
-        lambda: http.get(f"{base_url}/ratings/campaigns/{campaign_id}/next/", allow_redirects=False, timeout=30),
+        http,
+        "GET",
+        f"{base_url}/ratings/campaigns/{campaign_id}/next/",
+        allow_redirects=False,
         expect=302,
     )
     if first is None:
         return
-    item_url = base_url + first.headers["Location"] if first.headers["Location"].startswith("/") else first.headers[
-        "Location"]
+    item_url = (
+        base_url + first.headers["Location"] if first.headers["Location"].startswith("/") else first.headers["Location"]
+    )
     while time.monotonic() < stop_at:
         match = ITEM_PATH_RE.search(item_url)
         if match is None:
             return  # the campaign sent us to its "done" page
         token = match.group(1)
-        page = recorder.timed("GET item", lambda: http.get(item_url, timeout=30), expect=200)
+        page = recorder.timed("GET item", http, "GET", item_url, expect=200)
         if page is None:
             return
         opened = time.monotonic()
@@ -254,9 +268,7 @@ def rater_loop(*, base_url: str, campaign_id: int, session_id: str, clip_seconds
         if time.monotonic() >= stop_at:
             return
         listened = recorder.timed(
-            "POST listened",
-            lambda: http.post(item_url + "listened/", headers=headers, json={}, timeout=30),
-            expect=200,
+            "POST listened", http, "POST", item_url + "listened/", headers=headers, json={}, expect=200
         )
         if listened is None:
             continue
@@ -277,7 +289,12 @@ def rater_loop(*, base_url: str, campaign_id: int, session_id: str, clip_seconds
             form.update({f"{name}_{number}": value for name, value in row.items()})
         submitted = recorder.timed(
             "POST submit",
-            lambda: http.post(item_url, data=form, headers={"Referer": item_url}, allow_redirects=False, timeout=30),
+            http,
+            "POST",
+            item_url,
+            data=form,
+            headers={"Referer": item_url},
+            allow_redirects=False,
             expect=302,
         )
         with recorder.lock:
@@ -321,7 +338,11 @@ class Run:
 
     def app(self, *arguments: str, timeout: float = 600) -> str:
         result = subprocess.run(
-            [sys.executable, *arguments], cwd=PROJECT_DIR, env=self.env, capture_output=True, text=True,
+            [sys.executable, *arguments],
+            cwd=PROJECT_DIR,
+            env=self.env,
+            capture_output=True,
+            text=True,
             timeout=timeout,
         )
         if result.returncode:
@@ -351,8 +372,14 @@ class Run:
         self.app("manage.py", "migrate", "--noinput")
         self.app("manage.py", "collectstatic", "--noinput")
         out = self.app(
-            __file__, "seed", "--raters", str(self.args.raters), "--clips", str(self.args.clips),
-            "--clip-seconds", str(self.args.clip_seconds),
+            __file__,
+            "seed",
+            "--raters",
+            str(self.args.raters),
+            "--clips",
+            str(self.args.clips),
+            "--clip-seconds",
+            str(self.args.clip_seconds),
         )
         seeded = json.loads(out.strip().splitlines()[-1])
         print(f"[{self.kind}] migrated and seeded in {time.monotonic() - began:.1f} s", flush=True)
@@ -361,14 +388,20 @@ class Run:
         with open(self.folder / "gunicorn.log", "ab") as log:
             self.web = subprocess.Popen(
                 [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.py", "config.wsgi"],
-                cwd=PROJECT_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                cwd=PROJECT_DIR,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         wait_for_port(port, timeout=60, process=self.web, what="gunicorn")
         base_url = f"http://127.0.0.1:{port}"
         warm_up(base_url, seeded["sessions"][: 4 * self.args.web_workers])
         settled = wait_until_idle(self.web.pid, timeout=self.args.settle_seconds)
-        print(f"[{self.kind}] gunicorn ({self.args.web_workers} workers) on port {port}; "
-              f"idle after start-up: {settled}", flush=True)
+        print(
+            f"[{self.kind}] gunicorn ({self.args.web_workers} workers) on port {port}; idle after start-up: {settled}",
+            flush=True,
+        )
         return {"base_url": base_url, **seeded}
 
     def stop(self) -> None:
@@ -461,10 +494,12 @@ def drive(target: dict, args) -> tuple[Recorder, dict]:
 def report(kind: str, recorder: Recorder, timing: dict, server_cpu: float, checked: dict) -> dict:
     requests_total = sum(len(values) for values in recorder.latencies.values())
     errors_total = sum(len(values) for values in recorder.errors.values())
-    lines = [f"\n== {kind}: {requests_total} requests in {timing['wall_seconds']:.1f} s = "
-             f"{requests_total / timing['wall_seconds']:.0f} req/s; errors {errors_total}; "
-             f"load generator CPU {timing['client_cpu_seconds'] / timing['wall_seconds'] * 100:.0f}% of one core, "
-             f"gunicorn CPU {server_cpu / timing['wall_seconds'] * 100:.0f}% of one core"]
+    lines = [
+        f"\n== {kind}: {requests_total} requests in {timing['wall_seconds']:.1f} s = "
+        f"{requests_total / timing['wall_seconds']:.0f} req/s; errors {errors_total}; "
+        f"load generator CPU {timing['client_cpu_seconds'] / timing['wall_seconds'] * 100:.0f}% of one core, "
+        f"gunicorn CPU {server_cpu / timing['wall_seconds'] * 100:.0f}% of one core"
+    ]
     lines.append(f"{'endpoint':22} {'count':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>6}")
     figures = {}
     for endpoint in sorted(set(recorder.latencies) | set(recorder.errors)):
@@ -478,15 +513,19 @@ def report(kind: str, recorder: Recorder, timing: dict, server_cpu: float, check
             "errors": len(recorder.errors.get(endpoint, [])),
         }
         figures[endpoint] = row
-        lines.append(f"{endpoint:22} {row['count']:6d} {row['p50_ms']:8.1f} {row['p95_ms']:8.1f} "
-                     f"{row['p99_ms']:8.1f} {row['max_ms']:8.1f} {row['errors']:6d}")
+        lines.append(
+            f"{endpoint:22} {row['count']:6d} {row['p50_ms']:8.1f} {row['p95_ms']:8.1f} "
+            f"{row['p99_ms']:8.1f} {row['max_ms']:8.1f} {row['errors']:6d}"
+        )
     for endpoint, messages in recorder.errors.items():
         for message in sorted(set(messages))[:3]:
             lines.append(f"  error at {endpoint}: {message}")
     all_latencies = [value for values in recorder.latencies.values() for value in values]
     if all_latencies:
-        lines.append(f"{'all':22} {len(all_latencies):6d} {statistics.median(all_latencies) * 1000:8.1f} "
-                     f"{percentile(all_latencies, 0.95) * 1000:8.1f} {percentile(all_latencies, 0.99) * 1000:8.1f}")
+        lines.append(
+            f"{'all':22} {len(all_latencies):6d} {statistics.median(all_latencies) * 1000:8.1f} "
+            f"{percentile(all_latencies, 0.95) * 1000:8.1f} {percentile(all_latencies, 0.99) * 1000:8.1f}"
+        )
     lines.append(
         f"exactly-once check: {checked['accepted_submissions']} accepted submissions, "
         f"{checked['ratings_in_database']} ratings stored / {checked['ratings_expected']} expected, "
@@ -498,8 +537,14 @@ def report(kind: str, recorder: Recorder, timing: dict, server_cpu: float, check
     verdict = "MET" if slowest <= 50 and errors_total == 0 and checked["problem_count"] == 0 else "MISSED"
     lines.append(f"target (p95 <= 50 ms every endpoint, 0 errors, exactly once): {verdict}")
     print("\n".join(lines), flush=True)
-    return {"database": kind, "requests": requests_total, "errors": errors_total, "endpoints": figures,
-            "check": checked, **timing}
+    return {
+        "database": kind,
+        "requests": requests_total,
+        "errors": errors_total,
+        "endpoints": figures,
+        "check": checked,
+        **timing,
+    }
 
 
 def bench_one(kind: str, args) -> dict:
@@ -518,7 +563,8 @@ def bench_one(kind: str, args) -> dict:
         results.write_text(json.dumps({"accepted": recorder.accepted, "refused": recorder.refused}))
         checked = json.loads(
             run.app(__file__, "verify", "--campaign", str(target["campaign"]), "--results", str(results))
-            .strip().splitlines()[-1]
+            .strip()
+            .splitlines()[-1]
         )
         return report(kind, recorder, timing, server_cpu, checked)
     finally:
@@ -549,17 +595,28 @@ def main() -> None:
     for command_parser in (parser, seed_parser):
         command_parser.add_argument("--raters", type=int, default=50)
         command_parser.add_argument("--clips", type=int, default=150)
-        command_parser.add_argument("--clip-seconds", type=float, default=1.0,
-                                    help="clip length = the listening time each item needs (default 1 s)")
+        command_parser.add_argument(
+            "--clip-seconds",
+            type=float,
+            default=1.0,
+            help="clip length = the listening time each item needs (default 1 s)",
+        )
     verify_parser.add_argument("--campaign", type=int, required=True)
     verify_parser.add_argument("--results", type=Path, required=True)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument("--databases", default="postgresql,sqlite", help="comma-separated: postgresql, sqlite")
-    parser.add_argument("--database-url", default="", help="use this (empty, migratable) PostgreSQL database "
-                        "instead of a private cluster")
-    parser.add_argument("--settle-seconds", type=float, default=90,
-                        help="longest wait for gunicorn's workers to finish starting before the load")
+    parser.add_argument(
+        "--database-url",
+        default="",
+        help="use this (empty, migratable) PostgreSQL database instead of a private cluster",
+    )
+    parser.add_argument(
+        "--settle-seconds",
+        type=float,
+        default=90,
+        help="longest wait for gunicorn's workers to finish starting before the load",
+    )
     parser.add_argument("--deadline", type=float, default=900, help="hard limit of the whole script (s)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
@@ -571,8 +628,11 @@ def main() -> None:
         print(json.dumps(verify(campaign_id=args.campaign, accepted=results["accepted"], refused=results["refused"])))
         return
     threading.Thread(target=watchdog, args=(args.deadline,), daemon=True).start()
-    print(f"{args.raters} raters, {args.seconds:.0f} s, clips of {args.clip_seconds} s, "
-          f"gunicorn {args.web_workers} workers, load average {os.getloadavg()[0]:.1f}", flush=True)
+    print(
+        f"{args.raters} raters, {args.seconds:.0f} s, clips of {args.clip_seconds} s, "
+        f"gunicorn {args.web_workers} workers, load average {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
     figures = [bench_one(kind.strip(), args) for kind in args.databases.split(",") if kind.strip()]
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2, default=str))
