@@ -405,6 +405,12 @@ class Run:
         return {"base_url": base_url, **seeded}
 
     def stop(self) -> None:
+        self.stop_web()
+        if self.postgres:
+            self.postgres.stop()
+            self.postgres = None
+
+    def stop_web(self) -> None:
         if self.web and self.web.poll() is None:
             os.killpg(self.web.pid, signal.SIGTERM)
             try:
@@ -412,9 +418,6 @@ class Run:
             except subprocess.TimeoutExpired:
                 os.killpg(self.web.pid, signal.SIGKILL)
                 self.web.wait(timeout=10)
-        if self.postgres:
-            self.postgres.stop()
-            self.postgres = None
 
 
 def warm_up(base_url: str, sessions: list[str]) -> None:
@@ -558,7 +561,7 @@ def bench_one(kind: str, args) -> dict:
         cpu_before = process_tree_cpu(run.web.pid)
         recorder, timing = drive(target, args)
         server_cpu = process_tree_cpu(run.web.pid) - cpu_before
-        run.stop()  # every request is answered (or failed) before the check reads the database
+        run.stop_web()  # every request is answered (or failed) before the check reads the database
         results = folder / "results.json"
         results.write_text(json.dumps({"accepted": recorder.accepted, "refused": recorder.refused}))
         checked = json.loads(
