@@ -7,7 +7,8 @@ For each database (a private PostgreSQL cluster started here, and the SQLite def
   2. starts gunicorn with config/gunicorn.py (the Docker image's settings, DEBUG off), `--web-workers` workers;
   3. runs one thread per rater for `--seconds` s, each doing what the rating page does: open the item
      (GET /ratings/items/<token>/), wait until the clip has played (`--clip-seconds`: the server refuses
-     "listened" before that), report listening (POST …/listened/), submit a THumBS rating with random scores
+     "listened" before that, so this is the pace of a real rater; each rater starts at a random moment
+     within the first clip), report listening (POST …/listened/), submit a THumBS rating with random scores
      (POST …/, answered by a redirect to the next item), then open the next item;
   4. stops gunicorn and checks the database: every accepted submission is stored exactly once with the
      values sent (one rating per caption, one `submitted` event), nothing refused or unanswered is stored,
@@ -237,6 +238,8 @@ def rater_loop(
     chooser = random.Random(seed_value)
     http = requests.Session()
     http.cookies.set("sessionid", session_id, domain="127.0.0.1")
+    # Raters do not start in lockstep: each begins within the first clip length.
+    time.sleep(chooser.uniform(0, clip_seconds))
     first = recorder.timed(
         "GET next (campaign)",
         http,
