@@ -32,17 +32,24 @@ def stack(tmp_path_factory):
 def demo(stack) -> dict:
     """The demo dataset (audio uploaded to S3) and accounts; returns {username: password} and ids."""
     output = stack.manage("demo", "--no-metrics", "--url", stack.web_url + "/", check=True).stdout
-    passwords = dict(re.findall(r"^  (admin|rater)\s+\S+\s+(\S+)$", output, flags=re.M))
+    # The demo prints its accounts as a table: Account | Roles | Password.
+    passwords = dict(re.findall(r"^(admin|rater)\s+\S+\s+(\S+)$", output, flags=re.M))
     ids = (
         stack.manage(
             "shell",
             "-c",
             (
-                "import json; from ratings.models import Campaign; from django.contrib.auth import get_user_model; "
+                "import json; from ratings.models import Campaign, HeadphoneCheck; "
+                "from django.contrib.auth import get_user_model; from django.utils import timezone; "
                 "from annotation.models import Clip; c = Campaign.objects.get(name='demo-thumbs'); "
+                # The rater has passed the headphone screen (its own pages are tested in tests/ratings).
+                "HeadphoneCheck.objects.create(rater=get_user_model().objects.get(username='rater'), kind='antiphase', "
+                "trials=[], correct_count=6, passed=True, completed_at=timezone.now()); "
                 "print(json.dumps({'campaign': c.pk, 'rater': get_user_model().objects.get(username='rater').pk, "
                 "'clips': list(Clip.objects.filter(dataset__name='demo').order_by('pk')"
-                ".values_list('pk', flat=True))}))"
+                ".values_list('pk', flat=True)), "
+                "'rater_item_tokens': list(c.assignments.get(rater__username='rater').items.order_by('position')"
+                ".values_list('token', flat=True))}))"
             ),
             check=True,
         )

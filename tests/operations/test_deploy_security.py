@@ -15,7 +15,12 @@ PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    clean = {key: value for key, value in os.environ.items() if not key.startswith(("SECURE_", "SESSION_", "CSRF_"))}
+    # The browser tests' DJANGO_ALLOW_ASYNC_UNSAFE (set in this process when they run first) is not a deploy setting.
+    clean = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("SECURE_", "SESSION_", "CSRF_")) and key != "DJANGO_ALLOW_ASYNC_UNSAFE"
+    }
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=PROJECT_DIR,

@@ -54,14 +54,15 @@ def test_static_files_are_served_by_whitenoise_under_gunicorn(stack):
 
 
 def test_audio_goes_to_s3_under_random_keys_and_a_rater_plays_it_with_a_range_request(stack, demo):
-    # The demo's audio was uploaded to the S3 server, each object under an unguessable folder
+    # The demo's audio was uploaded to the S3 server, each object under an unguessable key
     objects = stack.s3.client().list_objects_v2(Bucket=S3_BUCKET, Prefix="audio/")["Contents"]
     keys = [entry["Key"] for entry in objects]
     assert len(keys) == len(demo["clips"]) == 8
-    assert all(re.fullmatch(r"audio/demo/[0-9a-f]{32}/[^/]+\.wav", key) for key in keys), keys
-    # A rater asks the app for a clip's audio and is sent to a pre-signed S3 URL
+    assert all(re.fullmatch(r"audio/[0-9a-f]{32}\.wav", key) for key in keys), keys
+    # A rater asks for an item's audio (the per-item URL raters get) and is sent to a pre-signed S3 URL
     rater = signed_in(stack, "rater", demo["passwords"]["rater"])
-    redirect = rater.get(f"{stack.web_url}/clips/{demo['clips'][0]}/audio/", allow_redirects=False, timeout=10)
+    item_audio_url = f"{stack.web_url}/ratings/items/{demo['rater_item_tokens'][0]}/audio/"
+    redirect = rater.get(item_audio_url, allow_redirects=False, timeout=10)
     assert redirect.status_code == 302
     signed_url = redirect.headers["Location"]
     assert signed_url.startswith(stack.s3.url) and "X-Amz-Signature=" in signed_url

@@ -7,6 +7,7 @@ busy timeout, WAL). Every request either succeeds (302 to the next item) or gets
 
 import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -63,8 +64,12 @@ def test_simultaneous_submits_on_sqlite_in_a_server_process(tmp_path):
         "DATABASE_URL": f"sqlite:///{tmp_path / 'race.sqlite3'}",
         "MEDIA_ROOT": str(tmp_path / "media"),
         "DEBUG": "false",
-        "SECRET_KEY": "concurrency-test-secret-key-not-for-production",
+        "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "127.0.0.1",
+        # Plain HTTP on loopback, as behind a TLS-terminating proxy (the deploy switches of the README).
+        "SECURE_SSL_REDIRECT": "false",
+        "SESSION_COOKIE_SECURE": "false",
+        "CSRF_COOKIE_SECURE": "false",
     }
     _manage(env, "migrate", "--noinput", "-v0")
     output = _manage(env, "shell", "-c", "from tests.ratings.concurrent_submits import main_seed; main_seed()")
