@@ -29,9 +29,7 @@ import json
 import os
 import random
 import re
-import secrets
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -44,7 +42,13 @@ from pathlib import Path
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_DIR))
 
-from scripts.stack import PrivatePostgres, free_port, wait_for_port  # noqa: E402  (no Django import)
+from scripts.stack import (  # noqa: E402  (no Django import)
+    PrivatePostgres,
+    free_port,
+    gunicorn_start,
+    gunicorn_stop,
+    loopback_production_env,
+)
 
 CSRF_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 VERSION_RE = re.compile(r'name="version" value="(\d+)"')
@@ -357,13 +361,7 @@ class Run:
         self.env.pop("REDIS_URL", None)
         self.env.update(
             {
-                "DEBUG": "false",
-                "SECRET_KEY": secrets.token_urlsafe(50),
-                "ALLOWED_HOSTS": "127.0.0.1,localhost",
-                "SECURE_SSL_REDIRECT": "false",
-                "SESSION_COOKIE_SECURE": "false",
-                "CSRF_COOKIE_SECURE": "false",
-                "SECURE_HSTS_SECONDS": "0",
+                **loopback_production_env(),
                 "DATABASE_URL": self.database_url(),
                 "MEDIA_ROOT": str(self.folder / "media"),
                 "STATIC_ROOT": str(self.folder / "static"),
@@ -387,17 +385,9 @@ class Run:
         seeded = json.loads(out.strip().splitlines()[-1])
         print(f"[{self.kind}] migrated and seeded in {time.monotonic() - began:.1f} s", flush=True)
         port = free_port()
-        env = {**self.env, "GUNICORN_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(self.args.web_workers)}
-        with open(self.folder / "gunicorn.log", "ab") as log:
-            self.web = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.py", "config.wsgi"],
-                cwd=PROJECT_DIR,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        wait_for_port(port, timeout=60, process=self.web, what="gunicorn")
+        self.web = gunicorn_start(
+            env=self.env, port=port, workers=self.args.web_workers, log_path=self.folder / "gunicorn.log"
+        )
         base_url = f"http://127.0.0.1:{port}"
         warm_up(base_url, seeded["sessions"][: 4 * self.args.web_workers])
         settled = wait_until_idle(self.web.pid, timeout=self.args.settle_seconds)
@@ -414,13 +404,8 @@ class Run:
             self.postgres = None
 
     def stop_web(self) -> None:
-        if self.web and self.web.poll() is None:
-            os.killpg(self.web.pid, signal.SIGTERM)
-            try:
-                self.web.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.web.pid, signal.SIGKILL)
-                self.web.wait(timeout=10)
+        if self.web:
+            gunicorn_stop(self.web)
 
 
 def warm_up(base_url: str, sessions: list[str]) -> None:
