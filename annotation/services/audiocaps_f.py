@@ -29,6 +29,7 @@ from annotation.services.importing import (
     dataset_name_validate,
     import_account_get_or_create,
     json_file_load,
+    json_nul_check,
     json_type_name,
     text_field_check,
 )
@@ -85,6 +86,7 @@ def audiocaps_f_import(*, data: Any, dataset_name: str, source_name: str) -> Imp
 
 def audiocaps_f_parse(*, data: Any, source_name: str) -> list[ClipAnnotationSpec]:
     """Check the whole input; raises ImportDataError naming the file and key."""
+    json_nul_check(data=data, source_name=source_name)
     if not isinstance(data, dict):
         raise ImportDataError(
             f'{source_name}: expected an object {{"Y<youtube_id>.wav": {{event: ...}}}}, got {json_type_name(data)}'

@@ -35,8 +35,8 @@ def audiocaps_f_base(shared_dir) -> dict:
     return dict(list(data.items())[:3])
 
 
-def _import_or_refusal(importer, data) -> None:
-    """Import `data`; a refusal must name the file and change nothing."""
+def _import_or_refusal(importer, data, *, refusal_expected: bool = False) -> None:
+    """Import `data`; a refusal must name the file and change nothing (re-raised if `refusal_expected`)."""
     with rolled_back():
         before = database_fingerprint()
         try:
@@ -44,6 +44,8 @@ def _import_or_refusal(importer, data) -> None:
         except ImportDataError as error:
             assert str(error).startswith(SOURCE_NAME), f"the error does not name the file: {error}"
             assert database_fingerprint() == before, f"a refused import changed the database ({error})"
+            if refusal_expected:
+                raise
 
 
 def test_the_unmutated_documents_import(pairwise_base, audiocaps_f_base):
@@ -51,6 +53,20 @@ def test_the_unmutated_documents_import(pairwise_base, audiocaps_f_base):
     with rolled_back():
         assert pairwise_judgements_import(data=pairwise_base, dataset_name="fuzz", source_name=SOURCE_NAME).as_dict()
         assert audiocaps_f_import(data=audiocaps_f_base, dataset_name="fuzz2", source_name=SOURCE_NAME).as_dict()
+
+
+def test_a_nul_character_is_refused_naming_its_place(pairwise_base, audiocaps_f_base):
+    """Found by the long fuzz run: PostgreSQL text cannot hold U+0000, and the import failed inside the
+    database with an unhandled DataError. Now it is refused before any write, naming where it is."""
+    pairwise = json.loads(json.dumps(pairwise_base))
+    pairwise[1]["references"][2] = "a dog\x00 barks"
+    with pytest.raises(ImportDataError, match=r'^fuzzed\.json: index 1 key "references" index 2: contains a NUL'):
+        _import_or_refusal(pairwise_judgements_import, pairwise, refusal_expected=True)
+    annotations = json.loads(json.dumps(audiocaps_f_base))
+    key, events = next(iter(annotations.items()))
+    events[next(iter(events))]["source"] = ["dog\x00"]
+    with pytest.raises(ImportDataError, match=rf'^fuzzed\.json: key "{key}" key ".+" key "source" index 0: contains'):
+        _import_or_refusal(audiocaps_f_import, annotations, refusal_expected=True)
 
 
 @given(data=st.data())
