@@ -119,6 +119,9 @@ class Caption(TimeStampedModel):
     position = models.PositiveSmallIntegerField(null=True, blank=True)
     # Where the caption came from in the source file, e.g. "human_2" or "10882..._human_1".
     source_label = models.CharField(max_length=255, blank=True)
+    # Set when a newer submission of the system replaced this caption for its clip. The caption stays
+    # (ratings and pairs may point at it) but no longer stands for the system on leaderboards.
+    superseded_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["clip", "role", "position", "id"]
@@ -138,6 +141,39 @@ class Caption(TimeStampedModel):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+    @property
+    def is_current(self) -> bool:
+        return self.superseded_at is None
+
+
+def system_submission_path(submission: "SystemSubmission", filename: str) -> str:
+    return f"submissions/{submission.sha256[:2]}/{submission.sha256}/{filename}"
+
+
+class SystemSubmission(TimeStampedModel):
+    """A captioning system's captions uploaded through the page, kept whether or not the import succeeded."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        IMPORTED = "imported", "Imported"
+        FAILED = "failed", "Failed"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="system_submissions")
+    system_name = models.CharField(max_length=100)
+    file = models.FileField(upload_to=system_submission_path, max_length=500)
+    original_name = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    errors = models.JSONField(default=list, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.system_name} on {self.dataset} ({self.status})"
 
 
 ATTRIBUTE_CATEGORIES = ["Duration", "Volume", "Pitch", "Location", "Count", "Distance", "Variation", "Tone", "Other"]

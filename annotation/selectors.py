@@ -2,7 +2,7 @@
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from annotation.models import Caption, Clip, Dataset, ExpertAnnotation, SoundEvent
+from annotation.models import Caption, CaptioningSystem, Clip, Dataset, ExpertAnnotation, SoundEvent
 
 
 def dataset_list_with_counts() -> QuerySet[Dataset]:
@@ -50,9 +50,10 @@ def dataset_overview() -> QuerySet[Dataset]:
 
 
 def dataset_corpus_counts(*, dataset: Dataset) -> dict[str, int]:
-    """Clip, caption and GOLD expert-annotation counts of one dataset."""
+    """Clip, caption and GOLD expert-annotation counts of one dataset, and its systems' names."""
     clips = Clip.objects.filter(dataset=dataset)
     captions = Caption.objects.filter(clip__dataset=dataset)
+    candidates = captions.filter(role=Caption.Role.CANDIDATE)
     gold = ExpertAnnotation.objects.filter(clip__dataset=dataset, status=ExpertAnnotation.Status.GOLD)
     return {
         "clips": clips.count(),
@@ -61,6 +62,11 @@ def dataset_corpus_counts(*, dataset: Dataset) -> dict[str, int]:
         "candidate_captions": captions.filter(role=Caption.Role.CANDIDATE).count(),
         "expert_annotations": gold.count(),
         "events": SoundEvent.objects.filter(annotation__in=gold).count(),
+        "human_candidates": candidates.filter(author_kind=Caption.AuthorKind.HUMAN).count(),
+        "machine_candidates": candidates.filter(author_kind=Caption.AuthorKind.MACHINE).count(),
+        "systems": sorted(
+            CaptioningSystem.objects.filter(captions__clip__dataset=dataset).values_list("name", flat=True).distinct()
+        ),
     }
 
 

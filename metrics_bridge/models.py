@@ -2,7 +2,7 @@
 from django.conf import settings
 from django.db import models
 
-from annotation.models import Caption, Dataset, TimeStampedModel
+from annotation.models import Caption, CaptioningSystem, Dataset, TimeStampedModel
 
 
 class MetricRun(TimeStampedModel):
@@ -165,3 +165,46 @@ class LLMResponse(models.Model):
         return f"{self.model} {self.prompt_hash[:10]}"
 
 
+class SystemScore(models.Model):
+    """A metric's value for one captioning system over its current captions of a dataset.
+
+    `fingerprint` hashes exactly what was scored (each distinct caption with its clip's references, and
+    the gold annotations when the scorer uses them), so a changed submission or reference list simply has
+    no score at its new fingerprint: a stale value is never shown for it.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="system_scores")
+    system = models.ForeignKey(CaptioningSystem, on_delete=models.CASCADE, related_name="system_scores")
+    metric = models.CharField(max_length=50)
+    version = models.CharField(max_length=500)
+    fingerprint = models.CharField(max_length=64)
+    # None when no caption could be scored (or every per-caption value was not applicable).
+    value = models.FloatField(null=True, blank=True)
+    # How the value was aggregated, the number of captions, X-ACE factor and attribute breakdowns.
+    details = models.JSONField(default=dict, blank=True)
+    run = models.ForeignKey(MetricRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="system_scores")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "system", "metric", "version", "fingerprint"], name="system_score_unique_inputs"
+            )
+        ]
+        indexes = [models.Index(fields=["dataset", "metric", "version"])]
+
+    def __str__(self) -> str:
+        return f"{self.metric} {self.system_id} on {self.dataset_id}: {self.value}"
+
+
+class DashboardCache(models.Model):
+    """A computed dashboard table or plot, valid while the data it was computed from has this fingerprint."""
+
+    key = models.CharField(max_length=200, unique=True)
+    fingerprint = models.CharField(max_length=64)
+    payload = models.JSONField(default=dict, blank=True)
+    content = models.TextField(blank=True)  # e.g. an SVG plot
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.fingerprint[:10]})"

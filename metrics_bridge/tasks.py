@@ -12,15 +12,21 @@ from datetime import timedelta
 from celery import shared_task
 from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
-from django.db import DatabaseError, close_old_connections, connection
+from django.db import DatabaseError, close_old_connections, connection, transaction
 from django.utils import timezone
 
 from config.broker import broker_identity
 from config.celery import app
 from config.structured_log import log_event
 from metrics_bridge.services.chunks import ChunkOutcome, chunk_process, chunks_recover
-from metrics_bridge.services.runs import metric_run_execute, metric_run_start
-from metrics_bridge.services.workers import worker_has_running_chunk, worker_heartbeat_beat, worker_heartbeat_remove
+from metrics_bridge.services.dashboards import dashboard_refresh_by_id
+from metrics_bridge.services.runs import metric_run_dispatch, metric_run_execute, metric_run_start
+from metrics_bridge.services.workers import (
+    live_workers,
+    worker_has_running_chunk,
+    worker_heartbeat_beat,
+    worker_heartbeat_remove,
+)
 
 logger = logging.getLogger("captioneval.workers")
 
@@ -62,6 +68,35 @@ def start_metric_run(**kwargs):
 def execute_metric_run(*, run, on_progress=None, enqueue=enqueue_chunks, **kwargs):
     """Send the run's chunks to the workers and wait for the run to end (compute_metrics --wait)."""
     return metric_run_execute(run=run, enqueue=enqueue, on_progress=on_progress, **kwargs)
+
+
+def dispatch_metric_run(*, run) -> int:
+    """metric_run_dispatch with this app's dispatcher (runs planned by the dashboards' compute buttons)."""
+    return metric_run_dispatch(run=run, enqueue=enqueue_chunks)
+
+
+# --- Dashboards -----------------------------------------------------------------------------------
+
+
+@shared_task(acks_late=True, max_retries=0)
+def refresh_dashboard(kind: str, object_id: int) -> str:
+    """Compute a dashboard's numbers for the current data (slow ones, e.g. THumBS CIs, stay off the web process)."""
+    dashboard_refresh_by_id(kind=kind, object_id=object_id)
+    return "done"
+
+
+def request_dashboard_refresh(*, kind: str, object_id: int) -> bool:
+    """Have a dashboard recomputed; True when it was done here and now.
+
+    A live worker on this broker gets a task message (sent once the transaction commits); without one
+    (eager Celery in tests, or `./scripts/run`'s worker not started), the caller computes it inline
+    rather than leaving the page waiting for a worker that will never come.
+    """
+    if runs_execute_eagerly() or not live_workers(broker=current_broker()):
+        dashboard_refresh_by_id(kind=kind, object_id=object_id)
+        return True
+    transaction.on_commit(lambda: refresh_dashboard.delay(kind, object_id))
+    return False
 
 
 # --- Worker lifecycle ---------------------------------------------------------------------------

@@ -11,7 +11,8 @@ from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, Pa
 
 
 def dataset_stats(*, dataset: Dataset) -> dict:
-    """The figures of `dataset_stats`, in its output order: corpus counts plus pairs per split and votes."""
+    """The figures of `dataset_stats`, in its output order: corpus counts plus pairs per split and votes,
+    then candidates by author kind and the sorted names of the systems with captions in the dataset."""
     corpus = dataset_corpus_counts(dataset=dataset)
     # order_by() drops the model ordering, which would otherwise split the GROUP BY.
     per_split = {
@@ -30,6 +31,9 @@ def dataset_stats(*, dataset: Dataset) -> dict:
         "votes": PairwiseVote.objects.filter(pair__clip__dataset=dataset).count(),
         "expert_annotations": corpus["expert_annotations"],
         "events": corpus["events"],
+        "human_candidates": corpus["human_candidates"],
+        "machine_candidates": corpus["machine_candidates"],
+        "systems": corpus["systems"],
     }
 
 

@@ -8,7 +8,7 @@ database as it was. Commands turn that error into a `CommandError`; API views in
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -157,6 +157,12 @@ def text_field_check(*, value: Any, where: str, max_length: int | None, allow_em
     if max_length is not None and len(value) > max_length:
         raise ImportDataError(f"{where}: longer than {max_length} characters")
     return value
+
+
+def file_stem(name: str) -> str:
+    """`a/b.wav` -> `b`; a name without an extension is returned as it is (ids may contain dots only there)."""
+    path = PurePath(name)
+    return path.stem if path.suffix else name
 
 
 def json_type_name(value: Any) -> str:

@@ -29,7 +29,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from config.structured_log import log_event
-from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
+from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, SystemScore
 from metrics_bridge.services.runs import Enqueue, chunk_score, chunks_mark_dispatched, metric_run_refresh_progress
 
 logger = logging.getLogger("captioneval.metric_runs")
@@ -173,7 +173,14 @@ def chunk_process(*, chunk_id: int, worker: str) -> str:
     return outcome
 
 
-def _chunk_store(*, chunk: MetricRunChunk, scores: list[MetricScore]) -> str:
+#: How each kind of score row a chunk produces is upserted: (its identity fields, the fields a re-run rewrites).
+SCORE_UPSERTS = {
+    MetricScore: (["metric", "version", "caption", "reference_set"], ["value", "details", "run"]),
+    SystemScore: (["dataset", "system", "metric", "version", "fingerprint"], ["value", "details", "run"]),
+}
+
+
+def _chunk_store(*, chunk: MetricRunChunk, scores: list[MetricScore | SystemScore]) -> str:
     """Write the scores and finish the chunk in one transaction, only if this claim still holds the lease."""
     with transaction.atomic():
         finished = MetricRunChunk.objects.filter(
@@ -181,13 +188,16 @@ def _chunk_store(*, chunk: MetricRunChunk, scores: list[MetricScore]) -> str:
         ).update(status=Status.DONE, error="", lease_expires_at=None, finished_at=timezone.now())
         if not finished:
             return ChunkOutcome.LEASE_LOST
-        MetricScore.objects.bulk_create(
-            scores,
-            update_conflicts=True,
-            unique_fields=["metric", "version", "caption", "reference_set"],
-            update_fields=["value", "details", "run"],
-            batch_size=500,
-        )
+        for model, (unique_fields, update_fields) in SCORE_UPSERTS.items():
+            rows = [row for row in scores if type(row) is model]
+            if rows:
+                model.objects.bulk_create(
+                    rows,
+                    update_conflicts=True,
+                    unique_fields=unique_fields,
+                    update_fields=update_fields,
+                    batch_size=500,
+                )
         metric_run_refresh_progress(run_id=chunk.run_id)
     return ChunkOutcome.DONE
 

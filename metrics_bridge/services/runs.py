@@ -33,7 +33,7 @@ Enqueue = Callable[[list[int]], None]
 CHUNK_SIZE = None
 
 
-def _requested_scorers(metric_names: Iterable[str] | None, context) -> tuple[list, dict[str, str]]:
+def requested_scorers_for(metric_names: Iterable[str] | None, context) -> tuple[list, dict[str, str]]:
     """Scorers to run for the requested names (default: every available metric) and the unavailable names."""
     unavailable_all = registry.unavailable_metrics(context)
     if metric_names is None:
@@ -78,7 +78,7 @@ def _missing_requests(scorer, version: str, requests: list[dict]) -> list[dict]:
     return missing
 
 
-def _chunks_for(scorer, version: str, requests: list[dict]) -> list[list[dict]]:
+def chunks_for(scorer, version: str, requests: list[dict]) -> list[list[dict]]:
     missing = _missing_requests(scorer, version, requests)
     if not missing:
         return []
@@ -96,7 +96,7 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
     a transaction holds the only write lock, and workers must go on renewing leases meanwhile.
     """
     context = scoring_context_for(clip_ids=None, dataset=dataset)
-    scorers, unavailable = _requested_scorers(metric_names, context)
+    scorers, unavailable = requested_scorers_for(metric_names, context)
     run = MetricRun(
         dataset=dataset,
         metrics=[name for scorer in scorers for name in scorer.metric_names],
@@ -115,15 +115,23 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
             requests, batch_reference_sets = chunk_requests_for(batch=batch, corpus_level=scorer.corpus_level)
             reference_sets.update(batch_reference_sets)
             if scorer.corpus_level:
-                chunk_lists = _chunks_for(scorer, scorer_version(scorer, context), requests)
+                chunk_lists = chunks_for(scorer, scorer_version(scorer, context), requests)
             else:
                 planned.extend(requests)
                 chunk_lists = []
             for chunk_requests in chunk_lists:
                 chunks.append(MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests))
         # Batch boundaries don't matter for the other scorers: pool their requests, each scored once.
-        for chunk_requests in _chunks_for(scorer, scorer_version(scorer, context), planned) if planned else []:
+        for chunk_requests in chunks_for(scorer, scorer_version(scorer, context), planned) if planned else []:
             chunks.append(MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests))
+    return metric_run_chunks_save(run=run, chunks=chunks, reference_sets=reference_sets)
+
+
+def metric_run_chunks_save(
+    *, run: MetricRun, chunks: list[MetricRunChunk], reference_sets: dict | None = None
+) -> MetricRun:
+    """Save a planned run with its chunks (and the reference sets they name) in one transaction; a run
+    without chunks is done at once."""
     run.chunks_total = len(chunks)
     if not chunks:
         run.status = MetricRun.Status.DONE
@@ -132,7 +140,8 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
         run.save()
         for chunk in chunks:
             chunk.run = run
-        reference_sets_ensure(entries=reference_sets)
+        if reference_sets:
+            reference_sets_ensure(entries=reference_sets)
         MetricRunChunk.objects.bulk_create(chunks, batch_size=200)
     return run
 
@@ -180,8 +189,13 @@ def metric_run_cancel(*, run: MetricRun) -> MetricRun:
 
 
 def chunk_score(*, chunk: MetricRunChunk) -> list[MetricScore]:
-    """Run the chunk's scorer over its requests; returns unsaved MetricScore rows."""
+    """Run the chunk's scorer over its requests; returns unsaved MetricScore rows (a leaderboard run's
+    chunk also SystemScore rows: see metrics_bridge/services/system_scores.py)."""
+    from metrics_bridge.services import system_scores  # it builds on this module
     from metrics_bridge.services.plans import scoring_requests_for
+
+    if system_scores.is_system_chunk(chunk):
+        return system_scores.system_chunk_score(chunk=chunk)
 
     scorer = registry.scorer_for(chunk.metric)
     requests, reference_set_ids = scoring_requests_for(chunk_requests=chunk.requests)

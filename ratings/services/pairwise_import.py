@@ -7,20 +7,29 @@ The input is a list of items, one per clip:
 the votes list is always the last element of a pair entry, one vote per judge: +1 a better,
 -1 b better, 0 no preference.
 
-How captions are stored (natural keys make a second run change nothing):
+Authorship comes from the split, never from how a source label is spelled (Clotho-Eval writes
+`human_k`, other files of the format use opaque ids for people and `<method>_<number>` for models):
+- HC: both captions are human captions of the clip; HI: caption a is a human caption of the clip and
+  caption b a human caption of another clip; HM: a is human, b machine; MM: both machine.
+- A human caption equal to one of the clip's references IS that reference: the slot a `human_k`
+  label names when its text is equal, else the first reference with equal text (for caption b, never
+  the reference caption a already is, so repeated references stay two captions). Otherwise it is a
+  human candidate of THIS clip keyed by (clip, source label, text) (HI's caption b always is, unless
+  its text equals one of this clip's references).
+- A machine caption's system is its source label without a trailing `_<number>` of three or more
+  digits (`acT_12345` -> `acT`; Clotho's `rl_dbs_3` stays whole); the full label is kept as the
+  caption's source label. Machine candidates are keyed by (clip, system, text).
+
+How rows are stored (natural keys make a second run change nothing):
 - Clip: keyed by `audio_id` when the item has one, else by `raw_name`; `raw_name` goes to Clip.file_name.
 - References: exactly as listed (duplicates included), keyed by (clip, position), labelled `human_<position+1>`.
-- A caption whose source is `human_k` or `<this clip>_human_k` is one of this clip's references: the
-  reference at slot k when its text is equal, else the first reference with equal text (for caption b,
-  never the reference caption a already is, so repeated references stay two captions). This is how
-  HC (both captions) and HI/HM (caption a) point at references. If no reference has that text, it is
-  kept as a human candidate (source label = the source field) rather than guessed.
-- A caption whose source is `<other clip>_human_k` (caption b of HI) is stored as a human candidate
-  of THIS clip, keyed by (clip, source label, text).
-- Any other source names a captioning system (`fc_dbs_2`, `nn`, ...): a machine candidate keyed by
-  (clip, system, text).
 - Pairs are keyed by (clip, JSON key) with split HC/HI/HM/MM; votes by (judge, pair), with judge
   accounts `<dataset>-judge-1..n` (n = longest votes list), one per vote column.
+
+Re-importing a file that an earlier version of this importer filed by label spelling corrects it:
+a caption a pair pointed at that is not what the split makes of it is merged into the right caption
+(its pairs, ratings and campaign memberships move over; derived metric scores go with it), and
+systems left without captions are deleted. Nothing is duplicated (see `_captions_correct`).
 """
 
 import re
@@ -45,9 +54,18 @@ from annotation.services.importing import (
 )
 from config.structured_log import logged_import
 from ratings.models import CaptionPair, PairwiseVote, Source
+from ratings.services.caption_merge import caption_merge
 
 PAIR_KEY = re.compile(r"^(?:HC|HI|HM|MM_\d+)$")
-HUMAN_SOURCE = re.compile(r"^(?:(?P<clip>.+)_)?human_(?P<number>\d+)$")
+HUMAN_SLOT = re.compile(r"(?:^|_)human_(?P<number>\d+)$")
+SYSTEM_RUN_NUMBER = re.compile(r"^(?P<system>.+?)_\d{3,}$")
+# Who wrote caption a and caption b in each split.
+SPLIT_AUTHORS = {
+    "HC": ("human", "human"),
+    "HI": ("human", "human"),
+    "HM": ("human", "machine"),
+    "MM": ("machine", "machine"),
+}
 VOTE_CHOICES = {1: CaptionPair.Choice.A, -1: CaptionPair.Choice.B, 0: CaptionPair.Choice.NONE}
 PAIR_SHAPE = "expected [caption_a, caption_b, source_a, source_b, votes]"
 JUDGE_ROLE = "rater"
@@ -77,6 +95,8 @@ class PairSpec:
     caption_a: CaptionSpec
     caption_b: CaptionSpec
     choices: tuple[str, ...]
+    # The source labels as written in the pair entry (a reference's own label is `human_<slot>`).
+    labels: tuple[str, str] = ("", "")
 
 
 @dataclass(frozen=True)
@@ -119,6 +139,7 @@ def pairwise_judgements_import(*, data: Any, dataset_name: str, source_name: str
         systems = _systems_ensure(items, summary)
         clips = _clips_ensure(dataset, items, summary)
         captions = _captions_ensure(dataset, items, clips, systems, summary)
+        _captions_correct(dataset, items, clips, captions, summary)
         pairs = _pairs_ensure(dataset, items, clips, captions, summary)
         _votes_ensure(dataset, items, clips, pairs, judges, summary)
     return summary
@@ -176,29 +197,26 @@ def _item_parse(raw_item: Any, where: str) -> ItemSpec:
         for position, text in enumerate(raw_references)
     )
 
-    # Names a `<clip>_human_k` source may use for this clip (Clotho uses the file name without extension).
-    own_names = {name for name in (raw_name, audio_id) if name}
-    own_names |= {Path(name).stem for name in own_names}
-    if audio_id:
-        own_names.add(f"Y{audio_id}")
     pairs = []
     for key in sorted(k for k in raw_item if PAIR_KEY.match(k)):
         if raw_item[key] is None:
             continue
-        pairs.append(_pair_parse(raw_item[key], key, f'{where} key "{key}"', references, own_names))
+        pairs.append(_pair_parse(raw_item[key], key, f'{where} key "{key}"', references))
     return ItemSpec(external_id=audio_id or raw_name, file_name=raw_name, references=references, pairs=tuple(pairs))
 
 
-def _pair_parse(entry: Any, key: str, where: str, references: tuple[CaptionSpec, ...], own_names: set[str]) -> PairSpec:
+def _pair_parse(entry: Any, key: str, where: str, references: tuple[CaptionSpec, ...]) -> PairSpec:
     if not isinstance(entry, list) or len(entry) < 5 or not isinstance(entry[-1], list):
         raise ImportDataError(f"{where}: {PAIR_SHAPE}")
+    split = key.split("_")[0]
+    author_a, author_b = SPLIT_AUTHORS[split]
     text_a = text_field_check(value=entry[0], where=f"{where} caption_a", max_length=None)
     text_b = text_field_check(value=entry[1], where=f"{where} caption_b", max_length=None)
     source_a = text_field_check(value=entry[2], where=f"{where} source_a", max_length=SOURCE_LABEL_LENGTH).strip()
     source_b = text_field_check(value=entry[3], where=f"{where} source_b", max_length=SOURCE_LABEL_LENGTH).strip()
-    caption_a = _caption_resolve(text_a, source_a, references, own_names, f"{where} source_a")
+    caption_a = _caption_resolve(text_a, source_a, author_a, references, f"{where} source_a")
     # Excluding caption a's reference keeps equal texts in a repeated reference list apart.
-    caption_b = _caption_resolve(text_b, source_b, references, own_names, f"{where} source_b", taken=caption_a.key)
+    caption_b = _caption_resolve(text_b, source_b, author_b, references, f"{where} source_b", taken=caption_a.key)
     if caption_a.key == caption_b.key:
         raise ImportDataError(f"{where}: caption_a and caption_b are the same caption")
     choices = []
@@ -208,31 +226,43 @@ def _pair_parse(entry: Any, key: str, where: str, references: tuple[CaptionSpec,
             raise ImportDataError(f"{where} vote {column}: expected +1, -1 or 0, got {vote!r}")
         choices.append(VOTE_CHOICES[int(vote)])
     return PairSpec(
-        source_key=key, split=key.split("_")[0], caption_a=caption_a, caption_b=caption_b, choices=tuple(choices)
+        source_key=key,
+        split=split,
+        caption_a=caption_a,
+        caption_b=caption_b,
+        choices=tuple(choices),
+        labels=(source_a, source_b),
     )
 
 
+def system_name_from_label(label: str) -> str:
+    """`acT_12345` -> `acT`: a trailing run number of three or more digits is not part of the system's name."""
+    match = SYSTEM_RUN_NUMBER.match(label)
+    return match.group("system") if match else label
+
+
 def _caption_resolve(
-    text: str, source: str, references: tuple[CaptionSpec, ...], own_names: set[str], where: str, taken: tuple = ()
+    text: str, source: str, author: str, references: tuple[CaptionSpec, ...], where: str, taken: tuple = ()
 ) -> CaptionSpec:
-    human = HUMAN_SOURCE.match(source)
-    if human is None:
-        if len(source) > SYSTEM_NAME_LENGTH:
+    if author == "machine":
+        system_name = system_name_from_label(source)
+        if len(system_name) > SYSTEM_NAME_LENGTH:
             raise ImportDataError(f"{where}: system name longer than {SYSTEM_NAME_LENGTH} characters")
         return CaptionSpec(
-            key=("machine", source, text),
+            key=("machine", system_name, text),
             text=text,
             author_kind=Caption.AuthorKind.MACHINE,
             source_label=source,
-            system_name=source,
+            system_name=system_name,
         )
-    if human.group("clip") is None or human.group("clip") in own_names:
-        slot = int(human.group("number")) - 1
-        if 0 <= slot < len(references) and references[slot].text == text and references[slot].key != taken:
-            return references[slot]
-        for reference in references:
-            if reference.text == text and reference.key != taken:
-                return reference
+    slot = HUMAN_SLOT.search(source)
+    if slot is not None:
+        index = int(slot.group("number")) - 1
+        if 0 <= index < len(references) and references[index].text == text and references[index].key != taken:
+            return references[index]
+    for reference in references:
+        if reference.text == text and reference.key != taken:
+            return reference
     return CaptionSpec(
         key=("human", source, text), text=text, author_kind=Caption.AuthorKind.HUMAN, source_label=source
     )
@@ -323,6 +353,47 @@ def _captions_ensure(dataset, items, clips, systems, summary) -> dict[tuple[int,
         summary.add(kind, "unchanged", unchanged)
     summary.add("reference captions", "updated", len(edited_references))
     return existing
+
+
+def _captions_correct(dataset, items, clips, captions, summary) -> None:
+    """Merge captions an earlier import filed by label spelling into the caption the split makes them.
+
+    Such a caption is recognisable: a pair of this file points at it, with the same text and the same
+    source label as the entry, but it is not the caption the entry resolves to now (e.g. a human caption
+    with an opaque label filed as a machine caption of a "system" named after the label, or a machine
+    caption filed under `method_12345` instead of `method`). Captions a changed file no longer mentions
+    are left alone.
+    """
+    pair_rows = CaptionPair.objects.filter(clip__dataset=dataset).values_list(
+        "clip_id", "source_key", "caption_a_id", "caption_b_id"
+    )
+    old_ids = {(clip_id, key): (caption_a_id, caption_b_id) for clip_id, key, caption_a_id, caption_b_id in pair_rows}
+    moves: dict[int, tuple[Caption, str]] = {}  # old caption id -> (the right caption, the entry's label)
+    for item in items:
+        clip = clips[item.external_id]
+        for spec in item.pairs:
+            for old_id, caption_spec, label in zip(
+                old_ids.get((clip.pk, spec.source_key), ()), (spec.caption_a, spec.caption_b), spec.labels, strict=False
+            ):
+                right = captions[(clip.pk, caption_spec.key)]
+                if old_id != right.pk:
+                    moves.setdefault(old_id, (right, label))
+    if not moves:
+        return
+    system_ids = set()
+    for old in Caption.objects.filter(pk__in=moves, role=Caption.Role.CANDIDATE).order_by("pk"):
+        right, label = moves[old.pk]
+        if old.text != right.text or old.source_label != label:
+            continue  # the file changed this pair's caption: not a misfiled copy
+        if old.system_id:
+            system_ids.add(old.system_id)
+        caption_merge(duplicate=old, into=right)
+        summary.add("misfiled captions", "updated")
+    emptied = CaptioningSystem.objects.filter(pk__in=system_ids, captions__isnull=True)
+    removed = emptied.count()
+    if removed:
+        summary.extra["systems removed (misfiled names)"] = removed
+        emptied.delete()
 
 
 def _pairs_ensure(dataset, items, clips, captions, summary) -> dict[tuple[int, str], CaptionPair]:

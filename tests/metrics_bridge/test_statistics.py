@@ -145,3 +145,35 @@ def test_vote_agreement_fleiss_kappa_and_percent_agreement_by_hand():
 
     table, _ = aggregate_raters(np.array(votes[:4]))
     assert result.fleiss_kappa == pytest.approx(fleiss_kappa(table), abs=1e-12)
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
+def test_vectorised_bootstrap_equals_scipy_resample_by_resample(method):
+    """The intervals come from the same resamples as a loop calling scipy on each one (caption and system level)."""
+    from scipy import stats as scipy_stats
+
+    from metrics_bridge.agreement.statistics import system_means
+
+    rng = np.random.default_rng(5)
+    metric = rng.random(40)
+    human = metric + rng.normal(scale=0.3, size=40)
+    human[::7] = human[0]  # ties
+    systems = [f"s{i % 6}" for i in range(40)]
+    function = {
+        "pearson": lambda a, b: scipy_stats.pearsonr(a, b).statistic,
+        "spearman": lambda a, b: scipy_stats.spearmanr(a, b).statistic,
+        "kendall": lambda a, b: scipy_stats.kendalltau(a, b, variant="b").statistic,
+    }[method]
+    draws = np.random.default_rng(3)
+    caption_samples, system_samples = [], []
+    for _ in range(300):
+        index = draws.integers(0, 40, 40)
+        caption_samples.append(function(metric[index], human[index]))
+        labels = [systems[i] for i in index]
+        m, h = system_means(metric[index], labels), system_means(human[index], labels)
+        system_samples.append(function([m[k] for k in m], [h[k] for k in m]))
+    ours = correlate(metric, human, method=method, resamples=300, seed=3)
+    assert (ours.ci_low, ours.ci_high) == pytest.approx(tuple(np.percentile(caption_samples, [2.5, 97.5])), abs=1e-12)
+    ours_system = system_level_correlate(metric, human, systems, method=method, resamples=300, seed=3)
+    expected_system = tuple(np.percentile(system_samples, [2.5, 97.5]))
+    assert (ours_system.ci_low, ours_system.ci_high) == pytest.approx(expected_system, abs=1e-12)

@@ -30,7 +30,8 @@ def test_json_output_is_exactly_the_documented_line(capsys):
 
     assert capsys.readouterr().out == (
         '{"clips": 2, "clips_with_audio": 1, "reference_captions": 10, "candidate_captions": 5, '
-        '"pairs": {"HC": 2, "HI": 1, "HM": 1, "MM": 3}, "votes": 28, "expert_annotations": 1, "events": 2}\n'
+        '"pairs": {"HC": 2, "HI": 1, "HM": 1, "MM": 3}, "votes": 28, "expert_annotations": 1, "events": 2, '
+        '"human_candidates": 1, "machine_candidates": 4, "systems": ["sys_a", "sys_b", "sys_c"]}\n'
     )
 
 
@@ -40,7 +41,9 @@ def test_table_output_and_unknown_dataset(capsys):
     call_command("dataset_stats", "--dataset", "ace", "--format", "table")
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "Dataset ace"
-    assert [line.split()[-1] for line in lines[1:]] == ["2", "0", "10", "5", "2", "1", "1", "3", "28", "0", "0"]
+    counts = ["2", "0", "10", "5", "2", "1", "1", "3", "28", "0", "0", "1", "4"]
+    assert [line.split()[-1] for line in lines[1:-1]] == counts
+    assert lines[-1].split(None, 1) == ["systems", "sys_a, sys_b, sys_c"]
     with pytest.raises(CommandError, match='dataset "nope" does not exist'):
         call_command("dataset_stats", "--dataset", "nope", "--format", "json")
 

@@ -52,7 +52,8 @@ def test_clotho_eval_captions_pairs_and_votes_match_the_file(clotho_items):
         for pair in CaptionPair.objects.select_related("clip", "caption_a__system", "caption_b__system")
     }
     votes = {
-        (vote.pair_id, vote.rater.username): vote.signed_value for vote in PairwiseVote.objects.select_related("rater")
+        (vote.pair_id, vote.rater.username): vote.signed_value
+        for vote in PairwiseVote.objects.select_related("rater").order_by("pk")
     }
     for item in clotho_items:
         clip = Clip.objects.get(external_id=item["raw_name"])

@@ -140,6 +140,29 @@ class MeteorProcess:
                 self._cache.popitem(last=False)
         return result
 
+    def corpus_score(self, requests: Sequence[tuple[str, Sequence[str]]]) -> float:
+        """pycocoevalcap's Meteor().compute_score value for the corpus: one SCORE line per request (all its
+        references on the line), one EVAL line with every segment's statistics, and the aggregate METEOR
+        the JVM prints after the per-segment values (not their mean)."""
+        lines = [_score_line(hypothesis, tuple(references)) for hypothesis, references in requests]
+        if not lines:
+            raise ValueError("METEOR needs at least one request")
+        with self._lock:
+            for attempt in (1, 2):
+                self.start()
+                try:
+                    stats = self._stream(lines, len(lines))
+                    answers = self._stream(["EVAL" + "".join(f" ||| {line}" for line in stats)], len(stats) + 1)
+                    return float(answers[-1])
+                except (BrokenPipeError, RuntimeError):
+                    self._terminate()
+                    if attempt == 2:
+                        raise
+                except BaseException:
+                    self._terminate()
+                    raise
+        raise AssertionError("unreachable")
+
     def _cached(self, unit: tuple) -> float:
         self._cache.move_to_end(unit)
         return self._cache[unit]

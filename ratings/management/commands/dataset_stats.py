@@ -21,9 +21,10 @@ class Command(BaseCommand):
         if format == "json":
             self.stdout.write(json.dumps(stats))
             return
-        rows = [(name, value) for name, value in stats.items() if name != "pairs"]
+        rows = [(name, value) for name, value in stats.items() if name not in ("pairs", "systems")]
         rows[4:4] = [(f"pairs {split}", count) for split, count in stats["pairs"].items()]
         width = max(len(name) for name, _ in rows)
         self.stdout.write(f"Dataset {found.name}")
         for name, value in rows:
             self.stdout.write(f"  {name.replace('_', ' ').ljust(width)}  {value:>8}")
+        self.stdout.write(f"  {'systems'.ljust(width)}  {', '.join(stats['systems']) or '-'}")

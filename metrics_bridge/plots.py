@@ -1,0 +1,197 @@
+"""Server-side plots as SVG (matplotlib, Agg backend). Plain Python: takes numbers, returns SVG text.
+
+Every plot has labelled axes with units, a title naming what it shows, and no external resources
+(fonts stay text, so the SVG is small and searchable). Callers cache the SVG by a fingerprint of the
+data (metrics_bridge/services/dashboard_cache.py).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from matplotlib import pyplot  # noqa: E402  (after choosing the backend)
+
+COLORS = ["#2f6db5", "#e08a1e", "#3a9a5b", "#c0392b", "#7e57c2", "#8d6e63", "#d81b60", "#546e7a"]
+STATUS_COLORS = {"matched": "#cdeedd", "missed": "#ffe9b8", "hallucinated": "#f8d0cc", "neutral": "#e6ecf3"}
+
+
+def _svg(figure) -> str:
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "caption-eval"}):
+        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    pyplot.close(figure)
+    return buffer.getvalue()
+
+
+def _empty(message: str, width: float = 6, height: float = 2) -> str:
+    figure, axes = pyplot.subplots(figsize=(width, height))
+    axes.axis("off")
+    axes.text(0.5, 0.5, message, ha="center", va="center", fontsize=11, color="#555")
+    return _svg(figure)
+
+
+def _finite(value) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def split_bars(
+    *, splits: Sequence[str], metrics: dict[str, dict[str, float | None]], pair_counts: dict[str, int], title: str
+) -> str:
+    """Grouped bars: per split (HC/HI/HM/MM/total), one bar per metric; y = agreement with people in %."""
+    if not metrics:
+        return _empty("No metric scores yet: compute some to see this chart.")
+    figure, axes = pyplot.subplots(figsize=(max(6.0, 1.2 * len(splits) + 0.25 * len(metrics) * len(splits)), 3.8))
+    width = 0.8 / len(metrics)
+    for index, (name, row) in enumerate(metrics.items()):
+        positions = [split + (index - (len(metrics) - 1) / 2) * width for split in range(len(splits))]
+        values = [row.get(split) if _finite(row.get(split)) else 0 for split in splits]
+        axes.bar(positions, values, width=width * 0.95, label=name, color=COLORS[index % len(COLORS)])
+    axes.set_xticks(range(len(splits)), [f"{split}\n(n = {pair_counts.get(split, 0)})" for split in splits])
+    axes.set_ylabel("agreement with people (% of pairs)")
+    axes.set_xlabel("split (pairs with a human preference)")
+    axes.set_ylim(0, 100)
+    axes.axhline(50, color="#999", linewidth=0.8, linestyle="--")
+    axes.set_title(title)
+    axes.legend(ncol=min(6, len(metrics)), fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
+    axes.grid(axis="y", alpha=0.3)
+    return _svg(figure)
+
+
+def system_bars(
+    *, systems: Sequence[str], values: Sequence[float | None], intervals: Sequence, ylabel: str, title: str
+) -> str:
+    """One bar per system, sorted by value, with its 95% interval as an error bar."""
+    rows = [(s, v, ci) for s, v, ci in zip(systems, values, intervals, strict=True) if _finite(v)]
+    if not rows:
+        return _empty("No system has a value for this yet.")
+    rows.sort(key=lambda row: row[1], reverse=True)
+    figure, axes = pyplot.subplots(figsize=(max(6.0, 0.45 * len(rows) + 2), 4.2))
+    positions = range(len(rows))
+    heights = [v for _, v, _ in rows]
+    lower = [v - ci[0] if ci else 0 for _, v, ci in rows]
+    upper = [ci[1] - v if ci else 0 for _, v, ci in rows]
+    axes.bar(positions, heights, color=COLORS[0], yerr=[lower, upper], capsize=3, ecolor="#333")
+    axes.set_xticks(list(positions), [name for name, _, _ in rows], rotation=60, ha="right", fontsize=8)
+    axes.set_ylabel(ylabel)
+    axes.set_xlabel("captioning system (error bars: 95% bootstrap interval)")
+    axes.set_title(title)
+    axes.grid(axis="y", alpha=0.3)
+    return _svg(figure)
+
+
+def metric_scatter(
+    *, metric: Sequence[float], human: Sequence[float], metric_name: str, human_label: str, title: str
+) -> str:
+    """Metric vs human score per caption with the least-squares regression line."""
+    import numpy as np
+
+    pairs = [(m, h) for m, h in zip(metric, human, strict=True) if _finite(m) and _finite(h)]
+    if len(pairs) < 2:
+        return _empty(f"Fewer than two rated captions have a {metric_name} score.")
+    x = np.array([m for m, _ in pairs])
+    y = np.array([h for _, h in pairs])
+    figure, axes = pyplot.subplots(figsize=(5.6, 4.2))
+    axes.scatter(x, y, s=14, alpha=0.6, color=COLORS[0], edgecolors="none")
+    if np.ptp(x) > 0:
+        slope, intercept = np.polyfit(x, y, 1)
+        line_x = np.linspace(x.min(), x.max(), 50)
+        axes.plot(
+            line_x,
+            slope * line_x + intercept,
+            color=COLORS[3],
+            linewidth=1.5,
+            label=f"y = {slope:.2f} x + {intercept:.2f}",
+        )
+        axes.legend(fontsize=8, loc="lower right")
+    axes.set_xlabel(f"{metric_name} (caption score against all references)")
+    axes.set_ylabel(human_label)
+    axes.set_title(f"{title} (n = {len(pairs)} captions)")
+    axes.grid(alpha=0.3)
+    return _svg(figure)
+
+
+def attribute_bars(*, categories: dict[str, dict], title: str) -> str:
+    """X-ACE attribute sub-category precision and recall (0-1) per category."""
+    rows = [
+        (name, values)
+        for name, values in categories.items()
+        if _finite(values.get("precision")) or _finite(values.get("recall"))
+    ]
+    if not rows:
+        return _empty("No attribute matched a tag category.")
+    figure, axes = pyplot.subplots(figsize=(7, 3.6))
+    positions = range(len(rows))
+    for offset, key, color in ((-0.2, "precision", COLORS[0]), (0.2, "recall", COLORS[1])):
+        values = [v.get(key) if _finite(v.get(key)) else 0 for _, v in rows]
+        axes.bar([p + offset for p in positions], values, width=0.4, label=key, color=color)
+    axes.set_xticks(list(positions), [name for name, _ in rows], rotation=30, ha="right")
+    axes.set_ylim(0, 1)
+    axes.set_ylabel("attribute match (0-1)")
+    axes.set_xlabel("attribute category (AudioCaps-F tag library)")
+    axes.set_title(title)
+    axes.legend(fontsize=8)
+    axes.grid(axis="y", alpha=0.3)
+    return _svg(figure)
+
+
+def audio_graph(*, graph: dict, statuses: dict[str, str], title: str, per_row: int = 4) -> str:
+    """An X-ACE audio graph: event boxes (bold) in rows of `per_row`, each with its sources and attributes
+    below it, then the temporal relations between events as "a -relation-> b" boxes.
+
+    `statuses` maps "event:<name>", "source:<event>/<name>", "attr:<event>/<name>", "relation:<a> <kind> <b>"
+    to matched / missed / hallucinated (the box colour); other nodes are neutral."""
+    events = list((graph.get("node") or {}).items())
+    if not events:
+        return _empty("(no events)", 4, 1.2)
+    relations = []
+    for key, relation in (graph.get("relationship") or {}).items():
+        first, _, second = key.partition("|&|")
+        relations.append((first, relation, second))
+    columns = min(per_row, len(events))
+    event_rows = [events[start : start + per_row] for start in range(0, len(events), per_row)]
+    heights = [1 + max(len(n.get("source", [])) + len(n.get("attr", [])) for _, n in row) for row in event_rows]
+    relation_lines = math.ceil(len(relations) / 2)
+    total = sum(heights) + len(event_rows) * 0.6 + (relation_lines + 1 if relations else 0)
+    figure, axes = pyplot.subplots(figsize=(max(4.0, 2.7 * columns), 0.42 * total + 0.6))
+    axes.axis("off")
+    axes.set_xlim(-0.6, columns - 0.4)
+    axes.set_ylim(-total, 0.6)
+
+    def box(x, y, text, status, bold=False):
+        colour = STATUS_COLORS.get(status, STATUS_COLORS["neutral"])
+        axes.text(
+            x,
+            y,
+            text,
+            ha="center",
+            va="center",
+            fontsize=8.5,
+            fontweight="bold" if bold else "normal",
+            bbox={"boxstyle": "round,pad=0.3", "facecolor": colour, "edgecolor": "#777"},
+        )
+
+    top = 0.0
+    for row, height in zip(event_rows, heights, strict=True):
+        for column, (event, node) in enumerate(row):
+            box(column, top, event, statuses.get(f"event:{event}", "neutral"), bold=True)
+            children = [("source", s) for s in node.get("source", [])] + [("attr", a) for a in node.get("attr", [])]
+            for depth, (kind, text) in enumerate(children, start=1):
+                axes.plot([column, column], [top - depth + 0.3, top - depth + 0.7], color="#aaa", linewidth=0.8)
+                label = f"{'source' if kind == 'source' else 'attribute'}: {text}"
+                box(column, top - depth, label, statuses.get(f"{kind}:{event}/{text}", "neutral"))
+        top -= height + 0.6
+    if relations:
+        axes.text(-0.55, top, "relations", fontsize=8.5, color="#555", va="center")
+        top -= 1
+        for index, (first, relation, second) in enumerate(relations):
+            x = (columns - 1) * (0.25 if index % 2 == 0 else 0.75) if columns > 1 else 0
+            status = statuses.get(f"relation:{first} {relation} {second}", "neutral")
+            box(x, top - index // 2, f"{first} —{relation}→ {second}", status)
+    axes.set_title(title, fontsize=10)
+    return _svg(figure)

@@ -1,0 +1,217 @@
+"""What the admin dashboards show, assembled from stored scores and judgements and cached per data state.
+
+Each `*_page_data` returns plain JSON-able data; it is recomputed only when the dataset's fingerprint
+(metrics_bridge/services/dashboard_cache.py) changed since it was last computed, so a page view after
+any change (a vote, a finished chunk, a new submission) shows current numbers and other views are cheap.
+Nothing here starts a metric computation: pages offer a button for that (a Celery run with progress).
+"""
+
+from django.db.models import Count, Max
+
+from annotation.models import Caption, Dataset
+from metrics_bridge import selectors
+from metrics_bridge.agreement import protocol
+from metrics_bridge.scoring import registry
+from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for
+from metrics_bridge.services.agreement import SPLITS, _request_key, _stored_scores, agreement_table
+from metrics_bridge.services.contexts import version_context_for
+from metrics_bridge.services.dashboard_cache import CacheState, cached_payload, cached_state, dataset_fingerprint
+from metrics_bridge.services.leaderboard import leaderboard_table, win_rate_intervals
+from metrics_bridge.services.plans import protocol_clips
+from metrics_bridge.services.system_scores import current_versions, system_inputs
+from metrics_bridge.services.thumbs_report import campaign_rating_rows, caption_metric_values, thumbs_report_table
+from ratings.models import AssignmentItem, Campaign, CaptionPair, ThumbsRating
+
+COLUMNS = (*SPLITS, "total")
+
+
+def unavailable_reasons(*, computed: list[str]) -> dict[str, str]:
+    """Why each metric that has no column is missing: cannot run here (with the reason), or not computed yet."""
+    cannot_run = registry.unavailable_metrics(version_context_for(dataset=None))
+    reasons = {}
+    for name in registry.all_metric_names():
+        if name in computed:
+            continue
+        reasons[name] = cannot_run.get(name, "not computed yet for this dataset: use Compute below")
+    return reasons
+
+
+def _best_per_column(rows: dict[str, dict], columns) -> dict[str, float | None]:
+    best = {}
+    for column in columns:
+        values = [row.get(column) for row in rows.values() if row.get(column) is not None]
+        best[column] = max(values) if values else None
+    return best
+
+
+# --- Pairwise agreement -------------------------------------------------------------------------------
+
+
+def protocol_coverage(*, dataset: Dataset, metric_names: list[str]) -> dict[str, tuple[int, int]]:
+    """{metric: (stored, needed)} scores of the FENSE protocol's requests (other batches, e.g. the leaderboard's
+    caption scores against all references, don't make a metric's agreement column complete)."""
+    excluded = excluded_rater_ids_for(dataset=dataset)
+    clips = protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded))
+    context = version_context_for(dataset=dataset)
+    coverage, done = {}, []
+    for name in metric_names:
+        scorer = registry.scorer_for(name)
+        if scorer in done:
+            continue
+        done.append(scorer)
+        plan = protocol.scoring_plan(
+            clips, protocol_kind=scorer.protocol_kind, batching=protocol.scorer_batching(scorer)
+        )
+        # a stored NULL (an X-ACE factor not applicable to the caption) counts as computed
+        stored, _ = _stored_scores(scorer=scorer, plan=plan, context=context)
+        keys = {_request_key(scorer, batch, request) for batch in plan.batches for request in batch.requests}
+        for metric in scorer.metric_names:
+            coverage[metric] = (sum(1 for key in keys if key in stored[metric]), len(keys))
+    return coverage
+
+
+# Each dashboard: `<kind>_page_data` returns numbers for the data as it is now (computing them when the cache
+# is stale; downloads, plots and the refresh endpoint use it) and `dashboard_state` what a page view shows at
+# once: the cached numbers and whether they are still current.
+
+DASHBOARD_KINDS = ("agreement", "leaderboard", "thumbs")
+
+
+def _key(kind: str, object_id: int) -> str:
+    return f"{kind}:{object_id}"
+
+
+def dashboard_state(*, kind: str, target) -> CacheState:
+    """target: the Dataset (agreement, leaderboard) or the Campaign (thumbs)."""
+    fingerprint = campaign_fingerprint(campaign=target) if kind == "thumbs" else dataset_fingerprint(dataset=target)
+    return cached_state(key=_key(kind, target.pk), fingerprint=fingerprint)
+
+
+def dashboard_refresh(*, kind: str, target) -> dict:
+    builders = {"agreement": agreement_page_data, "leaderboard": leaderboard_page_data}
+    if kind == "thumbs":
+        return thumbs_page_data(campaign=target)
+    return builders[kind](dataset=target)
+
+
+def dashboard_target(*, kind: str, object_id: int):
+    """The Dataset or Campaign a dashboard is about; DoesNotExist when there is none."""
+    if kind not in DASHBOARD_KINDS:
+        raise ValueError(f"unknown dashboard {kind!r}")
+    if kind == "thumbs":
+        return Campaign.objects.select_related("dataset").get(pk=object_id, task_type=Campaign.TaskType.THUMBS)
+    return Dataset.objects.get(pk=object_id)
+
+
+def dashboard_refresh_by_id(*, kind: str, object_id: int) -> None:
+    dashboard_refresh(kind=kind, target=dashboard_target(kind=kind, object_id=object_id))
+
+
+def agreement_page_data(*, dataset: Dataset) -> dict:
+    def build() -> dict:
+        versions = current_versions(registry.all_metric_names(), dataset=dataset)
+        scored = selectors.dataset_scored_metric_names(dataset=dataset, versions=versions)
+        coverage = protocol_coverage(dataset=dataset, metric_names=scored)
+        complete = [name for name in scored if coverage[name][0] == coverage[name][1]]
+        table = agreement_table(dataset=dataset, metric_names=complete)
+        table["best"] = _best_per_column(table["metrics"], COLUMNS)
+        table["unavailable"] = unavailable_reasons(computed=list(table["metrics"]))
+        for name in scored:
+            if name not in complete:
+                have, need = coverage[name]
+                table["unavailable"][name] = (
+                    f"partly computed: {have} of the {need} scores the pair protocol needs are stored "
+                    "(e.g. leaderboard scores only); use Compute below"
+                )
+        return table
+
+    return cached_payload(
+        key=_key("agreement", dataset.pk), fingerprint=dataset_fingerprint(dataset=dataset), build=build
+    )
+
+
+# --- Leaderboard ----------------------------------------------------------------------------------------
+
+
+def leaderboard_page_data(*, dataset: Dataset) -> dict:
+    def build() -> dict:
+        table = leaderboard_table(dataset=dataset)
+        intervals = win_rate_intervals(dataset=dataset)
+        ids = {entry.name: system_id for system_id, entry in system_inputs(dataset_id=dataset.pk).items()}
+        for row in table["systems"]:
+            row["win_rate_ci"] = intervals.get(ids.get(row["system"]))
+        metrics = list(table["rank_agreement"])
+        table["best"] = {
+            name: max(
+                (row["metrics"][name] for row in table["systems"] if row["metrics"][name] is not None), default=None
+            )
+            for name in metrics
+        }
+        table["unavailable"] = unavailable_reasons(computed=metrics)
+        return table
+
+    return cached_payload(
+        key=_key("leaderboard", dataset.pk), fingerprint=dataset_fingerprint(dataset=dataset), build=build
+    )
+
+
+# --- THumBS ---------------------------------------------------------------------------------------------
+
+
+def campaign_fingerprint(*, campaign: Campaign) -> str:
+    """The dataset's fingerprint plus the campaign's completion state (assignment items done)."""
+    items = AssignmentItem.objects.filter(assignment__campaign=campaign).aggregate(
+        n=Count("pk"), done=Count("completed_at"), last=Max("completed_at"), raters=Count("assignment", distinct=True)
+    )
+    return dataset_fingerprint(dataset=campaign.dataset) + ":" + ",".join(str(items[key]) for key in sorted(items))
+
+
+def thumbs_page_data(*, campaign: Campaign) -> dict:
+    return cached_payload(
+        key=_key("thumbs", campaign.pk),
+        fingerprint=campaign_fingerprint(campaign=campaign),
+        build=lambda: thumbs_report_table(campaign=campaign),
+    )
+
+
+def thumbs_scatter_data(*, campaign: Campaign, metric: str, field: str) -> tuple[list[float], list[float]]:
+    """Per rated caption with a score: (metric value, mean human value of `field`), for the scatter plot."""
+    rows = campaign_rating_rows(campaign=campaign)
+    human: dict[int, list[float]] = {}
+    for _, caption_id, values in rows:
+        human.setdefault(caption_id, []).append(values[field])
+    values = caption_metric_values(campaign=campaign, metric_names=[metric], caption_ids=set(human))[metric]
+    scored = sorted(caption_id for caption_id in values if caption_id in human)
+    return [values[c] for c in scored], [sum(human[c]) / len(human[c]) for c in scored]
+
+
+# --- One caption -----------------------------------------------------------------------------------------
+
+
+def caption_page_data(*, caption: Caption) -> dict:
+    """References, scores, ratings, pair outcomes of one caption (not cached: a handful of small queries)."""
+    references = list(
+        Caption.objects.filter(clip_id=caption.clip_id, role=Caption.Role.REFERENCE)
+        .order_by("position")
+        .values_list("text", flat=True)
+    )
+    ratings = list(
+        ThumbsRating.objects.filter(caption=caption).select_related("rater", "campaign").order_by("rater__username")
+    )
+    pairs = []
+    for pair in CaptionPair.objects.filter(clip_id=caption.clip_id).filter(
+        caption_a=caption
+    ) | CaptionPair.objects.filter(caption_b=caption):
+        votes = list(pair.votes.values_list("choice", flat=True))
+        side = "a" if pair.caption_a_id == caption.pk else "b"
+        other = pair.caption_b if side == "a" else pair.caption_a
+        pairs.append(
+            {
+                "pair": pair,
+                "other": other,
+                "won": sum(1 for v in votes if v == side),
+                "lost": sum(1 for v in votes if v not in (side, "none")),
+                "ties": sum(1 for v in votes if v == "none"),
+            }
+        )
+    return {"references": references, "ratings": ratings, "pairs": pairs}

@@ -1,0 +1,57 @@
+"""Admins submit a captioning system's captions for a dataset (DCASE CSV or JSON); every upload is kept."""
+
+from django import forms
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_safe
+
+from accounts.roles import ADMIN, roles_required
+from annotation.models import Dataset, SystemSubmission
+from annotation.services.system_captions import system_submission_create, system_submission_import
+
+RECENT_SUBMISSIONS = 20
+MAX_SUBMISSION_BYTES = 50 * 1024 * 1024
+
+
+class SystemSubmissionForm(forms.Form):
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
+    system = forms.CharField(
+        max_length=100, help_text="A new name, or an existing system's name to replace its captions."
+    )
+    file = forms.FileField(label="Captions (.csv with file_name,caption_predicted, or .json {clip: caption})")
+
+    def clean_file(self):
+        uploaded = self.cleaned_data["file"]
+        if uploaded.size > MAX_SUBMISSION_BYTES:
+            raise forms.ValidationError(f"{uploaded.name} is larger than {MAX_SUBMISSION_BYTES // (1024 * 1024)} MB")
+        return uploaded
+
+    def clean_system(self):
+        name = self.cleaned_data["system"].strip()
+        if not name:
+            raise forms.ValidationError("The system needs a name.")
+        return name
+
+
+@roles_required(ADMIN)
+def system_submit(request):
+    """Who: admins. Upload a system's captions; the file is kept and imported all or nothing."""
+    initial = {"dataset": request.GET.get("dataset")} if request.GET.get("dataset", "").isdigit() else None
+    form = SystemSubmissionForm(request.POST or None, request.FILES or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        submission = system_submission_create(
+            uploaded_file=data["file"], dataset=data["dataset"], system_name=data["system"], uploaded_by=request.user
+        )
+        system_submission_import(submission=submission)
+        return redirect("metrics_bridge:system_submission_detail", submission_id=submission.pk)
+    submissions = SystemSubmission.objects.select_related("dataset", "uploaded_by")[:RECENT_SUBMISSIONS]
+    return render(request, "metrics_bridge/system_submit.html", {"form": form, "submissions": submissions})
+
+
+@roles_required(ADMIN)
+@require_safe
+def system_submission_detail(request, submission_id: int):
+    """Who: admins. One submission: imported (what changed) or failed (every problem with its row)."""
+    submission = get_object_or_404(SystemSubmission.objects.select_related("dataset", "uploaded_by"), pk=submission_id)
+    counts = submission.summary.get("counts", {}) if submission.summary else {}
+    return render(request, "metrics_bridge/system_submission_detail.html", {"submission": submission, "counts": counts})

@@ -1,0 +1,149 @@
+"""The admin dashboards in headless Chromium: on the demo data (eager Celery) and on a Clotho-Eval slice with a
+system submitted through the upload page, computed by a real Celery worker while the progress bar is watched."""
+
+import io
+import json
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+
+from annotation.models import Caption, Dataset
+from metrics_bridge.models import MetricRun
+from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+
+def rate(campaign: Campaign, captions, raters) -> None:
+    """Ratings with some agreement between raters, so the THumBS dashboard has numbers."""
+    for offset, rater in enumerate(raters):
+        for index, caption in enumerate(captions):
+            quality = (index * 7) % 5
+            ThumbsRating.objects.create(
+                rater=rater,
+                caption=caption,
+                campaign=campaign,
+                precision=1 + (quality + (offset if index % 3 == 0 else 0)) % 5,
+                recall=1 + quality,
+                fluency=Decimal("-0.1") * (index % 2),
+            )
+
+
+def watch_run_finish(page, what: str) -> None:
+    """The progress box of the run the page started: it ends as done, then the page reloads with fresh numbers."""
+    page.wait_for_selector("#dashboard-run")
+    page.wait_for_function(
+        "() => { const s = document.getElementById('dashboard-run-status'); return s && /done/i.test(s.textContent); }",
+        timeout=180_000,
+    )
+    page.wait_for_load_state("networkidle")
+    assert (
+        page.locator("#dashboard-stale").count() == 0
+        or page.wait_for_selector("#dashboard-stale", state="detached", timeout=120_000) is None
+    ), what
+
+
+def test_dashboards_on_the_demo_data(page_for, live_server, make_user, media_root, artifacts):
+    call_command("demo", stdout=io.StringIO())
+    dataset = Dataset.objects.exclude(name__startswith="clotho").get()
+    campaign = Campaign.objects.get(task_type="thumbs")
+    raters = [make_user(n, "rater") for n in ("r1", "r2", "r3")]
+    rate(campaign, list(campaign.captions.all()) or list(Caption.objects.filter(role="candidate")), raters[:2])
+    pairwise = Campaign.objects.get(task_type="pairwise")
+    for index, pair in enumerate(CaptionPair.objects.filter(clip__dataset=dataset).order_by("pk")):
+        for offset, rater in enumerate(raters):  # people mostly prefer caption a, sometimes b or neither
+            choice = "a" if (index + offset) % 4 else ("b" if offset % 2 else "none")
+            PairwiseVote.objects.create(rater=rater, pair=pair, campaign=pairwise, choice=choice)
+    page = page_for(make_user("chief", staff=True))
+    page.set_default_timeout(60_000)  # computing pages on a loaded 2-core machine
+
+    page.goto(f"{live_server.url}/metrics/")
+    page.click(f"a[href='/metrics/datasets/{dataset.pk}/leaderboard/']")
+    page.wait_for_selector("#leaderboard-table")  # the first view computed itself through the refresh request
+    page.locator("details", has_text="Compute / recompute system scores").click()
+    page.check("input[name='metrics'][value='ROUGE_L']")
+    page.check("input[name='metrics'][value='BLEU_4']")
+    page.click("#compute-button")
+    watch_run_finish(page, "leaderboard")
+    page.wait_for_selector("#leaderboard-table")
+    table = page.inner_text("#leaderboard-table")
+    assert "ROUGE_L" in table and "BLEU_4" in table and "Kendall" in table
+    page.screenshot(path=str(artifacts / "dashboard_leaderboard_demo.png"), full_page=True)
+
+    page.goto(f"{live_server.url}/metrics/datasets/{dataset.pk}/agreement/")
+    page.wait_for_selector("#agreement-table")
+    page.locator("details", has_text="Compute / recompute scores").click()
+    page.check("input[name='metrics'][value='ROUGE_L']")
+    page.click("#compute-button")
+    watch_run_finish(page, "agreement")
+    assert "ROUGE_L" in page.inner_text("#agreement-table")
+    assert page.locator("img.plot").evaluate("img => img.complete && img.naturalWidth > 0")
+    page.screenshot(path=str(artifacts / "dashboard_agreement_demo.png"), full_page=True)
+
+    page.goto(f"{live_server.url}/metrics/campaigns/{campaign.pk}/thumbs/")
+    page.wait_for_selector("#alpha-table")
+    page.locator("details", has_text="Compute / recompute caption scores").click()
+    page.check("input[name='metrics'][value='ROUGE_L']")
+    page.click("#compute-button")
+    watch_run_finish(page, "thumbs")
+    page.wait_for_selector("#correlation-table")
+    assert "ROUGE_L" in page.inner_text("#correlation-table")
+    page.screenshot(path=str(artifacts / "dashboard_thumbs_demo.png"), full_page=True)
+
+    caption = Caption.objects.filter(clip__dataset=dataset, role="candidate", metric_scores__isnull=False).first()
+    page.goto(f"{live_server.url}/metrics/captions/{caption.pk}/")
+    assert caption.text in page.inner_text("main")
+    page.wait_for_selector(".clip-player canvas")
+    page.screenshot(path=str(artifacts / "dashboard_caption_demo.png"), full_page=True)
+
+
+@pytest.mark.redis
+def test_clotho_slice_with_a_submitted_system_computed_by_a_real_worker(
+    page_for, live_server, make_user, shared_dir, real_celery, tmp_path, artifacts
+):
+    items = json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())[:12]
+    (tmp_path / "slice.json").write_text(json.dumps(items))
+    call_command(
+        "import_pairwise_judgements", str(tmp_path / "slice.json"), "--dataset", "clotho-slice", stdout=io.StringIO()
+    )
+    dataset = Dataset.objects.get(name="clotho-slice")
+    submission = tmp_path / "my_system.csv"
+    submission.write_text(
+        "file_name,caption_predicted\n" + "".join(f'{item["raw_name"]},"{item["MM_1"][1]}"\n' for item in items)
+    )
+    worker = real_celery(METRICS_CHUNK_DELAY_MS="1500")  # slow enough to watch the bar move
+    page = page_for(make_user("chief", staff=True))
+    page.set_default_timeout(60_000)  # computing pages on a loaded 2-core machine
+
+    page.goto(f"{live_server.url}/metrics/systems/submit/")
+    page.select_option("select[name='dataset']", str(dataset.pk))
+    page.fill("input[name='system']", "my-system")
+    page.set_input_files("input[name='file']", str(submission))
+    with page.expect_navigation():
+        page.click("button:has-text('Upload and import')")
+    assert "Imported" in page.inner_text("h1")
+    page.screenshot(path=str(artifacts / "dashboard_submission.png"), full_page=True)
+
+    page.click("text=See it on the leaderboard")
+    page.wait_for_selector("#leaderboard-table", timeout=120_000)  # computed by the worker (refresh task)
+    page.locator("details", has_text="Compute / recompute system scores").click()
+    for metric in ("BLEU_4", "ROUGE_L", "CIDEr_D"):
+        page.check(f"input[name='metrics'][value='{metric}']")
+    page.click("#compute-button")
+    page.wait_for_selector("#dashboard-run")
+    seen = set()
+    for _ in range(600):
+        seen.add(page.inner_text("#dashboard-run-count")) if page.locator("#dashboard-run-count").count() else None
+        if page.locator("#dashboard-run-status").count() and "done" in page.inner_text("#dashboard-run-status").lower():
+            break
+        page.wait_for_timeout(300)
+    assert len(seen) >= 2, f"the progress bar never moved: {seen}\n{worker.log_tail()}"
+    page.screenshot(path=str(artifacts / "dashboard_leaderboard_run_done.png"), full_page=True)
+    page.wait_for_function("() => !document.getElementById('dashboard-stale')", timeout=120_000)
+    page.wait_for_selector("#leaderboard-table")
+    row = page.locator("#leaderboard-table tr", has_text="my-system").inner_text()
+    assert row.count("—") <= 2, row  # its metric values are there (the human columns may be empty)
+    run = MetricRun.objects.order_by("-pk").first()
+    assert run.status == "done" and run.chunks_total == 3
+    page.screenshot(path=str(artifacts / "dashboard_leaderboard_clotho.png"), full_page=True)
