@@ -46,9 +46,12 @@ NAVIGATION: dict[str, list[NavEntry]] = {
 ROLE_ORDER = (RATER, ANNOTATOR, REVIEWER, ADMIN)
 
 
-def navigation_for(user, path: str = "") -> list[dict]:
-    """The entries the user's roles give, in role order, each once: {"label", "url", "is_active"}."""
-    roles = user_roles(user)
+def navigation_for(user, path: str = "", *, roles: set[str] | None = None) -> list[dict]:
+    """The entries the user's roles give, in role order, each once: {"label", "url", "is_active"}.
+
+    `roles`: the user's roles when the caller has them already (else they are read).
+    """
+    roles = user_roles(user) if roles is None else roles
     entries, seen = [], set()
     for role in ROLE_ORDER:
         if role not in roles:

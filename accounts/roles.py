@@ -4,6 +4,7 @@ A role is a Django group; admins are staff users (the `admin` group is kept in
 sync for listing). Pages and endpoints name the roles they admit with
 `roles_required` / `HasRole`, so who may use what is visible at the point of use.
 """
+
 from collections.abc import Iterable
 from functools import wraps
 
@@ -27,10 +28,27 @@ def user_roles(user) -> set[str]:
     return roles
 
 
+def request_roles(request) -> set[str]:
+    """The roles of `request.user`, read once per request (the role check and the navigation bar share them).
+
+    Cached per user id, so a sign-in or sign-out within the request reads them again.
+    """
+    user = request.user
+    cached = getattr(request, "_captioneval_roles", None)
+    if cached is None or cached[0] != user.pk:
+        cached = (user.pk, user_roles(user))
+        request._captioneval_roles = cached
+    return cached[1]
+
+
+def held_role(held: set[str], *roles: str) -> bool:
+    """True when roles `held` include any of `roles`; admins pass every role check."""
+    return ADMIN in held or bool(held & set(roles))
+
+
 def user_has_role(user, *roles: str) -> bool:
     """True when the user holds any of `roles`; admins pass every role check."""
-    held = user_roles(user)
-    return ADMIN in held or bool(held & set(roles))
+    return held_role(user_roles(user), *roles)
 
 
 def roles_required(*roles: str):
@@ -40,7 +58,7 @@ def roles_required(*roles: str):
         @login_required
         @wraps(view)
         def wrapped(request, *args, **kwargs):
-            if not user_has_role(request.user, *roles):
+            if not held_role(request_roles(request), *roles):
                 raise PermissionDenied(f"This page is for: {', '.join(roles)}")
             return view(request, *args, **kwargs)
 

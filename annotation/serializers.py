@@ -88,7 +88,8 @@ class CaptioningSystemSerializer(serializers.ModelSerializer):
 
 
 class CaptionSerializer(serializers.ModelSerializer):
-    system = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    # Null for human captions (documented as nullable in the schema).
+    system = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
 
     class Meta:
         model = Caption
@@ -105,8 +106,9 @@ class AttributeTagSerializer(serializers.ModelSerializer):
 
 
 class EventAttributeSerializer(serializers.ModelSerializer):
-    tag = serializers.SlugRelatedField(slug_field="text", read_only=True)
-    category = serializers.CharField(source="tag.category", read_only=True, default=None)
+    # Both null for a free-text attribute (no tag of the library).
+    tag = serializers.SlugRelatedField(slug_field="text", read_only=True, allow_null=True)
+    category = serializers.CharField(source="tag.category", read_only=True, default=None, allow_null=True)
     is_free_text = serializers.BooleanField(read_only=True)
 
     class Meta:

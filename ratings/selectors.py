@@ -66,28 +66,33 @@ def rater_item(*, rater: AbstractBaseUser, token: str) -> AssignmentItem | None:
     return (
         AssignmentItem.objects.select_related("assignment__campaign", "clip", "pair__caption_a", "pair__caption_b")
         .filter(token=token, assignment__rater=rater, assignment__campaign__is_active=True)
+        # Tokens are unique: no ORDER BY (the model's ordering would join the campaign and rater to sort one row).
+        .order_by()
         .first()
     )
 
 
 def item_progress(*, item: AssignmentItem) -> dict:
     """Where the item sits in its assignment: `number` (1-based), `total`, `completed`."""
-    items = item.assignment.items
-    return {
-        "number": items.filter(position__lte=item.position).count(),
-        "total": items.count(),
-        "completed": items.filter(completed_at__isnull=False).count(),
-    }
+    return item.assignment.items.aggregate(
+        number=Count("pk", filter=Q(position__lte=item.position)),
+        total=Count("pk"),
+        completed=Count("pk", filter=Q(completed_at__isnull=False)),
+    )
+
+
+def item_next_open_token(*, item: AssignmentItem) -> str | None:
+    """Token of the next unfinished item after this one, else the first unfinished one before it (or None)."""
+    open_items = item.assignment.items.filter(completed_at__isnull=True).exclude(pk=item.pk).order_by("position")
+    later_open = open_items.filter(position__gt=item.position).values_list("token", flat=True).first()
+    return later_open or open_items.values_list("token", flat=True).first()
 
 
 def item_neighbours(*, item: AssignmentItem) -> dict:
     """Tokens of the previous item and of the next unfinished item after this one (None at the ends)."""
     items = item.assignment.items
     previous = items.filter(position__lt=item.position).order_by("-position").values_list("token", flat=True).first()
-    open_items = items.filter(completed_at__isnull=True).exclude(pk=item.pk).order_by("position")
-    later_open = open_items.filter(position__gt=item.position).values_list("token", flat=True).first()
-    next_open = later_open or open_items.values_list("token", flat=True).first()
-    return {"previous_token": previous, "next_open_token": next_open}
+    return {"previous_token": previous, "next_open_token": item_next_open_token(item=item)}
 
 
 def thumbs_item_captions(*, item: AssignmentItem) -> list[Caption]:

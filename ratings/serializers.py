@@ -147,7 +147,8 @@ class ThumbsRatingSerializer(serializers.ModelSerializer):
 
 class PairwiseVoteSerializer(serializers.ModelSerializer):
     rater = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    # Null for votes imported from a judgement file (they belong to no campaign).
+    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
 
     class Meta:
         model = PairwiseVote

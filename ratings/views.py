@@ -71,7 +71,7 @@ def item_view(view):
 
 
 def _after_submit(item: AssignmentItem):
-    next_token = selectors.item_neighbours(item=item)["next_open_token"]
+    next_token = selectors.item_next_open_token(item=item)
     if next_token:
         return redirect("ratings:item", token=next_token)
     return redirect("ratings:campaign_next", campaign_id=item.assignment.campaign_id)
@@ -152,11 +152,12 @@ def _conflict_context(error: StaleItemError) -> dict:
     }
 
 
-def _submission(request, item: AssignmentItem, form, context: dict, submit) -> int | None:
-    """Validate and submit a posted item form; None when it was accepted, else the page's status.
+def _submission(request, item: AssignmentItem, form, submit) -> tuple[int, dict] | None:
+    """Validate and submit a posted item form; None when it was accepted, else the page's status and context.
 
     409: the page was stale (the context gets the newer answer and the replace option); 400: the form
-    or the judgement was refused (the errors are on the form).
+    or the judgement was refused (the errors are on the form). The page context is built only for a
+    refusal: an accepted submit redirects without it.
     """
     if form.is_valid():
         try:
@@ -164,14 +165,12 @@ def _submission(request, item: AssignmentItem, form, context: dict, submit) -> i
                 form.cleaned_data, seen_version=form.cleaned_data["version"], replacing=form.cleaned_data["replacing"]
             )
         except StaleItemError as error:
-            context.update(_conflict_context(error))
-            return 409
+            return 409, {**_page_context(request, item), **_conflict_context(error)}
         except JudgementError as error:
             form.add_error(None, str(error))
         else:
             return None
-    context["version"] = request.POST.get("version", item.version)
-    return 400
+    return 400, {**_page_context(request, item), "version": request.POST.get("version", item.version)}
 
 
 def _thumbs_initial(item: AssignmentItem, answer: dict) -> dict:
@@ -187,8 +186,6 @@ def _thumbs_initial(item: AssignmentItem, answer: dict) -> dict:
 
 def _thumbs_page(request, item: AssignmentItem):
     captions = selectors.thumbs_item_captions(item=item)
-    context = _page_context(request, item)
-    status = 200
     if request.method == "POST":
         form = ThumbsItemForm(request.POST, caption_count=len(captions))
 
@@ -196,10 +193,12 @@ def _thumbs_page(request, item: AssignmentItem):
             scores = form.caption_scores(item.caption_order)
             thumbs_item_submit(item=item, scores=scores, synthesized=data["synthesized"], **versions)
 
-        status = _submission(request, item, form, context, submit)
-        if status is None:
+        outcome = _submission(request, item, form, submit)
+        if outcome is None:
             return _after_submit(item)
+        status, context = outcome
     else:
+        status, context = 200, _page_context(request, item)
         form = ThumbsItemForm(initial=_thumbs_initial(item, context["answer"]), caption_count=len(captions))
     blocks = [
         {
@@ -224,20 +223,19 @@ def _thumbs_page(request, item: AssignmentItem):
 def _pairwise_page(request, item: AssignmentItem):
     pair = item.pair
     left, right = (pair.caption_a, pair.caption_b) if item.a_on_left else (pair.caption_b, pair.caption_a)
-    context = _page_context(request, item)
-    status = 200
     if request.method == "POST":
         form = PairwiseItemForm(request.POST)
-        status = _submission(
+        outcome = _submission(
             request,
             item,
             form,
-            context,
             lambda data, **versions: pairwise_item_submit(item=item, side=data["side"], **versions),
         )
-        if status is None:
+        if outcome is None:
             return _after_submit(item)
+        status, context = outcome
     else:
+        status, context = 200, _page_context(request, item)
         side = item.draft.get("side") or context["answer"].get("side", "")
         form = PairwiseItemForm(initial={"side": side if side in ("left", "right", "none") else ""})
     context.update({"form": form, "left_text": left.text, "right_text": right.text})

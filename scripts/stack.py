@@ -55,6 +55,48 @@ def wait_for_port(port: int, *, timeout: float, process: subprocess.Popen | None
     raise RuntimeError(f"{what or 'nothing'} is not listening on 127.0.0.1:{port} after {timeout:.0f} s")
 
 
+def loopback_production_env() -> dict[str, str]:
+    """Production settings (DEBUG off, a fresh strong SECRET_KEY) for a server on loopback."""
+    return {
+        "DEBUG": "false",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        # Loopback has no TLS: the https switches a TLS-terminating proxy would need are off.
+        "SECURE_SSL_REDIRECT": "false",
+        "SESSION_COOKIE_SECURE": "false",
+        "CSRF_COOKIE_SECURE": "false",
+        "SECURE_HSTS_SECONDS": "0",
+    }
+
+
+def gunicorn_start(*, env: dict, port: int, workers: int, log_path: Path) -> subprocess.Popen:
+    """gunicorn with config/gunicorn.py on 127.0.0.1:`port` in its own process group; returns once it listens."""
+    env = {**env, "GUNICORN_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(workers)}
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.py", "config.wsgi"],
+            cwd=PROJECT_DIR,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    wait_for_port(port, timeout=60, process=process, what="gunicorn")
+    return process
+
+
+def gunicorn_stop(process: subprocess.Popen, *, timeout: float = 20) -> None:
+    """Stop gunicorn's whole process group (master and workers): TERM, then KILL after `timeout` s."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
 def postgres_bin_dir() -> Path:
     versions = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda path: int(path.parent.name))
     if not versions:
@@ -304,14 +346,7 @@ class Stack:
         env = {key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "SECURE_", "CELERY_"))}
         env.update(
             {
-                "DEBUG": "false",
-                "SECRET_KEY": secrets.token_urlsafe(50),
-                "ALLOWED_HOSTS": "127.0.0.1,localhost",
-                # Loopback has no TLS: the https switches a TLS-terminating proxy would need are off.
-                "SECURE_SSL_REDIRECT": "false",
-                "SESSION_COOKIE_SECURE": "false",
-                "CSRF_COOKIE_SECURE": "false",
-                "SECURE_HSTS_SECONDS": "0",
+                **loopback_production_env(),
                 "DATABASE_URL": self.database_url,
                 "REDIS_URL": self.redis.url,
                 "AWS_STORAGE_BUCKET_NAME": S3_BUCKET,
@@ -342,17 +377,9 @@ class Stack:
         return result
 
     def _start_web(self) -> None:
-        env = {**self.env, "GUNICORN_BIND": f"127.0.0.1:{self.web_port}", "WEB_CONCURRENCY": str(self.web_workers)}
-        with open(self.folder / "web.log", "ab") as log:
-            self.web = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.py", "config.wsgi"],
-                cwd=PROJECT_DIR,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        wait_for_port(self.web_port, timeout=60, process=self.web, what="gunicorn")
+        self.web = gunicorn_start(
+            env=self.env, port=self.web_port, workers=self.web_workers, log_path=self.folder / "web.log"
+        )
         self.wait_healthy(skip="worker", timeout=60)
 
     def start_worker(self, **extra_env) -> WorkerProcess:
@@ -401,12 +428,8 @@ class Stack:
     def stop(self) -> None:
         if self.worker:
             self.worker.stop(timeout=20)
-        if self.web and self.web.poll() is None:
-            os.killpg(self.web.pid, signal.SIGTERM)
-            try:
-                self.web.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.web.pid, signal.SIGKILL)
+        if self.web:
+            gunicorn_stop(self.web)
         self.s3.stop()
         self.redis.stop()
         if self.postgres:

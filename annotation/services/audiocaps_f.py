@@ -46,6 +46,7 @@ from annotation.services.importing import (
     dataset_name_validate,
     import_account_get_or_create,
     json_file_load,
+    json_nul_check,
     json_type_name,
     text_field_check,
 )
@@ -143,6 +144,7 @@ def _named_annotator(username: str):
 
 def audiocaps_f_parse(*, data: Any, source_name: str) -> list[ClipAnnotationSpec]:
     """Check the whole input; raises ImportDataError naming the file and key."""
+    json_nul_check(data=data, source_name=source_name)
     if not isinstance(data, dict):
         raise ImportDataError(
             f'{source_name}: expected an object {{"Y<youtube_id>.wav": {{event: ...}}}}, got {json_type_name(data)}'

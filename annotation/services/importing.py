@@ -127,6 +127,27 @@ def import_account_get_or_create(*, username: str, role: str, summary: ImportSum
     return user
 
 
+def json_nul_check(*, data: Any, source_name: str) -> None:
+    """Refuse a NUL character (\\u0000) anywhere in a JSON document, naming where it is.
+
+    JSON allows it, but PostgreSQL text cannot hold it: without this check the import would fail
+    inside the database with an unhandled error instead of a clear message.
+    """
+    pending = [(data, "")]
+    while pending:
+        value, where = pending.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                raise ImportDataError(f"{source_name}:{where or ' the document'}: contains a NUL character (\\u0000)")
+        elif isinstance(value, dict):
+            for key, child in value.items():
+                if "\x00" in key:
+                    raise ImportDataError(f"{source_name}:{where} a key contains a NUL character (\\u0000)")
+                pending.append((child, f'{where} key "{key}"'))
+        elif isinstance(value, list):
+            pending.extend((child, f"{where} index {index}") for index, child in enumerate(value))
+
+
 def text_field_check(*, value: Any, where: str, max_length: int | None, allow_empty: bool = False) -> str:
     """The value as a string, or ImportDataError saying where it is and what was expected."""
     if not isinstance(value, str):

@@ -160,18 +160,29 @@ def vote_side(*, vote: PairwiseVote, a_on_left: bool) -> str:
 
 @transaction.atomic
 def item_mark_shown(*, item: AssignmentItem) -> AssignmentItem:
-    """Start the item's clock the first time the rater sees it."""
-    item = _lock(item)
+    """Start the item's clock the first time the rater sees it.
+
+    A conditional UPDATE, not a row lock: every later view of the item writes nothing (on SQLite a lock
+    would take the database's write lock on every page view), and of two first views only one sets it.
+    """
     if item.first_shown_at is None:
-        item.first_shown_at = timezone.now()
-        item.save(update_fields=["first_shown_at"])
+        now = timezone.now()
+        if AssignmentItem.objects.filter(pk=item.pk, first_shown_at__isnull=True).update(first_shown_at=now):
+            item.first_shown_at = now
+        else:
+            item.refresh_from_db(fields=["first_shown_at"])
     return item
 
 
-@transaction.atomic
 def item_mark_listened(*, item: AssignmentItem) -> AssignmentItem:
-    """Record that the rater heard the clip; refused if it comes too soon after the item was shown."""
-    item = _lock(item)
+    """Record that the rater heard the clip; refused if it comes too soon after the item was shown.
+
+    Read from the row (the object may be older), but without a lock: `first_shown_at` is set once and never
+    changes, and the write is a conditional UPDATE (the first report wins, a repeated one changes nothing).
+    """
+    item.first_shown_at, item.listened_at = (
+        AssignmentItem.objects.filter(pk=item.pk).values_list("first_shown_at", "listened_at").get()
+    )
     if item.listened_at is not None:
         return item
     if item.first_shown_at is None:
@@ -181,8 +192,10 @@ def item_mark_listened(*, item: AssignmentItem) -> AssignmentItem:
     required = listening_seconds_required(item=item)
     if elapsed < required * LISTENING_SLACK_FRACTION - LISTENING_SLACK_SECONDS:
         raise JudgementError(f"the clip needs {required:.1f} s of listening; only {elapsed:.1f} s have passed")
-    item.listened_at = now
-    item.save(update_fields=["listened_at"])
+    if AssignmentItem.objects.filter(pk=item.pk, listened_at__isnull=True).update(listened_at=now):
+        item.listened_at = now
+    else:
+        item.refresh_from_db(fields=["listened_at"])
     return item
 
 
@@ -366,13 +379,23 @@ def thumbs_item_submit(
     }
 
     def write(locked: AssignmentItem) -> None:
-        for caption_id, row in values.items():
-            ThumbsRating.objects.update_or_create(
-                campaign=locked.assignment.campaign,
-                rater=locked.assignment.rater,
-                caption_id=caption_id,
-                defaults={**row, "source": Source.WEB, "workbook_sha256": ""},
-            )
+        # One INSERT … ON CONFLICT UPDATE for the item's captions (a first answer or a change alike).
+        ThumbsRating.objects.bulk_create(
+            [
+                ThumbsRating(
+                    campaign_id=locked.assignment.campaign_id,
+                    rater_id=locked.assignment.rater_id,
+                    caption_id=caption_id,
+                    **row,
+                    source=Source.WEB,
+                    workbook_sha256="",
+                )
+                for caption_id, row in values.items()
+            ],
+            update_conflicts=True,
+            unique_fields=["campaign", "rater", "caption"],
+            update_fields=[*RATING_VALUE_FIELDS, "source", "workbook_sha256", "updated_at"],
+        )
 
     _submit(item, seen_version=seen_version, replacing=replacing, attempted=attempted, write=write)
 

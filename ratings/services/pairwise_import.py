@@ -48,6 +48,7 @@ from annotation.services.importing import (
     dataset_name_validate,
     import_account_get_or_create,
     json_file_load,
+    json_nul_check,
     json_type_name,
     text_field_check,
 )
@@ -148,6 +149,7 @@ def pairwise_judgements_import(*, data: Any, dataset_name: str, source_name: str
 
 
 def pairwise_items_parse(*, data: Any, source_name: str) -> list[ItemSpec]:
+    json_nul_check(data=data, source_name=source_name)
     if not isinstance(data, list):
         raise ImportDataError(f"{source_name}: expected a list of items, got {json_type_name(data)}")
     items: list[ItemSpec] = []

@@ -1,0 +1,85 @@
+"""Property-based fuzzing of the JSON importers: pairwise judgements (FENSE format) and AudioCaps-F.
+
+Inputs are small real documents from ../shared with random edits (values replaced by any JSON, keys and
+elements removed, duplicated or renamed) and, now and then, arbitrary JSON. Every input must either import
+or be refused with ImportDataError naming the file (and the key / item inside it); never another
+exception, and a refused input leaves every table row unchanged.
+"""
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from annotation.services.audiocaps_f import audiocaps_f_import
+from annotation.services.importing import ImportDataError
+from ratings.services.pairwise_import import pairwise_judgements_import
+from tests.fuzz.fuzz_helpers import database_fingerprint, json_values, mutated_json, rolled_back
+
+pytestmark = pytest.mark.django_db
+
+SOURCE_NAME = "fuzzed.json"
+
+
+@pytest.fixture(scope="module")
+def pairwise_base(shared_dir) -> list:
+    """Two Clotho-Eval items (every split, five votes per pair)."""
+    return json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())[:2]
+
+
+@pytest.fixture(scope="module")
+def audiocaps_f_base(shared_dir) -> dict:
+    """Three AudioCaps-F clips with their events, sources and attributes."""
+    data = json.loads((shared_dir / "datasets" / "audiocaps_f_annotations.json").read_text())
+    return dict(list(data.items())[:3])
+
+
+def _import_or_refusal(importer, data, *, refusal_expected: bool = False) -> None:
+    """Import `data`; a refusal must name the file and change nothing (re-raised if `refusal_expected`)."""
+    with rolled_back():
+        before = database_fingerprint()
+        try:
+            importer(data=data, dataset_name="fuzz", source_name=SOURCE_NAME)
+        except ImportDataError as error:
+            assert str(error).startswith(SOURCE_NAME), f"the error does not name the file: {error}"
+            assert database_fingerprint() == before, f"a refused import changed the database ({error})"
+            if refusal_expected:
+                raise
+
+
+def test_the_unmutated_documents_import(pairwise_base, audiocaps_f_base):
+    """The fuzz starts from valid documents (so refusals come from the edits, not from the base)."""
+    with rolled_back():
+        assert pairwise_judgements_import(data=pairwise_base, dataset_name="fuzz", source_name=SOURCE_NAME).as_dict()
+        assert audiocaps_f_import(data=audiocaps_f_base, dataset_name="fuzz2", source_name=SOURCE_NAME).as_dict()
+
+
+def test_a_nul_character_is_refused_naming_its_place(pairwise_base, audiocaps_f_base):
+    """Found by the long fuzz run: PostgreSQL text cannot hold U+0000, and the import failed inside the
+    database with an unhandled DataError. Now it is refused before any write, naming where it is."""
+    pairwise = json.loads(json.dumps(pairwise_base))
+    pairwise[1]["references"][2] = "a dog\x00 barks"
+    with pytest.raises(ImportDataError, match=r'^fuzzed\.json: index 1 key "references" index 2: contains a NUL'):
+        _import_or_refusal(pairwise_judgements_import, pairwise, refusal_expected=True)
+    annotations = json.loads(json.dumps(audiocaps_f_base))
+    key, events = next(iter(annotations.items()))
+    events[next(iter(events))]["source"] = ["dog\x00"]
+    with pytest.raises(ImportDataError, match=rf'^fuzzed\.json: key "{key}" key ".+" key "source" index 0: contains'):
+        _import_or_refusal(audiocaps_f_import, annotations, refusal_expected=True)
+
+
+@given(data=st.data())
+def test_pairwise_importer_refuses_malformed_input_cleanly(pairwise_base, data):
+    _import_or_refusal(pairwise_judgements_import, data.draw(mutated_json(pairwise_base)))
+
+
+@given(data=st.data())
+def test_audiocaps_f_importer_refuses_malformed_input_cleanly(audiocaps_f_base, data):
+    _import_or_refusal(audiocaps_f_import, data.draw(mutated_json(audiocaps_f_base)))
+
+
+@given(document=json_values)
+def test_importers_refuse_arbitrary_json_cleanly(document):
+    _import_or_refusal(pairwise_judgements_import, document)
+    _import_or_refusal(audiocaps_f_import, document)
