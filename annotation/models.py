@@ -1,4 +1,5 @@
 """The corpus: datasets, clips, captions, captioning systems and AudioCaps-F expert annotations."""
+
 import secrets
 from pathlib import Path
 
@@ -78,7 +79,10 @@ class Clip(TimeStampedModel):
         ordering = ["dataset", "external_id"]
         constraints = [
             models.UniqueConstraint(fields=["dataset", "external_id"], name="clip_unique_external_id_per_dataset"),
-            models.CheckConstraint(condition=Q(duration_seconds__isnull=True) | Q(duration_seconds__gte=0), name="clip_duration_not_negative"),
+            models.CheckConstraint(
+                condition=Q(duration_seconds__isnull=True) | Q(duration_seconds__gte=0),
+                name="clip_duration_not_negative",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -114,7 +118,9 @@ class Caption(TimeStampedModel):
     text = models.TextField()
     role = models.CharField(max_length=10, choices=Role.choices)
     author_kind = models.CharField(max_length=10, choices=AuthorKind.choices)
-    system = models.ForeignKey(CaptioningSystem, on_delete=models.PROTECT, null=True, blank=True, related_name="captions")
+    system = models.ForeignKey(
+        CaptioningSystem, on_delete=models.PROTECT, null=True, blank=True, related_name="captions"
+    )
     # Position in the clip's reference list (order kept, duplicates allowed); null for candidates.
     position = models.PositiveSmallIntegerField(null=True, blank=True)
     # Where the caption came from in the source file, e.g. "human_2" or "10882..._human_1".
@@ -200,7 +206,9 @@ class AttributeTag(models.Model):
 
     class Meta:
         ordering = ["category", "synonym_group", "text"]
-        constraints = [models.CheckConstraint(condition=Q(category__in=ATTRIBUTE_CATEGORIES), name="tag_category_known")]
+        constraints = [
+            models.CheckConstraint(condition=Q(category__in=ATTRIBUTE_CATEGORIES), name="tag_category_known")
+        ]
 
     def __str__(self) -> str:
         return f"{self.text} ({self.category})"
@@ -323,7 +331,9 @@ class TemporalRelation(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["first_event", "second_event"], name="relation_unique_event_pair"),
-            models.CheckConstraint(condition=~Q(first_event=models.F("second_event")), name="relation_two_distinct_events"),
+            models.CheckConstraint(
+                condition=~Q(first_event=models.F("second_event")), name="relation_two_distinct_events"
+            ),
         ]
 
     def __str__(self) -> str:

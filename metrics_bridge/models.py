@@ -1,4 +1,5 @@
 """Stored metric runs and scores. Scoring code itself lives in metrics_bridge/scoring (no Django)."""
+
 from django.conf import settings
 from django.db import models
 
@@ -138,7 +139,8 @@ class MetricScore(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["metric", "version", "caption", "reference_set"], name="score_unique_metric_version_caption_refs"
+                fields=["metric", "version", "caption", "reference_set"],
+                name="score_unique_metric_version_caption_refs",
             )
         ]
         indexes = [models.Index(fields=["metric", "version"])]
@@ -163,8 +165,6 @@ class LLMResponse(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model} {self.prompt_hash[:10]}"
-
-
 
 
 class SensitivityReport(TimeStampedModel):

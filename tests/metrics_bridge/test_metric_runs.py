@@ -1,4 +1,5 @@
 """Metric runs in eager mode: storage, idempotence, versions, cancellation, errors, agreement assembly."""
+
 import json
 
 import pytest
@@ -75,7 +76,9 @@ def test_a_scorer_error_is_retried_up_to_the_cap_then_recorded_on_the_chunk_and_
     run = execute_metric_run(run=metric_run_create(dataset=dataset, metric_names=["ROUGE_L"]))
     assert run.status == MetricRun.Status.FAILED  # every chunk failed
     assert len(calls) == 3 * run.chunks_total
-    assert run.error.startswith(f"{run.chunks_total} chunk(s) failed: ROUGE_L chunk 0 (3 attempt(s)): RuntimeError: tokenizer")
+    assert run.error.startswith(
+        f"{run.chunks_total} chunk(s) failed: ROUGE_L chunk 0 (3 attempt(s)): RuntimeError: tokenizer"
+    )
     for chunk in run.chunks.all():
         assert (chunk.status, chunk.attempts) == (MetricRunChunk.Status.FAILED, 3)
         assert "tokenizer exploded" in chunk.error

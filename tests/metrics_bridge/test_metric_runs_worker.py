@@ -1,4 +1,5 @@
 """Metric runs through a real Redis broker and real Celery worker processes started by the test."""
+
 import time
 
 import pytest
@@ -23,8 +24,16 @@ def make_dataset(*, clips: int) -> Dataset:
         clip = Clip.objects.create(dataset=dataset, external_id=f"clip-{index}")
         base = SOUNDS[index % len(SOUNDS)]
         for position in range(5):
-            Caption.objects.create(clip=clip, text=f"{base} {position} times nearby", role="reference", author_kind="human", position=position)
-        Caption.objects.create(clip=clip, text=f"{base} while {SOUNDS[(index + 1) % len(SOUNDS)]}", role="candidate", author_kind="human")
+            Caption.objects.create(
+                clip=clip,
+                text=f"{base} {position} times nearby",
+                role="reference",
+                author_kind="human",
+                position=position,
+            )
+        Caption.objects.create(
+            clip=clip, text=f"{base} while {SOUNDS[(index + 1) % len(SOUNDS)]}", role="candidate", author_kind="human"
+        )
     return dataset
 
 
@@ -52,7 +61,10 @@ def expected_values(run: MetricRun, metric: str) -> dict[tuple[int, str], float]
 
 def stored_values(run: MetricRun, metric: str) -> dict[tuple[int, str], float]:
     rows = MetricScore.objects.filter(metric=metric, caption__clip__dataset=run.dataset)
-    return {(caption_id, key): value for caption_id, key, value in rows.values_list("caption_id", "reference_set__key", "value")}
+    return {
+        (caption_id, key): value
+        for caption_id, key, value in rows.values_list("caption_id", "reference_set__key", "value")
+    }
 
 
 def test_a_run_sent_through_redis_is_scored_by_a_worker_process(real_celery):
@@ -63,7 +75,12 @@ def test_a_run_sent_through_redis_is_scored_by_a_worker_process(real_celery):
     run = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
     metric_run_dispatch(run=run, enqueue=enqueue_chunks)
     # Then the worker stores every score and marks the run done
-    wait_for(lambda: MetricRun.objects.get(pk=run.pk).status == MetricRun.Status.DONE, timeout=120, worker=worker, what="run done")
+    wait_for(
+        lambda: MetricRun.objects.get(pk=run.pk).status == MetricRun.Status.DONE,
+        timeout=120,
+        worker=worker,
+        what="run done",
+    )
     run.refresh_from_db()
     assert run.chunks_done == run.chunks_total == 1
     assert stored_values(run, "ROUGE_L") == pytest.approx(expected_values(run, "ROUGE_L"))
@@ -88,7 +105,12 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_run_finishes_without_duplic
 
     # and a new worker is started
     second = real_celery()
-    wait_for(lambda: MetricRun.objects.get(pk=run.pk).status == MetricRun.Status.DONE, timeout=180, worker=second, what="run done after restart")
+    wait_for(
+        lambda: MetricRun.objects.get(pk=run.pk).status == MetricRun.Status.DONE,
+        timeout=180,
+        worker=second,
+        what="run done after restart",
+    )
 
     # Then every request has exactly one score, equal to a direct computation
     run.refresh_from_db()
