@@ -589,8 +589,8 @@ def main() -> None:
         command_parser.add_argument(
             "--clip-seconds",
             type=float,
-            default=1.0,
-            help="clip length = the listening time each item needs (default 1 s)",
+            default=10.0,
+            help="listening time each item needs (default 10 s, an AudioCaps clip; 1 s is a 10x stress)",
         )
     verify_parser.add_argument("--campaign", type=int, required=True)
     verify_parser.add_argument("--results", type=Path, required=True)
