@@ -148,6 +148,15 @@ def json_nul_check(*, data: Any, source_name: str) -> None:
             pending.extend((child, f"{where} index {index}") for index, child in enumerate(value))
 
 
+def text_nul_check(*, text: str, source_name: str) -> None:
+    """Refuse a NUL character in a text file (CSV, JSON), naming its line: PostgreSQL text cannot hold it,
+    and without this check the import would fail inside the database instead of with a clear message."""
+    position = text.find("\x00")
+    if position >= 0:
+        line = text.count("\n", 0, position) + 1
+        raise ImportDataError(f"{source_name}: line {line}: contains a NUL character (\\u0000)")
+
+
 def text_field_check(*, value: Any, where: str, max_length: int | None, allow_empty: bool = False) -> str:
     """The value as a string, or ImportDataError saying where it is and what was expected."""
     if not isinstance(value, str):

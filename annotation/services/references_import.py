@@ -30,6 +30,7 @@ from annotation.services.importing import (
     dataset_get_or_create,
     dataset_name_validate,
     file_stem,
+    text_nul_check,
 )
 from config.structured_log import logged_import
 
@@ -77,6 +78,7 @@ def references_parse(*, content: bytes, source_name: str) -> list[ClipReferences
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise ImportDataError(f"{source_name}: not UTF-8 text (byte {error.start})") from None
+    text_nul_check(text=text, source_name=source_name)
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [column.strip().lower() for column in next(reader, [])]

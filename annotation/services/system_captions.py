@@ -32,6 +32,7 @@ from annotation.services.importing import (
     dataset_get_existing,
     file_stem,
     json_type_name,
+    text_nul_check,
 )
 from config.structured_log import logged_import
 
@@ -54,6 +55,7 @@ def submission_rows_parse(*, content: bytes, source_name: str) -> list[Submitted
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise ImportDataError(f"{source_name}: not UTF-8 text (byte {error.start})") from None
+    text_nul_check(text=text, source_name=source_name)
     if text.lstrip().startswith("{"):
         return _json_rows(text, source_name)
     return _csv_rows(text, source_name)

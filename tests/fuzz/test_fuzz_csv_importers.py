@@ -1,0 +1,151 @@
+"""Property-based fuzzing of the CSV importers: system captions (DCASE `file_name,caption_predicted`, or JSON)
+and reference captions (Clotho and AudioCaps CSV layouts).
+
+Inputs are small valid files for a dataset made from two Clotho-Eval items, with random edits: cells replaced
+by any text (commas, quotes, line breaks, NUL, formula-like text), rows removed or duplicated, columns dropped,
+the header renamed, bytes cut or flipped (invalid UTF-8). Every input must either import or be refused with
+ImportDataError naming the file (and the row); never another exception, and a refused input leaves every
+table row unchanged.
+"""
+
+import csv
+import io
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from annotation.models import Clip
+from annotation.services.importing import ImportDataError
+from annotation.services.references_import import references_import
+from annotation.services.system_captions import system_captions_import
+from ratings.services.pairwise_import import pairwise_judgements_import
+from tests.fuzz.fuzz_helpers import database_fingerprint, rolled_back
+
+pytestmark = pytest.mark.django_db
+
+SOURCE_NAME = "fuzzed.csv"
+DATASET = "fuzz"
+
+cell_texts = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(
+        ["", " ", ",", '"', '""', "a,b", 'a "quoted" b', "line\nbreak", "\r", "\x00", "=1+1", "é", "x" * 300]
+    ),
+)
+
+
+@pytest.fixture
+def clip_names(shared_dir) -> list[str]:
+    """A dataset of two Clotho-Eval clips (with their references); returns the clips' file names."""
+    items = json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())[:2]
+    pairwise_judgements_import(data=items, dataset_name=DATASET, source_name="clotho_eval.json")
+    return list(Clip.objects.filter(dataset__name=DATASET).order_by("pk").values_list("external_id", flat=True))
+
+
+def _csv_bytes(rows: list[list[str]]) -> bytes:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    return buffer.getvalue().encode("utf-8")
+
+
+@st.composite
+def mutated_csv(draw, rows: list[list[str]]) -> bytes:
+    """`rows` (header first) with 1..3 edits, written as CSV; sometimes the bytes themselves are damaged."""
+    rows = [list(row) for row in rows]
+    for _ in range(draw(st.integers(1, 3))):
+        operation = draw(st.sampled_from(["cell", "cell", "delete_row", "duplicate_row", "drop_column", "add_cell"]))
+        index = draw(st.integers(0, len(rows) - 1)) if rows else 0
+        if not rows:
+            rows.append([draw(cell_texts)])
+        elif operation == "cell" and rows[index]:
+            rows[index][draw(st.integers(0, len(rows[index]) - 1))] = draw(cell_texts)
+        elif operation == "delete_row":
+            del rows[index]
+        elif operation == "duplicate_row":
+            rows.insert(index, list(rows[index]))
+        elif operation == "drop_column" and rows[index]:
+            del rows[index][draw(st.integers(0, len(rows[index]) - 1))]
+        else:
+            rows[index].append(draw(cell_texts))
+    content = _csv_bytes(rows)
+    damage = draw(st.sampled_from(["none", "none", "none", "truncate", "flip", "bom"]))
+    if damage == "truncate" and content:
+        content = content[: draw(st.integers(0, len(content) - 1))]
+    elif damage == "flip" and content:
+        position = draw(st.integers(0, len(content) - 1))
+        content = content[:position] + bytes([draw(st.integers(0x80, 0xFF))]) + content[position + 1 :]
+    elif damage == "bom":
+        content = b"\xef\xbb\xbf" + content
+    return content
+
+
+def _import_or_refusal(importer, content: bytes, **names) -> None:
+    """Import `content`; a refusal must name the file and change nothing."""
+    with rolled_back():
+        before = database_fingerprint()
+        try:
+            importer(content=content, source_name=SOURCE_NAME, dataset_name=DATASET, **names)
+        except ImportDataError as error:
+            # one line per problem, each naming the file (a value quoted in a line may itself hold a line break)
+            assert str(error).startswith(SOURCE_NAME), f"the error does not name the file: {error}"
+            assert database_fingerprint() == before, f"a refused import changed the database ({error})"
+
+
+def _system_rows(clip_names: list[str]) -> list[list[str]]:
+    return [["file_name", "caption_predicted"], *([name, f"a sound number {i}"] for i, name in enumerate(clip_names))]
+
+
+def _clotho_reference_rows(clip_names: list[str]) -> list[list[str]]:
+    header = ["file_name", *(f"caption_{k}" for k in range(1, 6))]
+    return [header, *([name, *(f"reference {k} of {name}" for k in range(1, 6))] for name in clip_names)]
+
+
+AUDIOCAPS_REFERENCE_ROWS = [
+    ["audiocap_id", "youtube_id", "start_time", "caption"],
+    ["91139", "r1nicOVtvkQ", "130", "A woman talks nearby as water pours"],
+    ["91140", "r1nicOVtvkQ", "130", "Water pours while a woman speaks"],
+    ["58146", "UDGBjjwyaqE", "20", "Multiple clanging and clanking sounds"],
+]
+
+
+def test_the_unmutated_files_import(clip_names):
+    """The fuzz starts from valid files (so refusals come from the edits, not from the base)."""
+    with rolled_back():
+        system_captions_import(
+            content=_csv_bytes(_system_rows(clip_names)), source_name=SOURCE_NAME, dataset_name=DATASET, system_name="s"
+        )
+        references_import(
+            content=_csv_bytes(_clotho_reference_rows(clip_names)), source_name=SOURCE_NAME, dataset_name=DATASET
+        )
+        references_import(content=_csv_bytes(AUDIOCAPS_REFERENCE_ROWS), source_name=SOURCE_NAME, dataset_name="fuzz-ac")
+
+
+def test_a_nul_character_in_a_csv_is_refused_naming_its_line(clip_names):
+    """Found by the long fuzz run: a NUL in a caption cell failed inside PostgreSQL with an unhandled DataError.
+    Now both CSV importers refuse it before any write, naming the line."""
+    rows = _system_rows(clip_names)
+    rows[2][1] = "a dog\x00 barks"
+    with rolled_back(), pytest.raises(ImportDataError, match=r"^fuzzed\.csv: line 3: contains a NUL character"):
+        system_captions_import(content=_csv_bytes(rows), source_name=SOURCE_NAME, dataset_name=DATASET, system_name="s")
+    rows = _clotho_reference_rows(clip_names)
+    rows[1][3] = "\x00"
+    with rolled_back(), pytest.raises(ImportDataError, match=r"^fuzzed\.csv: line 2: contains a NUL character"):
+        references_import(content=_csv_bytes(rows), source_name=SOURCE_NAME, dataset_name=DATASET)
+
+
+@given(data=st.data())
+def test_system_captions_importer_refuses_malformed_csv_cleanly(clip_names, data):
+    content = data.draw(mutated_csv(_system_rows(clip_names)))
+    _import_or_refusal(system_captions_import, content, system_name="fuzzed-system")
+
+
+@given(data=st.data())
+def test_reference_importer_refuses_malformed_clotho_csv_cleanly(clip_names, data):
+    _import_or_refusal(references_import, data.draw(mutated_csv(_clotho_reference_rows(clip_names))))
+
+
+@given(data=st.data())
+def test_reference_importer_refuses_malformed_audiocaps_csv_cleanly(clip_names, data):
+    _import_or_refusal(references_import, data.draw(mutated_csv(AUDIOCAPS_REFERENCE_ROWS)))
