@@ -78,7 +78,12 @@ def test_dashboards_on_the_demo_data(page_for, live_server, make_user, media_roo
     page.click("#compute-button")
     watch_run_finish(page, "agreement")
     assert "ROUGE_L" in page.inner_text("#agreement-table")
-    assert page.locator("img.plot").evaluate("img => img.complete && img.naturalWidth > 0")
+    # the plot is drawn by the server on its first request (matplotlib): wait for it to load; a broken
+    # image never gets a width, so this still fails when the plot does
+    page.wait_for_function(
+        "() => { const img = document.querySelector('img.plot'); return img && img.complete && img.naturalWidth > 0; }",
+        timeout=60_000,
+    )
     page.screenshot(path=str(artifacts / "dashboard_agreement_demo.png"), full_page=True)
 
     page.goto(f"{live_server.url}/metrics/campaigns/{campaign.pk}/thumbs/")
