@@ -4,8 +4,9 @@ End to end (the figures issue 12 item 9 asks for), each round in this one invoca
 Clotho-Eval import (a pristine database copy per run):
 - cold: `manage.py compute_metrics --dataset clotho-eval --metrics <classic suite> --wait` timed as a
   whole command (process start, planning, the temporary worker it starts, METEOR's JVM, scoring, storing);
-- warm: the same command while a worker is running whose METEOR JVM is up (it scored a small warm-up
-  dataset of other texts first, so its caches hold none of Clotho-Eval's);
+- warm: the same command while a worker is running whose METEOR JVM is up, started as ./scripts/run starts
+  it (METRICS_WARM_UP=METEOR); it scored a warm-up dataset of made-up captions first (bench_database.py), as
+  a worker kept running has scored earlier runs, so its JIT is warm and its caches hold none of Clotho-Eval's;
 - pycocoevalcap 1.2 on the same protocol inputs (the FENSE plan of the imported rows), as below;
 the ratios are pycocoevalcap / ours per round, reported as medians with the load average; every value the
 commands stored must equal pycocoevalcap's (max |delta| = 0, asserted).
@@ -25,7 +26,7 @@ SBERT (all-MiniLM-L6-v2): our encode-once scorer vs encoding candidate and refer
 
 Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/metrics_bench.py [--shared ../shared] [--skip-classic] [--skip-sbert]
      [--sbert-sample N]   (per-request encoding of all 3,500 requests takes minutes; N requests for a quick look)
-     [--skip-end-to-end] [--skip-report] [--rounds N] [--warm-pool solo|threads]
+     [--skip-end-to-end] [--skip-report] [--rounds N] [--warm-pool threads|solo]
      [--database-url postgresql://user:pass@host/db]
      (end to end on SQLite in a temporary folder by default; with --database-url, on throwaway databases
      <db>_bench_template / <db>_bench_run created on that PostgreSQL server)
@@ -315,15 +316,15 @@ def wait_until_listening(worker, timeout: float = 300) -> None:
     connections.close_all()
 
 
-#: The standing worker of the warm figure: as ./scripts/run starts it (solo), or as compute_metrics starts its
-#: temporary worker (two threads: one waits on the METEOR JVM while the other scores in Python).
+#: The standing worker of the warm figure: as ./scripts/run starts it (two threads: one waits on the METEOR JVM
+#: while the other scores in Python; deep prefetch on the polled embedded broker), or one chunk at a time (solo).
 WARM_WORKER_OPTIONS = {
-    "solo": {},
     "threads": {"pool": "threads", "concurrency": 2, "prefetch_multiplier": 16},
+    "solo": {},
 }
 
 
-def bench_end_to_end(database, rounds: int, *, warm_pool: str = "solo") -> None:
+def bench_end_to_end(database, rounds: int, *, warm_pool: str = "threads") -> None:
     from bench_database import load_average, timed_command
 
     from metrics_bridge.worker_process import WorkerProcess
@@ -428,8 +429,8 @@ def main() -> None:
     parser.add_argument("--skip-end-to-end", action="store_true")
     parser.add_argument("--skip-report", action="store_true")
     parser.add_argument("--rounds", type=int, default=3, help="end-to-end rounds (medians are reported)")
-    parser.add_argument("--warm-pool", choices=sorted(WARM_WORKER_OPTIONS), default="solo",
-                        help="pool of the standing worker of the warm figure (solo: as ./scripts/run starts it)")
+    parser.add_argument("--warm-pool", choices=sorted(WARM_WORKER_OPTIONS), default="threads",
+                        help="pool of the standing worker of the warm figure (threads: as ./scripts/run starts it)")
     parser.add_argument("--database-url", help="PostgreSQL server for the end-to-end databases (default: SQLite)")
     args = parser.parse_args()
     clips = clips_from_fense_items(json.loads((Path(args.shared) / "datasets" / args.dataset).read_text()))

@@ -7,30 +7,39 @@ data (metrics_bridge/services/dashboard_cache.py).
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 from collections.abc import Sequence
-
-import matplotlib
-
-matplotlib.use("Agg")
-
-from matplotlib import pyplot  # noqa: E402  (after choosing the backend)
 
 COLORS = ["#2f6db5", "#e08a1e", "#3a9a5b", "#c0392b", "#7e57c2", "#8d6e63", "#d81b60", "#546e7a"]
 STATUS_COLORS = {"matched": "#cdeedd", "missed": "#ffe9b8", "hallucinated": "#f8d0cc", "neutral": "#e6ecf3"}
 
 
+@functools.cache
+def _pyplot():
+    """matplotlib's pyplot on the Agg backend, imported on first use: the web server and the management
+    commands import this module with the views, and matplotlib takes ~0.3 s to import."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    return pyplot
+
+
 def _svg(figure) -> str:
+    import matplotlib
+
     buffer = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "caption-eval"}):
         figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
-    pyplot.close(figure)
+    _pyplot().close(figure)
     return buffer.getvalue()
 
 
 def _empty(message: str, width: float = 6, height: float = 2) -> str:
-    figure, axes = pyplot.subplots(figsize=(width, height))
+    figure, axes = _pyplot().subplots(figsize=(width, height))
     axes.axis("off")
     axes.text(0.5, 0.5, message, ha="center", va="center", fontsize=11, color="#555")
     return _svg(figure)
@@ -46,7 +55,7 @@ def split_bars(
     """Grouped bars: per split (HC/HI/HM/MM/total), one bar per metric; y = agreement with people in %."""
     if not metrics:
         return _empty("No metric scores yet: compute some to see this chart.")
-    figure, axes = pyplot.subplots(figsize=(max(6.0, 1.2 * len(splits) + 0.25 * len(metrics) * len(splits)), 3.8))
+    figure, axes = _pyplot().subplots(figsize=(max(6.0, 1.2 * len(splits) + 0.25 * len(metrics) * len(splits)), 3.8))
     width = 0.8 / len(metrics)
     for index, (name, row) in enumerate(metrics.items()):
         positions = [split + (index - (len(metrics) - 1) / 2) * width for split in range(len(splits))]
@@ -71,7 +80,7 @@ def system_bars(
     if not rows:
         return _empty("No system has a value for this yet.")
     rows.sort(key=lambda row: row[1], reverse=True)
-    figure, axes = pyplot.subplots(figsize=(max(6.0, 0.45 * len(rows) + 2), 4.2))
+    figure, axes = _pyplot().subplots(figsize=(max(6.0, 0.45 * len(rows) + 2), 4.2))
     positions = range(len(rows))
     heights = [v for _, v, _ in rows]
     lower = [v - ci[0] if ci else 0 for _, v, ci in rows]
@@ -96,7 +105,7 @@ def metric_scatter(
         return _empty(f"Fewer than two rated captions have a {metric_name} score.")
     x = np.array([m for m, _ in pairs])
     y = np.array([h for _, h in pairs])
-    figure, axes = pyplot.subplots(figsize=(5.6, 4.2))
+    figure, axes = _pyplot().subplots(figsize=(5.6, 4.2))
     axes.scatter(x, y, s=14, alpha=0.6, color=COLORS[0], edgecolors="none")
     if np.ptp(x) > 0:
         slope, intercept = np.polyfit(x, y, 1)
@@ -125,7 +134,7 @@ def attribute_bars(*, categories: dict[str, dict], title: str) -> str:
     ]
     if not rows:
         return _empty("No attribute matched a tag category.")
-    figure, axes = pyplot.subplots(figsize=(7, 3.6))
+    figure, axes = _pyplot().subplots(figsize=(7, 3.6))
     positions = range(len(rows))
     for offset, key, color in ((-0.2, "precision", COLORS[0]), (0.2, "recall", COLORS[1])):
         values = [v.get(key) if _finite(v.get(key)) else 0 for _, v in rows]
@@ -158,7 +167,7 @@ def audio_graph(*, graph: dict, statuses: dict[str, str], title: str, per_row: i
     heights = [1 + max(len(n.get("source", [])) + len(n.get("attr", [])) for _, n in row) for row in event_rows]
     relation_lines = math.ceil(len(relations) / 2)
     total = sum(heights) + len(event_rows) * 0.6 + (relation_lines + 1 if relations else 0)
-    figure, axes = pyplot.subplots(figsize=(max(4.0, 2.7 * columns), 0.42 * total + 0.6))
+    figure, axes = _pyplot().subplots(figsize=(max(4.0, 2.7 * columns), 0.42 * total + 0.6))
     axes.axis("off")
     axes.set_xlim(-0.6, columns - 0.4)
     axes.set_ylim(-total, 0.6)

@@ -21,7 +21,6 @@ from config.celery import app
 from config.structured_log import log_event
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.chunks import ChunkOutcome, chunk_process, chunks_recover
-from metrics_bridge.services.dashboards import dashboard_refresh_by_id
 from metrics_bridge.services.runs import metric_run_dispatch, metric_run_execute, metric_run_start
 from metrics_bridge.services.sensitivity import sensitivity_report_compute, sensitivity_report_start
 from metrics_bridge.services.workers import (
@@ -32,6 +31,9 @@ from metrics_bridge.services.workers import (
 )
 
 logger = logging.getLogger("captioneval.workers")
+
+#: When this process started (this module is imported while a worker boots, before it consumes messages).
+PROCESS_STARTED_AT = timezone.now()
 
 #: Seconds before a chunk whose attempt raised is tried again.
 RETRY_DELAY_SECONDS = 2
@@ -79,11 +81,15 @@ def dispatch_metric_run(*, run) -> int:
 
 
 # --- Dashboards -----------------------------------------------------------------------------------
+# The dashboards' statistics import scipy (~0.4 s): a worker imports them with its first dashboard task,
+# not while it boots (a temporary worker of `compute_metrics --wait` is on the run's critical path).
 
 
 @shared_task(acks_late=True, max_retries=0)
 def refresh_dashboard(kind: str, object_id: int) -> str:
     """Compute a dashboard's numbers for the current data (slow ones, e.g. THumBS CIs, stay off the web process)."""
+    from metrics_bridge.services.dashboards import dashboard_refresh_by_id  # see the section's note
+
     dashboard_refresh_by_id(kind=kind, object_id=object_id)
     return "done"
 
@@ -96,6 +102,8 @@ def request_dashboard_refresh(*, kind: str, object_id: int) -> bool:
     rather than leaving the page waiting for a worker that will never come.
     """
     if runs_execute_eagerly() or not live_workers(broker=current_broker()):
+        from metrics_bridge.services.dashboards import dashboard_refresh_by_id  # see the section's note
+
         dashboard_refresh_by_id(kind=kind, object_id=object_id)
         return True
     transaction.on_commit(lambda: refresh_dashboard.delay(kind, object_id))
@@ -130,10 +138,12 @@ def start_sensitivity_report(**kwargs):
 class Heartbeat(threading.Thread):
     """In the worker's main process: writes the heartbeat row and recovers lost chunks every period.
 
-    At start-up it re-sends every pending chunk of an active run (a run whose worker died resumes
-    when a worker returns); later it re-sends pending chunks only while this worker is idle, which
-    means their messages are gone (a broker restarted without persistence, a worker killed after
-    taking a message). Leases that expired are released or failed on every beat.
+    At start-up it re-sends every pending chunk of an active run sent before this process started (a
+    run whose worker died resumes when a worker returns; chunks sent since then are in the broker's
+    queue for this worker, and sending them twice would only add work); later it re-sends pending
+    chunks only while this worker is idle, which means their messages are gone (a broker restarted
+    without persistence, a worker killed after taking a message). Leases that expired are released or
+    failed on every beat.
     """
 
     def __init__(self, *, name: str, broker: str, period: float):
@@ -176,7 +186,7 @@ class Heartbeat(threading.Thread):
         would have received any message still queued, so pending chunks sent before the cut-off are lost.
         """
         if first:
-            return timezone.now()
+            return PROCESS_STARTED_AT
         if worker_has_running_chunk(name=self.worker_name):
             self.last_busy = time.monotonic()
             return None

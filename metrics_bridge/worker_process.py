@@ -117,10 +117,33 @@ class WorkerOnDemand:
     def __enter__(self) -> "WorkerOnDemand":
         return self
 
-    def __exit__(self, *exc_info) -> None:
-        if self.worker is not None:
+    def __exit__(self, exc_type, *exc_info) -> None:
+        if self.worker is None:
+            return
+        if exc_type is None and self._idle():
+            self._kill_idle_worker()
+        else:
             self.worker.stop()
-            self.say(f"temporary worker (pid {self.worker.pid}) stopped")
+        self.say(f"temporary worker (pid {self.worker.pid}) stopped")
+
+    def _idle(self) -> bool:
+        from metrics_bridge.services.workers import worker_has_running_chunk
+
+        return not worker_has_running_chunk(name=self.worker.name)
+
+    def _kill_idle_worker(self) -> None:
+        """Stop a worker that has nothing to finish at once: Celery's warm shutdown of an idle worker takes
+        2-4 s (its event loop notices the signal only after a 2 s poll, then joins the pool), a fifth of a
+        small run. Its heartbeat row goes with it (else the next command would take it for a live worker);
+        a chunk it claimed after the check above (another run's) is released and sent again right away."""
+        from metrics_bridge.services.chunks import chunks_recover, chunks_release_of_gone_worker
+        from metrics_bridge.services.workers import worker_heartbeat_remove
+        from metrics_bridge.tasks import enqueue_chunks
+
+        self.worker.kill()
+        worker_heartbeat_remove(name=self.worker.name)
+        if chunks_release_of_gone_worker(name=self.worker.name):
+            chunks_recover(enqueue=enqueue_chunks)
 
     def __call__(self, chunk_ids: list[int]) -> None:
         from metrics_bridge.tasks import enqueue_chunks
@@ -145,11 +168,15 @@ class WorkerOnDemand:
             return
         log_path = Path(tempfile.gettempdir()) / f"captioneval-worker-{os.getpid()}.log"
         name = f"compute-metrics-{os.getpid()}@{os.uname().nodename}"
-        env = {"METRICS_WARM_UP": ",".join(self.warm_up)} if self.warm_up else {}
+        # No Django system checks in the worker: the command starting it runs them meanwhile.
+        env = {"CELERY_SKIP_CHECKS": "1"}
+        if self.warm_up:
+            env["METRICS_WARM_UP"] = ",".join(self.warm_up)
         # Two threads: while one waits on the METEOR JVM (its own process), the other scores in Python, so a
-        # run uses both cores of a small machine (the planner alternates such chunks with the others). With a
-        # polling broker (the embedded one), a thread pool whose reserved messages are all taken waits up to
-        # 2 s before fetching more: this worker, which exists for this run only, reserves more of them.
+        # run uses both cores of a small machine (the planner sends the other scorers' chunks first, scored
+        # while the JVM loads: metric_run_create's slow_resources_loading). With a polling broker (the
+        # embedded one), a thread pool whose reserved messages are all taken waits up to 2 s before fetching
+        # more: this worker, which exists for this run only, reserves more of them.
         self.worker = WorkerProcess(
             name=name, log_path=log_path, env=env, pool="threads", concurrency=2, prefetch_multiplier=16
         ).start()
@@ -173,6 +200,11 @@ class WorkerOnDemand:
                 raise RuntimeError(
                     f"the temporary worker did not start within {self.start_timeout:.0f} s:\n{self.worker.log_tail()}"
                 )
+
+    @property
+    def started_worker(self) -> bool:
+        """Whether a temporary worker was started (its slow resources are loading while the run begins)."""
+        return self.worker is not None
 
     @property
     def worker_name(self) -> str:

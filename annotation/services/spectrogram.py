@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 from django.core.files.base import ContentFile
-from scipy import signal
 
 from annotation.models import Clip
 
@@ -63,6 +62,8 @@ def log_mel_image(samples: np.ndarray, sample_rate: int) -> np.ndarray:
     hop = max(1, min(fft_size, len(samples) // columns))
     if len(samples) < fft_size:
         samples = np.pad(samples, (0, fft_size - len(samples)))
+    from scipy import signal  # on first use: every process importing the views would wait ~0.4 s for it
+
     _frequencies, _times, spectrum = signal.stft(
         samples, fs=sample_rate, nperseg=fft_size, noverlap=fft_size - hop, boundary="even", padded=True
     )

@@ -23,7 +23,6 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
 
 METHODS = ("pearson", "spearman", "kendall")
 DEFAULT_RESAMPLES = 1000
@@ -47,6 +46,10 @@ class Correlation:
 
 
 def _statistic(method: str) -> Callable[[np.ndarray, np.ndarray], tuple[float, float]]:
+    # scipy.stats on first use, here and below: the web server and every management command import this
+    # module with the dashboards' views, and scipy.stats takes ~0.4 s to import.
+    from scipy import stats
+
     if method == "pearson":
         return lambda x, y: tuple(stats.pearsonr(x, y))
     if method == "spearman":
@@ -99,6 +102,8 @@ def _rowwise_statistic(method: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
             result[defined] = [_safe(function, row_x, row_y)[0] for row_x, row_y in zip(x, y, strict=True)]
         return result
     if method == "spearman":
+        from scipy import stats
+
         x, y = stats.rankdata(x, axis=1), stats.rankdata(y, axis=1)
     elif method != "pearson":
         _statistic(method)  # raises for an unknown method

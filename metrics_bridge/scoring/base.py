@@ -150,6 +150,7 @@ class Scorer(Protocol):
     #   uses_clip_data: bool  False when the scorer reads only its requests' texts (the context then carries
     #       no expert annotations and no clip_references; default True)
     #   version_for(context) -> str  the version when it depends on settings (judge model, DATE delta, ...)
+    #   chunk_size_factor: int  chunks of this scorer hold this many times METRICS_CHUNK_SIZE requests (default 1)
 
 
 def uses_gold_annotations(scorer: Scorer) -> bool:

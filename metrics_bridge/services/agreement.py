@@ -202,9 +202,10 @@ def agreement_report_build(
     on_progress=None,
     watchdog=None,
     calibrate_on: Dataset | None = None,
+    slow_resources_loading: bool = False,
 ) -> dict:
     """The agreement table; scores that are missing are computed first (by the workers `enqueue` sends to;
-    on `calibrate_on` too for CALIBRATED).
+    on `calibrate_on` too for CALIBRATED). `slow_resources_loading`: see metric_run_create.
 
     Without `metric_names`: every available metric plus CALIBRATED.
     """
@@ -212,7 +213,9 @@ def agreement_report_build(
     wants_calibrated = metric_names is None or CALIBRATED in metric_names
     if calibrate_on is not None and not wants_calibrated:
         raise ValueError("--calibrate-on needs CALIBRATED among the metrics")
-    run = metric_run_create(dataset=dataset, metric_names=wanted)
+    run = metric_run_create(
+        dataset=dataset, metric_names=wanted, slow_resources_loading=slow_resources_loading, protocol_only=True
+    )
     run = metric_run_execute(run=run, enqueue=enqueue, on_progress=on_progress, watchdog=watchdog)
     unavailable = dict(run.unavailable)
     if run.status != MetricRun.Status.DONE:
@@ -220,7 +223,7 @@ def agreement_report_build(
             unavailable[name] = f"computation failed in metric run {run.pk}: {run.error}"
     computed = [name for name in run.metrics if name not in unavailable]
     if calibrate_on is not None:
-        training_run = metric_run_create(dataset=calibrate_on, metric_names=computed)
+        training_run = metric_run_create(dataset=calibrate_on, metric_names=computed, protocol_only=True)
         training_run = metric_run_execute(run=training_run, enqueue=enqueue, on_progress=on_progress, watchdog=watchdog)
         if training_run.status != MetricRun.Status.DONE:
             raise ValueError(

@@ -287,6 +287,14 @@ def chunks_fail_exhausted(*, now: datetime, chunk_ids: list[int] | None = None) 
     return run_ids
 
 
+def chunks_release_of_gone_worker(*, name: str) -> int:
+    """End the leases of chunks claimed by the worker called `name`, known to be gone (its starter killed it):
+    the next recovery sweep sends them again at once instead of after the lease. Returns how many."""
+    return MetricRunChunk.objects.filter(status=Status.RUNNING, claimed_by__startswith=f"{name} ").update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+
+
 def chunks_recover(*, enqueue: Enqueue, resend_pending_before: datetime | None = None) -> dict[str, int]:
     """Put lost work back in motion; returns counts of what it did.
 
@@ -315,8 +323,11 @@ def chunks_recover(*, enqueue: Enqueue, resend_pending_before: datetime | None =
             )
     resent: list[int] = []
     if resend_pending_before is not None:
+        # A chunk never sent counts as sent when its run was planned: the planner sends right after saving,
+        # and resending a run that is being sent at this moment would only duplicate its messages.
         waiting = MetricRunChunk.objects.filter(
-            Q(dispatched_at__isnull=True) | Q(dispatched_at__lt=resend_pending_before),
+            Q(dispatched_at__isnull=True, run__created_at__lt=resend_pending_before)
+            | Q(dispatched_at__lt=resend_pending_before),
             status=Status.PENDING,
             run__status__in=MetricRun.ACTIVE_STATUSES,
         )

@@ -18,7 +18,6 @@ import math
 
 import numpy as np
 from django.db.models import Avg, BooleanField, Count, ExpressionWrapper, F, FloatField, Q
-from scipy import stats
 
 from annotation.models import Dataset
 from metrics_bridge.scoring import registry
@@ -116,6 +115,8 @@ def kendall_tau_b(metric_values: list[float | None], human_values: list[float | 
     pairs = [(m, h) for m, h in zip(metric_values, human_values, strict=True) if m is not None and h is not None]
     if len(pairs) < 2:
         return None, len(pairs)
+    from scipy import stats  # here, not at the top: a worker imports this module and would wait ~0.4 s for scipy
+
     tau = stats.kendalltau([m for m, _ in pairs], [h for _, h in pairs], variant="b").statistic
     return (None if math.isnan(tau) else float(tau)), len(pairs)
 

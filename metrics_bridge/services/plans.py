@@ -110,12 +110,15 @@ def all_references_batch(*, clip_rows: list[ClipRows]) -> PlannedBatch:
     return batch
 
 
-def dataset_scoring_plan(*, dataset: Dataset, protocol_kind: str, batching: str = "fense") -> list[PlannedBatch]:
+def dataset_scoring_plan(
+    *, dataset: Dataset, protocol_kind: str, batching: str = "fense", all_references: bool = True
+) -> list[PlannedBatch]:
     clip_rows = dataset_clip_rows(dataset=dataset)
     batches = fense_batches(clip_rows=clip_rows, protocol_kind=protocol_kind, batching=batching)
-    all_references = all_references_batch(clip_rows=clip_rows)
-    if all_references.requests:
-        batches.append(all_references)
+    if all_references:
+        batch = all_references_batch(clip_rows=clip_rows)
+        if batch.requests:
+            batches.append(batch)
     return batches
 
 

@@ -3,7 +3,10 @@ import hashlib
 import json
 from functools import lru_cache
 
+from django.db import connection
+
 from metrics_bridge.models import ReferenceSet
+from metrics_bridge.services.bulk_sql import insert_rows
 
 
 @lru_cache(maxsize=200_000)  # planning and reports ask for the same (texts, context) many times
@@ -13,14 +16,11 @@ def reference_set_key(*, texts: tuple[str, ...], context: str) -> str:
 
 
 def reference_sets_ensure(*, entries: dict[str, tuple[tuple[str, ...], str]]) -> None:
-    """Create the missing ReferenceSet rows; `entries` maps key -> (texts, context)."""
-    existing = set(ReferenceSet.objects.filter(key__in=list(entries)).values_list("key", flat=True))
-    ReferenceSet.objects.bulk_create(
-        [
-            ReferenceSet(key=key, texts=list(texts), context=context)
-            for key, (texts, context) in entries.items()
-            if key not in existing
-        ],
-        ignore_conflicts=True,
-        batch_size=1000,
+    """Create the missing ReferenceSet rows; `entries` maps key -> (texts, context). A run plans thousands."""
+    adapt_json = connection.ops.adapt_json_value
+    insert_rows(
+        table=ReferenceSet._meta.db_table,
+        columns=("key", "texts", "context"),
+        rows=[(key, adapt_json(list(texts), None), context) for key, (texts, context) in entries.items()],
+        conflict=("key",),
     )

@@ -5,6 +5,7 @@ Every step is safe to repeat: chunks are claimed and finished under a lease
 reference set), and progress is recounted from chunk rows rather than incremented. This
 module never imports Celery: callers pass `enqueue`, the function that sends task messages.
 """
+import itertools
 import logging
 import threading
 import time
@@ -98,34 +99,58 @@ def chunks_for(scorer, version: str, requests: list[dict]) -> list[list[dict]]:
     # A caption's requests side by side (its leave-one-out reference lists, its all-references request) land
     # in the same chunk, where a scorer shares work between them (METEOR scores each distinct reference once).
     missing.sort(key=lambda request: request["caption_id"])
-    size = CHUNK_SIZE or settings.METRICS_CHUNK_SIZE
+    size = (CHUNK_SIZE or settings.METRICS_CHUNK_SIZE) * getattr(scorer, "chunk_size_factor", 1)
     return [missing[start : start + size] for start in range(0, len(missing), size)]
 
 
-def _interleave_slow_starters(chunks: list[MetricRunChunk], slow: set[str]) -> list[MetricRunChunk]:
-    """Chunks in sending order: the first half of the other scorers' chunks, then the rest of them alternating
-    with the chunks of scorers that have a slow resource (METEOR's JVM, a model).
+def _sending_order(chunks: list[MetricRunChunk], slow: set[str], *, slow_last: bool) -> list[MetricRunChunk]:
+    """Chunks in sending order, around the scorers that have a slow resource (METEOR's JVM, a model).
 
-    A worker starts every slow resource of a run in the background when it takes the run's first chunk,
-    so the resource loads (on the other core) while the first half is scored. Then a worker scoring two
-    chunks at a time (the temporary worker of `compute_metrics --wait`) has one thread waiting on the
-    METEOR JVM, a process of its own, while the other scores in Python: both cores work. A worker
-    scoring one chunk at a time scores the same chunks in the same total time.
+    A chunk of such a scorer holds its worker thread while the resource works (METEOR's JVM is a process of
+    its own) or loads (5-7 s when a worker starts it for a run). The other scorers' chunks go largest first
+    (a corpus-level CIDEr-D batch outweighs several 500-request chunks), and around them the slow chunks:
+    - `slow_last` (a worker started for this run, its resources still loading: the temporary worker of
+      `compute_metrics --wait`): after all the others, which are scored while the resource loads;
+    - otherwise (a standing worker, whose resources are up): spread evenly over the others' requests from
+      the start, so that a worker scoring two chunks at a time keeps one thread on the slow resource and
+      the other on Python work, and both cores work. A worker scoring one chunk at a time scores the same
+      chunks in the same total time.
     """
-    fast = [chunk for chunk in chunks if chunk.metric not in slow]
-    slow_chunks = [chunk for chunk in chunks if chunk.metric in slow]
-    half = len(fast) // 2
-    ordered = fast[:half]
-    rest = fast[half:]
-    for position in range(max(len(rest), len(slow_chunks))):
-        ordered.extend(group[position] for group in (rest, slow_chunks) if position < len(group))
+    fast = sorted((chunk for chunk in chunks if chunk.metric not in slow), key=lambda c: -len(c.requests))
+    # The slow scorers take turns (METEOR's JVM and the Sentence-BERT model work side by side).
+    by_scorer = [[chunk for chunk in chunks if chunk.metric == metric] for metric in sorted(slow)]
+    slow_chunks = [chunk for turn in itertools.zip_longest(*by_scorer) for chunk in turn if chunk is not None]
+    if slow_last or not slow_chunks:
+        ordered = fast + slow_chunks
+    else:
+        # The k-th slow chunk goes where k/n of the others' requests (their cost, roughly) have been sent.
+        share = sum(len(chunk.requests) for chunk in fast) / len(slow_chunks)
+        ordered, sent, waiting = [], 0, list(slow_chunks)
+        for chunk in fast:
+            while waiting and sent >= share * (len(slow_chunks) - len(waiting)):
+                ordered.append(waiting.pop(0))
+            ordered.append(chunk)
+            sent += len(chunk.requests)
+        ordered += waiting
     for index, chunk in enumerate(ordered):
         chunk.index = index
     return ordered
 
 
-def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None) -> MetricRun:
+def metric_run_create(
+    *,
+    dataset: Dataset,
+    metric_names: list[str] | None = None,
+    requested_by=None,
+    slow_resources_loading: bool = False,
+    protocol_only: bool = False,
+) -> MetricRun:
     """Plan a run: one chunk per (scorer, slice of a batch) still missing scores. Nothing is queued yet.
+
+    `slow_resources_loading`: the run goes to a worker started for it, whose slow resources are still
+    loading (see _sending_order). `protocol_only`: only the FENSE protocol batches of the judged pairs,
+    which is all an agreement report reads (not the all-references batch of leaderboards and THumBS
+    correlations: for a corpus-level metric like DATE, a second corpus as large as the first).
 
     The planning (loading scorers, reading the dataset) happens before the write transaction: on SQLite
     a transaction holds the only write lock, and workers must go on renewing leases meanwhile.
@@ -145,7 +170,9 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
     for scorer in scorers:
         layout = (scorer.protocol_kind, scorer_batching(scorer))
         if layout not in plans:
-            plans[layout] = dataset_scoring_plan(dataset=dataset, protocol_kind=layout[0], batching=layout[1])
+            plans[layout] = dataset_scoring_plan(
+                dataset=dataset, protocol_kind=layout[0], batching=layout[1], all_references=not protocol_only
+            )
         if uses_gold_annotations(scorer) and gold_fingerprints is None:
             gold_fingerprints = gold_fingerprints_by_caption(dataset=dataset)
         planned: list[dict] = []
@@ -170,7 +197,7 @@ def metric_run_create(*, dataset: Dataset, metric_names: list[str] | None = None
             )
     slow = {scorer_key(scorer) for scorer in scorers if registry.starts_slowly(scorer)}
     return metric_run_chunks_save(
-        run=run, chunks=_interleave_slow_starters(chunks, slow), reference_sets=reference_sets
+        run=run, chunks=_sending_order(chunks, slow, slow_last=slow_resources_loading), reference_sets=reference_sets
     )
 
 

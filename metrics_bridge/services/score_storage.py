@@ -1,12 +1,10 @@
-"""Writing metric scores in bulk: one prepared INSERT ... ON CONFLICT statement for all rows of a chunk.
+"""Writing metric scores in bulk, as plain `ScoreRow` tuples (see bulk_sql).
 
-A chunk of the classic suite stores up to a few thousand scores. Building a model instance per
-score and letting `bulk_create(update_conflicts=True)` compile multi-row SQL costs far more than
-scoring them (profiled: ~25 ms per 100 rows), so scores travel as plain `ScoreRow` tuples and go to
-the driver's `executemany` with one statement (sqlite3 runs it in C; psycopg 3 pipelines it). The
-statement is the same upsert bulk_create would write -- PostgreSQL and SQLite share the syntax: a
-score already stored for (metric, version, caption, reference set) gets the new value, details and
-run, and keeps its `created_at`. Values pass through Django's own adapters (JSON, datetimes).
+A chunk of the classic suite stores up to a few thousand scores: building a model instance per score
+and letting `bulk_create(update_conflicts=True)` compile the SQL costs far more than scoring them
+(profiled: ~25 ms per 100 rows). A score already stored for (metric, version, caption, reference set)
+gets the new value, details and run, and keeps its `created_at`. Values pass through Django's own
+adapters (JSON, datetimes).
 """
 
 from typing import NamedTuple
@@ -15,6 +13,7 @@ from django.db import connection
 from django.utils import timezone
 
 from metrics_bridge.models import MetricScore
+from metrics_bridge.services.bulk_sql import insert_rows
 
 
 class ScoreRow(NamedTuple):
@@ -33,23 +32,17 @@ _UPDATED = ("value", "details", "run_id")
 _COLUMNS = (*_UNIQUE, "value", "details", "run_id", "created_at")
 
 
-def _upsert_statement() -> str:
-    quote = connection.ops.quote_name
-    placeholders = ", ".join(["%s"] * len(_COLUMNS))
-    return (
-        f"INSERT INTO {quote(MetricScore._meta.db_table)} ({', '.join(quote(c) for c in _COLUMNS)}) "
-        f"VALUES ({placeholders}) ON CONFLICT ({', '.join(quote(c) for c in _UNIQUE)}) DO UPDATE SET "
-        + ", ".join(f"{quote(c)} = EXCLUDED.{quote(c)}" for c in _UPDATED)
-    )
-
-
 def metric_scores_upsert(*, rows: list[ScoreRow], run_id: int | None) -> int:
-    """Insert or update the scores (call it inside the transaction that owns them); returns the row count."""
+    """Insert or update the scores (call it inside the transaction that owns them); returns the row count.
+
+    A row repeating an earlier row's identity replaces it (PostgreSQL refuses one statement updating a
+    row twice)."""
     if not rows:
         return 0
     operations = connection.ops
     created_at = operations.adapt_datetimefield_value(timezone.now())
     no_details = operations.adapt_json_value({}, None)  # most scores have none: adapt it once
+    unique = {(row.metric, row.version, row.caption_id, row.reference_set_id): row for row in rows}
     parameters = [
         (
             row.metric,
@@ -61,8 +54,13 @@ def metric_scores_upsert(*, rows: list[ScoreRow], run_id: int | None) -> int:
             run_id,
             created_at,
         )
-        for row in rows
+        for row in unique.values()
     ]
-    with connection.cursor() as cursor:
-        cursor.executemany(_upsert_statement(), parameters)
+    # Most chunks store new scores only. SQLite checks the foreign keys of a row going through
+    # ON CONFLICT DO UPDATE about 3x slower than of a plain insert (80,759 Clotho-Eval scores:
+    # 1.87 s against 0.68 s), so new rows go in with DO NOTHING first; if any row was already
+    # there (a re-run, a corpus-level chunk rescored whole), the upsert then updates them all.
+    table = MetricScore._meta.db_table
+    if insert_rows(table=table, columns=_COLUMNS, rows=parameters, conflict=_UNIQUE) != len(parameters):
+        insert_rows(table=table, columns=_COLUMNS, rows=parameters, conflict=_UNIQUE, update=_UPDATED)
     return len(parameters)

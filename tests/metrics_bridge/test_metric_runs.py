@@ -121,17 +121,97 @@ def test_agreement_report_command_prints_the_exact_json_shape(dataset, capsys):
     assert "SPICE" in report["unavailable"]
 
 
-def test_chunks_of_a_slow_starting_scorer_alternate_with_the_second_half_of_the_others(dataset, monkeypatch):
+def _chunk_order(run):
+    rows = run.chunks.order_by("index").values_list("metric", "requests")
+    return [(metric, len(requests)) for metric, requests in rows]
+
+
+def test_slow_scorer_chunks_are_few_and_spread_over_the_others_for_a_standing_worker(dataset, monkeypatch):
     from metrics_bridge.services import runs
 
     monkeypatch.setattr(runs, "CHUNK_SIZE", 7)
-    run = metric_run_create(dataset=dataset, metric_names=["BLEU_1", "METEOR", "ROUGE_L"])
-    order = list(run.chunks.order_by("index").values_list("metric", flat=True))
-    fast = [metric for metric in order if metric != "METEOR"]
-    slow_positions = [position for position, metric in enumerate(order) if metric == "METEOR"]
-    assert len(slow_positions) >= 3 and len(fast) >= 6
-    # METEOR's JVM loads (started with the run's first chunk) while the first half of the others is scored
-    assert slow_positions[0] == len(fast) // 2 + 1
-    # then one METEOR chunk after each other chunk, as long as there are others left
-    assert all(order[position - 1] != "METEOR" for position in slow_positions[: len(fast) - len(fast) // 2])
+    run = metric_run_create(dataset=dataset, metric_names=["BLEU_1", "METEOR", "ROUGE_L", "CIDEr_D"])
+    order = _chunk_order(run)
+    slow_positions = [position for position, (metric, _) in enumerate(order) if metric == "METEOR"]
+    fast_sizes = [size for metric, size in order if metric != "METEOR"]
+    meteor_sizes = [size for metric, size in order if metric == "METEOR"]
+    assert len(slow_positions) >= 3 and len(fast_sizes) >= 3 * len(slow_positions)
+    # METEOR's chunks are 8x the size (one JVM scores one chunk at a time), the last one holding the rest
+    assert set(meteor_sizes[:-1]) == {56} and 0 < meteor_sizes[-1] <= 56
+    assert set(size for metric, size in order if metric in ("BLEU_1", "ROUGE_L")) <= set(range(1, 8))
+    # from the first chunk on, one METEOR chunk per equal share of the others' requests; those go largest first
+    assert slow_positions[0] == 0
+    share = sum(fast_sizes) / len(slow_positions)
+    sent_before = [sum(size for metric, size in order[:position] if metric != "METEOR") for position in slow_positions]
+    for k, sent in enumerate(sent_before):
+        assert k * share <= sent < k * share + max(fast_sizes), (k, sent, share)
+    assert fast_sizes == sorted(fast_sizes, reverse=True) and fast_sizes[0] > 7  # a CIDEr-D corpus leads
     assert sorted(run.chunks.values_list("index", flat=True)) == list(range(run.chunks_total))
+
+
+def test_slow_scorer_chunks_come_last_for_a_worker_still_loading_them(dataset, monkeypatch):
+    from metrics_bridge.services import runs
+
+    monkeypatch.setattr(runs, "CHUNK_SIZE", 7)
+    names = ["BLEU_1", "METEOR", "ROUGE_L", "CIDEr_D"]
+    run = metric_run_create(dataset=dataset, metric_names=names, slow_resources_loading=True)
+    order = _chunk_order(run)
+    metrics = [metric for metric, _ in order]
+    first_slow = metrics.index("METEOR")
+    assert first_slow > 0 and set(metrics[first_slow:]) == {"METEOR"}
+    fast_sizes = [size for _, size in order[:first_slow]]
+    assert fast_sizes == sorted(fast_sizes, reverse=True)
+    assert sorted(run.chunks.values_list("index", flat=True)) == list(range(run.chunks_total))
+
+
+@pytest.mark.parametrize("wait", [False, True])
+def test_compute_metrics_stops_on_a_failing_model_check_but_not_on_a_url_check(dataset, wait):
+    from django.core import checks
+    from django.core.management.base import SystemCheckError
+
+    def broken_model(app_configs=None, **kwargs):
+        return [checks.Error("a broken model", id="test.E001")]
+
+    def broken_url(app_configs=None, **kwargs):
+        return [checks.Error("a broken URL", id="test.E002")]
+
+    options = {"dataset": dataset.name, "metrics": "ROUGE_L", "wait": wait}
+    checks.register(broken_url, checks.Tags.urls)
+    try:
+        call_command("compute_metrics", **options)
+        assert MetricRun.objects.count() == 1
+        checks.register(broken_model, checks.Tags.models)
+        with pytest.raises(SystemCheckError, match="a broken model"):
+            call_command("compute_metrics", **options)
+        assert MetricRun.objects.count() == 1
+    finally:
+        checks.registry.registry.registered_checks.discard(broken_url)
+        checks.registry.registry.registered_checks.discard(broken_model)
+
+
+def test_two_slow_scorers_take_turns(dataset, monkeypatch):
+    from metrics_bridge.services import runs
+
+    monkeypatch.setattr(runs, "CHUNK_SIZE", 7)
+    names = ["BLEU_1", "METEOR", "SBERT"]
+    run = metric_run_create(dataset=dataset, metric_names=names, slow_resources_loading=True)
+    metrics = [metric for metric, _ in _chunk_order(run)]
+    tail = [metric for metric in metrics if metric != "BLEU_1"]
+    assert metrics[-len(tail) :] == tail  # both after the others
+    turns = min(tail.count("METEOR"), tail.count("SBERT"))
+    assert turns >= 2
+    assert tail[: 2 * turns] == ["METEOR", "SBERT"] * turns
+
+
+def test_an_agreement_run_plans_the_protocol_batches_only_and_a_full_run_adds_the_rest(dataset):
+    from metrics_bridge.models import ReferenceSet
+
+    def contexts(run):
+        keys = {request["reference_set_key"] for chunk in run.chunks.all() for request in chunk.requests}
+        return set(ReferenceSet.objects.filter(key__in=keys).values_list("context", flat=True))
+
+    planned = metric_run_create(dataset=dataset, metric_names=["CIDEr_D"], protocol_only=True)
+    protocol_run = execute_metric_run(run=planned)
+    assert contexts(protocol_run) and all(context.startswith("fense:") for context in contexts(protocol_run))
+    rest = metric_run_create(dataset=dataset, metric_names=["CIDEr_D"])
+    assert contexts(rest) == {"all-references"} and rest.chunks_total == 1

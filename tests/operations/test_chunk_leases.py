@@ -12,7 +12,14 @@ from annotation.models import Caption, Clip, Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.services import chunks as chunk_service
 from metrics_bridge.services import runs
-from metrics_bridge.services.chunks import ChunkOutcome, LeaseKeeper, chunk_claim, chunk_process, chunks_recover
+from metrics_bridge.services.chunks import (
+    ChunkOutcome,
+    LeaseKeeper,
+    chunk_claim,
+    chunk_process,
+    chunks_recover,
+    chunks_release_of_gone_worker,
+)
 from metrics_bridge.services.runs import metric_run_cancel, metric_run_create
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -155,6 +162,33 @@ def test_recovery_resends_pending_chunks_only_when_asked(monkeypatch):
     outbox.clear()
     chunks_recover(enqueue=outbox, resend_pending_before=timezone.now())
     assert outbox == []
+
+
+@pytest.mark.django_db
+def test_chunks_of_a_killed_worker_are_sent_again_at_once_and_others_keep_their_lease(monkeypatch):
+    run = small_run(monkeypatch=monkeypatch)
+    first, second, *_ = list(run.chunks.order_by("index"))
+    chunk_claim(chunk_id=first.pk, worker="compute-metrics-7@host pid 7")
+    chunk_claim(chunk_id=second.pk, worker="compute-metrics-77@host pid 77")  # another worker, same name prefix
+    assert chunks_release_of_gone_worker(name="compute-metrics-7@host") == 1
+    outbox = Outbox()
+    chunks_recover(enqueue=outbox)
+    assert outbox == [first.pk]
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.status, first.attempts) == (Status.PENDING, 1)  # the killed claim counts as an attempt
+    assert second.status == Status.RUNNING and second.lease_expires_at > timezone.now()
+    assert chunk_claim(chunk_id=first.pk, worker="next pid 8").attempts == 2
+
+
+@pytest.mark.django_db
+def test_chunks_never_sent_count_as_sent_when_their_run_was_planned(monkeypatch):
+    run = small_run(monkeypatch=monkeypatch)  # planned, its chunks not sent yet (dispatched_at is null)
+    outbox = Outbox()
+    chunks_recover(enqueue=outbox, resend_pending_before=run.created_at - timedelta(seconds=1))
+    assert outbox == []  # a worker started after the planning: the planner is sending them right now
+    chunks_recover(enqueue=outbox, resend_pending_before=run.created_at + timedelta(seconds=1))
+    assert sorted(outbox) == sorted(run.chunks.values_list("pk", flat=True))  # planned before it started: lost
 
 
 @pytest.mark.django_db

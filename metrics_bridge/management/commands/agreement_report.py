@@ -3,12 +3,18 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from metrics_bridge.management.arguments import dataset_named, metric_names_from
+from metrics_bridge.management.checks import check_for_computing
+from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement import SPLITS, agreement_report_build
 from metrics_bridge.worker_process import WorkerOnDemand
 
 
 class Command(BaseCommand):
     help = "Pairwise agreement (HC/HI/HM/MM) of automatic metrics with human judgements; computes missing scores first."
+
+    # System checks run in handle() (metrics_bridge/management/checks.py), after a temporary worker (if one is
+    # needed) is started: it boots and loads the slow resources (METEOR's JVM, the Sentence-BERT model) meanwhile.
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True)
@@ -33,12 +39,15 @@ class Command(BaseCommand):
             )
         metric_names = metric_names_from(metrics)
         try:
-            with WorkerOnDemand(say=self.stderr.write) as enqueue:
+            with WorkerOnDemand(say=self.stderr.write, warm_up=metric_names or registry.all_metric_names()) as enqueue:
+                enqueue.ensure_worker()
+                check_for_computing(self)
                 report = agreement_report_build(
                     dataset=dataset_row,
                     metric_names=metric_names,
                     calibrate_on=training_dataset,
                     enqueue=enqueue,
+                    slow_resources_loading=enqueue.started_worker,
                     watchdog=enqueue.check_alive,
                     on_progress=lambda run: self.stderr.write(
                         f"computing missing scores: {run.chunks_done}/{run.chunks_total}"

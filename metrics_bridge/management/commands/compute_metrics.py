@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Dataset
+from metrics_bridge.management.checks import check_for_computing
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
@@ -14,6 +15,10 @@ class Command(BaseCommand):
         "Celery workers; with --wait the command follows the run, and starts a temporary worker when none is alive."
     )
 
+    # System checks run in handle() (metrics_bridge/management/checks.py): with --wait, after the temporary
+    # worker is started, so that it boots (and METEOR's JVM loads) while they run.
+    requires_system_checks = []
+
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--metrics", help="Comma-separated metric names, e.g. BLEU_4,METEOR,SBERT")
@@ -26,6 +31,7 @@ class Command(BaseCommand):
             raise CommandError(f"no dataset named {dataset!r}") from None
         metric_names = [name.strip() for name in metrics.split(",") if name.strip()] if metrics else None
         if not wait:
+            check_for_computing(self)
             run = self._create(dataset_row, metric_names)
             metric_run_dispatch(run=run, enqueue=enqueue_chunks)
             self.stdout.write("queued for the workers; follow it on /metrics/ or with the API")
@@ -40,7 +46,8 @@ class Command(BaseCommand):
             with WorkerOnDemand(say=self.stdout.write, warm_up=warm_up) as enqueue:
                 # The temporary worker (if one is needed) boots and starts METEOR's JVM while the run is planned.
                 enqueue.ensure_worker()
-                run = self._create(dataset_row, metric_names)
+                check_for_computing(self)
+                run = self._create(dataset_row, metric_names, slow_resources_loading=enqueue.started_worker)
                 run = execute_metric_run(
                     run=run, enqueue=enqueue, watchdog=enqueue.check_alive, on_progress=self._progress
                 )
@@ -50,9 +57,13 @@ class Command(BaseCommand):
             raise CommandError(f"metric run {run.pk} ended {run.get_status_display().lower()}: {run.error}")
         self.stdout.write(f"metric run {run.pk} done: {run.chunks_done}/{run.chunks_total} chunks")
 
-    def _create(self, dataset_row: Dataset, metric_names: list[str] | None) -> MetricRun:
+    def _create(
+        self, dataset_row: Dataset, metric_names: list[str] | None, *, slow_resources_loading: bool = False
+    ) -> MetricRun:
         try:
-            run = metric_run_create(dataset=dataset_row, metric_names=metric_names)
+            run = metric_run_create(
+                dataset=dataset_row, metric_names=metric_names, slow_resources_loading=slow_resources_loading
+            )
         except ValueError as error:
             raise CommandError(str(error)) from None
         for name, reason in run.unavailable.items():

@@ -77,16 +77,22 @@ class CorpusCider(CiderScorer):
             vec_hyp, norm_hyp, length_hyp = vector(candidate)
             vec_ref, norm_ref, length_ref = vector(reference)
             delta = float(length_hyp - length_ref)
+            penalty = np.e ** (-(delta**2) / (2 * self.sigma**2))
             val = []
             for n in range(self.n):
                 total = 0.0
+                reference_values = vec_ref[n]
+                # pycocoevalcap adds min(h, r) * r for every n-gram of the hypothesis, in its order; an n-gram
+                # the reference lacks adds min(h, 0.0) * 0.0 = 0.0 (tf-idf values are >= 0: df <= the number
+                # of requests), which leaves the sum as it is, so only shared n-grams are added, in that order.
                 for ngram, hypothesis_value in vec_hyp[n].items():
-                    reference_value = vec_ref[n].get(ngram, 0.0)
-                    total += min(hypothesis_value, reference_value) * reference_value
+                    reference_value = reference_values.get(ngram)
+                    if reference_value is not None:
+                        total += min(hypothesis_value, reference_value) * reference_value
                 if (norm_hyp[n] != 0) and (norm_ref[n] != 0):
                     total /= norm_hyp[n] * norm_ref[n]
                 assert not math.isnan(total)
-                val.append(total * np.e ** (-(delta**2) / (2 * self.sigma**2)))
+                val.append(total * penalty)
             return np.array(val)
 
         scores = []

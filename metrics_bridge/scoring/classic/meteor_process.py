@@ -189,30 +189,41 @@ class MeteorProcess:
         return [float(value) for value in answers[: len(stats)]]
 
     def _stream(self, lines: list[str], expected: int) -> list[str]:
+        """Send the lines and read `expected` answer lines, in large blocks both ways.
+
+        A writer thread sends while this thread reads (the JVM answers as it goes; the pipes would fill
+        up otherwise). Both move whole blocks: a worker scoring another chunk in a second thread holds
+        the GIL most of the time, and a line-by-line loop would wait for it once per line (~5 ms each).
+        """
         process = self._process
         failure: list[BaseException] = []
+        payload = "".join(f"{line}\n" for line in lines).encode()
 
         def write() -> None:
             try:
-                for line in lines:
-                    process.stdin.write(f"{line}\n".encode())
+                process.stdin.write(payload)
                 process.stdin.flush()
             except BaseException as error:  # reported by the reader below
                 failure.append(error)
 
         writer = threading.Thread(target=write, daemon=True)
         writer.start()
-        answers = []
-        for _ in range(expected):
-            raw = process.stdout.readline()
-            if not raw:
+        received = bytearray()
+        newlines = 0
+        while newlines < expected:
+            block = process.stdout.read1(1 << 20)
+            if not block:
                 writer.join(timeout=1)
                 raise RuntimeError(f"METEOR JVM stopped (exit {process.poll()}): {self._stderr_tail()}")
-            answers.append(raw.decode().strip())
+            received += block
+            newlines += block.count(b"\n")
         writer.join()
         if failure:
             raise failure[0]
-        return answers
+        answers = received.decode().split("\n")
+        if newlines > expected or answers[-1]:
+            raise RuntimeError(f"METEOR JVM answered {newlines} lines to {expected}: {self._stderr_tail()}")
+        return [answer.strip() for answer in answers[:expected]]
 
     def _stderr_tail(self) -> str:
         if self._stderr is None:
