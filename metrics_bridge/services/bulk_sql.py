@@ -3,8 +3,8 @@
 For tables a metric run fills by the thousand (scores, reference sets). Django's `bulk_create` builds a
 model instance per row and compiles its SQL per batch; here rows are plain tuples of database-ready
 values (adapt JSON and datetimes with `connection.ops` first). Many rows per statement: sqlite3
-releases the GIL around every statement it steps, and a worker scoring another chunk in its second
-thread then holds the GIL ~5 ms each time, so one-row statements stored a 4,000-row chunk in seconds.
+releases the GIL around every statement it steps, and while a worker scores another chunk in its
+second thread, getting it back can take up to the 5 ms switch interval: once per statement, not per row.
 `executemany` of statements of equal size: with DEBUG on, Django logs each `execute` with its
 parameters spelled out (for SQLite, one more query per 999 parameters); an `executemany` is logged
 without them. PostgreSQL and SQLite share the ON CONFLICT syntax.
