@@ -189,11 +189,14 @@ def django_on(database) -> None:
 
 def protocol_plan_of_imported_rows():
     """The FENSE n-gram plan of the imported Clotho-Eval rows: what compute_metrics scores, with caption ids."""
+    from django.db import connections
+
     from annotation.models import Dataset
     from metrics_bridge.selectors import dataset_clip_rows
     from metrics_bridge.services.plans import protocol_clips
 
     clip_rows = dataset_clip_rows(dataset=Dataset.objects.get(name="clotho-eval"))
+    connections.close_all()  # each round replaces the database (on PostgreSQL: DROP ... WITH (FORCE))
     return scoring_plan(protocol_clips(clip_rows), protocol_kind="ngram")
 
 

@@ -7,7 +7,9 @@ releases the GIL around every statement it steps, and while a worker scores anot
 second thread, getting it back can take up to the 5 ms switch interval: once per statement, not per row.
 `executemany` of statements of equal size: with DEBUG on, Django logs each `execute` with its
 parameters spelled out (for SQLite, one more query per 999 parameters); an `executemany` is logged
-without them. PostgreSQL and SQLite share the ON CONFLICT syntax.
+without them. On PostgreSQL the rows travel as one array per column instead (`INSERT ... SELECT FROM
+unnest(...)`): eight parameters per statement whatever the row count, where psycopg parsed a statement
+of 16,000 placeholders anew each time (~70 ms per 2,000 rows). Both share the ON CONFLICT syntax.
 """
 
 import sqlite3
@@ -28,6 +30,15 @@ def rows_per_statement(columns: int) -> int:
     return max(1, min(MAX_ROWS_PER_STATEMENT, limit // columns))
 
 
+def _on_conflict(conflict: Sequence[str], update: Sequence[str]) -> str:
+    quote = connection.ops.quote_name
+    if update:
+        action = "DO UPDATE SET " + ", ".join(f"{quote(c)} = EXCLUDED.{quote(c)}" for c in update)
+    else:
+        action = "DO NOTHING"
+    return f"ON CONFLICT ({', '.join(quote(c) for c in conflict)}) {action}"
+
+
 def insert_statement(
     *, table: str, columns: Sequence[str], rows: int, conflict: Sequence[str], update: Sequence[str] = ()
 ) -> str:
@@ -35,23 +46,30 @@ def insert_statement(
     or is skipped when `update` is empty."""
     quote = connection.ops.quote_name
     placeholders = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    if update:
-        on_conflict = "DO UPDATE SET " + ", ".join(f"{quote(c)} = EXCLUDED.{quote(c)}" for c in update)
-    else:
-        on_conflict = "DO NOTHING"
     return (
         f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in columns)}) "
-        f"VALUES {', '.join([placeholders] * rows)} "
-        f"ON CONFLICT ({', '.join(quote(c) for c in conflict)}) {on_conflict}"
+        f"VALUES {', '.join([placeholders] * rows)} {_on_conflict(conflict, update)}"
     )
 
 
 def insert_rows(
-    *, table: str, columns: Sequence[str], rows: Sequence[tuple], conflict: Sequence[str], update: Sequence[str] = ()
+    *,
+    table: str,
+    columns: Sequence[str],
+    types: Sequence[str],
+    rows: Sequence[tuple],
+    conflict: Sequence[str],
+    update: Sequence[str] = (),
 ) -> int:
     """Insert the rows (see insert_statement); returns how many rows were inserted or updated.
 
-    Rows must not repeat a `conflict` identity: PostgreSQL refuses a statement that updates a row twice."""
+    `types` are the columns' PostgreSQL types (e.g. "text", "bigint", "jsonb", "timestamptz"); JSON
+    values come as JSON text. Rows must not repeat a `conflict` identity: PostgreSQL refuses a
+    statement that updates a row twice."""
+    if not rows:
+        return 0
+    if connection.vendor == "postgresql":
+        return _insert_arrays(table=table, columns=columns, types=types, rows=rows, conflict=conflict, update=update)
     per_statement = rows_per_statement(len(columns))
     full = len(rows) - len(rows) % per_statement
     changed = 0
@@ -66,3 +84,17 @@ def insert_rows(
             cursor.executemany(statement, parameters)
             changed += cursor.rowcount
     return changed
+
+
+def _insert_arrays(
+    *, table: str, columns: Sequence[str], types: Sequence[str], rows: Sequence[tuple], conflict, update
+) -> int:
+    """PostgreSQL: one statement, one array parameter per column."""
+    quote = connection.ops.quote_name
+    statement = (
+        f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in columns)}) "
+        f"SELECT * FROM unnest({', '.join(f'%s::{kind}[]' for kind in types)}) {_on_conflict(conflict, update)}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [list(column) for column in zip(*rows, strict=True)])
+        return cursor.rowcount

@@ -3,8 +3,6 @@ import hashlib
 import json
 from functools import lru_cache
 
-from django.db import connection
-
 from metrics_bridge.models import ReferenceSet
 from metrics_bridge.services.bulk_sql import insert_rows
 
@@ -17,10 +15,10 @@ def reference_set_key(*, texts: tuple[str, ...], context: str) -> str:
 
 def reference_sets_ensure(*, entries: dict[str, tuple[tuple[str, ...], str]]) -> None:
     """Create the missing ReferenceSet rows; `entries` maps key -> (texts, context). A run plans thousands."""
-    adapt_json = connection.ops.adapt_json_value
     insert_rows(
         table=ReferenceSet._meta.db_table,
         columns=("key", "texts", "context"),
-        rows=[(key, adapt_json(list(texts), None), context) for key, (texts, context) in entries.items()],
+        types=("text", "jsonb", "text"),
+        rows=[(key, json.dumps(list(texts)), context) for key, (texts, context) in entries.items()],
         conflict=("key",),
     )

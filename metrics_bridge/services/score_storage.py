@@ -3,10 +3,11 @@
 A chunk of the classic suite stores up to a few thousand scores: building a model instance per score
 and letting `bulk_create(update_conflicts=True)` compile the SQL costs far more than scoring them
 (profiled: ~25 ms per 100 rows). A score already stored for (metric, version, caption, reference set)
-gets the new value, details and run, and keeps its `created_at`. Values pass through Django's own
-adapters (JSON, datetimes).
+gets the new value, details and run, and keeps its `created_at`. Details go as JSON text (as Django's
+JSONField writes them), datetimes through Django's adapter.
 """
 
+import json
 from typing import NamedTuple
 
 from django.db import connection
@@ -30,6 +31,7 @@ class ScoreRow(NamedTuple):
 _UNIQUE = ("metric", "version", "caption_id", "reference_set_id")
 _UPDATED = ("value", "details", "run_id")
 _COLUMNS = (*_UNIQUE, "value", "details", "run_id", "created_at")
+_TYPES = ("text", "text", "bigint", "bigint", "double precision", "jsonb", "bigint", "timestamptz")
 
 
 def metric_scores_upsert(*, rows: list[ScoreRow], run_id: int | None) -> int:
@@ -39,9 +41,8 @@ def metric_scores_upsert(*, rows: list[ScoreRow], run_id: int | None) -> int:
     row twice)."""
     if not rows:
         return 0
-    operations = connection.ops
-    created_at = operations.adapt_datetimefield_value(timezone.now())
-    no_details = operations.adapt_json_value({}, None)  # most scores have none: adapt it once
+    created_at = connection.ops.adapt_datetimefield_value(timezone.now())
+    no_details = json.dumps({})  # most scores have none
     unique = {(row.metric, row.version, row.caption_id, row.reference_set_id): row for row in rows}
     parameters = [
         (
@@ -50,7 +51,7 @@ def metric_scores_upsert(*, rows: list[ScoreRow], run_id: int | None) -> int:
             row.caption_id,
             row.reference_set_id,
             row.value,
-            operations.adapt_json_value(row.details, None) if row.details else no_details,
+            json.dumps(row.details) if row.details else no_details,
             run_id,
             created_at,
         )
@@ -61,6 +62,7 @@ def metric_scores_upsert(*, rows: list[ScoreRow], run_id: int | None) -> int:
     # 1.87 s against 0.68 s), so new rows go in with DO NOTHING first; if any row was already
     # there (a re-run, a corpus-level chunk rescored whole), the upsert then updates them all.
     table = MetricScore._meta.db_table
-    if insert_rows(table=table, columns=_COLUMNS, rows=parameters, conflict=_UNIQUE) != len(parameters):
-        insert_rows(table=table, columns=_COLUMNS, rows=parameters, conflict=_UNIQUE, update=_UPDATED)
+    layout = {"table": table, "columns": _COLUMNS, "types": _TYPES, "rows": parameters, "conflict": _UNIQUE}
+    if insert_rows(**layout) != len(parameters):
+        insert_rows(**layout, update=_UPDATED)
     return len(parameters)
