@@ -39,7 +39,7 @@ def _on_conflict(conflict: Sequence[str], update: Sequence[str]) -> str:
     return f"ON CONFLICT ({', '.join(quote(c) for c in conflict)}) {action}"
 
 
-def insert_statement(
+def _values_statement(
     *, table: str, columns: Sequence[str], rows: int, conflict: Sequence[str], update: Sequence[str] = ()
 ) -> str:
     """INSERT of `rows` rows; a row whose `conflict` columns match a stored row updates its `update` columns,
@@ -61,7 +61,7 @@ def insert_rows(
     conflict: Sequence[str],
     update: Sequence[str] = (),
 ) -> int:
-    """Insert the rows (see insert_statement); returns how many rows were inserted or updated.
+    """Insert the rows (see _values_statement); returns how many rows were inserted or updated.
 
     `types` are the columns' PostgreSQL types (e.g. "text", "bigint", "jsonb", "timestamptz"); JSON
     values come as JSON text. Rows must not repeat a `conflict` identity: PostgreSQL refuses a
@@ -77,7 +77,7 @@ def insert_rows(
         for size, group in ((per_statement, rows[:full]), (len(rows) - full, rows[full:])):
             if not group:
                 continue
-            statement = insert_statement(table=table, columns=columns, rows=size, conflict=conflict, update=update)
+            statement = _values_statement(table=table, columns=columns, rows=size, conflict=conflict, update=update)
             parameters = [
                 [value for row in group[start : start + size] for value in row] for start in range(0, len(group), size)
             ]
