@@ -8,6 +8,7 @@ are strict by default (see "Deployment security" below and the README).
 """
 import os
 import tempfile
+import warnings
 from datetime import timedelta
 from pathlib import Path
 
@@ -18,6 +19,10 @@ from config.env import ConfigurationError, env_bool, env_int, env_list, env_str,
 from config.secret_key import secret_key_problem
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# pydub warns when it is imported on a machine without a system ffmpeg; the product decodes audio with the
+# ffmpeg the imageio-ffmpeg package ships (annotation/services/ffmpeg.py), so the warning is noise.
+warnings.filterwarnings("ignore", message="Couldn't find ffmpeg or avconv", category=RuntimeWarning)
 
 DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = env_str("SECRET_KEY")
