@@ -5,6 +5,7 @@ from metrics_bridge import views, views_annotation, views_dashboards, views_subm
 app_name = "metrics_bridge"
 urlpatterns = [
     path("", views.metrics_home, name="home"),
+    path("status/", views.home_status, name="home_status"),
     path("runs/", views.run_start, name="run_start"),
     path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
     path("runs/<int:run_id>/progress/", views.run_progress, name="run_progress"),
@@ -32,6 +33,11 @@ urlpatterns = [
     ),
     path("plots/<slug:kind>/<int:object_id>.svg", views_dashboards.plot, name="plot"),
     path("datasets/<int:dataset_id>/sensitivity/", views.dataset_sensitivity, name="dataset_sensitivity"),
+    path(
+        "datasets/<int:dataset_id>/sensitivity/status/",
+        views.dataset_sensitivity_status,
+        name="dataset_sensitivity_status",
+    ),
     path("annotation-agreement/", views_annotation.annotation_agreement, name="annotation_agreement"),
     path(
         "annotation-agreement/campaigns/<int:campaign_id>/clips/<int:clip_id>/",

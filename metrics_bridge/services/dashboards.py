@@ -6,11 +6,15 @@ any change (a vote, a finished chunk, a new submission) shows current numbers an
 Nothing here starts a metric computation: pages offer a button for that (a Celery run with progress).
 """
 
+from dataclasses import dataclass
+
 from django.db.models import Count, Max
 
+from accounts.live import live_version
 from annotation.models import Caption, Dataset
 from metrics_bridge import selectors
 from metrics_bridge.agreement import protocol
+from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for
 from metrics_bridge.services.agreement import SPLITS, _request_key, _stored_scores, agreement_table
@@ -93,6 +97,38 @@ def dashboard_state(*, kind: str, target) -> CacheState:
     """target: the Dataset (agreement, leaderboard) or the Campaign (thumbs)."""
     fingerprint = campaign_fingerprint(campaign=target) if kind == "thumbs" else dataset_fingerprint(dataset=target)
     return cached_state(key=_key(kind, target.pk), fingerprint=fingerprint)
+
+
+@dataclass(frozen=True)
+class DashboardLive:
+    """What a dashboard page shows right now, for its live status (accounts/live.py)."""
+
+    state: CacheState
+    run: MetricRun | None  # the run whose progress the page shows: the one it started, else an active one
+    version: str
+    busy: bool  # a run is going on, or the numbers are being brought up to date
+    needs_refresh: bool  # stale and no run going on: the page asks for the recomputation
+
+
+def dashboard_live(*, kind: str, target, run_id: int | None = None) -> DashboardLive:
+    """The dashboard's cached numbers and the metric run on its dataset; while a run goes on, the numbers
+    are recomputed only once it ends (every finished chunk changes the data)."""
+    state = dashboard_state(kind=kind, target=target)
+    dataset_id = target.dataset_id if kind == "thumbs" else target.pk
+    runs = MetricRun.objects.filter(dataset_id=dataset_id)
+    run = runs.filter(pk=run_id).first() if run_id else None
+    if run is None:
+        run = runs.filter(status__in=MetricRun.ACTIVE_STATUSES).order_by("-created_at").first()
+    active = run is not None and not run.is_finished
+    run_parts = (run.pk, run.status, run.chunks_done, run.chunks_failed, run.chunks_total) if run else None
+    return DashboardLive(
+        state=state,
+        run=run,
+        version=live_version(kind, target.pk, state.computed_at, state.fresh, run_parts),
+        busy=active or not state.fresh,
+        # mid-run only a dashboard never computed yet is computed (it would show nothing at all)
+        needs_refresh=not state.fresh and (not active or state.payload is None),
+    )
 
 
 def dashboard_refresh(*, kind: str, target) -> dict:

@@ -10,6 +10,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
@@ -132,28 +133,32 @@ def _sending_order(chunks: list[MetricRunChunk], slow: set[str], *, slow_last: b
             ordered.append(chunk)
             sent += len(chunk.requests)
         ordered += waiting
-    for index, chunk in enumerate(ordered):
-        chunk.index = index
     return ordered
 
 
-def metric_run_create(
-    *,
-    dataset: Dataset,
-    metric_names: list[str] | None = None,
-    requested_by=None,
-    slow_resources_loading: bool = False,
-    protocol_only: bool = False,
-) -> MetricRun:
-    """Plan a run: one chunk per (scorer, slice of a batch) still missing scores. Nothing is queued yet.
+@dataclass
+class RunPlan:
+    """A planned run before it is saved: the run row, its scorers and the chunks planned so far (unsaved).
 
-    `slow_resources_loading`: the run goes to a worker started for it, whose slow resources are still
-    loading (see _sending_order). `protocol_only`: only the FENSE protocol batches of the judged pairs,
-    which is all an agreement report reads (not the all-references batch of leaderboards and THumBS
-    correlations: for a corpus-level metric like DATE, a second corpus as large as the first).
+    Planners of other levels (system scores, THumBS campaign corpora: metrics_bridge/services/dataset_runs.py)
+    add their chunks and reference sets to it before `metric_run_plan_save`.
+    """
 
-    The planning (loading scorers, reading the dataset) happens before the write transaction: on SQLite
-    a transaction holds the only write lock, and workers must go on renewing leases meanwhile.
+    run: MetricRun
+    scorers: list
+    context: object  # the ScoringContext the versions are computed with
+    chunks: list[MetricRunChunk] = field(default_factory=list)
+    reference_sets: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+
+
+def metric_run_plan(
+    *, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None, protocol_only: bool = False
+) -> RunPlan:
+    """Plan the caption scores of a run: one chunk per (scorer, slice of a batch) still missing scores.
+
+    `protocol_only`: only the FENSE protocol batches of the judged pairs, which is all an agreement report
+    reads (not the all-references batch of leaderboards and THumBS correlations: for a corpus-level metric
+    like DATE, a second corpus as large as the first).
     """
     context = scoring_context_for(clip_ids=None, dataset=dataset)
     scorers, unavailable = requested_scorers_for(metric_names, context)
@@ -163,8 +168,7 @@ def metric_run_create(
         unavailable=unavailable,
         requested_by=requested_by,
     )
-    chunks = []
-    reference_sets: dict[str, tuple[tuple[str, ...], str]] = {}
+    plan = RunPlan(run=run, scorers=scorers, context=context)
     plans: dict[tuple[str, str], list[PlannedBatch]] = {}
     gold_fingerprints = None
     for scorer in scorers:
@@ -180,25 +184,57 @@ def metric_run_create(
             requests, batch_reference_sets = chunk_requests_for(
                 batch=batch, scorer=scorer, gold_fingerprints=gold_fingerprints
             )
-            reference_sets.update(batch_reference_sets)
+            plan.reference_sets.update(batch_reference_sets)
             if scorer.corpus_level:
                 chunk_lists = chunks_for(scorer, scorer_version(scorer, context), requests)
             else:
                 planned.extend(requests)
                 chunk_lists = []
-            for chunk_requests in chunk_lists:
-                chunks.append(
-                    MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests)
-                )
+            plan.chunks += [scorer_chunk(scorer, chunk_requests) for chunk_requests in chunk_lists]
         # Batch boundaries don't matter for the other scorers: pool their requests, each scored once.
         for chunk_requests in chunks_for(scorer, scorer_version(scorer, context), planned) if planned else []:
-            chunks.append(
-                MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests)
-            )
-    slow = {scorer_key(scorer) for scorer in scorers if registry.starts_slowly(scorer)}
-    return metric_run_chunks_save(
-        run=run, chunks=_sending_order(chunks, slow, slow_last=slow_resources_loading), reference_sets=reference_sets
+            plan.chunks.append(scorer_chunk(scorer, chunk_requests))
+    return plan
+
+
+def scorer_chunk(scorer, requests: list[dict]) -> MetricRunChunk:
+    """An unsaved chunk of `scorer` (its run and index are set when the plan is saved)."""
+    return MetricRunChunk(index=0, metric=scorer_key(scorer), requests=requests)
+
+
+def metric_run_plan_save(
+    plan: RunPlan, *, slow_resources_loading: bool = False, last: list[MetricRunChunk] = ()
+) -> MetricRun:
+    """Save the planned run, its chunks in sending order (see _sending_order), then `last` (chunks that
+    read what the others store, e.g. system scores reading caption scores)."""
+    slow = {scorer_key(scorer) for scorer in plan.scorers if registry.starts_slowly(scorer)}
+    ordered = _sending_order(plan.chunks, slow, slow_last=slow_resources_loading) + list(last)
+    for index, chunk in enumerate(ordered):
+        chunk.index = index
+    return metric_run_chunks_save(run=plan.run, chunks=ordered, reference_sets=plan.reference_sets)
+
+
+def metric_run_create(
+    *,
+    dataset: Dataset,
+    metric_names: list[str] | None = None,
+    requested_by=None,
+    slow_resources_loading: bool = False,
+    protocol_only: bool = False,
+) -> MetricRun:
+    """Plan and save a run of caption scores (see metric_run_plan). Nothing is queued yet.
+
+    A run started from a page, the API, `compute_metrics` or the demo plans more than this: system scores
+    and THumBS corpora too (metrics_bridge/services/dataset_runs.py). `slow_resources_loading`: the run goes
+    to a worker started for it, whose slow resources are still loading (see _sending_order).
+
+    The planning (loading scorers, reading the dataset) happens before the write transaction: on SQLite
+    a transaction holds the only write lock, and workers must go on renewing leases meanwhile.
+    """
+    plan = metric_run_plan(
+        dataset=dataset, metric_names=metric_names, requested_by=requested_by, protocol_only=protocol_only
     )
+    return metric_run_plan_save(plan, slow_resources_loading=slow_resources_loading)
 
 
 def metric_run_chunks_save(
@@ -235,17 +271,6 @@ def metric_run_dispatch(*, run: MetricRun, enqueue: Enqueue) -> int:
 
 def chunks_mark_dispatched(*, chunk_ids: list[int]) -> None:
     MetricRunChunk.objects.filter(pk__in=chunk_ids).update(dispatched_at=timezone.now())
-
-
-def metric_run_start(
-    *, dataset: Dataset, enqueue: Enqueue, metric_names: list[str] | None = None, requested_by=None
-) -> MetricRun:
-    """Plan a run and send its chunks to the workers; returns at once (progress is on the run row)."""
-    with transaction.atomic():
-        run = metric_run_create(dataset=dataset, metric_names=metric_names, requested_by=requested_by)
-        metric_run_dispatch(run=run, enqueue=enqueue)
-    log_event(logger, "run_started", run=run.pk, dataset=dataset.name, metrics=run.metrics, chunks=run.chunks_total)
-    return run
 
 
 def metric_run_cancel(*, run: MetricRun) -> MetricRun:

@@ -220,7 +220,9 @@ def test_a_page_answers_at_once_with_flagged_old_numbers_until_the_browser_asks_
 ):
     url = f"/metrics/datasets/{dataset.pk}/leaderboard/"
     first = admin_client.get(url).content.decode()
-    assert "Computing</strong> this dashboard for the first time" in first and "dashboard_refresh.js" in first
+    assert "Computing</strong> this dashboard for the first time" in first and 'id="live"' in first
+    status = admin_client.get(f"/metrics/dashboards/leaderboard/{dataset.pk}/refresh/").json()
+    assert status["busy"] and status["refresh"] == f"/metrics/dashboards/leaderboard/{dataset.pk}/refresh/"
     fresh_page(admin_client, url, "leaderboard", dataset.pk)
     assert admin_client.post(f"/metrics/dashboards/leaderboard/{dataset.pk}/refresh/").status_code == 200
     PairwiseVote.objects.filter(choice="a").first().delete()  # the data changes
@@ -228,4 +230,5 @@ def test_a_page_answers_at_once_with_flagged_old_numbers_until_the_browser_asks_
     assert "the data changed since these numbers were computed" in stale and 'id="leaderboard-table"' in stale
     fresh_page(admin_client, url, "leaderboard", dataset.pk)
     assert admin_client.post("/metrics/dashboards/nope/1/refresh/").status_code == 404
-    assert admin_client.get(f"/metrics/dashboards/leaderboard/{dataset.pk}/refresh/").json() == {"fresh": True}
+    status = admin_client.get(f"/metrics/dashboards/leaderboard/{dataset.pk}/refresh/").json()
+    assert status["fresh"] and not status["busy"] and status["refresh"] is None

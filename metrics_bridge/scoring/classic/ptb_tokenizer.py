@@ -58,7 +58,8 @@ def _punctuation() -> frozenset[str]:
 def _run_jvm(texts: list[str]) -> list[str]:
     global jvm_calls
     jar = pycocoevalcap_dir() / "tokenizer" / PTB_JAR_NAME
-    command = [java_executable(), "-cp", str(jar), "edu.stanford.nlp.process.PTBTokenizer", "-preserveLines", "-lowerCase"]
+    tokenizer = "edu.stanford.nlp.process.PTBTokenizer"
+    command = [java_executable(), "-cp", str(jar), tokenizer, "-preserveLines", "-lowerCase"]
     sentences = "\n".join(text.translate(_LINE_BREAKS) for text in texts)
     with tempfile.NamedTemporaryFile("wb", suffix=".txt", delete=False) as handle:
         handle.write(sentences.encode())
