@@ -61,7 +61,7 @@ def test_dashboards_on_the_demo_data(page_for, live_server, make_user, media_roo
     page.goto(f"{live_server.url}/metrics/")
     page.click(f"a[href='/metrics/datasets/{dataset.pk}/leaderboard/']")
     page.wait_for_selector("#leaderboard-table")  # the first view computed itself through the refresh request
-    page.locator("details", has_text="Compute / recompute system scores").click()
+    page.locator("details", has_text="Compute metrics").click()
     page.check("input[name='metrics'][value='ROUGE_L']")
     page.check("input[name='metrics'][value='BLEU_4']")
     page.click("#compute-button")
@@ -73,7 +73,7 @@ def test_dashboards_on_the_demo_data(page_for, live_server, make_user, media_roo
 
     page.goto(f"{live_server.url}/metrics/datasets/{dataset.pk}/agreement/")
     page.wait_for_selector("#agreement-table")
-    page.locator("details", has_text="Compute / recompute scores").click()
+    page.locator("details", has_text="Compute metrics").click()
     page.check("input[name='metrics'][value='ROUGE_L']")
     page.click("#compute-button")
     watch_run_finish(page, "agreement")
@@ -88,7 +88,7 @@ def test_dashboards_on_the_demo_data(page_for, live_server, make_user, media_roo
 
     page.goto(f"{live_server.url}/metrics/campaigns/{campaign.pk}/thumbs/")
     page.wait_for_selector("#alpha-table")
-    page.locator("details", has_text="Compute / recompute caption scores").click()
+    page.locator("details", has_text="Compute metrics").click()
     page.check("input[name='metrics'][value='ROUGE_L']")
     page.click("#compute-button")
     watch_run_finish(page, "thumbs")
@@ -132,7 +132,7 @@ def test_clotho_slice_with_a_submitted_system_computed_by_a_real_worker(
 
     page.click("text=See it on the leaderboard")
     page.wait_for_selector("#leaderboard-table", timeout=120_000)  # computed by the worker (refresh task)
-    page.locator("details", has_text="Compute / recompute system scores").click()
+    page.locator("details", has_text="Compute metrics").click()
     for metric in ("BLEU_4", "ROUGE_L", "CIDEr_D"):
         page.check(f"input[name='metrics'][value='{metric}']")
     page.click("#compute-button")
