@@ -67,14 +67,16 @@ def workbook_upload(request):
 def _uploads_live(uploads: list[WorkbookUpload]) -> tuple[str, bool]:
     """The recent uploads' live version, and whether one is still being imported (another admin's, say)."""
     version = live_version([(upload.pk, upload.status, len(upload.errors)) for upload in uploads])
-    return version, any(upload.status == WorkbookUpload.Status.PENDING for upload in uploads)
+    # pending with a summary: a dry run, which stays pending; without one: being imported right now
+    return version, any(upload.status == WorkbookUpload.Status.PENDING and not upload.summary for upload in uploads)
 
 
 @roles_required(ADMIN)
 @require_safe
 def workbook_uploads_status(request):
     """Who: admins. The upload page's live status: its list of recent uploads shows new ones and outcomes."""
-    version, busy = _uploads_live(list(WorkbookUpload.objects.only("pk", "status", "errors")[:RECENT_UPLOADS]))
+    uploads = WorkbookUpload.objects.only("pk", "status", "errors", "summary")[:RECENT_UPLOADS]
+    version, busy = _uploads_live(list(uploads))
     return live_status_response(version=version, busy=busy)
 
 
