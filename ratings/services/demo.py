@@ -107,7 +107,7 @@ def simulated_choice(rater: SimulatedRater, pair: CaptionPair, truth_a: Truth, t
     if pair.gold_choice and rater.habit == "fails attention checks" and rng.random() < 0.75:
         return "b" if pair.gold_choice == "a" else "a"
     if rater.habit == "careless":
-        return rng.choices(("a", "b", "none"), weights=(0.6, 0.3, 0.1))[0]
+        return rng.choices(("a", "b", "none"), weights=(0.45, 0.45, 0.1))[0]
     difference = truth_a.overall - truth_b.overall
     if rng.random() < 0.3 * math.exp(-abs(difference) / 0.4):
         return "none"
@@ -196,15 +196,24 @@ def _simulated_campaign(dataset: Dataset, name: str, task_type: str, pairs: list
         pairs=None if is_thumbs else pairs,
         title=TITLES[name],
     )
+    # Who judges what is decided by names and order, never by row ids, so a fresh database gets the same study.
     if is_thumbs:
         # Panels of three raters, each panel every caption of its clips: the ICC(2,k) block is a panel's clips.
         panels = len(SIMULATED_RATERS) // THUMBS_PANEL
-        for index, rater in enumerate(SIMULATED_RATERS):
-            panel = index // THUMBS_PANEL
-            assignment = Assignment.objects.create(campaign=campaign, rater=raters[rater.username])
-            assignment_add_items(assignment=assignment, items=clips[panel::panels])
+        shares = {
+            rater.username: clips[(index // THUMBS_PANEL) :: panels] for index, rater in enumerate(SIMULATED_RATERS)
+        }
     else:
-        campaign_add_raters(campaign=campaign, raters=[raters[rater.username] for rater in SIMULATED_RATERS])
+        # Each pair to VOTES_PER_PAIR raters in turn: every rater gets the same share of every split.
+        ordered = sorted(pairs, key=lambda pair: (pair.split, int(pair.source_key.rsplit("-", 1)[1])))
+        shares = {rater.username: [] for rater in SIMULATED_RATERS}
+        for number, pair in enumerate(ordered):
+            for seat in range(VOTES_PER_PAIR):
+                rater = SIMULATED_RATERS[(number * VOTES_PER_PAIR + seat) % len(SIMULATED_RATERS)]
+                shares[rater.username].append(pair)
+    for username, items in shares.items():
+        assignment = Assignment.objects.create(campaign=campaign, rater=raters[username])
+        assignment_add_items(assignment=assignment, items=items)
     _simulated_answers_store(campaign=campaign, raters={rater.username: rater for rater in SIMULATED_RATERS})
     return campaign
 
@@ -237,7 +246,7 @@ def _simulated_answers_store(*, campaign: Campaign, raters: dict[str, SimulatedR
             seconds = simulated_seconds(rater, clip_seconds, pair.source_key)
         else:
             values = {}
-            for caption_id in item.caption_order:
+            for caption_id in sorted(item.caption_order, key=lambda caption_id: truths[caption_id][1]):
                 truth, name = truths[caption_id]
                 scores = simulated_thumbs(rater, truth, name, previous.get(rater.username))
                 previous[rater.username] = tuple(scores.values())
