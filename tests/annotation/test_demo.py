@@ -195,3 +195,53 @@ def test_demo_reset_passwords_gives_working_new_ones(db, media_root):
     second = printed_passwords(run_demo("--no-metrics", "--reset-passwords"))
     assert all(second[name] != first[name] for name in first)
     assert all(authenticate(username=name, password=password) for name, password in second.items())
+
+
+@pytest.mark.slow
+def test_the_demo_dashboards_mean_something(db, media_root):
+    from metrics_bridge.management.commands.demo import DEMO_METRICS
+    from metrics_bridge.models import MetricRun
+    from metrics_bridge.services.agreement import calibration_summary
+    from metrics_bridge.services.dashboards import dashboard_state
+    from ratings.services.quality import campaign_rater_quality
+
+    run_demo()
+    dataset = Clip.objects.filter(dataset__name="demo").first().dataset
+    assert set(MetricRun.objects.values_list("status", flat=True)) == {"done"}
+
+    # Agreement: >= 30 pairs with a human preference in every split, counted here from the votes themselves
+    sums: dict[int, int] = Counter()
+    for pair_id, choice in PairwiseVote.objects.values_list("pair_id", "choice"):
+        sums[pair_id] += {"a": 1, "b": -1}.get(choice, 0)
+    splits = dict(CaptionPair.objects.values_list("pk", "split"))
+    decided = Counter(splits[pair_id] for pair_id, total in sums.items() if total)
+    agreement = dashboard_state(kind="agreement", target=dataset)
+    assert agreement.fresh and {split: agreement.payload["pairs"][split] for split in SPLITS} == dict(decided)
+    assert min(decided.values()) >= 30
+    assert set(DEMO_METRICS) <= set(agreement.payload["metrics"])
+    assert calibration_summary(dataset=dataset)["row"]["total"] is not None  # CALIBRATED fitted
+
+    # THumBS: alpha and ICC defined, every metric correlated
+    thumbs = dashboard_state(kind="thumbs", target=Campaign.objects.get(name="demo-thumbs"))
+    assert thumbs.fresh
+    alpha = thumbs.payload["agreement"]["krippendorff_alpha"]
+    assert all(alpha[field] is not None and alpha[field] > 0.2 for field in ("precision", "recall", "overall"))
+    icc = thumbs.payload["agreement"]["icc2k_overall"]
+    assert icc["value"] is not None and icc["value"] > 0.5 and icc["items"] >= 30
+    assert set(DEMO_METRICS) <= set(thumbs.payload["correlations"])
+
+    # Leaderboard: every system with its win rate interval; people rank the graded systems as simulated
+    leaderboard = dashboard_state(kind="leaderboard", target=dataset)
+    rows = {row["system"]: row for row in leaderboard.payload["systems"]}
+    assert all(row["win_rate_ci"] and row["metrics"]["SBERT"] is not None for row in rows.values())
+    by_win_rate = sorted(rows, key=lambda system: -rows[system]["human"]["pairwise_win_rate"])
+    assert by_win_rate[0] == "demo-accurate"
+    assert set(by_win_rate[-2:]) == {"demo-generic", "demo-wrong-source"}
+
+    # Quality control finds the careless rater and the one failing the attention checks
+    quality = {row.username: row for row in campaign_rater_quality(campaign=Campaign.objects.get(name="demo-pairwise"))}
+    careless, failing = quality["sim-rater-11"], quality["sim-rater-12"]
+    others = [row for name, row in quality.items() if name.startswith("sim-") and row not in (careless, failing)]
+    assert careless.agreement < min(row.agreement for row in others)
+    assert careless.median_seconds < min(row.median_seconds for row in others)
+    assert failing.gold_pass_rate < 0.5 < min(row.gold_pass_rate for row in others)
