@@ -301,17 +301,22 @@ USE_I18N = True
 USE_TZ = True
 
 # Runs, chunks, workers and imports log one JSON object per line under the `captioneval` logger
-# (config/structured_log.py); everything else goes through the plain console handler.
+# (config/structured_log.py); everything else goes through the plain console handler. A request answered 4xx is
+# not logged by Django (the server's access line already says it) and never with a traceback; a 5xx is, with it.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json_lines": {"()": "config.structured_log.JsonLinesFormatter"}},
+    "filters": {"no_client_error_tracebacks": {"()": "config.log_filters.NoTracebackForClientErrors"}},
     "handlers": {
-        "console": {"class": "logging.StreamHandler"},
+        "console": {"class": "logging.StreamHandler", "filters": ["no_client_error_tracebacks"]},
         "events": {"class": "logging.StreamHandler", "formatter": "json_lines"},
     },
     "loggers": {
-        "captioneval": {"handlers": ["events"], "level": env_str("EVENT_LOG_LEVEL") or "INFO", "propagate": False}
+        "captioneval": {"handlers": ["events"], "level": env_str("EVENT_LOG_LEVEL") or "INFO", "propagate": False},
+        "django.request": {"level": "ERROR"},
+        # a request with a Host header this site does not serve: the 400 in the access line says enough
+        "django.security.DisallowedHost": {"level": "CRITICAL"},
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL") or "WARNING"},
 }

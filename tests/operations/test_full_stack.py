@@ -57,7 +57,7 @@ def test_audio_goes_to_s3_under_random_keys_and_a_rater_plays_it_with_a_range_re
     # The demo's audio was uploaded to the S3 server, each object under an unguessable key
     objects = stack.s3.client().list_objects_v2(Bucket=S3_BUCKET, Prefix="audio/")["Contents"]
     keys = [entry["Key"] for entry in objects]
-    assert len(keys) == len(demo["clips"]) == 8
+    assert len(keys) == len(demo["clips"]) >= 40
     assert all(re.fullmatch(r"audio/[0-9a-f]{32}\.wav", key) for key in keys), keys
     # A rater asks for an item's audio (the per-item URL raters get) and is sent to a pre-signed S3 URL
     rater = signed_in(stack, "rater", demo["passwords"]["rater"])

@@ -54,8 +54,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--url", default="http://127.0.0.1:8000/", help="Address of the app, printed for signing in"
         )
+        parser.add_argument(
+            "--no-sign-in",
+            action="store_true",
+            help="Do not print where to sign in (./scripts/run says it once the server answers)",
+        )
 
-    def handle(self, *args, reset_passwords: bool, no_metrics: bool, url: str, **options):
+    def handle(self, *args, reset_passwords: bool, no_metrics: bool, url: str, no_sign_in: bool, **options):
         started = time.monotonic()
         accounts = demo_accounts_ensure(reset_passwords=reset_passwords)
         dataset = demo_corpus_ensure()
@@ -99,7 +104,8 @@ class Command(BaseCommand):
         self.stdout.write(accounts_table(accounts))
         if any(not account.password for account in accounts):
             self.stdout.write("Unchanged passwords are not shown; --reset-passwords gives those accounts new ones.")
-        self.stdout.write(f"Sign in at {url}")
+        if not no_sign_in:
+            self.stdout.write(f"Sign in at {url}")
 
     def _say(self, message: str) -> None:
         self.stdout.write(message)
