@@ -167,3 +167,20 @@ def test_workbook_upload_page_lists_an_upload_made_elsewhere(admin_page, live_se
 
     wait_in_place(admin_page, f"{text_of('#recent-uploads')}.includes('P7_excel.xlsx')")
     assert "Failed" in admin_page.inner_text("#recent-uploads")
+
+
+def test_a_fresh_clip_shows_no_error_before_anything_is_typed(page_for, live_server, make_user):
+    workspace = workspace_build(make_user, clip_count=1, annotator_count=1, per_clip=1)
+    page = page_for(workspace.annotators[0])
+    page.goto(f"{live_server.url}/annotate/")
+    page.click("form[action*='/next/'] button")
+    page.wait_for_selector("#annotation-page[data-ready=true]")
+    page.wait_for_load_state("networkidle")  # a check request, if one were sent on opening, has answered
+    assert page.locator("#checks-list .check.is-error").count() == 0
+    assert page.inner_text("#checks-list") == "Checked after each save."
+    # Once something is saved the checks run (here: an event without a source or attribute, a warning)
+    page.keyboard.press("n")
+    page.keyboard.type("beep")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'", timeout=30_000)
+    page.wait_for_function("() => document.querySelectorAll('#checks-list .check').length > 0", timeout=30_000)
