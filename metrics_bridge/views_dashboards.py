@@ -148,9 +148,12 @@ def dataset_agreement(request, dataset_id: int):
         (name, [(row.get(c), row.get(c) is not None and row.get(c) == table["best"][c]) for c in COLUMNS])
         for name, row in table["metrics"].items()
     ]
+    chart_metrics = dashboards.agreement_chart_metrics(table["metrics"], request.GET.getlist("chart"))
     context = {
         "dataset": dataset,
         "rows": rows,
+        "chart_metrics": chart_metrics,
+        "chart_query": ",".join(chart_metrics),
         "columns": COLUMNS,
         "pair_counts": [table["pairs"][column] for column in COLUMNS],
         "unavailable": table["unavailable"],
@@ -364,7 +367,7 @@ def plot(request, kind: str, object_id: int):
     """Who: admins. An SVG plot, cached until its data changes; ?download=1 saves it as a file."""
     if kind not in PLOT_KINDS:
         raise Http404("no such plot")
-    parameters = {key: request.GET.get(key, "") for key in ("metric", "field", "system", "side")}
+    parameters = {key: request.GET.get(key, "") for key in ("metric", "field", "system", "side", "metrics")}
     svg = _plot_svg(kind, object_id, parameters)
     response = HttpResponse(svg, content_type="image/svg+xml")
     if request.GET.get("download"):
@@ -390,18 +393,19 @@ def _plot_svg(kind: str, object_id: int, parameters: dict) -> str:
     dataset = get_object_or_404(Dataset, pk=object_id)
     fingerprint = dataset_fingerprint(dataset=dataset)
     builders = {
-        "agreement-splits": lambda: _agreement_bars(dataset),
+        "agreement-splits": lambda: _agreement_chart(dataset, parameters["metrics"]),
         "leaderboard-win-rate": lambda: _win_rate_bars(dataset),
         "xace-attributes": lambda: _attribute_bars(dataset, parameters["system"], parameters["metric"]),
     }
     return cached_content(key=key, fingerprint=fingerprint, build=builders[kind])
 
 
-def _agreement_bars(dataset: Dataset) -> str:
+def _agreement_chart(dataset: Dataset, chosen: str) -> str:
     table = dashboards.agreement_page_data(dataset=dataset)
-    return plots.split_bars(
+    names = dashboards.agreement_chart_metrics(table["metrics"], [name for name in chosen.split(",") if name])
+    return plots.agreement_dots(
         splits=list(COLUMNS),
-        metrics=table["metrics"],
+        metrics={name: table["metrics"][name] for name in names},
         pair_counts=table["pairs"],
         title=f"Agreement with people per split: {dataset.name}",
     )
@@ -424,7 +428,7 @@ def _attribute_bars(dataset: Dataset, system: str, metric: str) -> str:
     metric = metric if metric in keys else "XACE"
     xace = dashboards.leaderboard_page_data(dataset=dataset).get(keys[metric], {})
     if system not in xace:
-        return plots.split_bars(splits=[], metrics={}, pair_counts={}, title="")
+        return plots.attribute_bars(categories={}, title="")
     return plots.attribute_bars(
         categories=xace[system]["attribute_categories"], title=f"{metric} attribute categories: {system}"
     )

@@ -451,9 +451,19 @@ def _swapped_pitch(scene: Scene) -> Scene:
 
 
 def system_caption(external_id: str, system: str) -> CaptionPlan:
-    """The caption `system` writes for the scene, the error it made and its truth."""
+    """The caption `system` writes for the scene, the error it made and its truth. Never word for word one of the
+    clip's references (a system does not copy the people who described the clip)."""
+    references = scene_references(external_id)
+    for attempt in range(20):
+        plan = _system_caption(external_id, system, attempt)
+        if plan.text not in references:
+            return plan
+    return plan
+
+
+def _system_caption(external_id: str, system: str, attempt: int) -> CaptionPlan:
     scene = scene_by_id(external_id)
-    rng = random.Random(f"system:{SEED}:{system}:{external_id}")
+    rng = random.Random(f"system:{SEED}:{system}:{external_id}:{attempt}")
     _description, error, rate = SYSTEMS[system]
     events = len(scene.events)
     if not error or rng.random() >= rate:

@@ -51,6 +51,40 @@ def _best_per_column(rows: dict[str, dict], columns) -> dict[str, float | None]:
 # --- Pairwise agreement -------------------------------------------------------------------------------
 
 
+#: the agreement chart shows at most this many metrics unless the admin picks more
+CHART_METRICS = 8
+
+
+def metric_family(name: str) -> str:
+    """What kind of metric a name is (the agreement chart shows the best of each kind by default)."""
+    if name.startswith(("BLEU", "ROUGE")) or name in ("METEOR", "CIDEr_D", "SPICE", "SPIDEr"):
+        return "n-gram"
+    if name.startswith("XACE"):
+        return "audio graph factor" if name.rsplit("_", 1)[-1] in ("E", "S", "A", "R") else "audio graph"
+    if name.startswith("LLM_"):
+        return "LLM judge"
+    return "embedding" if name in ("SBERT", "FENSE", "BERTScore", "DATE") else "other"
+
+
+def agreement_chart_metrics(rows: dict[str, dict], chosen: list[str] | None = None) -> list[str]:
+    """The metrics the agreement chart draws: those chosen (that have a row), else the best (by total) of each
+    family, then the next best, up to CHART_METRICS."""
+    if chosen:
+        return [name for name in rows if name in chosen]
+    ranked = sorted(rows, key=lambda name: -(rows[name].get("total") or 0))
+    picked = []
+    for name in ranked:
+        if metric_family(name) not in {metric_family(other) for other in picked}:
+            picked.append(name)
+    for name in ranked:
+        if len(picked) >= CHART_METRICS:
+            break
+        if name not in picked:
+            picked.append(name)
+    picked = picked[:CHART_METRICS]
+    return [name for name in rows if name in picked]
+
+
 def protocol_coverage(*, dataset: Dataset, metric_names: list[str]) -> dict[str, tuple[int, int]]:
     """{metric: (stored, needed)} scores of the FENSE protocol's requests (other batches, e.g. the leaderboard's
     caption scores against all references, don't make a metric's agreement column complete)."""
