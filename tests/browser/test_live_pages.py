@@ -39,6 +39,7 @@ def dataset(shared_dir) -> Dataset:
 @pytest.fixture
 def admin_page(page_for, make_user):
     page = page_for(make_user("organiser", staff=True))
+    page.set_viewport_size({"width": 1280, "height": 900})
     page.set_default_timeout(WAIT_MS)
     return page
 
@@ -114,6 +115,25 @@ def test_dashboards_show_a_finished_run(admin_page, live_server, dataset, make_u
     assert run.status == MetricRun.Status.DONE
 
     wait_in_place(admin_page, f"{text_of(table)}.includes('ROUGE_L') && !document.getElementById('dashboard-stale')")
+    if kind == "agreement":  # the chart came with the numbers; its smallest text is readable at this width
+        assert smallest_plot_text_px(admin_page, "#agreement-chart img.plot") >= 11
+
+
+def smallest_plot_text_px(page, selector: str) -> float:
+    """The smallest font of an SVG plot as the page shows it: its font sizes scaled by the shown / drawn width."""
+    page.wait_for_function(
+        f"() => {{ const img = document.querySelector({selector!r}); return img && img.complete && img.naturalWidth; }}"
+    )
+    return page.evaluate(
+        """async (selector) => {
+            const img = document.querySelector(selector);
+            const svg = await (await fetch(img.src)).text();
+            const drawnWidth = Number(svg.match(/viewBox="[\d.]+ [\d.]+ ([\d.]+)/)[1]);
+            const sizes = [...svg.matchAll(/font-size: ([\d.]+)px/g)].map((match) => Number(match[1]));
+            return Math.min(...sizes) * img.getBoundingClientRect().width / drawnWidth;
+        }""",
+        selector,
+    )
 
 
 def test_sensitivity_page_shows_the_finished_report(admin_page, live_server, dataset):
