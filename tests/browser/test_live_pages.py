@@ -5,13 +5,11 @@ the test (a metric run, a dashboard's data changing, a sensitivity report, an an
 upload), and waits for the page to show the outcome in the same document.
 """
 
-import json
-from decimal import Decimal
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation.models import Caption, Dataset
+from annotation.models import Dataset
 from annotation.services.annotation_campaigns import annotation_task_next
 from annotation.services.annotation_tasks import task_draft_save, task_submit
 from metrics_bridge.models import MetricRun
@@ -19,10 +17,9 @@ from metrics_bridge.services.dataset_runs import dataset_run_create
 from metrics_bridge.services.runs import metric_run_create
 from metrics_bridge.services.sensitivity import sensitivity_report_compute, sensitivity_report_create
 from metrics_bridge.tasks import execute_metric_run
-from ratings.models import Campaign, ThumbsRating
-from ratings.services.pairwise_import import pairwise_judgements_import
 from ratings.services.workbook_import import workbook_upload_create, workbook_upload_import
 from tests.annotation.workspace_data import draft_of, workspace_build
+from tests.metrics_bridge.dashboard_data import clotho_slice, rated_thumbs_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 #: a page not busy asks every 10 s; a loaded machine adds its own delays
@@ -31,9 +28,7 @@ WAIT_MS = 60_000
 
 @pytest.fixture
 def dataset(shared_dir) -> Dataset:
-    items = json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())[:8]
-    pairwise_judgements_import(data=items, dataset_name="live", source_name="clotho_eval.json")
-    return Dataset.objects.get(name="live")
+    return clotho_slice(shared_dir, name="live", clips=8)
 
 
 @pytest.fixture
@@ -88,18 +83,8 @@ def test_metrics_home_lists_a_new_run(admin_page, live_server, dataset):
 
 @pytest.mark.parametrize("kind", ["leaderboard", "agreement", "thumbs"])
 def test_dashboards_show_a_finished_run(admin_page, live_server, dataset, make_user, kind):
-    campaign = Campaign.objects.create(name="live-thumbs", dataset=dataset, task_type="thumbs")
-    captions = Caption.objects.filter(clip__dataset=dataset, role="candidate").order_by("pk")[:10]
-    for number, rater in enumerate([make_user("r1", "rater"), make_user("r2", "rater")]):
-        for index, caption in enumerate(captions):
-            ThumbsRating.objects.create(
-                rater=rater,
-                caption=caption,
-                campaign=campaign,
-                precision=1 + (index + number) % 5,
-                recall=1 + index % 5,
-                fluency=Decimal("-0.5") * number,
-            )
+    raters = [make_user("r1", "rater"), make_user("r2", "rater")]
+    campaign = rated_thumbs_campaign(dataset, raters, name="live-thumbs", captions=10)
     url, table = {
         "leaderboard": (f"/metrics/datasets/{dataset.pk}/leaderboard/", "#leaderboard-table"),
         "agreement": (f"/metrics/datasets/{dataset.pk}/agreement/", "#agreement-table"),

@@ -1,16 +1,13 @@
 """One notion of results: a metric run started from any page computes everything every page shows for its metrics."""
 
-import json
-from decimal import Decimal
-
 import pytest
 
 from annotation.models import Caption, Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk
 from metrics_bridge.services.dashboards import agreement_page_data, leaderboard_page_data, thumbs_page_data
 from metrics_bridge.services.dataset_runs import dataset_run_create
-from ratings.models import Campaign, ThumbsRating
-from ratings.services.pairwise_import import pairwise_judgements_import
+from ratings.models import Campaign
+from tests.metrics_bridge.dashboard_data import clotho_slice, rated_thumbs_campaign
 
 pytestmark = pytest.mark.django_db
 METRICS = ["ROUGE_L", "CIDEr_D"]  # a caption-mean metric and a corpus-level one
@@ -18,26 +15,14 @@ METRICS = ["ROUGE_L", "CIDEr_D"]  # a caption-mean metric and a corpus-level one
 
 @pytest.fixture
 def dataset(shared_dir) -> Dataset:
-    items = json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())[:10]
-    pairwise_judgements_import(data=items, dataset_name="one-run", source_name="clotho_eval.json")
-    return Dataset.objects.get(name="one-run")
+    return clotho_slice(shared_dir, name="one-run", clips=10)
 
 
 @pytest.fixture
 def campaign(dataset, make_user) -> Campaign:
-    campaign = Campaign.objects.create(name="one-run-thumbs", dataset=dataset, task_type="thumbs")
-    captions = list(Caption.objects.filter(clip__dataset=dataset, role="candidate").order_by("pk")[:16])
-    for number, rater in enumerate([make_user("r1", "rater"), make_user("r2", "rater")]):
-        for index, caption in enumerate(captions):
-            ThumbsRating.objects.create(
-                rater=rater,
-                caption=caption,
-                campaign=campaign,
-                precision=1 + (index + number) % 5,
-                recall=1 + index % 5,
-                fluency=Decimal("-0.5") * number,
-            )
-    return campaign
+    return rated_thumbs_campaign(
+        dataset, [make_user("r1", "rater"), make_user("r2", "rater")], name="one-run-thumbs", captions=16
+    )
 
 
 def pycocoevalcap_system_scores(systems: dict[str, list[tuple[str, list[str]]]]) -> dict[str, dict[str, float]]:
