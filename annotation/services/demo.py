@@ -34,7 +34,7 @@ from annotation.services.demo_scenes import (
 
 DEMO_DATASET = "demo"
 DEMO_DESCRIPTION = (
-    "A simulated study made by `manage.py demo`: synthesized sounds, reference captions written from templates, "
+    "A simulated study made by manage.py demo: synthesized sounds, reference captions written from templates, "
     "seven simulated captioning systems of graded quality, and simulated raters and annotators."
 )
 # username -> roles; staff=True for the admin.

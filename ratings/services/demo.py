@@ -22,8 +22,18 @@ from accounts.roles import RATER
 from annotation.models import Caption, Dataset
 from annotation.services.demo import simulated_users_ensure
 from annotation.services.demo_scenes import REFERENCE_TRUTH, SYSTEMS, WRONG_CLIP, Truth, system_caption
-from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, ItemEvent, PairwiseVote, ThumbsRating
+from ratings.models import (
+    Assignment,
+    AssignmentItem,
+    Campaign,
+    CaptionPair,
+    HeadphoneCheck,
+    ItemEvent,
+    PairwiseVote,
+    ThumbsRating,
+)
 from ratings.services.campaigns import assignment_add_items, campaign_add_raters, campaign_create
+from ratings.services.headphone import headphone_trials_draw, screen
 from ratings.services.judgements import thumbs_answer, vote_side
 from ratings.services.pair_generation import pairs_generate
 
@@ -184,6 +194,8 @@ def _simulated_campaign(dataset: Dataset, name: str, task_type: str, pairs: list
         user.username: user
         for user in simulated_users_ensure(usernames=[rater.username for rater in SIMULATED_RATERS], role=RATER)
     }
+    for user in raters.values():
+        _simulated_headphone_pass(user)
     is_thumbs = task_type == Campaign.TaskType.THUMBS
     clips = list(dataset.clips.order_by("pk")[:THUMBS_CLIPS])
     campaign = campaign_create(
@@ -216,6 +228,21 @@ def _simulated_campaign(dataset: Dataset, name: str, task_type: str, pairs: list
         assignment_add_items(assignment=assignment, items=items)
     _simulated_answers_store(campaign=campaign, raters={rater.username: rater for rater in SIMULATED_RATERS})
     return campaign
+
+
+def _simulated_headphone_pass(rater) -> None:
+    """The antiphase screen passed (every trial heard and answered right) a week ago, as before their first item."""
+    if HeadphoneCheck.objects.filter(rater=rater, passed=True).exists():
+        return
+    kind = HeadphoneCheck.Kind.ANTIPHASE
+    passed_at = timezone.now() - timedelta(days=7, minutes=10)
+    trials = headphone_trials_draw(kind=kind, rng=random.Random(f"headphones:{rater.username}"))
+    answered = [
+        {**trial, "fetched_at": passed_at.isoformat(), "answer": screen(kind).trial_answer(trial)} for trial in trials
+    ]
+    HeadphoneCheck.objects.create(
+        rater=rater, kind=kind, trials=answered, correct_count=len(answered), passed=True, completed_at=passed_at
+    )
 
 
 def _simulated_answers_store(*, campaign: Campaign, raters: dict[str, SimulatedRater]) -> None:
