@@ -251,10 +251,14 @@ def _simulated_answers_store(*, campaign: Campaign, raters: dict[str, SimulatedR
     started a week ago."""
     truths = caption_truths(dataset=campaign.dataset)
     started = timezone.now() - timedelta(days=7)
-    items = (
-        AssignmentItem.objects.filter(assignment__campaign=campaign, assignment__rater__username__in=list(raters))
-        .select_related("assignment__rater", "clip", "pair")
-        .order_by("assignment__rater__username", "position")
+    items = sorted(  # in an order of names, not of row ids or of each rater's shuffled positions
+        AssignmentItem.objects.filter(
+            assignment__campaign=campaign, assignment__rater__username__in=list(raters)
+        ).select_related("assignment__rater", "clip", "pair"),
+        key=lambda item: (
+            item.assignment.rater.username,
+            item.pair.source_key if item.pair_id else item.clip.external_id,
+        ),
     )
     votes, ratings, completed, answers = [], [], [], []
     clock: dict[str, object] = {}

@@ -35,8 +35,8 @@
   function csrfToken() {
     const input = document.querySelector("input[name=csrfmiddlewaretoken]");
     if (input) return input.value;
-    const cookie = document.cookie.split("; ").find((entry) => entry.startsWith("csrftoken="));
-    return cookie ? decodeURIComponent(cookie.split("=")[1]) : "";
+    const cookie = document.cookie.match(/(?:^|; )csrftoken=([^;]*)/);
+    return cookie ? decodeURIComponent(cookie[1]) : "";
   }
 
   function regionIds(root) {
