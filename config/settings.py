@@ -285,7 +285,9 @@ LLM_API_KEY = env_str("LLM_API_KEY")
 LLM_MODEL = env_str("LLM_MODEL")
 # Captioning through audio-language-model APIs ("Evaluate a model", generate_captions). Keys are read from the
 # environment when a job runs, never stored; the page may only name the variables listed here.
-CAPTIONING_KEY_VARIABLES = env_list("CAPTIONING_KEY_VARIABLES", ["OPENAI_API_KEY", "GEMINI_API_KEY", "DASHSCOPE_API_KEY"])
+CAPTIONING_KEY_VARIABLES = env_list(
+    "CAPTIONING_KEY_VARIABLES", ["OPENAI_API_KEY", "GEMINI_API_KEY", "DASHSCOPE_API_KEY"]
+)
 # A JSON file adding to or correcting the built-in price table (metrics_bridge/captioning/pricing.py).
 CAPTIONING_PRICE_TABLE = env_str("CAPTIONING_PRICE_TABLE")
 CAPTIONING_REQUEST_TIMEOUT_SECONDS = env_int("CAPTIONING_REQUEST_TIMEOUT_SECONDS", 120, minimum=1)

@@ -338,7 +338,9 @@ class CaptioningJob(TimeStampedModel):
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.CheckConstraint(condition=models.Q(concurrency__gte=1), name="captioning_job_concurrency")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(concurrency__gte=1), name="captioning_job_concurrency")
+        ]
 
     def __str__(self) -> str:
         return f"captioning job {self.pk}: {self.provider}/{self.model} on {self.dataset} ({self.status})"

@@ -201,7 +201,8 @@ def system_captions_file(
     in one transaction, with the same rules as an import. `captions`: {clip id: (text, note)}; the note says what
     a reader should know about the caption (e.g. the model heard only part of the clip)."""
     system_name = system_name_validate(name=system_name)
-    foreign = set(captions) - set(Clip.objects.filter(dataset=dataset, pk__in=list(captions)).values_list("pk", flat=True))
+    known = Clip.objects.filter(dataset=dataset, pk__in=list(captions)).values_list("pk", flat=True)
+    foreign = set(captions) - set(known)
     if foreign:
         raise ImportDataError(f"clip id(s) {sorted(foreign)[:5]} are not clips of dataset {dataset.name}")
     empty = [clip_id for clip_id, (text, _) in captions.items() if not text.strip()]

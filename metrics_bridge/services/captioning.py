@@ -168,9 +168,8 @@ def captioning_job_claim(*, job_id: int, stale_seconds: float | None = None) -> 
     stale = Q(status=CaptioningJob.Status.RUNNING) & (
         Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - timedelta(seconds=stale_seconds))
     )
-    claimed = (
-        CaptioningJob.objects.filter(Q(pk=job_id) & (Q(status=CaptioningJob.Status.PENDING) | stale))
-        .update(status=CaptioningJob.Status.RUNNING, heartbeat_at=now, error="", finished_at=None)
+    claimed = CaptioningJob.objects.filter(Q(pk=job_id) & (Q(status=CaptioningJob.Status.PENDING) | stale)).update(
+        status=CaptioningJob.Status.RUNNING, heartbeat_at=now, error="", finished_at=None
     )
     return CaptioningJob.objects.get(pk=job_id) if claimed else None
 
@@ -205,8 +204,12 @@ def _finish(job: CaptioningJob, status: str, error: str = "") -> CaptioningJob:
     )
     job.refresh_from_db()
     log_event(
-        logger, "captioning_job_finished", level=logging.WARNING if job.error else logging.INFO, job=job.pk,
-        status=job.status, **captioning_job_counts(job=job),
+        logger,
+        "captioning_job_finished",
+        level=logging.WARNING if job.error else logging.INFO,
+        job=job.pk,
+        status=job.status,
+        **captioning_job_counts(job=job),
     )
     return job
 
@@ -233,11 +236,19 @@ def captioning_job_run(
             "job: set it to the API key (any value for a server without authentication)",
         )
     log_event(
-        logger, "captioning_job_started", job=job.pk, dataset=job.dataset.name, provider=job.provider,
-        model=job.model, clips=job.clips_total,
+        logger,
+        "captioning_job_started",
+        job=job.pk,
+        dataset=job.dataset.name,
+        provider=job.provider,
+        model=job.model,
+        clips=job.clips_total,
     )
     provider = provider_for(
-        provider=job.provider, model=job.model, api_key=api_key, base_url=job.base_url or None,
+        provider=job.provider,
+        model=job.model,
+        api_key=api_key,
+        base_url=job.base_url or None,
         timeout=timeout or settings.CAPTIONING_REQUEST_TIMEOUT_SECONDS,
     )
     price = price_for(price_table(), provider=job.provider, model=job.model)
@@ -294,8 +305,14 @@ def _requests_after_cache(job: CaptioningJob, clips: list[Clip], prompts: Prompt
     for clip, prompt, variant, prompt_key, audio_key in planned:
         answer = cached.get((prompt_key, audio_key))
         if answer is None:
-            requests.append(ClipRequest(key=(clip.pk, variant, audio_key), name=clip.file_name or clip.external_id,
-                                        prompt=prompt, load_audio=_read_audio(clip)))
+            requests.append(
+                ClipRequest(
+                    key=(clip.pk, variant, audio_key),
+                    name=clip.file_name or clip.external_id,
+                    prompt=prompt,
+                    load_audio=_read_audio(clip),
+                )
+            )
             continue
         previous = earlier.get(clip.pk)
         if previous is not None and previous.outcome == Outcome.REQUESTED and previous.answer_id == answer.pk:
@@ -304,7 +321,9 @@ def _requests_after_cache(job: CaptioningJob, clips: list[Clip], prompts: Prompt
             CaptioningJobItem(job=job, clip=clip, outcome=Outcome.CACHED, prompt_variant=variant, answer=answer)
         )
     CaptioningJobItem.objects.bulk_create(
-        items, update_conflicts=True, unique_fields=["job", "clip"],
+        items,
+        update_conflicts=True,
+        unique_fields=["job", "clip"],
         update_fields=["outcome", "prompt_variant", "answer", "error", "raw_response", "updated_at"],
     )
     return requests

@@ -96,8 +96,10 @@ class Command(BaseCommand):
             self.stdout.write(summary_text(summary))
         if job.status not in (CaptioningJob.Status.DONE,):
             problem = job.error or f"{len(summary['failed'])} clip(s) failed"
-            raise CommandError(f"captioning job {job.pk} ended {job.get_status_display().lower()}: {problem}. "
-                               "Run the same command again to ask only for what is missing.")
+            raise CommandError(
+                f"captioning job {job.pk} ended {job.get_status_display().lower()}: {problem}. "
+                "Run the same command again to ask only for what is missing."
+            )
 
     def _prompt_set(self, value: str):
         if value == "audiocapbench":
@@ -123,10 +125,11 @@ class Command(BaseCommand):
             metric_run_dispatch(run=run, enqueue=enqueue_chunks)
             self.stderr.write(f"metric run {run.pk} queued for the workers ({run.chunks_total} chunks)")
             return
+        run = captioning_job_score(job=job)
+        if run.is_finished:  # every score is there already (a re-run): no worker needed
+            return
         try:
             with WorkerOnDemand(say=self.stderr.write) as enqueue:
-                enqueue.ensure_worker()  # boots while the run is planned
-                run = captioning_job_score(job=job)
                 run = metric_run_execute(
                     run=run,
                     enqueue=enqueue,
@@ -149,7 +152,9 @@ def summary_text(summary: dict) -> str:
     ]
     if summary["metric_run"]:
         run = summary["metric_run"]
-        lines.append(f"scores:    metric run {run['id']} ({run['status']}): {', '.join(run['metrics']) or 'nothing new'}")
+        lines.append(
+            f"scores:    metric run {run['id']} ({run['status']}): {', '.join(run['metrics']) or 'nothing new'}"
+        )
     for failure in summary["failed"]:
         lines.append(f"failed:    {failure['clip']}: {failure['error']}")
     if summary["error"]:
