@@ -290,6 +290,9 @@ CAPTIONING_KEY_VARIABLES = env_list(
 )
 # A JSON file adding to or correcting the built-in price table (metrics_bridge/captioning/pricing.py).
 CAPTIONING_PRICE_TABLE = env_str("CAPTIONING_PRICE_TABLE")
+# Metrics a model's new captions are scored with (empty: every metric that can run here, LLM judges included
+# when LLM_API_BASE is set).
+CAPTIONING_METRICS = env_list("CAPTIONING_METRICS", [])
 CAPTIONING_REQUEST_TIMEOUT_SECONDS = env_int("CAPTIONING_REQUEST_TIMEOUT_SECONDS", 120, minimum=1)
 # A running job whose process sent no heartbeat for this long is taken over by the next worker (it died).
 CAPTIONING_JOB_STALE_SECONDS = env_int("CAPTIONING_JOB_STALE_SECONDS", 120, minimum=5)

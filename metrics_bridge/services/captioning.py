@@ -383,10 +383,12 @@ def captioning_job_file(*, job: CaptioningJob) -> CaptioningJob:
     return _finish(job, CaptioningJob.Status.DONE_WITH_FAILURES if failed else CaptioningJob.Status.DONE)
 
 
-def captioning_job_score(*, job: CaptioningJob, requested_by=None) -> MetricRun:
-    """Plan the metric run of the default metrics over the dataset's system scores that are missing (the new
-    system's among them); nothing is sent yet: the caller dispatches it or waits for it."""
-    run = system_scores_run_create(dataset=job.dataset, metric_names=None, requested_by=requested_by)
+def captioning_job_score(*, job: CaptioningJob, metric_names: list[str] | None = None, requested_by=None) -> MetricRun:
+    """Plan the metric run over the dataset's system scores that are missing (the new system's among them):
+    `metric_names`, else the CAPTIONING_METRICS setting, else every metric that can run here (LLM judges
+    included when an endpoint is configured). Nothing is sent yet: the caller dispatches it or waits for it."""
+    metric_names = metric_names or list(settings.CAPTIONING_METRICS) or None
+    run = system_scores_run_create(dataset=job.dataset, metric_names=metric_names, requested_by=requested_by)
     CaptioningJob.objects.filter(pk=job.pk).update(metric_run=run)
     job.metric_run = run
     return run

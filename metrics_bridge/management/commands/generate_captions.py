@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Dataset
 from metrics_bridge.captioning.prompts import AUDIOCAPBENCH, PromptSetError, prompt_set_parse
 from metrics_bridge.captioning.providers import DEFAULT_KEY_VARIABLES, PROVIDERS
+from metrics_bridge.management.report_commands import metric_names_option
 from metrics_bridge.models import CaptioningJob, MetricRun
 from metrics_bridge.services.captioning import (
     CaptioningSetupError,
@@ -51,6 +52,11 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=None, help="Caption only the first N clips with audio")
         parser.add_argument("--format", choices=["table", "json"], default="table")
         parser.add_argument(
+            "--metrics",
+            help="Comma-separated metrics to score the captions with (default: CAPTIONING_METRICS, else every "
+            "metric that can run here)",
+        )
+        parser.add_argument(
             "--no-wait",
             action="store_true",
             help="Queue the metric run for the workers and return, instead of waiting for the scores",
@@ -88,7 +94,7 @@ class Command(BaseCommand):
         )
         job = captioning_job_run(job=job, on_progress=self._progress)
         if job.system_id:
-            self._score(job, wait=not options["no_wait"])
+            self._score(job, metric_names=metric_names_option(options["metrics"]), wait=not options["no_wait"])
         summary = captioning_job_summary(job=job)
         if options["format"] == "json":
             self.stdout.write(json.dumps(summary))
@@ -118,14 +124,14 @@ class Command(BaseCommand):
             f"{counts['requests']} requests)"
         )
 
-    def _score(self, job: CaptioningJob, *, wait: bool) -> None:
+    def _score(self, job: CaptioningJob, *, metric_names: list[str] | None, wait: bool) -> None:
         """The metric run of the default metrics over the new system's captions (and any other missing)."""
         if not wait:
-            run = captioning_job_score(job=job)
+            run = self._plan(job, metric_names)
             metric_run_dispatch(run=run, enqueue=enqueue_chunks)
             self.stderr.write(f"metric run {run.pk} queued for the workers ({run.chunks_total} chunks)")
             return
-        run = captioning_job_score(job=job)
+        run = self._plan(job, metric_names)
         if run.is_finished:  # every score is there already (a re-run): no worker needed
             return
         try:
@@ -140,6 +146,12 @@ class Command(BaseCommand):
             raise CommandError(f"captions filed as {job.system_name}, but scoring failed: {error}") from None
         if run.status != MetricRun.Status.DONE:
             self.stderr.write(f"metric run {run.pk} ended {run.get_status_display().lower()}: {run.error}")
+
+    def _plan(self, job: CaptioningJob, metric_names: list[str] | None) -> MetricRun:
+        try:
+            return captioning_job_score(job=job, metric_names=metric_names)
+        except ValueError as error:  # an unknown metric name
+            raise CommandError(f"captions filed as {job.system_name}, but {error}") from None
 
 
 def summary_text(summary: dict) -> str:
