@@ -21,7 +21,7 @@ from metrics_bridge.captioning.prompts import (
     prompt_set_parse,
 )
 from metrics_bridge.captioning.providers import ProviderError, parse_retry_after, provider_for
-from metrics_bridge.captioning.runner import ClipOutcome, ClipRequest, RetryPolicy, caption_all
+from metrics_bridge.captioning.runner import ClipRequest, RetryPolicy, caption_all
 from tests.metrics_bridge.fake_audio_apis import FakeAudioAPIs, caption_for, wav_facts
 
 KEY = "sk-test-4f1c9e"
