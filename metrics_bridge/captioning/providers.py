@@ -138,7 +138,8 @@ class OpenAIChatProvider:
         except openai.APIStatusError as error:
             body = error.body if isinstance(error.body, dict) else {"body": str(error.body)[:500]}
             retry_after = error.response.headers.get("retry-after")
-            raise status_error(error.status_code, error.message, retry_after=retry_after, raw=body) from None
+            message = str(body.get("message") or error.message)  # the server's own words, not the client's prefix
+            raise status_error(error.status_code, message, retry_after=retry_after, raw=body) from None
         except Exception as error:
             converted = transport_error(error)
             if converted is None:

@@ -17,6 +17,7 @@ The provider code is plain Python in metrics_bridge/captioning/; this module onl
 """
 
 import hashlib
+import json
 import logging
 import os
 import re
@@ -177,6 +178,14 @@ def captioning_job_claim(*, job_id: int, stale_seconds: float | None = None) -> 
 def redact(text: str, secret: str) -> str:
     """`text` without the secret (error messages of libraries and servers may echo what was sent)."""
     return text.replace(secret, "[redacted]") if secret else text
+
+
+def redact_json(value, secret: str):
+    """JSON data (a raw response) without the secret, wherever a server echoed it."""
+    if not secret:
+        return value
+    dumped = json.dumps(value, ensure_ascii=False)
+    return json.loads(dumped.replace(json.dumps(secret, ensure_ascii=False)[1:-1], "[redacted]"))
 
 
 def _audio_sha256(clip: Clip) -> str:
@@ -343,9 +352,9 @@ def _item_store(job: CaptioningJob, outcome: ClipOutcome, api_key: str) -> None:
                 audio_sha256=audio_key,
                 defaults={
                     "prompt": outcome.request.prompt,
-                    "text": result.caption,
-                    "raw_text": result.raw_text,
-                    "raw_response": result.raw_response,
+                    "text": redact(result.caption, api_key),
+                    "raw_text": redact(result.raw_text, api_key),
+                    "raw_response": redact_json(result.raw_response, api_key),
                     "finish_reason": result.finish_reason[:50],
                     "latency_seconds": result.latency_seconds,
                     "prompt_tokens": result.prompt_tokens,
@@ -364,7 +373,7 @@ def _item_store(job: CaptioningJob, outcome: ClipOutcome, api_key: str) -> None:
         item.prompt_variant = variant
         item.requests += outcome.requests
         item.error = redact(outcome.error, api_key)[:5000]
-        item.raw_response = outcome.raw_response if answer is None else {}
+        item.raw_response = redact_json(outcome.raw_response, api_key) if answer is None else {}
         item.save()
 
 

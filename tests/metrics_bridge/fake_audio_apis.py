@@ -136,7 +136,7 @@ class _Handler(BaseHTTPRequestHandler):
         record = {
             "provider": provider,
             "path": self.path,
-            "headers": dict(self.headers.items()),
+            "headers": {key.lower(): value for key, value in self.headers.items()},
             "time": time.monotonic(),
             "audio_sha256": hashlib.sha256(audio).hexdigest(),
             **{key: value for key, value in parsed.items() if key != "audio"},
