@@ -2,7 +2,8 @@
 
 The best other system is the one people prefer most so far (highest pairwise win rate, if any system has
 votes), else the one the headline metric ranks first: AudioCapBench's LLM judge when it was computed, else
-the first of FENSE, SBERT, SPIDEr, CIDEr_D, METEOR with a value. The campaign pairs, on every clip where both
+the first of FENSE, SBERT, SPIDEr, CIDEr_D, METEOR with a value, else the leaderboard's first metric with one.
+The campaign pairs, on every clip where both
 systems have a current caption, the two systems' captions (MM) and each system's caption with one of the
 clip's references (HM, one pair per system and clip), and assigns nobody yet: raters are added on its page.
 Its title tells raters nothing about the systems (blinding).
@@ -32,8 +33,9 @@ def best_other_system(*, dataset: Dataset, system: CaptioningSystem) -> tuple[Ca
         best = max(voted, key=lambda row: (row["human"]["pairwise_win_rate"], row["system"]))
         basis = f"highest human pairwise win rate ({best['human']['pairwise_win_rate']:.3f})"
     else:
+        candidates = [*HEADLINE_METRICS, *(name for name in table["rank_agreement"] if name not in HEADLINE_METRICS)]
         metric = next(
-            (name for name in HEADLINE_METRICS if any(row["metrics"].get(name) is not None for row in others)), None
+            (name for name in candidates if any(row["metrics"].get(name) is not None for row in others)), None
         )
         if metric is None:
             raise CampaignSetupError(

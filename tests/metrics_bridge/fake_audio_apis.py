@@ -160,7 +160,10 @@ class _Handler(BaseHTTPRequestHandler):
             caption = "I'm sorry, but I can't help with identifying sounds in this recording."
         elif action == "echo":  # an error message that repeats what the request carried (keys included)
             sent = self.headers.get("Authorization") or self.headers.get("x-goog-api-key") or ""
-            return self._send(400, {"error": {"message": f"invalid request with credentials {sent}"}})
+            message = f"invalid request with credentials {sent}"
+            if provider == "dashscope":
+                return self._send(400, {"code": "InvalidParameter", "message": message, "request_id": "r-3"})
+            return self._send(400, {"error": {"message": message}})
         elif action == "markdown":
             caption = f"**Caption:** {caption}"
         return self._send(200, _answer(provider, caption, parsed.get("model", "")))
