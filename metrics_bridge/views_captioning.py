@@ -155,6 +155,7 @@ def evaluate_job(request, job_id: int):
         "failed": items.filter(outcome=CaptioningJobItem.Outcome.FAILED),
         "answers": items.filter(answer__isnull=False)[:SHOWN_ANSWERS],
         "can_resume": job.is_finished and job.status != CaptioningJob.Status.DONE,
+        "prompt_variants": len(job.prompts.get(job.dataset.domain, [])),
         **_worker_state(),
     }
     return render(request, "metrics_bridge/evaluate_job.html", context)

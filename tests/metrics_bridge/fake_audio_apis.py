@@ -50,6 +50,7 @@ class FakeAudioAPIs:
         self.bad: list[str] = []
         self.script: list = []
         self.slow_seconds = 3.0
+        self.answer_delay = 0.0  # seconds every answer takes (a page test watches progress)
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
@@ -146,6 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.apis.requests.append(record)
         action = self.apis.next_action()
         caption = caption_for(audio)
+        time.sleep(self.apis.answer_delay)
         if action == "timeout":
             time.sleep(self.apis.slow_seconds)
         elif isinstance(action, tuple) and action[0] == "status":

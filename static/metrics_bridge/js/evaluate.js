@@ -3,6 +3,8 @@
   const form = document.getElementById("evaluate-form");
   if (form) {
     const text = document.getElementById("estimate-text");
+    // not form.dataset: the form's "dataset" field shadows that property
+    const estimateUrl = form.getAttribute("data-estimate-url");
     const money = (value) => (value < 0.01 ? value.toFixed(5) : value.toFixed(2));
     let timer = null;
     async function estimate() {
@@ -10,7 +12,7 @@
       const query = new URLSearchParams();
       for (const key of ["dataset", "provider", "model", "limit"]) query.set(key, data.get(key) || "");
       if (!query.get("dataset") || !query.get("model")) return;
-      const response = await fetch(`${form.dataset.estimateUrl}?${query}`, { headers: { Accept: "application/json" } });
+      const response = await fetch(`${estimateUrl}?${query}`, { headers: { Accept: "application/json" } });
       if (!response.ok) return;
       const result = await response.json();
       const trimmed = result.trimmed_clips ? ` (${result.trimmed_clips} trimmed to the model's limit)` : "";
