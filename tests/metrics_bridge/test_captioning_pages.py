@@ -14,24 +14,16 @@ from metrics_bridge.captioning.pricing import PRICE_TABLE
 from metrics_bridge.models import CaptioningJob, ModelAnswer, SystemScore
 from metrics_bridge.services.captioning import captioning_job_run
 from ratings.models import Campaign
-from tests.metrics_bridge.fake_audio_apis import FakeAudioAPIs
+from tests.metrics_bridge import test_captioning_jobs as captioning_jobs
 from tests.metrics_bridge.test_captioning_jobs import FAST, audio_dataset, job_for
 
 pytestmark = pytest.mark.django_db
 KEY = "sk-never-shown-73d1aa90"
 
 
-@pytest.fixture
-def apis():
-    server = FakeAudioAPIs().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return tmp_path
+# the loopback servers and the media folder of the job tests, as fixtures here too
+apis = captioning_jobs.apis
+media = captioning_jobs.media
 
 
 @pytest.fixture
