@@ -267,12 +267,20 @@ CAPTIONING_TIME_LIMIT_SECONDS = 24 * 3600
 def generate_captions(job_id: int) -> str:
     """Caption a job's clips, file the answers as its system, and queue the metric run that scores them.
     Safe to deliver twice: the job is claimed first (a second delivery finds it taken while its heartbeat lives)."""
-    from metrics_bridge.services.captioning import captioning_job_claim, captioning_job_run, captioning_job_score
+    from metrics_bridge.services.captioning import (
+        captioning_job_claim,
+        captioning_job_fail,
+        captioning_job_run,
+        captioning_job_score,
+    )
 
     job = captioning_job_claim(job_id=job_id)
     if job is None:
         return "skipped"
-    job = captioning_job_run(job=job)
+    try:
+        job = captioning_job_run(job=job)
+    except Exception as error:  # the job must not stay "captioning" forever; its end is logged with the key redacted
+        return captioning_job_fail(job=job, error=error).status
     if job.system_id and job.status != job.Status.CANCELLED:
         dispatch_metric_run(run=captioning_job_score(job=job, requested_by=job.requested_by))
     return job.status

@@ -218,6 +218,7 @@ def _finish(job: CaptioningJob, status: str, error: str = "") -> CaptioningJob:
         level=logging.WARNING if job.error else logging.INFO,
         job=job.pk,
         status=job.status,
+        error=job.error[:300],
         **captioning_job_counts(job=job),
     )
     return job
@@ -454,6 +455,12 @@ def captioning_job_summary(*, job: CaptioningJob) -> dict:
         "error": job.error,
         "metric_run": None if run is None else {"id": run.pk, "status": run.status, "metrics": run.metrics},
     }
+
+
+def captioning_job_fail(*, job: CaptioningJob, error: Exception) -> CaptioningJob:
+    """End a job that broke off with an unexpected error (the key, if the error quotes it, removed)."""
+    message = redact(f"{type(error).__name__}: {error}", os.environ.get(job.api_key_variable, ""))
+    return _finish(job, CaptioningJob.Status.FAILED, message)
 
 
 def captioning_job_cancel(*, job: CaptioningJob) -> CaptioningJob:

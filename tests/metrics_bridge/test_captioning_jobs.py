@@ -315,3 +315,20 @@ def test_setup_errors_name_the_parameter(media):
         with pytest.raises(captioning.CaptioningSetupError, match=message.replace("(", r"\(").replace(")", r"\)")):
             captioning_job_create(**arguments)
     assert not CaptioningJob.objects.exists()
+
+
+def test_the_task_ends_a_job_that_breaks_off_without_leaking_the_key(media, monkeypatch):
+    from metrics_bridge.tasks import generate_captions
+
+    monkeypatch.setenv("LOOP_KEY", KEY)
+    dataset = audio_dataset(media, clips=((440, 1.0),))
+    job = captioning_job_create(dataset=dataset, provider="gemini", model="m", api_key_variable="LOOP_KEY")
+
+    def broken(**arguments):
+        raise RuntimeError(f"client could not start with {arguments['api_key']}")
+
+    monkeypatch.setattr(captioning, "provider_for", broken)
+    assert generate_captions.apply(args=[job.pk]).get() == "failed"
+    job.refresh_from_db()
+    assert job.status == "failed" and job.error == "RuntimeError: client could not start with [redacted]"
+    assert generate_captions.apply(args=[job.pk]).get() == "skipped"  # a finished job is not taken again
