@@ -214,7 +214,7 @@ def leaderboard(request, dataset_id: int):
     if download in ("csv", "json"):
         from metrics_bridge.management.commands.leaderboard import leaderboard_csv
 
-        keys = ("dataset", "systems", "rank_agreement", *(key for _, key, _ in XACE_TABLES))
+        keys = ("dataset", "systems", "rank_agreement", *(key for _, key, _ in XACE_TABLES), "judge", "domains")
         public = {key: table[key] for key in keys if key in table}
         public["systems"] = [{k: v for k, v in row.items() if k != "win_rate_ci"} for row in table["systems"]]
         if download == "csv":
