@@ -44,7 +44,8 @@ class EvaluateModelForm(forms.Form):
     provider = forms.ChoiceField(choices=[(name, name) for name in PROVIDERS])
     model = forms.CharField(max_length=200, help_text="e.g. gpt-4o-audio-preview, gemini-2.5-flash, qwen-audio-turbo")
     base_url = forms.URLField(
-        required=False, max_length=500, label="Base URL", help_text="Leave empty for the provider's own API."
+        required=False,
+        assume_scheme="https", max_length=500, label="Base URL", help_text="Leave empty for the provider's own API."
     )
     api_key_variable = forms.ChoiceField(
         label="API key (environment variable)",
