@@ -128,6 +128,8 @@ class Caption(TimeStampedModel):
     # Set when a newer submission of the system replaced this caption for its clip. The caption stays
     # (ratings and pairs may point at it) but no longer stands for the system on leaderboards.
     superseded_at = models.DateTimeField(null=True, blank=True)
+    # Something a reader of the caption should know, e.g. that a model heard only the first 30 s of the clip.
+    note = models.TextField(blank=True)
 
     class Meta:
         ordering = ["clip", "role", "position", "id"]

@@ -283,6 +283,19 @@ WORKBOOK_MAX_UNCOMPRESSED_BYTES = env_int("WORKBOOK_MAX_UNCOMPRESSED_BYTES", 200
 LLM_API_BASE = env_url("LLM_API_BASE", schemes={"http", "https"})
 LLM_API_KEY = env_str("LLM_API_KEY")
 LLM_MODEL = env_str("LLM_MODEL")
+# Captioning through audio-language-model APIs ("Evaluate a model", generate_captions). Keys are read from the
+# environment when a job runs, never stored; the page may only name the variables listed here.
+CAPTIONING_KEY_VARIABLES = env_list(
+    "CAPTIONING_KEY_VARIABLES", ["OPENAI_API_KEY", "GEMINI_API_KEY", "DASHSCOPE_API_KEY"]
+)
+# A JSON file adding to or correcting the built-in price table (metrics_bridge/captioning/pricing.py).
+CAPTIONING_PRICE_TABLE = env_str("CAPTIONING_PRICE_TABLE")
+# Metrics a model's new captions are scored with (empty: every metric that can run here, LLM judges included
+# when LLM_API_BASE is set).
+CAPTIONING_METRICS = env_list("CAPTIONING_METRICS", [])
+CAPTIONING_REQUEST_TIMEOUT_SECONDS = env_int("CAPTIONING_REQUEST_TIMEOUT_SECONDS", 120, minimum=1)
+# A running job whose process sent no heartbeat for this long is taken over by the next worker (it died).
+CAPTIONING_JOB_STALE_SECONDS = env_int("CAPTIONING_JOB_STALE_SECONDS", 120, minimum=5)
 # Local resources of optional metrics (passed to the scorers through their ScoringContext).
 SPICE_CORENLP_DIR = env_str("SPICE_CORENLP_DIR")
 SPICE_CACHE_DIR = env_str("SPICE_CACHE_DIR")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics_bridge import views, views_annotation, views_dashboards, views_submissions
+from metrics_bridge import views, views_annotation, views_captioning, views_dashboards, views_submissions
 
 app_name = "metrics_bridge"
 urlpatterns = [
@@ -32,6 +32,13 @@ urlpatterns = [
     ),
     path("plots/<slug:kind>/<int:object_id>.svg", views_dashboards.plot, name="plot"),
     path("datasets/<int:dataset_id>/sensitivity/", views.dataset_sensitivity, name="dataset_sensitivity"),
+    path("evaluate/", views_captioning.evaluate, name="evaluate"),
+    path("evaluate/estimate/", views_captioning.evaluate_estimate, name="evaluate_estimate"),
+    path("evaluate/jobs/<int:job_id>/", views_captioning.evaluate_job, name="evaluate_job"),
+    path("evaluate/jobs/<int:job_id>/progress/", views_captioning.evaluate_job_progress, name="evaluate_job_progress"),
+    path("evaluate/jobs/<int:job_id>/cancel/", views_captioning.evaluate_job_cancel, name="evaluate_job_cancel"),
+    path("evaluate/jobs/<int:job_id>/resume/", views_captioning.evaluate_job_resume, name="evaluate_job_resume"),
+    path("evaluate/jobs/<int:job_id>/campaign/", views_captioning.evaluate_job_campaign, name="evaluate_job_campaign"),
     path("annotation-agreement/", views_annotation.annotation_agreement, name="annotation_agreement"),
     path(
         "annotation-agreement/campaigns/<int:campaign_id>/clips/<int:clip_id>/",

@@ -19,6 +19,7 @@ from annotation.models import Caption, Dataset
 from metrics_bridge import plots, selectors
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
+from metrics_bridge.scoring.system_level import JUDGE_DIMENSIONS
 from metrics_bridge.services import dashboards
 from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.dashboard_cache import cached_content, dataset_fingerprint
@@ -213,7 +214,7 @@ def leaderboard(request, dataset_id: int):
     if download in ("csv", "json"):
         from metrics_bridge.management.commands.leaderboard import leaderboard_csv
 
-        keys = ("dataset", "systems", "rank_agreement", *(key for _, key, _ in XACE_TABLES))
+        keys = ("dataset", "systems", "rank_agreement", *(key for _, key, _ in XACE_TABLES), "judge", "domains")
         public = {key: table[key] for key in keys if key in table}
         public["systems"] = [{k: v for k, v in row.items() if k != "win_rate_ci"} for row in table["systems"]]
         if download == "csv":
@@ -261,9 +262,38 @@ def leaderboard(request, dataset_id: int):
         "unavailable": table["unavailable"],
         "available": _available_metrics(),
         "run": _run_in_progress(request, dataset),
+        **_domain_context(table, [row["system"] for row in systems], request.GET.get("domain_metric", "")),
+        "judge_rows": [
+            (name, [_fixed(breakdown.get(d), 2) for d in JUDGE_DIMENSIONS])
+            for name, breakdown in sorted(table.get("judge", {}).items())
+        ],
         **stale,
     }
     return render(request, "metrics_bridge/leaderboard.html", context)
+
+
+#: the metric the per-domain table shows first: AudioCapBench's primary (its judge), else an embedding metric
+DOMAIN_METRIC_PREFERENCE = ("LLM_JUDGE_3D", "FENSE", "SBERT")
+
+
+def _domain_context(table: dict, system_order: list[str], asked: str) -> dict:
+    """The per-domain table (AudioCapBench's per-category tables) for one metric, chosen on the page."""
+    domains = table.get("domains") or {"domains": [], "systems": {}}
+    metrics = [name for name in table["rank_agreement"] if name not in XACE_FACTORS]
+    if asked not in metrics:
+        asked = next((name for name in DOMAIN_METRIC_PREFERENCE if name in metrics), metrics[0] if metrics else "")
+    rows = []
+    for name in system_order:
+        by_domain = domains["systems"].get(name, {})
+        cells = []
+        for domain in domains["domains"]:
+            entry = by_domain.get(domain)
+            value = entry["metrics"].get(asked) if entry else None
+            cells.append(
+                (_fixed(value, 4), entry["captions"] if entry else 0, ", ".join(entry["datasets"]) if entry else "")
+            )
+        rows.append((name, cells))
+    return {"domain_names": domains["domains"], "domain_rows": rows, "domain_metric": asked, "domain_metrics": metrics}
 
 
 @roles_required(ADMIN)
@@ -378,9 +408,7 @@ def _plot_svg(kind: str, object_id: int, parameters: dict) -> str:
     if kind == "caption-graph":
         caption = get_object_or_404(Caption.objects.select_related("clip__dataset"), pk=object_id)
         fingerprint = dataset_fingerprint(dataset=caption.clip.dataset)
-        return cached_content(
-            key=key, fingerprint=fingerprint, build=lambda: _caption_graph(caption, parameters)
-        )
+        return cached_content(key=key, fingerprint=fingerprint, build=lambda: _caption_graph(caption, parameters))
     if kind == "thumbs-scatter":
         campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=object_id)
         fingerprint = dashboards.campaign_fingerprint(campaign=campaign)

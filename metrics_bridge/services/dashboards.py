@@ -17,6 +17,7 @@ from metrics_bridge.services.agreement import SPLITS, _request_key, _stored_scor
 from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.dashboard_cache import CacheState, cached_payload, cached_state, dataset_fingerprint
 from metrics_bridge.services.leaderboard import leaderboard_table, win_rate_intervals
+from metrics_bridge.services.leaderboard_domains import domain_fingerprint
 from metrics_bridge.services.plans import gold_fingerprints_by_caption, protocol_clips
 from metrics_bridge.services.system_scores import current_versions, system_inputs
 from metrics_bridge.services.thumbs_report import campaign_rating_rows, caption_metric_values, thumbs_report_table
@@ -91,8 +92,15 @@ def _key(kind: str, object_id: int) -> str:
 
 def dashboard_state(*, kind: str, target) -> CacheState:
     """target: the Dataset (agreement, leaderboard) or the Campaign (thumbs)."""
-    fingerprint = campaign_fingerprint(campaign=target) if kind == "thumbs" else dataset_fingerprint(dataset=target)
-    return cached_state(key=_key(kind, target.pk), fingerprint=fingerprint)
+    return cached_state(key=_key(kind, target.pk), fingerprint=_fingerprint(kind, target))
+
+
+def _fingerprint(kind: str, target) -> str:
+    if kind == "thumbs":
+        return campaign_fingerprint(campaign=target)
+    if kind == "leaderboard":  # its per-domain columns read the systems' scores on other datasets too
+        return dataset_fingerprint(dataset=target) + ":" + domain_fingerprint(dataset=target)
+    return dataset_fingerprint(dataset=target)
 
 
 def dashboard_refresh(*, kind: str, target) -> dict:
@@ -159,7 +167,7 @@ def leaderboard_page_data(*, dataset: Dataset) -> dict:
         return table
 
     return cached_payload(
-        key=_key("leaderboard", dataset.pk), fingerprint=dataset_fingerprint(dataset=dataset), build=build
+        key=_key("leaderboard", dataset.pk), fingerprint=_fingerprint("leaderboard", dataset), build=build
     )
 
 

@@ -21,7 +21,9 @@ from django.db.models import Avg, BooleanField, Count, ExpressionWrapper, F, Flo
 
 from annotation.models import Dataset
 from metrics_bridge.scoring import registry
+from metrics_bridge.scoring.system_level import JUDGE_3D
 from metrics_bridge.selectors import excluded_rater_ids_for
+from metrics_bridge.services.leaderboard_domains import domain_table
 from metrics_bridge.services.system_scores import (
     current_system_scores,
     run_to_completion,
@@ -133,7 +135,9 @@ def leaderboard_table(
 ) -> dict:
     """The leaderboard from stored scores only (nothing is computed): the JSON of the `leaderboard` command,
     plus "xace" / "xace_captions" (per-system factor and attribute breakdowns, factors not applicable to a
-    caption left out of its means) when XACE / XACE_CAPTIONS is among the metrics."""
+    caption left out of its means) when XACE / XACE_CAPTIONS is among the metrics, "judge" (the AudioCapBench
+    judge's accuracy / completeness / hallucination per system) with LLM_JUDGE_3D, and "domains": each system's
+    values per domain over every dataset it has captions in (leaderboard_domains.py)."""
     inputs = system_inputs(dataset_id=dataset.pk)
     if metric_names is None:
         metric_names = scored_metric_names(dataset=dataset, inputs=inputs)
@@ -176,6 +180,17 @@ def leaderboard_table(
                 for system_id, entry in sorted(inputs.items(), key=lambda item: item[1].name)
                 if (system_id, metric) in scores
             }
+    if JUDGE_3D in metric_names:
+        report["judge"] = {
+            entry.name: scores[(system_id, JUDGE_3D)].details.get("judge") or {}
+            for system_id, entry in sorted(inputs.items(), key=lambda item: item[1].name)
+            if (system_id, JUDGE_3D) in scores
+        }
+    report["domains"] = domain_table(
+        dataset=dataset,
+        system_ids={system_id: entry.name for system_id, entry in inputs.items()},
+        metric_names=metric_names,
+    )
     if unavailable:
         report["unavailable"] = unavailable
     return report

@@ -37,10 +37,12 @@ class _ClipCaptions:
     def __init__(self, clip: Clip, captions: list[Caption], system_ids: set[int] | None):
         self.clip = clip
         self.references = [caption for caption in captions if caption.role == Caption.Role.REFERENCE]
+        # A superseded caption no longer stands for its system (a newer submission replaced it): not paired.
         self.machine = [
             caption
             for caption in captions
             if caption.author_kind == Caption.AuthorKind.MACHINE
+            and caption.superseded_at is None
             and (system_ids is None or caption.system_id in system_ids)
         ]
 

@@ -105,7 +105,7 @@ def test_system_values_equal_pycocoevalcap_corpus_scores_and_human_columns_equal
 
     rows = {row["system"]: row for row in report["systems"]}
     assert set(rows) == {"mine", *Caption.objects.filter(system__isnull=False).values_list("system__name", flat=True)}
-    assert set(report) == {"dataset", "systems", "rank_agreement"}
+    assert set(report) == {"dataset", "systems", "rank_agreement", "domains"}  # domains: per-domain columns
     assert set(rows["mine"]) == {"system", "captions", "metrics", "human"}
     assert rows["mine"]["captions"] == SLICE - 1
     for system, reference in zip(
