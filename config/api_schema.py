@@ -7,6 +7,7 @@ can give, with DRF's bodies:
 - 401 / 403 unless anyone may call it (no or an invalid token: 401 with a token, 403 with a session;
   a role without access: 403);
 - 404 when it has path parameters (unknown or someone else's row) or is a paginated list (a page past the end);
+- 409 on DELETE (other rows still refer to the row);
 - 429 on the token endpoint (too many failed sign-ins, django-axes).
 Views of `RaterBlindedMixin` (ratings/api.py) answer raters with a blinded serializer holding a subset of
 the admin serializer's fields: the fields raters never get are documented as optional.
@@ -48,6 +49,8 @@ class CaptionEvalAutoSchema(AutoSchema):
             errors["403"] = _json("Not signed in (session) or not allowed for this role", DETAIL_BODY)
         if "{" in self.path or (self._is_list_view() and self.method == "GET"):
             errors["404"] = _json("No such row visible to this account, or no such page", DETAIL_BODY)
+        if self.method == "DELETE":
+            errors["409"] = _json("Other rows still refer to this one (config/errors.py)", DETAIL_BODY)
         if self.path.rstrip("/").endswith("/token"):
             errors["429"] = _json("Too many failed sign-ins: locked out for a while", {})
         return errors

@@ -5,7 +5,7 @@ A system's inputs are its current captions in the dataset (superseded ones left 
 only scores of exactly the current inputs are read back (`current_system_scores`).
 
 Chunks of a leaderboard run carry `{"system_level": true, "dataset_id": ..., "system_id": ...}` per
-system instead of caption requests; `runs.chunk_score` hands them to `system_chunk_score`, which returns
+system instead of caption requests; `chunk_scoring.chunk_score` hands them to `system_chunk_score`, which returns
 unsaved SystemScore rows (and the caption scores computed on the way): the chunk service stores them in
 the transaction that finishes the chunk under its lease (metrics_bridge/services/chunks.py), so a
 leaderboard run has the same claiming, leases, attempt cap, progress and recovery as any metric run.
@@ -179,7 +179,7 @@ def _chunk(run, index, scorer, dataset, group: list[SystemInputs]) -> MetricRunC
     return MetricRunChunk(run=run, index=index, metric=scorer.metric_names[0], requests=requests)
 
 
-# --- Scoring a chunk (called from runs.chunk_score) ------------------------------------------------------
+# --- Scoring a chunk (called from chunk_scoring.chunk_score) ------------------------------------------------------
 
 
 def is_system_chunk(chunk: MetricRunChunk) -> bool:

@@ -257,7 +257,7 @@ def test_a_system_chunk_stores_its_scores_only_under_its_lease(board):
     from django.utils import timezone
 
     from metrics_bridge.models import MetricRunChunk
-    from metrics_bridge.services import runs
+    from metrics_bridge.services import chunk_scoring
     from metrics_bridge.services.chunks import ChunkOutcome, _chunk_store, chunk_claim
     from metrics_bridge.services.system_scores import system_scores_run_create
 
@@ -268,9 +268,9 @@ def test_a_system_chunk_stores_its_scores_only_under_its_lease(board):
     MetricRunChunk.objects.filter(pk=chunk.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
     fresh = chunk_claim(chunk_id=chunk.pk, worker="new worker")
 
-    assert _chunk_store(chunk=stale, scores=runs.chunk_score(chunk=stale)) == ChunkOutcome.LEASE_LOST
+    assert _chunk_store(chunk=stale, scores=chunk_scoring.chunk_score(chunk=stale)) == ChunkOutcome.LEASE_LOST
     assert not SystemScore.objects.exists() and not MetricScore.objects.exists()
-    assert _chunk_store(chunk=fresh, scores=runs.chunk_score(chunk=fresh)) == ChunkOutcome.DONE
+    assert _chunk_store(chunk=fresh, scores=chunk_scoring.chunk_score(chunk=fresh)) == ChunkOutcome.DONE
     assert SystemScore.objects.filter(metric="ROUGE_L").count() == len(chunk.requests)
     run.refresh_from_db()
     assert run.status == MetricRun.Status.DONE

@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from annotation.models import Caption, Clip, Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
+from metrics_bridge.services import chunk_scoring, runs
 from metrics_bridge.services import chunks as chunk_service
-from metrics_bridge.services import runs
 from metrics_bridge.services.chunks import (
     ChunkOutcome,
     LeaseKeeper,
@@ -78,11 +78,11 @@ def test_an_expired_lease_makes_the_chunk_claimable_and_the_old_holder_writes_no
     assert fresh is not None and fresh.attempts == 2 and fresh.lease_token != stale.lease_token
 
     # The slow worker wakes up and tries to store its scores: refused, nothing written
-    scores = runs.chunk_score(chunk=stale)
+    scores = chunk_scoring.chunk_score(chunk=stale)
     assert chunk_service._chunk_store(chunk=stale, scores=scores) == ChunkOutcome.LEASE_LOST
     assert not MetricScore.objects.exists()
     # The new holder's scores go in, once
-    assert chunk_service._chunk_store(chunk=fresh, scores=runs.chunk_score(chunk=fresh)) == ChunkOutcome.DONE
+    assert chunk_service._chunk_store(chunk=fresh, scores=chunk_scoring.chunk_score(chunk=fresh)) == ChunkOutcome.DONE
     assert MetricScore.objects.count() == len(chunk.requests)
     assert chunk_claim(chunk_id=chunk.pk, worker="third") is None
 
