@@ -1,9 +1,15 @@
-"""Fixtures shared by every test package."""
+"""Fixtures shared by every test package, and the rule that no test skips silently (tests/skip_policy.py)."""
 from pathlib import Path
 
 import pytest
 
+from tests.skip_policy import SkipPolicy
+
 SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(SkipPolicy(config), "skip-policy")
 
 
 @pytest.fixture(scope="session")
