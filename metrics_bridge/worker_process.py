@@ -106,8 +106,12 @@ class WorkerOnDemand:
     died or sent no heartbeat within `start_timeout` seconds.
     """
 
-    def __init__(self, *, say=print, start_timeout: float = 120, warm_up: list[str] | None = None):
-        self.say, self.start_timeout, self.warm_up = say, start_timeout, list(warm_up or [])
+    #: Seconds a temporary worker has to send its first heartbeat before the command gives up on it.
+    START_TIMEOUT = 120
+
+    def __init__(self, *, say=print, start_timeout: float | None = None, warm_up: list[str] | None = None):
+        self.say, self.warm_up = say, list(warm_up or [])
+        self.start_timeout = self.START_TIMEOUT if start_timeout is None else start_timeout
         self.worker: WorkerProcess | None = None
         self._checked = False
         self._started_at = 0.0

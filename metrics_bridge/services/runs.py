@@ -39,6 +39,43 @@ Enqueue = Callable[[list[int]], None]
 CHUNK_SIZE = None
 
 
+class MetricsMissingError(ValueError):
+    """Requested metrics a report or run could not deliver: `missing` maps each name to why. A command that
+    meets it exits non-zero naming them all, and prints no report that would quietly lack them."""
+
+    def __init__(self, missing: dict[str, str]):
+        self.missing = dict(missing)
+        reasons = "; ".join(f"{name}: {reason}" for name, reason in self.missing.items())
+        super().__init__(f"could not compute {len(self.missing)} requested metric(s): {reasons}")
+
+
+def metrics_missing_check(*, requested: Iterable[str], delivered: Iterable[str], reasons: dict[str, str]) -> None:
+    """Raise MetricsMissingError for every requested name not among `delivered` (with its reason, when one is known)."""
+    delivered = set(delivered)
+    missing = {
+        name: reasons.get(name, "no score was computed for it") for name in requested if name not in delivered
+    }
+    if missing:
+        raise MetricsMissingError(missing)
+
+
+def metrics_not_computed(run: MetricRun) -> dict[str, str]:
+    """The run's metrics left without scores because it did not end cleanly, each with why (empty when DONE).
+
+    A metric counts as not computed when one of its scorer's chunks did not finish; a run that ended some
+    other way (failed while planning, cancelled before any chunk) leaves all its metrics not computed."""
+    if run.status == MetricRun.Status.DONE:
+        return {}
+    why = f"metric run {run.pk} ended {run.get_status_display().lower()}" + (f": {run.error}" if run.error else "")
+    unfinished = set(run.chunks.exclude(status=MetricRunChunk.Status.DONE).values_list("metric", flat=True))
+    names = [
+        name
+        for name in run.metrics
+        if not unfinished or scorer_key(registry.scorer_for(name)) in unfinished
+    ]
+    return {name: why for name in names}
+
+
 def requested_scorers_for(metric_names: Iterable[str] | None, context) -> tuple[list, dict[str, str]]:
     """Scorers to run for the requested names (default: every available metric) and the unavailable names."""
     unavailable_all = registry.unavailable_metrics(context)
