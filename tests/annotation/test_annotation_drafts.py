@@ -166,6 +166,7 @@ def test_checks_endpoint_checks_a_given_draft_without_saving(task_and_client):
     assert AnnotationTask.objects.get(pk=task.pk).draft_version == 0
 
 
+@pytest.mark.db_specific  # row locks (PostgreSQL) and immediate transactions (SQLite)
 @pytest.mark.django_db(transaction=True)
 def test_two_saves_from_the_same_version_at_the_same_moment_one_wins_one_is_refused(make_user):
     import threading

@@ -123,6 +123,7 @@ def test_campaign_creation_refuses_what_cannot_work(make_user):
         annotation_task_next(campaign=workspace.campaign, annotator=stranger)
 
 
+@pytest.mark.db_specific  # row locks (PostgreSQL) and immediate transactions (SQLite)
 @pytest.mark.django_db(transaction=True)
 def test_annotators_pressing_next_at_the_same_moment_never_over_assign_a_clip(make_user):
     # Given 8 annotators and 3 clips with 2 slots each: 6 slots for 8 simultaneous requests.

@@ -22,6 +22,9 @@ from metrics_bridge.services.chunks import (
 )
 from metrics_bridge.services.runs import metric_run_cancel, metric_run_create
 
+# db_specific: claims and leases are conditional UPDATEs; their exactly-once rests on the engine
+pytestmark = pytest.mark.db_specific
+
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 Status = MetricRunChunk.Status
 

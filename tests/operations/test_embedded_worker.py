@@ -19,7 +19,8 @@ from metrics_bridge.tasks import current_broker, enqueue_chunks
 from tests.celery_worker import worker_env
 from tests.metrics_bridge.test_metric_runs_worker import expected_values, make_dataset, stored_values, wait_for
 
-pytestmark = [pytest.mark.slow]
+# db_specific: worker processes on the default setup (SQLite file and the embedded broker)
+pytestmark = [pytest.mark.slow, pytest.mark.db_specific]
 
 LEASE = {"METRICS_CHUNK_LEASE_SECONDS": 2}
 
