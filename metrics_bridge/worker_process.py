@@ -16,8 +16,15 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
 def celery_worker_command(
-    *, name: str, pool: str = "solo", concurrency: int = 1, loglevel: str = "INFO", prefetch_multiplier: int = 1
+    *,
+    name: str,
+    pool: str = "solo",
+    concurrency: int = 1,
+    loglevel: str = "INFO",
+    prefetch_multiplier: int = 1,
+    include: list[str] | None = None,
 ) -> list[str]:
+    """`include`: more modules the worker imports at start (Celery's --include; tests add their hooks so)."""
     return [
         sys.executable,
         "-m",
@@ -32,6 +39,7 @@ def celery_worker_command(
         "--without-mingle",
         f"--loglevel={loglevel}",
         f"--hostname={name}",
+        *([f"--include={','.join(include)}"] if include else []),
     ]
 
 
@@ -40,10 +48,10 @@ class WorkerProcess:
 
     def __init__(
         self, *, name: str, log_path: Path, env: dict | None = None, pool: str = "solo", concurrency: int = 1,
-        prefetch_multiplier: int = 1,
+        prefetch_multiplier: int = 1, include: list[str] | None = None,
     ):
         self.name, self.log_path, self.pool, self.concurrency = name, log_path, pool, concurrency
-        self.prefetch_multiplier = prefetch_multiplier
+        self.prefetch_multiplier, self.include = prefetch_multiplier, include
         self.env = {**os.environ, **(env or {})}
         self.process: subprocess.Popen | None = None
 
@@ -52,7 +60,7 @@ class WorkerProcess:
             self.process = subprocess.Popen(
                 celery_worker_command(
                     name=self.name, pool=self.pool, concurrency=self.concurrency,
-                    prefetch_multiplier=self.prefetch_multiplier,
+                    prefetch_multiplier=self.prefetch_multiplier, include=self.include,
                 ),
                 cwd=PROJECT_DIR,
                 env=self.env,
