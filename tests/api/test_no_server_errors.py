@@ -18,9 +18,6 @@ from django.urls.converters import IntConverter
 
 from common.web_input import ID_REGEX, IdConverter
 
-# db_specific: an id beyond 2^63 made SQLite (not PostgreSQL) fail with OverflowError
-pytestmark = pytest.mark.db_specific
-
 HUGE = "99999999999999999999"  # beyond 2^63: SQLite raised OverflowError on it (HTTP 500) before the checks
 JUNK_VALUES = (HUGE, "-1", "x'\"<>", "a\x00b")
 # Path segments the probe puts where a URL names a row: the largest id a route accepts and a number past it.
@@ -50,6 +47,7 @@ def _api_cases(schema: dict):
                             yield method, url, {name: value}, name
 
 
+@pytest.mark.db_specific  # an id beyond 2^63 made SQLite (not PostgreSQL) fail with OverflowError
 @pytest.mark.django_db
 def test_no_api_request_answers_5xx_and_a_refused_query_parameter_is_named(world):
     client = Client(raise_request_exception=False)
@@ -74,6 +72,7 @@ def test_no_api_request_answers_5xx_and_a_refused_query_parameter_is_named(world
     assert unnamed == [], "a 400 that does not name the refused parameter"
 
 
+@pytest.mark.db_specific
 @pytest.mark.django_db
 def test_an_id_beyond_the_database_range_is_refused_naming_the_parameter(world, client_for):
     """The case of the issue: `?campaign=<20 digits>` answered 500 on SQLite (OverflowError)."""
