@@ -18,7 +18,12 @@ def filter_by_params(queryset, request, lookups: dict[str, str]):
 
     Each value is checked against the field its lookup reaches (common/web_input.py): a 400 names the
     parameter of an id out of the database's range, a word for a number, a value outside the choices.
+    They filter lists only: a viewset's other actions (a row, its custom actions) ignore them, and the
+    schema documents them on the list operation alone (config/api_schema.py).
     """
+    view = (getattr(request, "parser_context", None) or {}).get("view")
+    if getattr(view, "action", "list") not in ("list", None):
+        return queryset
     for param, lookup in lookups.items():
         value = request.query_params.get(param, "").strip()
         if not value:
