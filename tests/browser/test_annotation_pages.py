@@ -57,7 +57,7 @@ def workspace(make_user, media_root):
 
 
 def _saved(page):
-    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'", timeout=15_000)
+    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'", timeout=90_000)
 
 
 def _open_next_clip(page, live_server):
