@@ -82,7 +82,7 @@ def _with_graph(queryset: QuerySet[ExpertAnnotation]) -> QuerySet[ExpertAnnotati
 def annotation_as_audiocaps_f(annotation: ExpertAnnotation) -> dict[str, dict]:
     """{event: {"source": [...], "attr": [...]}} in order, plus "relations" ({other event: kind}, this event
     first) and "onset" / "offset" on the events that have them. Use on an annotation fetched with its graph
-    (dataset_gold_annotations, gold_annotation_documents)."""
+    (dataset_gold_annotations)."""
     document: dict[str, dict] = {}
     for event in sorted(annotation.events.all(), key=lambda e: e.position):
         node: dict = {
