@@ -19,10 +19,10 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from accounts.permissions import ActionRolesMixin, RaterLockMixin
+from accounts.permissions import ActionRolesMixin
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role, user_roles
 from annotation import selectors
-from annotation.api_helpers import filter_by_params, json_import_respond
+from annotation.api_helpers import RaterLockMixin, filter_by_params, json_import_respond
 from annotation.models import (
     AnnotationTask,
     AttributeTag,

@@ -1,18 +1,9 @@
 """Read-only queries over the corpus."""
-from collections.abc import Iterable
 
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from annotation.models import Caption, CaptioningSystem, Clip, Dataset, ExpertAnnotation, SoundEvent, TemporalRelation
-
-
-def dataset_list_with_counts() -> QuerySet[Dataset]:
-    return Dataset.objects.annotate(
-        clip_count=Count("clips", distinct=True),
-        clips_with_audio_count=Count("clips", filter=~Q(clips__audio=""), distinct=True),
-        caption_count=Count("clips__captions", distinct=True),
-    ).order_by("name")
 
 
 def _count_per_dataset(queryset: QuerySet, dataset_path: str) -> Subquery:
@@ -91,7 +82,7 @@ def _with_graph(queryset: QuerySet[ExpertAnnotation]) -> QuerySet[ExpertAnnotati
 def annotation_as_audiocaps_f(annotation: ExpertAnnotation) -> dict[str, dict]:
     """{event: {"source": [...], "attr": [...]}} in order, plus "relations" ({other event: kind}, this event
     first) and "onset" / "offset" on the events that have them. Use on an annotation fetched with its graph
-    (dataset_gold_annotations, gold_annotation_documents)."""
+    (dataset_gold_annotations)."""
     document: dict[str, dict] = {}
     for event in sorted(annotation.events.all(), key=lambda e: e.position):
         node: dict = {
@@ -106,14 +97,6 @@ def annotation_as_audiocaps_f(annotation: ExpertAnnotation) -> dict[str, dict]:
     for relation in annotation.relations.all():
         document[relation.first_event.label].setdefault("relations", {})[relation.second_event.label] = relation.kind
     return document
-
-
-def gold_annotation_documents(*, clip_ids: Iterable[int]) -> dict[int, dict[str, dict]]:
-    """clip id -> its gold annotation as annotation_as_audiocaps_f gives it (clips without gold are absent)."""
-    gold = ExpertAnnotation.objects.filter(clip_id__in=list(clip_ids), status=ExpertAnnotation.Status.GOLD)
-    return {
-        annotation.clip_id: annotation_as_audiocaps_f(annotation) for annotation in _with_graph(gold.order_by("pk"))
-    }
 
 
 def submitted_annotation_documents(*, dataset: Dataset, campaign=None) -> dict[int, dict[str, dict]]:

@@ -176,27 +176,6 @@ class ExpertAnnotationStatusSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=ExpertAnnotation.Status.choices)
 
 
-# --- Blinded views for raters ------------------------------------------------
-
-
-class BlindClipSerializer(AudioUrlMixin, serializers.ModelSerializer):
-    """A clip as a rater needs it: the audio and its waveform, nothing about its origin."""
-
-    audio_url = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Clip
-        fields = ["id", "audio_url", "duration_seconds", "waveform_peaks"]
-
-
-class BlindCaptionSerializer(serializers.ModelSerializer):
-    """A caption as a rater sees it: its text only (no role, author kind, system or source label)."""
-
-    class Meta:
-        model = Caption
-        fields = ["id", "text"]
-
-
 # --- Uploads (admins) --------------------------------------------------------
 
 

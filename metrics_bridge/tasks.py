@@ -16,9 +16,8 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection, transaction
 from django.utils import timezone
 
-from config.broker import broker_identity
-from config.celery import app
-from config.structured_log import log_event
+from common.broker import broker_identity
+from common.structured_log import log_event
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.chunks import ChunkOutcome, chunk_process, chunks_recover
 from metrics_bridge.services.runs import metric_run_dispatch, metric_run_execute, metric_run_start
@@ -57,12 +56,14 @@ def enqueue_chunks(chunk_ids: list[int]) -> None:
 
 
 def runs_execute_eagerly() -> bool:
-    return bool(app.conf.task_always_eager)
+    # The project's Celery app (config/celery.py), reached through the task: this layer does not import config.
+    return bool(score_chunk.app.conf.task_always_eager)
 
 
 def current_broker() -> str:
     """This process's broker, named without credentials (what worker heartbeats are matched on)."""
-    return broker_identity(app.conf.broker_url, app.conf.broker_transport_options)
+    conf = score_chunk.app.conf
+    return broker_identity(conf.broker_url, conf.broker_transport_options)
 
 
 def start_metric_run(**kwargs):

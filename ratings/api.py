@@ -18,9 +18,9 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from accounts.permissions import ActionRolesMixin, RaterLockMixin
+from accounts.permissions import ActionRolesMixin
 from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER, user_has_role
-from annotation.api_helpers import filter_by_params, json_import_respond
+from annotation.api_helpers import RaterLockMixin, filter_by_params, json_import_respond
 from annotation.serializers import ImportSummarySerializer, JsonImportInputSerializer
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.serializers import (
@@ -216,6 +216,8 @@ class AssignmentItemViewSet(RaterBlindedMixin, ActionRolesMixin, viewsets.ReadOn
     rater_field = "assignment__rater"
     campaign_field = "assignment__campaign"
     admin_lookups = {"assignment": "assignment_id", "campaign": "assignment__campaign__name"}
+    # Admins address an item by id, raters by its token (ratings.models.opaque_token: URL-safe characters).
+    lookup_value_regex = "[A-Za-z0-9_-]{1,32}"
 
     def get_object(self):
         # Raters address their items by token, never by database id.

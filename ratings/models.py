@@ -49,10 +49,6 @@ class CaptionPair(TimeStampedModel):
     def __str__(self) -> str:
         return f"{self.clip} {self.split} {self.source_key}"
 
-    @property
-    def is_gold(self) -> bool:
-        return bool(self.gold_choice)
-
 
 TOKEN_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # no look-alikes (l/1, o/0): people copy these from workbooks
 TOKEN_LENGTH = 16  # 80 random bits
@@ -274,11 +270,6 @@ class PairwiseVote(TimeStampedModel):
 
     def __str__(self) -> str:
         return f"{self.rater} on {self.pair}: {self.choice}"
-
-    @property
-    def signed_value(self) -> int:
-        """+1 when a is better, -1 when b is better, 0 without preference (the FENSE encoding)."""
-        return {"a": 1, "b": -1}.get(self.choice, 0)
 
 
 class HeadphoneCheck(TimeStampedModel):

@@ -116,11 +116,6 @@ def campaigns_with_progress() -> QuerySet[Campaign]:
     )
 
 
-def campaign_included_votes(*, campaign: Campaign) -> QuerySet[PairwiseVote]:
-    """The campaign's votes without those of raters excluded from reports."""
-    return PairwiseVote.objects.filter(campaign=campaign).exclude(rater__in=campaign.excluded_raters.all())
-
-
 def campaign_included_thumbs_ratings(*, campaign: Campaign) -> QuerySet[ThumbsRating]:
     """The campaign's THumBS ratings without those of raters excluded from reports."""
     return ThumbsRating.objects.filter(campaign=campaign).exclude(rater__in=campaign.excluded_raters.all())

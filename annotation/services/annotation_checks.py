@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import asdict, dataclass
 
-from annotation.graph_rules import relations_analyse
+from common.graph_rules import relations_analyse
 
 ERROR, WARNING = "error", "warning"
 

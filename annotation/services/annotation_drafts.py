@@ -26,7 +26,7 @@ from typing import Any
 from django.db import models, transaction
 from django.utils import timezone
 
-from annotation.graph_rules import KINDS, relations_analyse
+from common.graph_rules import KINDS, relations_analyse
 
 MAX_EVENTS = 200
 MAX_CHILDREN = 100

@@ -26,7 +26,6 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.graph_rules import relations_analyse
 from annotation.models import (
     AttributeTag,
     Clip,
@@ -50,7 +49,8 @@ from annotation.services.importing import (
     json_type_name,
     text_field_check,
 )
-from config.structured_log import logged_import
+from common.graph_rules import relations_analyse
+from common.structured_log import logged_import
 
 EXPERT_USERNAME = "audiocaps-f-experts"
 EXPERT_ROLE = "annotator"

@@ -11,7 +11,6 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.graph_rules import relations_analyse
 from annotation.models import (
     AttributeTag,
     Clip,
@@ -21,6 +20,7 @@ from annotation.models import (
     SoundEvent,
     TemporalRelation,
 )
+from common.graph_rules import relations_analyse
 
 Status = ExpertAnnotation.Status
 

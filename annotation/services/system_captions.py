@@ -34,7 +34,7 @@ from annotation.services.importing import (
     json_type_name,
     text_nul_check,
 )
-from config.structured_log import logged_import
+from common.structured_log import logged_import
 
 CSV_COLUMNS = ("file_name", "caption_predicted")
 SYSTEM_NAME_LENGTH = CaptioningSystem._meta.get_field("name").max_length

@@ -7,7 +7,7 @@ precision and recall. A factor absent from both graphs of a pair is not applicab
 out, never counted as 1). Per factor the pair values are averaged per clip, then over the clips where
 the factor applied to at least one pair; the result is None when it applied nowhere.
 
-Relations: an annotation's stated relations are closed under the chain rule (annotation.graph_rules, the
+Relations: an annotation's stated relations are closed under the chain rule (common.graph_rules, the
 same rule the editor shows), then written as X-ACE relation nodes (after = before with the events
 swapped, simultaneous = and), so "A before B, B before C" and "A before C, A before B" agree on A-C.
 
@@ -22,7 +22,7 @@ from itertools import combinations
 
 import numpy as np
 
-from annotation.graph_rules import AFTER, BEFORE, relations_analyse
+from common.graph_rules import AFTER, BEFORE, relations_analyse
 from metrics_bridge.scoring.xace.graph import AND, AudioGraph
 from metrics_bridge.scoring.xace.graph import BEFORE as XACE_BEFORE
 from metrics_bridge.scoring.xace.matching import MATCH_THRESHOLD, PhraseSimilarity, graph_phrases, match_graphs

@@ -48,7 +48,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Caption, Clip, Dataset
-from config.structured_log import logged_import
+from common.structured_log import logged_import
 from ratings.models import Assignment, AssignmentItem, Campaign, ItemEvent, Source, ThumbsRating, WorkbookUpload
 from ratings.services.campaigns import campaign_create
 from ratings.services.judgements import RATING_VALUE_FIELDS, thumbs_answer

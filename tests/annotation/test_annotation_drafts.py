@@ -166,6 +166,7 @@ def test_checks_endpoint_checks_a_given_draft_without_saving(task_and_client):
     assert AnnotationTask.objects.get(pk=task.pk).draft_version == 0
 
 
+@pytest.mark.db_specific  # row locks (PostgreSQL) and immediate transactions (SQLite)
 @pytest.mark.django_db(transaction=True)
 def test_two_saves_from_the_same_version_at_the_same_moment_one_wins_one_is_refused(make_user):
     import threading
@@ -175,8 +176,6 @@ def test_two_saves_from_the_same_version_at_the_same_moment_one_wins_one_is_refu
     from annotation.services.annotation_drafts import DraftConflictError
     from annotation.services.annotation_tasks import task_draft_save
 
-    if connection.vendor != "postgresql":
-        pytest.skip("row locks are what this test is about: run it on PostgreSQL (DATABASE_URL)")
     workspace = workspace_build(make_user, clip_count=1, annotator_count=1, per_clip=1)
     annotator = workspace.annotators[0]
     task = annotation_task_next(campaign=workspace.campaign, annotator=annotator)

@@ -8,10 +8,10 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from annotation.graph_rules import relations_analyse
 from annotation.models import AnnotationTask, ExpertAnnotation
 from annotation.services.annotation_campaigns import annotation_campaign_create
 from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import
+from common.graph_rules import relations_analyse
 from metrics_bridge.models import MetricScore
 from metrics_bridge.services.runs import metric_run_create
 from metrics_bridge.tasks import execute_metric_run
@@ -57,7 +57,7 @@ def workspace(make_user, media_root):
 
 
 def _saved(page):
-    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'", timeout=15_000)
+    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'", timeout=90_000)
 
 
 def _open_next_clip(page, live_server):

@@ -229,6 +229,19 @@ def _leak_gold_flag(monkeypatch):
     return "word 'gold'"
 
 
+def _item_pages_answer_404(monkeypatch):
+    """Not a leak: pages that are not shown at all must not pass the crawl as "nothing leaked"."""
+    from django.http import Http404
+
+    from ratings import views
+
+    def missing(request, item):
+        raise Http404("gone")
+
+    monkeypatch.setattr(views, "_page_context", missing)
+    return "a link the rater can follow answered 404"
+
+
 @pytest.mark.parametrize(
     "inject",
     [
@@ -237,8 +250,16 @@ def _leak_gold_flag(monkeypatch):
         _leak_audio_file_name,
         _leak_workbook_record_ids,
         _leak_gold_flag,
+        _item_pages_answer_404,
     ],
-    ids=["api-caption-ids", "page-campaign-name", "audio-file-name-header", "workbook-record-ids", "gold-flag-on-page"],
+    ids=[
+        "api-caption-ids",
+        "page-campaign-name",
+        "audio-file-name-header",
+        "workbook-record-ids",
+        "gold-flag-on-page",
+        "item-pages-not-shown",
+    ],
 )
 def test_the_crawl_catches_each_injected_leak(blind_world, make_user, monkeypatch, inject):
     marker = inject(monkeypatch)

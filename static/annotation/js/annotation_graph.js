@@ -1,6 +1,6 @@
 /*
  * AnnotationGraph: the rules of an annotation graph the editor needs at every keystroke, without a
- * server round trip. Mirrors annotation/graph_rules.py (the server refuses the same contradictions;
+ * server round trip. Mirrors common/graph_rules.py (the server refuses the same contradictions;
  * tests/browser run both on the same cases and compare).
  *
  *   AnnotationGraph.analyse(relations, names) -> {implied: [...], contradictions: [{index, message}]}
