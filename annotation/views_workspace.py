@@ -91,9 +91,7 @@ def task_page(request, task_id: int):
         "task_urls": task_urls,
         "progress": annotator_progress(campaign=campaign, annotator=request.user),
         "tag_library": selectors_workspace.tag_library_entries(),
-        "suggestions": selectors_workspace.source_suggestions(
-            dataset=campaign.dataset, clip=task.clip, user=request.user
-        ),
+        "suggestions": selectors_workspace.source_suggestions(clip=task.clip, user=request.user),
         "skip_reasons": AnnotationTask.SkipReason.choices,
         **clip_player_context(task.clip),
     }
