@@ -1,4 +1,5 @@
 """Agreement of automatic metrics with people, assembled from stored scores."""
+
 import hashlib
 import json
 
