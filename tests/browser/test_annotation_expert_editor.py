@@ -26,7 +26,9 @@ def park_task(make_user, media_root, shared_dir, tmp_path):
     shutil.copy(shared_dir / "datasets" / "audio" / "34.wav", path)
     clip_attach_audio(clip=clip, file=path, file_name="34.wav")
     annotator = make_user("ann-park", "annotator")
-    annotation_campaign_create(name="park", dataset=dataset, clips=[clip], annotators=[annotator], annotations_per_clip=1)
+    annotation_campaign_create(
+        name="park", dataset=dataset, clips=[clip], annotators=[annotator], annotations_per_clip=1
+    )
     return annotator, clip
 
 
@@ -340,6 +342,9 @@ def test_the_page_runs_the_servers_rules_on_the_shared_cases(page_for, live_serv
     listed = page.evaluate("(words) => words.map((w) => window.annotationPage.editor.sourceIsListed(w))", words)
     assert listed == [source_is_listed(word) for word in words]
     texts = ["Loud ", "on a wooden table", "on a", "against the wall", "twice", "in  the distance", "yappy"]
-    tags = page.evaluate("(texts) => texts.map((t) => { const tag = window.annotationPage.editor.tagOf(t); return tag ? tag.tag : null; })", texts)
+    tags = page.evaluate(
+        "(texts) => texts.map((t) => { const tag = window.annotationPage.editor.tagOf(t); return tag ? tag.tag : null; })",
+        texts,
+    )
     library, names = attribute_vocabulary(), dict(AttributeTag.objects.values_list("pk", "text"))
     assert tags == [names.get(library.tag_of(text)) for text in texts]

@@ -100,7 +100,9 @@ def test_the_disagreement_view_starts_with_the_lowest_factor_and_says_what_diffe
     views = result["disagreements"]
     values = [view["agreement"] for view in views if view["agreement"] is not None]
     assert values == sorted(values)
-    assert views[0]["agreement"] == min(result["factors"][f] for f in result["factors"] if result["factors"][f] is not None)
+    assert views[0]["agreement"] == min(
+        result["factors"][f] for f in result["factors"] if result["factors"][f] is not None
+    )
     events = next(view for view in views if view["factor"] == "event")
     assert "'barking': only ann-a (1 of 3)" in events["items"]
     attributes = next(view for view in views if view["factor"] == "attribute")
@@ -114,7 +116,5 @@ def test_time_overlap_is_intersection_over_union_of_the_occurrences():
 
 
 def test_majority_seconds_of_three_annotators():
-    events = events_of(
-        "x", {"a": {"spans": [[0, 4]]}, "b": {"spans": [[1, 5]]}, "c": {"spans": [[3, 9]]}, "d": {}}
-    )
+    events = events_of("x", {"a": {"spans": [[0, 4]]}, "b": {"spans": [[1, 5]]}, "c": {"spans": [[3, 9]]}, "d": {}})
     assert _majority_spans(events) == [(1.0, 5.0)]  # at least two of the three that have spans

@@ -391,7 +391,7 @@ window.EventEditor = (function () {
         const already = stated.first === first ? stated.kind : Graph.INVERSE[stated.kind];
         this.say(already === kind
           ? "Already stated: " + names[stated.first] + " " + stated.kind + " " + names[stated.second] + "."
-          : "Refused: " + names[stated.first] + " " + stated.kind + " " + names[stated.second] + " is stated. Change it on the relation itself (b / a / s there) or remove it (Delete).", already !== kind);
+          : "Refused: " + names[first] + " " + kind + " " + names[second] + " contradicts the stated " + names[stated.first] + " " + stated.kind + " " + names[stated.second] + ". Change that one (b / a / s on it in Relations) or remove it (Delete).", already !== kind);
         this.render(focus);
         return false;
       }

@@ -95,7 +95,8 @@ window.RelationsPanel = (function () {
           item.setAttribute("aria-label", "Proposed from the spans: " + names[first] + " " + kind + " " + names[second] + ". Enter accepts it.");
           this.proposed.appendChild(item);
         });
-        if (!proposals.length) this.proposed.appendChild(el("li", "muted", "None (events with time spans get proposals)."));
+        const timed = draft.events.filter((event) => event.spans.length).length;
+        if (!proposals.length) this.proposed.appendChild(el("li", "muted", timed < 2 ? "None yet: give two events time spans." : "None: the spans imply nothing more."));
         if (this.count) this.count.textContent = proposals.length ? "(" + proposals.length + ", p takes the first)" : "";
       }
 
