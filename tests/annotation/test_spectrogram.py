@@ -118,7 +118,7 @@ def test_a_real_20_second_stereo_clip_gets_images_under_150_kb(real_stereo_clip,
 
 @pytest.mark.django_db
 def test_left_and_right_are_the_channels_of_the_file(real_stereo_clip, media_root, make_user):
-    from annotation.services.spectrogram import _decoded, channel_samples, log_mel_image
+    from annotation.services.spectrogram import _decoded, log_mel_image
 
     samples, rate = _decoded(real_stereo_clip)
     assert not np.allclose(samples[:, 0], samples[:, 1])  # the recording's channels differ

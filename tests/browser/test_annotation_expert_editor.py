@@ -175,7 +175,10 @@ def test_relations_time_spans_occurrences_and_the_player_by_keyboard(page_for, l
     assert page.locator(".region-bar[data-region-id^='e3:']").count() == 3
 
     # The timeline zooms (+, Ctrl+wheel) and pans (, .), with a ruler; 0 shows the whole clip again.
-    view = "() => [Number(document.querySelector('.timeline').dataset.viewStart), Number(document.querySelector('.timeline').dataset.viewEnd)]"
+    view = (
+        "() => { const data = document.querySelector('.timeline').dataset;"
+        " return [Number(data.viewStart), Number(data.viewEnd)]; }"
+    )
     page.keyboard.press("+")
     page.keyboard.press("+")
     start, end = page.evaluate(view)
@@ -310,8 +313,8 @@ def test_the_page_runs_the_servers_rules_on_the_shared_cases(page_for, live_serv
     file), and the editor's tag-library and source-list readings against the server's."""
     from pathlib import Path
 
-    from annotation.selectors import attribute_vocabulary
     from annotation.models import AttributeTag
+    from annotation.selectors import attribute_vocabulary
     from annotation.vocabulary import source_is_listed
 
     annotator, _clip = park_task
@@ -343,7 +346,8 @@ def test_the_page_runs_the_servers_rules_on_the_shared_cases(page_for, live_serv
     assert listed == [source_is_listed(word) for word in words]
     texts = ["Loud ", "on a wooden table", "on a", "against the wall", "twice", "in  the distance", "yappy"]
     tags = page.evaluate(
-        "(texts) => texts.map((t) => { const tag = window.annotationPage.editor.tagOf(t); return tag ? tag.tag : null; })",
+        "(texts) => texts.map((t) => { const tag = window.annotationPage.editor.tagOf(t);"
+        " return tag ? tag.tag : null; })",
         texts,
     )
     library, names = attribute_vocabulary(), dict(AttributeTag.objects.values_list("pk", "text"))
