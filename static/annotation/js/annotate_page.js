@@ -169,6 +169,7 @@
   }
 
   Page.bindShortcuts({editor: editor, player: player, sync: sync, onSubmit: () => submit(false), helpElement: document.getElementById("shortcuts")});
+  root.dataset.readyMs = String(Math.round(performance.now())); // since navigation started (bench/annotation_editor_bench.py)
   root.dataset.ready = "true";
   window.annotationPage = {editor: editor, sync: sync, player: player};
 })();
