@@ -170,6 +170,19 @@ def main() -> int:
     return 0
 
 
+def _weigh(request, sizes: dict) -> None:
+    """Add the request's response (body and headers) to its kind: the spectrogram, other media, the page."""
+    url = request.url
+    if "spectrogram.png" in url:
+        kind = "spectrogram"
+    elif "/audio/" in url or "waveform" in url:
+        kind = "media"
+    else:
+        kind = "page"
+    transferred = request.sizes()
+    sizes[kind] = sizes.get(kind, 0) + transferred["responseBodySize"] + transferred["responseHeadersSize"]
+
+
 def run(browser, base: str, saves: int, loads: int) -> dict:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
@@ -189,14 +202,7 @@ def run(browser, base: str, saves: int, loads: int) -> dict:
         cold = browser.new_context(viewport={"width": 1280, "height": 900}, storage_state=context.storage_state())
         weighed = cold.new_page()
         if load == 0:
-
-            def count(request):
-                request_sizes = request.sizes()
-                url = request.url
-                kind = "spectrogram" if "spectrogram" in url else "media" if "/audio/" in url or "waveform" in url else "page"
-                sizes[kind] = sizes.get(kind, 0) + request_sizes["responseBodySize"] + request_sizes["responseHeadersSize"]
-
-            weighed.on("requestfinished", count)
+            weighed.on("requestfinished", lambda request: _weigh(request, sizes))
         weighed.goto(task_url, wait_until="domcontentloaded")
         weighed.wait_for_selector("#annotation-page[data-ready=true]")
         ready.append(float(weighed.locator("#annotation-page").get_attribute("data-ready-ms")))

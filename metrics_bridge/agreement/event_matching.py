@@ -52,6 +52,7 @@ def _key(text: str) -> str:
 
 
 def _merged(spans: Sequence[Sequence[float]]) -> Spans:
+    """Sorted, non-overlapping spans (as annotation.time_relations.merged_spans; this package imports no app)."""
     merged: list[list[float]] = []
     for onset, offset in sorted((float(s[0]), float(s[1])) for s in spans):
         if merged and onset <= merged[-1][1]:

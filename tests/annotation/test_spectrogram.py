@@ -3,7 +3,6 @@ per-channel waveform: computed on the server, cached in storage, served to annot
 
 import base64
 import io
-import shutil
 import struct
 
 import numpy as np
@@ -18,6 +17,7 @@ from annotation.services.spectrogram import (
     log_mel_image,
     mel_filterbank,
 )
+from tests.annotation.audio_helpers import real_stereo_clip_attach
 from tests.annotation.workspace_data import api_client
 from tests.ratings.campaign_data import clip_audio_attach
 
@@ -94,12 +94,7 @@ def test_the_linear_scale_puts_a_tone_at_its_frequency():
 @pytest.fixture
 def real_stereo_clip(clip, media_root, shared_dir, tmp_path):
     """34.wav of the THumBS study: 20 s of a real stereo recording (44.1 kHz, 16 bit)."""
-    from annotation.services.audio import clip_attach_audio
-
-    path = tmp_path / "34.wav"
-    shutil.copy(shared_dir / "datasets" / "audio" / "34.wav", path)
-    clip_attach_audio(clip=clip, file=path, file_name="34.wav")
-    clip.refresh_from_db()
+    real_stereo_clip_attach(clip, shared_dir=shared_dir, folder=tmp_path)
     assert (clip.channels, round(clip.duration_seconds)) == (2, 20)
     return clip
 

@@ -5,14 +5,13 @@ regions moved and resized on a zoomable timeline, the spectrogram's scales and c
 Count tags and flagged sources. Screenshots at 1280 and 390 px go to test-artifacts/."""
 
 import json
-import shutil
 
 import pytest
 
 from annotation.models import AnnotationTask, Clip, Dataset, ExpertAnnotation
 from annotation.services.annotation_campaigns import annotation_campaign_create
-from annotation.services.audio import clip_attach_audio
 from annotation.time_relations import time_proposals
+from tests.annotation.audio_helpers import real_stereo_clip_attach
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -21,10 +20,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, seria
 def park_task(make_user, media_root, shared_dir, tmp_path):
     """A campaign over one real stereo clip (20 s, 44.1 kHz) for one annotator."""
     dataset = Dataset.objects.create(name="park")
-    clip = Clip.objects.create(dataset=dataset, external_id="34.wav")
-    path = tmp_path / "34.wav"
-    shutil.copy(shared_dir / "datasets" / "audio" / "34.wav", path)
-    clip_attach_audio(clip=clip, file=path, file_name="34.wav")
+    clip = real_stereo_clip_attach(
+        Clip.objects.create(dataset=dataset, external_id="34.wav"), shared_dir=shared_dir, folder=tmp_path
+    )
     annotator = make_user("ann-park", "annotator")
     annotation_campaign_create(
         name="park", dataset=dataset, clips=[clip], annotators=[annotator], annotations_per_clip=1

@@ -5,15 +5,13 @@ relations carried), reads where they disagree most, removes and restores relatio
 cannot publish a relation the time spans contradict until it is fixed, and publishes. The caption page then
 puts the gold-based X-ACE score first, beside the graphs. Screenshots at 1280 and 390 px."""
 
-import shutil
-
 import pytest
 
 from annotation.models import AnnotationReview, Caption, CaptioningSystem, Clip, Dataset, ExpertAnnotation
 from annotation.services.annotation_campaigns import annotation_campaign_create, annotation_task_next
 from annotation.services.annotation_tasks import task_draft_save, task_submit
-from annotation.services.audio import clip_attach_audio
 from annotation.services.audiocaps_f import audiocaps_f_export
+from tests.annotation.audio_helpers import real_stereo_clip_attach
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -49,10 +47,9 @@ SUBMISSIONS = {
 @pytest.fixture
 def submitted_park(make_user, media_root, shared_dir, tmp_path):
     dataset = Dataset.objects.create(name="park-review")
-    clip = Clip.objects.create(dataset=dataset, external_id="34.wav")
-    path = tmp_path / "34.wav"
-    shutil.copy(shared_dir / "datasets" / "audio" / "34.wav", path)
-    clip_attach_audio(clip=clip, file=path, file_name="34.wav")
+    clip = real_stereo_clip_attach(
+        Clip.objects.create(dataset=dataset, external_id="34.wav"), shared_dir=shared_dir, folder=tmp_path
+    )
     Caption.objects.create(
         clip=clip, text="birds chirp as a car drives by", role="reference", author_kind="human", position=0
     )
