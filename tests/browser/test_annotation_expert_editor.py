@@ -218,6 +218,20 @@ def test_relations_time_spans_occurrences_and_the_player_by_keyboard(page_for, l
     assert moved[1] - moved[0] == pytest.approx(1.5, abs=0.002)
     page.keyboard.press("Control+z")
     assert _draft(page)["events"][2]["spans"][0] == [3.5, 5.0]
+    # The end handle resizes a span; its play button plays exactly that span.
+    handle = page.locator(".region-bar[data-region-id='e3:1'] .region-handle.is-end").bounding_box()
+    page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(handle["x"] + handle["width"] / 2 + 30, handle["y"] + handle["height"] / 2, steps=5)
+    page.mouse.up()
+    resized = _draft(page)["events"][2]["spans"][1]
+    assert resized[0] == 10.0 and resized[1] == pytest.approx(11.5 + 30 * seconds_per_pixel, abs=0.05)
+    page.keyboard.press("Control+z")
+    page.locator(".region-bar[data-region-id='e3:1'] .region-play").click()
+    page.wait_for_function("() => !document.querySelector('#player audio').paused")
+    assert page.evaluate("() => window.annotationPage.player.range") == {"start": 10.0, "end": 11.5}
+    assert 10.0 <= page.evaluate("() => document.querySelector('#player audio').currentTime") <= 11.5
+    page.evaluate("() => document.querySelector('#player audio').pause()")
     # Delete on a span removes that occurrence only.
     page.locator(".region-bar[data-region-id='e3:2']").focus()
     page.keyboard.press("Delete")

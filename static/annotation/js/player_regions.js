@@ -31,6 +31,7 @@ window.RegionLane = (function () {
       this.container.appendChild(this.empty);
       this.container.appendChild(this.inner);
       this.regions = [];
+      this.readOnly = false; // a submitted task: spans are shown and played, not changed
       this.bars = new Map(); // region id -> element
       this.active = null; // region id hovered or focused
       this.drag = null;
@@ -151,6 +152,11 @@ window.RegionLane = (function () {
         this.player.playRange(region.start, region.end);
         return;
       }
+      if (this.readOnly) {
+        this.player.setSelection(region.start, region.end);
+        bar.focus();
+        return;
+      }
       const handle = event.target.closest(".region-handle");
       const mode = handle ? (handle.classList.contains("is-start") ? "start" : "end") : "move";
       this.drag = {region: region, mode: mode, x: event.clientX, start: region.start, end: region.end, moved: false, pointer: event.pointerId};
@@ -208,6 +214,7 @@ window.RegionLane = (function () {
       if (!region) return;
       const step = this.player.step();
       const sign = event.key === "ArrowLeft" ? -1 : event.key === "ArrowRight" ? 1 : 0;
+      if (this.readOnly && event.key !== "Enter") return;
       if (sign) {
         event.preventDefault();
         const delta = sign * step;

@@ -27,6 +27,7 @@ window.WorkspacePage = (function () {
     if (!player) return () => {};
     const sync = () => player.setRegions(editor.regions());
     const root = player.root;
+    if (player.lane) player.lane.readOnly = editor.readOnly;
     root.addEventListener("regionplayer:regionchange", (event) => {
       const {eventId, index, start, end} = event.detail;
       editor.updateSpan(eventId, index, start, end);
