@@ -11,12 +11,17 @@ from annotation.serializers import ImportSummarySerializer, JsonImportInputSeria
 from annotation.services.importing import ImportDataError
 
 
+BIGGEST_ID = 2**63 - 1  # PostgreSQL bigint and SQLite INTEGER: a larger number fails inside the database
+
+
 def filter_by_params(queryset, request, lookups: dict[str, str]):
     """Apply `?param=value` filters named in `lookups` ({param: ORM lookup}); blank values are ignored."""
     for param, lookup in lookups.items():
         value = request.query_params.get(param, "").strip()
         if not value:
             continue
+        if value.lstrip("+-").isdigit() and abs(int(value)) > BIGGEST_ID:
+            raise ValidationError({param: f"{value!r} is not a valid value"})
         try:
             queryset = queryset.filter(**{lookup: value})
         except (ValueError, DjangoValidationError):
