@@ -123,6 +123,8 @@ def test_relations_time_spans_occurrences_and_the_player_by_keyboard(page_for, l
     _saved(page)
     # The server's checks (run after the save) say the same.
     page.wait_for_selector("#checks-list .check.is-error >> text=Relation against the time spans")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(artifacts / "annotation_editor_flagged_1280.png"), full_page=True)
     # Submitting is refused while the relation contradicts the spans (the server's check).
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#submit-dialog[open]")

@@ -469,6 +469,7 @@ window.RegionPlayer = (function () {
       const now = Math.round(this.audio.currentTime * 1000) / 1000;
       const from = this.markedIn !== null ? this.markedIn : this.selection ? this.selection.start : 0;
       this.markedIn = null;
+      this._say("");
       this.setSelection(Math.min(from, now), Math.max(from, now));
     }
 
