@@ -36,8 +36,10 @@ def _open(page, live_server, width=1280):
     page.focus("form[action*='/next/'] button")
     page.keyboard.press("Enter")
     page.wait_for_selector("#annotation-page[data-ready=true]")
+    # The spectrogram and the channel peaks are computed on their first request (seconds on a busy machine).
     page.wait_for_function(
-        "() => window.annotationPage.player.spectrogram.isLoaded && window.annotationPage.player.channelPeaks !== null"
+        "() => window.annotationPage.player.spectrogram.isLoaded && window.annotationPage.player.channelPeaks !== null",
+        timeout=60_000,
     )
 
 
@@ -260,7 +262,7 @@ def test_relations_time_spans_occurrences_and_the_player_by_keyboard(page_for, l
     page.keyboard.press("m")
     page.keyboard.press("}")
     page.keyboard.press("c")  # left only
-    page.wait_for_function("() => window.annotationPage.player.spectrogram.isLoaded")
+    page.wait_for_function("() => window.annotationPage.player.spectrogram.isLoaded", timeout=60_000)
     state = page.evaluate(
         "() => { const p = window.annotationPage.player;"
         " return [p.spectrogram.scale, p.spectrogram.channel, p.spectrogram.brightness, p.router.mode]; }"

@@ -100,7 +100,8 @@ def test_review_by_meaning_merges_groups_with_counts_and_relations_and_refuses_a
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.set_viewport_size({"width": 1280, "height": 900})
-    page.goto(f"{live_server.url}/review/campaigns/{campaign.pk}/clips/{clip.pk}/")
+    # Not waiting for "load": that waits for the audio and the spectrogram, computed on their first request.
+    page.goto(f"{live_server.url}/review/campaigns/{campaign.pk}/clips/{clip.pk}/", wait_until="domcontentloaded")
     page.wait_for_selector("#review-page[data-ready=true]")
     page.wait_for_selector("table.matching", timeout=90_000)  # the phrase encoder loads on first use
 
@@ -198,10 +199,10 @@ def test_review_by_meaning_merges_groups_with_counts_and_relations_and_refuses_a
     caption = Caption.objects.get(clip=clip, role="candidate")
     admin = page_for(make_user("boss-park", staff=True))
     admin.set_viewport_size({"width": 1280, "height": 900})
-    admin.goto(f"{live_server.url}/metrics/captions/{caption.pk}/")
+    admin.goto(f"{live_server.url}/metrics/captions/{caption.pk}/", wait_until="domcontentloaded")
     first_row = admin.locator("#score-table tbody tr").first
     assert first_row.get_attribute("data-metric") == "XACE" and "gold annotation" in first_row.inner_text()
-    admin.wait_for_function("() => document.getElementById('xace-matches').naturalWidth > 0")
+    admin.wait_for_function("() => document.getElementById('xace-matches').naturalWidth > 0", timeout=60_000)
     admin.screenshot(path=str(artifacts / "caption_page_1280.png"), full_page=True)
     admin.set_viewport_size({"width": 390, "height": 900})
     admin.screenshot(path=str(artifacts / "caption_page_390.png"), full_page=True)

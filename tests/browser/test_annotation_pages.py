@@ -195,7 +195,7 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
     # Player: a waveform selection becomes a time span of the event (r); speed and loop from the keyboard;
     # the spectrogram image came from the server; Alt+Down / Alt+Up reorder events.
     assert page.evaluate("() => document.querySelector('.clip-player-spectrogram') !== null")
-    page.wait_for_function("() => window.annotationPage.player.spectrogram.isLoaded")
+    page.wait_for_function("() => window.annotationPage.player.spectrogram.isLoaded", timeout=60_000)
     page.evaluate("() => window.annotationPage.player.setSelection(0.5, 1.75)")
     page.locator(".event-card").nth(1).focus()
     page.keyboard.press("r")
@@ -229,7 +229,7 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
     # --- The reviewer merges them into the gold annotation.
     review = page_for(reviewer)
     review.set_viewport_size({"width": 1280, "height": 800})
-    review.goto(f"{live_server.url}/review/campaigns/{campaign.pk}/clips/{clip.pk}/")
+    review.goto(f"{live_server.url}/review/campaigns/{campaign.pk}/clips/{clip.pk}/", wait_until="domcontentloaded")
     review.wait_for_selector("#review-page[data-ready=true]")
     review.wait_for_selector(".agreement-factors", timeout=60_000)
     assert review.locator(".submission").count() == 3
