@@ -10,7 +10,6 @@ from rest_framework.response import Response
 from annotation.serializers import ImportSummarySerializer, JsonImportInputSerializer
 from annotation.services.importing import ImportDataError
 
-
 BIGGEST_ID = 2**63 - 1  # PostgreSQL bigint and SQLite INTEGER: a larger number fails inside the database
 
 

@@ -1,5 +1,4 @@
 """Read-only queries that turn corpus and judgement rows into the plain data scoring code takes."""
-
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -158,7 +157,9 @@ def dataset_scored_metric_names(*, dataset: Dataset, versions: dict[str, str]) -
     """Metric names with stored scores for the dataset at their current version (`versions`: name -> version)."""
     from metrics_bridge.models import MetricScore
 
-    stored = set(MetricScore.objects.filter(caption__clip__dataset=dataset).values_list("metric", "version").distinct())
+    stored = set(
+        MetricScore.objects.filter(caption__clip__dataset=dataset).values_list("metric", "version").distinct()
+    )
     return [name for name, version in versions.items() if (name, version) in stored]
 
 

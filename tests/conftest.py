@@ -1,5 +1,4 @@
 """Fixtures shared by every test package."""
-
 from pathlib import Path
 
 import pytest
@@ -109,11 +108,8 @@ def _worker_factory(tmp_path, settings, *, broker_url):
     broker_dir = tmp_path / "broker"
     saved = {key: app.conf.get(key) for key in ("broker_url", "broker_transport_options", "result_backend")}
     if broker_url:
-        conf = {
-            "CELERY_BROKER_URL": broker_url,
-            "CELERY_RESULT_BACKEND": broker_url,
-            "CELERY_BROKER_TRANSPORT_OPTIONS": {"visibility_timeout": 5},
-        }
+        conf = {"CELERY_BROKER_URL": broker_url, "CELERY_RESULT_BACKEND": broker_url,
+                "CELERY_BROKER_TRANSPORT_OPTIONS": {"visibility_timeout": 5}}
     else:
         conf = embedded_broker_conf(broker_dir)
     app.conf.update(CELERY_TASK_ALWAYS_EAGER=False, **conf)

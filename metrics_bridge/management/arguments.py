@@ -1,5 +1,4 @@
 """Parsing shared by the metric commands: a dataset by name, a comma-separated metric list."""
-
 from django.core.management.base import CommandError
 
 from annotation.models import Dataset

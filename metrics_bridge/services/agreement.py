@@ -1,5 +1,4 @@
 """Agreement of automatic metrics with people, assembled from stored scores."""
-
 import hashlib
 import json
 

@@ -8,7 +8,6 @@ Two kinds of request are planned for a dataset:
 - one "all-references" batch: every candidate caption against all references of its clip,
   the score used for leaderboards and correlation with THumBS ratings.
 """
-
 from dataclasses import dataclass, field
 
 from annotation.models import Caption, Dataset

@@ -1,5 +1,4 @@
 """Reference sets are stored once and named by a hash of their texts and scoring context."""
-
 import hashlib
 import json
 from functools import lru_cache

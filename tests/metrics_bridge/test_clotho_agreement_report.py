@@ -4,7 +4,6 @@ The reference numbers (shared/checks/clotho_reference.json "accuracy": one proto
 come from pycocoevalcap 1.2 and all-MiniLM-L6-v2 run under the FENSE protocol, CIDEr-D over the FENSE
 code's four corpora.
 """
-
 import json
 
 import pytest

@@ -1,5 +1,4 @@
 """The metric dashboard pages: who may see them, starting a run, the agreement table, score explanations."""
-
 import json
 
 import pytest
@@ -39,11 +38,7 @@ def test_an_admin_starts_a_run_and_sees_the_agreement_table(admin_client, datase
     assert run.status == MetricRun.Status.DONE  # eager Celery: done within the request
     progress = admin_client.get(f"/metrics/runs/{run.pk}/progress/").json()
     assert {key: progress[key] for key in ("status", "done", "total", "error", "failed")} == {
-        "status": "done",
-        "done": run.chunks_total,
-        "total": run.chunks_total,
-        "error": "",
-        "failed": 0,
+        "status": "done", "done": run.chunks_total, "total": run.chunks_total, "error": "", "failed": 0
     }
 
     admin_client.post(f"/metrics/dashboards/agreement/{dataset.pk}/refresh/")

@@ -25,14 +25,8 @@ def identities(shared_dir):
 
 def rows_of(identities, values, *, version="v1"):
     return [
-        ScoreRow(
-            metric="BLEU_1",
-            version=version,
-            caption_id=caption_id,
-            reference_set_id=refs,
-            value=value,
-            details={"n": value} if value is not None else {},
-        )
+        ScoreRow(metric="BLEU_1", version=version, caption_id=caption_id, reference_set_id=refs, value=value,
+                 details={"n": value} if value is not None else {})
         for (caption_id, refs), value in zip(identities, values, strict=True)
     ]
 

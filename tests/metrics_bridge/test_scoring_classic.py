@@ -127,10 +127,8 @@ def test_bit_parallel_lcs_equals_pycocoevalcaps_table(clotho_sample):
     for _ in range(300):  # small vocabularies: many repeated tokens, the hard case for LCS
         vocabulary = "abcde"[: rng.randint(1, 5)]
         pairs.append(
-            (
-                [rng.choice(vocabulary) for _ in range(rng.randint(0, 80))],
-                [rng.choice(vocabulary) for _ in range(rng.randint(0, 80))],
-            )
+            ([rng.choice(vocabulary) for _ in range(rng.randint(0, 80))],
+             [rng.choice(vocabulary) for _ in range(rng.randint(0, 80))])
         )
     for request in clotho_sample:
         for reference in request.references:
