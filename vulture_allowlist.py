@@ -137,6 +137,10 @@ heartbeat_at  # unused variable (metrics_bridge/models.py: CaptioningJob, set an
 prompt_variant  # unused variable (metrics_bridge/models.py: CaptioningJobItem, written through the ORM, read in admin)
 prompt_file  # unused variable (metrics_bridge/views_captioning.py: a form field, read as cleaned_data['prompt_file'])
 
+PRODUCT  # unused variable (annotation/models.py: AttributeTag.Origin, stored by the data migration that seeds the Count tags)
+attribute_tag_extensions_seed  # unused function (annotation/tag_library.py: called by migration 0008, which vulture does not read)
+time_proposals  # unused function (common/time_relations.py: the server twin of the page's proposals, run by tests against the same cases as the JS)
+
 # --- Scorers: built by the registry's factories (metrics_bridge/scoring/registry.py).
 BertScoreScorer  # unused class (metrics_bridge/scoring/bertscore.py:67)
 DateScorer  # unused class (metrics_bridge/scoring/date.py:175)

@@ -158,7 +158,7 @@ class AttributeTagViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
 
 def _annotation_queryset():
     attributes = EventAttribute.objects.select_related("tag").order_by("position")
-    events = SoundEvent.objects.prefetch_related("sources", Prefetch("attributes", queryset=attributes))
+    events = SoundEvent.objects.prefetch_related("sources", "spans", Prefetch("attributes", queryset=attributes))
     relations = TemporalRelation.objects.select_related("first_event", "second_event").order_by("pk")
     return ExpertAnnotation.objects.select_related("annotator").prefetch_related(
         Prefetch("events", queryset=events.order_by("position")), Prefetch("relations", queryset=relations)

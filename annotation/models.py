@@ -188,7 +188,8 @@ ATTRIBUTE_CATEGORIES = ["Duration", "Volume", "Pitch", "Location", "Count", "Dis
 
 
 class AttributeTag(models.Model):
-    """An entry of the AudioCaps-F attribute tag library."""
+    """An entry of the attribute tag library: AudioCaps-F's library, plus this product's own tags (the Count
+    category), each marked by its origin."""
 
     class Category(models.TextChoices):
         DURATION = "Duration"
@@ -201,10 +202,18 @@ class AttributeTag(models.Model):
         TONE = "Tone"
         OTHER = "Other"
 
+    class Origin(models.TextChoices):
+        AUDIOCAPS_F = "audiocaps-f", "AudioCaps-F's tag library"
+        PRODUCT = "product", "This product's extension of the library"
+
     text = models.CharField(max_length=100, unique=True)
     category = models.CharField(max_length=20, choices=Category.choices)
     synonym_group = models.PositiveIntegerField()
     antonym_groups = models.JSONField(default=list, blank=True)
+    origin = models.CharField(max_length=12, choices=Origin.choices, default=Origin.AUDIOCAPS_F)
+    # For a placeholder tag ("on a xxx"): the same with "___" where the annotator types a word ("on a ___").
+    # An attribute that fills it in ("on a table") belongs to this tag.
+    template = models.CharField(max_length=100, blank=True)
 
     class Meta:
         ordering = ["category", "synonym_group", "text"]
@@ -262,34 +271,47 @@ class SoundEvent(models.Model):
     annotation = models.ForeignKey(ExpertAnnotation, on_delete=models.CASCADE, related_name="events")
     label = models.CharField(max_length=255)
     position = models.PositiveSmallIntegerField()
-    # Optional time span in the clip (seconds), taken from a waveform selection in the editor.
-    onset_seconds = models.FloatField(null=True, blank=True)
-    offset_seconds = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["annotation", "position"]
         constraints = [
             models.UniqueConstraint(fields=["annotation", "position"], name="event_unique_position"),
             models.UniqueConstraint(fields=["annotation", "label"], name="event_unique_label"),
-            models.CheckConstraint(
-                condition=Q(onset_seconds__isnull=True) | Q(onset_seconds__gte=0), name="event_onset_not_negative"
-            ),
-            models.CheckConstraint(
-                condition=Q(onset_seconds__isnull=True)
-                | Q(offset_seconds__isnull=True)
-                | Q(offset_seconds__gte=models.F("onset_seconds")),
-                name="event_offset_after_onset",
-            ),
         ]
 
     def __str__(self) -> str:
         return self.label
 
 
+class EventSpan(models.Model):
+    """One occurrence of an event in the clip (seconds): a car passing three times has three spans."""
+
+    event = models.ForeignKey(SoundEvent, on_delete=models.CASCADE, related_name="spans")
+    position = models.PositiveSmallIntegerField()
+    onset_seconds = models.FloatField()
+    offset_seconds = models.FloatField()
+
+    class Meta:
+        ordering = ["event", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["event", "position"], name="span_unique_position"),
+            models.CheckConstraint(condition=Q(onset_seconds__gte=0), name="span_onset_not_negative"),
+            models.CheckConstraint(
+                condition=Q(offset_seconds__gte=models.F("onset_seconds")), name="span_offset_after_onset"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.onset_seconds:.2f}–{self.offset_seconds:.2f} s"
+
+
 class EventSource(models.Model):
     event = models.ForeignKey(SoundEvent, on_delete=models.CASCADE, related_name="sources")
     text = models.CharField(max_length=255)
     position = models.PositiveSmallIntegerField()
+    # True when the text is in the product's list of common sound sources (annotation/data/sound_sources.json);
+    # other sources are kept and flagged, as free-text attributes are.
+    listed = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["event", "position"]
@@ -297,6 +319,10 @@ class EventSource(models.Model):
 
     def __str__(self) -> str:
         return self.text
+
+    @property
+    def is_free_text(self) -> bool:
+        return not self.listed
 
 
 class EventAttribute(models.Model):

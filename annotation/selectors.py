@@ -1,9 +1,25 @@
 """Read-only queries over the corpus."""
 
+
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset, ExpertAnnotation, SoundEvent, TemporalRelation
+from annotation.models import (
+    AttributeTag,
+    Caption,
+    CaptioningSystem,
+    Clip,
+    Dataset,
+    ExpertAnnotation,
+    SoundEvent,
+    TemporalRelation,
+)
+from annotation.vocabulary import AttributeVocabulary
+
+
+def attribute_vocabulary() -> AttributeVocabulary:
+    """The attribute tag library (tags and templates) that attributes are linked to and checked against."""
+    return AttributeVocabulary(AttributeTag.objects.order_by("pk").values_list("pk", "text", "template"))
 
 
 def _count_per_dataset(queryset: QuerySet, dataset_path: str) -> Subquery:
@@ -75,24 +91,23 @@ def dataset_gold_annotations(*, dataset: Dataset) -> QuerySet[ExpertAnnotation]:
 def _with_graph(queryset: QuerySet[ExpertAnnotation]) -> QuerySet[ExpertAnnotation]:
     relations = TemporalRelation.objects.select_related("first_event", "second_event").order_by("pk")
     return queryset.prefetch_related(
-        "events__sources", "events__attributes", Prefetch("relations", queryset=relations)
+        "events__sources", "events__attributes", "events__spans", Prefetch("relations", queryset=relations)
     )
 
 
 def annotation_as_audiocaps_f(annotation: ExpertAnnotation) -> dict[str, dict]:
     """{event: {"source": [...], "attr": [...]}} in order, plus "relations" ({other event: kind}, this event
-    first) and "onset" / "offset" on the events that have them. Use on an annotation fetched with its graph
-    (dataset_gold_annotations)."""
+    first) and "spans" ([[onset, offset], ...] in seconds) on the events that have them. Use on an annotation
+    fetched with its graph (dataset_gold_annotations)."""
     document: dict[str, dict] = {}
     for event in sorted(annotation.events.all(), key=lambda e: e.position):
         node: dict = {
             "source": [source.text for source in sorted(event.sources.all(), key=lambda s: s.position)],
             "attr": [attribute.text for attribute in sorted(event.attributes.all(), key=lambda a: a.position)],
         }
-        if event.onset_seconds is not None:
-            node["onset"] = event.onset_seconds
-        if event.offset_seconds is not None:
-            node["offset"] = event.offset_seconds
+        spans = sorted(event.spans.all(), key=lambda span: span.position)
+        if spans:
+            node["spans"] = [[span.onset_seconds, span.offset_seconds] for span in spans]
         document[event.label] = node
     for relation in annotation.relations.all():
         document[relation.first_event.label].setdefault("relations", {})[relation.second_event.label] = relation.kind
@@ -113,4 +128,3 @@ def submitted_annotation_documents(*, dataset: Dataset, campaign=None) -> dict[i
         by_annotator = documents.setdefault(annotation.clip_id, {})
         by_annotator[annotation.annotator.username] = annotation_as_audiocaps_f(annotation)
     return documents
-

@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("clips/<id:clip_id>/audio/", views.clip_audio, name="clip-audio"),
     path("clips/<id:clip_id>/spectrogram.png", views.clip_spectrogram, name="clip-spectrogram"),
+    path("clips/<id:clip_id>/waveform.json", views.clip_waveform, name="clip-waveform"),
     path("annotate/", views_workspace.annotator_home, name="annotator_home"),
     path("annotate/campaigns/<id:campaign_id>/next/", views_workspace.campaign_next, name="campaign_next"),
     path("annotate/tasks/<id:task_id>/", views_workspace.task_page, name="task"),
