@@ -813,7 +813,13 @@ window.EventEditor = (function () {
 
     _fieldKey(event, input, id) {
       if (event.ctrlKey || event.metaKey) return; // Ctrl+Enter submits, Ctrl+S saves: the page's keys
-      const suggestion = this.suggest.input === input ? this.suggest.current() : null;
+      let suggestion = this.suggest.input === input ? this.suggest.current() : null;
+      if (event.key === "Enter" && this.suggest.input !== input && input.value.trim()) {
+        // The field was re-rendered (autosave, a focus move) after the list was opened for its predecessor:
+        // rank the typed text again, so fast typing picks what a slow typist would see highlighted.
+        this._suggestFor(input);
+        suggestion = this.suggest.current();
+      }
       switch (event.key) {
         case "ArrowDown":
         case "ArrowUp":
