@@ -11,7 +11,7 @@ def dataset_list_with_counts() -> QuerySet[Dataset]:
     return Dataset.objects.annotate(
         clip_count=Count("clips", distinct=True),
         clips_with_audio_count=Count("clips", filter=~Q(clips__audio=""), distinct=True),
-        caption_count=Count("clips__captions", distinct=True),
+        caption_count=Count("clips__captions", filter=Q(clips__captions__pair_artefact=False), distinct=True),
     ).order_by("name")
 
 
@@ -32,8 +32,12 @@ def dataset_overview() -> QuerySet[Dataset]:
     return Dataset.objects.annotate(
         clip_count=_count_per_dataset(Clip.objects.all(), "dataset"),
         clips_with_audio_count=_count_per_dataset(Clip.objects.exclude(audio=""), "dataset"),
-        reference_count=_count_per_dataset(Caption.objects.filter(role=Caption.Role.REFERENCE), "clip__dataset"),
-        candidate_count=_count_per_dataset(Caption.objects.filter(role=Caption.Role.CANDIDATE), "clip__dataset"),
+        reference_count=_count_per_dataset(
+            Caption.objects.corpus().filter(role=Caption.Role.REFERENCE), "clip__dataset"
+        ),
+        candidate_count=_count_per_dataset(
+            Caption.objects.corpus().filter(role=Caption.Role.CANDIDATE), "clip__dataset"
+        ),
         expert_annotation_count=_count_per_dataset(ExpertAnnotation.objects.all(), "clip__dataset"),
         # Caption pairs belong to the ratings app; reaching them through the clips' reverse relation
         # keeps this module free of ratings imports.
@@ -52,9 +56,10 @@ def dataset_overview() -> QuerySet[Dataset]:
 
 
 def dataset_corpus_counts(*, dataset: Dataset) -> dict[str, int]:
-    """Clip, caption and GOLD expert-annotation counts of one dataset, and its systems' names."""
+    """Clip, caption and GOLD expert-annotation counts of one dataset, and its systems' names (corpus captions
+    only: not the copies pair generation makes for HI pairs)."""
     clips = Clip.objects.filter(dataset=dataset)
-    captions = Caption.objects.filter(clip__dataset=dataset)
+    captions = Caption.objects.corpus().filter(clip__dataset=dataset)
     candidates = captions.filter(role=Caption.Role.CANDIDATE)
     gold = ExpertAnnotation.objects.filter(clip__dataset=dataset, status=ExpertAnnotation.Status.GOLD)
     return {

@@ -57,8 +57,13 @@ def clip_audio(request, clip_id: int):
 @roles_required(ANNOTATOR, REVIEWER, ADMIN)
 @require_safe
 def clip_spectrogram(request, clip_id: int):
-    """Who: annotators, reviewers, admins. The clip's spectrogram image (computed once, then cached in storage)."""
+    """Who: annotators, reviewers, admins. The clip's spectrogram image (computed once, then cached in storage).
+
+    Behind the rater lock like the clip's audio and waveform (a rater of an active campaign on the clip's
+    dataset gets 403): the image shows the same sound by another route.
+    """
     clip = get_object_or_404(Clip, pk=clip_id)
+    dataset_visible_check(request.user, clip.dataset_id)
     if not clip.audio:
         raise Http404("This clip has no audio")
     try:

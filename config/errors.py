@@ -8,6 +8,7 @@ database is down and the navigation cannot be built), a plain page without the l
 
 import logging
 
+from django.core.exceptions import SuspiciousOperation
 from django.http import HttpResponseServerError
 from django.shortcuts import render
 from django.template import loader
@@ -30,7 +31,10 @@ def _message(exception) -> str:
 
 
 def bad_request(request, exception, template_name="400.html"):
-    return render(request, template_name, {"message": _message(exception)}, status=400)
+    # A refused Host header (DisallowedHost) or another suspicious request: its message repeats what the
+    # client sent (the host name), so the page says nothing of it.
+    message = "" if isinstance(exception, SuspiciousOperation) else _message(exception)
+    return render(request, template_name, {"message": message}, status=400)
 
 
 def permission_denied(request, exception, template_name="403.html"):

@@ -78,10 +78,16 @@ def campaign_detail(request, campaign_id: int):
             return redirect("ratings:campaign_detail", campaign_id=campaign.pk)
         if raters_form.is_bound and raters_form.is_valid():
             added = list(raters_form.cleaned_data["raters"])
-            campaign_add_raters(campaign=campaign, raters=added)
-            names = ", ".join(user.get_username() for user in added)
-            messages.success(request, f"Added to {campaign.name}: {names}. Each got a balanced share of the items.")
-            return redirect("ratings:campaign_detail", campaign_id=campaign.pk)
+            try:
+                campaign_add_raters(campaign=campaign, raters=added)
+            except CampaignSetupError as error:
+                raters_form.add_error(None, str(error))
+            else:
+                names = ", ".join(user.get_username() for user in added)
+                messages.success(
+                    request, f"Added to {campaign.name}: {names}. Each got a balanced share of the items."
+                )
+                return redirect("ratings:campaign_detail", campaign_id=campaign.pk)
     context = {
         "campaign": campaign,
         "is_thumbs": campaign.task_type == Campaign.TaskType.THUMBS,
