@@ -102,7 +102,8 @@ def campaign_next(request, campaign_id: int):
     item = selectors.assignment_next_item(assignment=assignment)
     if item is not None:
         return redirect("ratings:item", token=item.token)
-    return render(request, "ratings/campaign_done.html", {"assignment": assignment})
+    context = {"assignment": assignment, "items": projection.assignment_items(assignment)}
+    return render(request, "ratings/campaign_done.html", context)
 
 
 @item_view

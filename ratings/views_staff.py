@@ -84,9 +84,7 @@ def campaign_detail(request, campaign_id: int):
                 raters_form.add_error(None, str(error))
             else:
                 names = ", ".join(user.get_username() for user in added)
-                messages.success(
-                    request, f"Added to {campaign.name}: {names}. Each got a balanced share of the items."
-                )
+                messages.success(request, f"Added to {campaign.name}: {names}. Each got a balanced share of the items.")
                 return redirect("ratings:campaign_detail", campaign_id=campaign.pk)
     context = {
         "campaign": campaign,

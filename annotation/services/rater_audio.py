@@ -29,6 +29,10 @@ from annotation.models import Clip
 RATER_SAMPLE_WIDTH = 2  # bytes: 16-bit PCM, which every browser plays
 
 
+class RaterAudioUnavailableError(FileNotFoundError):
+    """No rater copy can be had: the clip has no audio, its file is missing or cannot be decoded."""
+
+
 def rater_wav_bytes(segment: AudioSegment) -> bytes:
     """The decoded samples as a WAV holding only RIFF, `fmt ` and `data`."""
     segment = segment.set_sample_width(RATER_SAMPLE_WIDTH)
@@ -64,8 +68,13 @@ def clip_rater_audio_build(*, clip: Clip) -> bool:
     """
     if not clip.audio or clip.rater_audio:
         return False
-    with stored_audio_path(clip) as path:
-        content = rater_wav_from_path(path)
+    try:
+        with stored_audio_path(clip) as path:
+            content = rater_wav_from_path(path)
+    except FileNotFoundError:
+        raise RaterAudioUnavailableError("the audio file of this clip is missing from storage") from None
+    except Exception as error:  # pydub raises several types for undecodable files
+        raise RaterAudioUnavailableError(f"the audio of this clip cannot be decoded ({type(error).__name__})") from None
     storage = clip.rater_audio.storage
     name = storage.save(clip.rater_audio.field.generate_filename(clip, "rater.wav"), ContentFile(content))
     stored = Clip.objects.filter(pk=clip.pk, audio=clip.audio.name, rater_audio="").update(rater_audio=name)
@@ -78,13 +87,13 @@ def clip_rater_audio_build(*, clip: Clip) -> bool:
 
 
 def clip_rater_audio_ensure(*, clip: Clip):
-    """The clip's rater copy (a FieldFile), made now if the clip predates it; raises FileNotFoundError without audio."""
+    """The clip's rater copy (a FieldFile), made now if the clip predates it; raises RaterAudioUnavailableError."""
     if not clip.audio:
-        raise FileNotFoundError("this clip has no audio")
+        raise RaterAudioUnavailableError("this clip has no audio")
     if not clip.rater_audio:
         clip_rater_audio_build(clip=clip)
     if not clip.rater_audio:
-        raise FileNotFoundError("the audio of this clip changed while its rater copy was made; ask again")
+        raise RaterAudioUnavailableError("the audio of this clip changed while its rater copy was made; ask again")
     return clip.rater_audio
 
 

@@ -199,9 +199,7 @@ def _captions_replace(
 ) -> None:
     clip_ids = [clip_id for clip_id, _, _ in resolved]
     mine = (
-        Caption.objects.corpus()
-        .filter(system=system, clip_id__in=clip_ids, role=Caption.Role.CANDIDATE)
-        .order_by("pk")
+        Caption.objects.corpus().filter(system=system, clip_id__in=clip_ids, role=Caption.Role.CANDIDATE).order_by("pk")
     )
     current: dict[int, list[Caption]] = {}
     earlier: dict[tuple[int, str], Caption] = {}

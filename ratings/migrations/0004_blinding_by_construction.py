@@ -38,7 +38,11 @@ def pair_artefacts_mark(apps, schema_editor):
         sources = Caption.objects.filter(
             clip__dataset_id=caption.clip.dataset_id, text=caption.text, role="reference", pair_artefact=False
         ).exclude(clip_id=caption.clip_id)
-        named = [source for source in sources.select_related("clip") if caption.source_label.startswith(f"{source.clip.external_id}_")]
+        named = [
+            source
+            for source in sources.select_related("clip")
+            if caption.source_label.startswith(f"{source.clip.external_id}_")
+        ]
         source = named[0] if named else sources.order_by("pk").first()
         caption.copied_from_id = source.pk if source else None
     Caption.objects.bulk_update(list(copies.values()), ["pair_artefact", "copied_from"], batch_size=1000)
@@ -51,7 +55,6 @@ def pair_artefacts_unmark(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("ratings", "0003_campaign_bound_judgements"),
         ("annotation", "0007_clip_rater_audio_caption_pair_artefact"),

@@ -67,8 +67,8 @@ def audio_served_record(*, item_id: int, file_name: str, size: int, first: int, 
     """
     try:
         with transaction.atomic():
-            item = AssignmentItem.objects.select_for_update().only("audio_served", "audio_first_served_at").get(
-                pk=item_id
+            item = (
+                AssignmentItem.objects.select_for_update().only("audio_served", "audio_first_served_at").get(pk=item_id)
             )
             record = item.audio_served
             if record.get("file") != file_name or record.get("size") != size:
@@ -98,9 +98,7 @@ def listening_proof_check(*, item: AssignmentItem, rater_audio_name: str, now=No
     required = listening_seconds_required(item=item)
     elapsed = ((now or timezone.now()) - item.audio_first_served_at).total_seconds()
     if elapsed < required:
-        raise JudgementError(
-            f"the clip needs {required:.1f} s of listening; its audio started {elapsed:.1f} s ago"
-        )
+        raise JudgementError(f"the clip needs {required:.1f} s of listening; its audio started {elapsed:.1f} s ago")
 
 
 def item_mark_listened(*, item: AssignmentItem) -> AssignmentItem:

@@ -94,9 +94,7 @@ def _captions_missing_from_order(assignment: Assignment) -> bool:
     return any(pair not in ordered for pair in wanted)
 
 
-def _sheet_rows(
-    *, assignment: Assignment
-) -> list[tuple[AssignmentItem, list[RaterCaption], dict[int, ThumbsRating]]]:
+def _sheet_rows(*, assignment: Assignment) -> list[tuple[AssignmentItem, list[RaterCaption], dict[int, ThumbsRating]]]:
     """The rater's clips and captions as the rater projection orders them, with the rater's ratings."""
     campaign = assignment.campaign
     rows = projection.thumbs_rows(assignment)

@@ -1,6 +1,5 @@
 """The campaign administration pages in headless Chromium: create a campaign, see progress and quality."""
 
-
 import pytest
 
 from ratings.models import Campaign
