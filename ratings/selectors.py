@@ -124,6 +124,17 @@ def campaign_clips_without_audio(*, campaign: Campaign) -> int:
     return campaign.dataset.clips.filter(assignment_items__assignment__campaign=campaign, audio="").distinct().count()
 
 
+def campaign_donor_clip_count(*, campaign: Campaign) -> int:
+    """How many clips the campaign's HI pairs take their other caption from (not rated in the campaign)."""
+    return (
+        campaign.pairs.filter(split=CaptionPair.Split.HI, caption_b__copied_from__isnull=False)
+        .order_by()  # (the model ordering would join into the DISTINCT)
+        .values("caption_b__copied_from__clip_id")
+        .distinct()
+        .count()
+    )
+
+
 def raters_with_assignments() -> QuerySet:
     """Users in the rater group or assigned in some campaign, with their campaigns prefetched."""
     from django.contrib.auth import get_user_model

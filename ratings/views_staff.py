@@ -46,6 +46,13 @@ def campaign_create(request):
             form.add_error(None, str(error))
         else:
             messages.success(request, f"Campaign {campaign.name} created.")
+            donors = selectors.campaign_donor_clip_count(campaign=campaign)
+            if donors:
+                messages.info(
+                    request,
+                    f"Clips giving the HI pairs their other caption: {donors} (not rated in this campaign; none of "
+                    "its raters has them among their items, so nobody recognises those captions).",
+                )
             clips_without_audio = selectors.campaign_clips_without_audio(campaign=campaign)
             if clips_without_audio:
                 messages.warning(

@@ -251,6 +251,9 @@ def test_create_form_builds_the_campaign_and_lists_its_progress(client, make_use
     assert set(_coverage(campaign).values()) == {3}
     detail = client.get(response["Location"]).content.decode()
     assert "Campaign from-form created." in detail and "3 of its clips have no audio yet" in detail
+    assert "Clips giving the HI pairs their other caption: 1 (not rated in this campaign" in detail
+    donor = campaign.pairs.filter(split="HI").values_list("caption_b__copied_from__clip_id", flat=True).first()
+    assert donor == clips[3].pk, "the clip the admin did not name"
     listing = client.get(reverse("ratings:campaign_list")).content.decode()
     assert "from-form" in listing and "0 / 24" in listing
 
