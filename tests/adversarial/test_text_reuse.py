@@ -79,17 +79,17 @@ def test_no_hi_pair_shares_a_text_with_anything_else_the_rater_sees(make_user, r
     campaign_setup(
         name="reuse-thumbs",
         dataset=dataset,
-        clips=clips[:6],
+        clips=clips[6:12],  # every human caption of these clips is shown to the raters
         task_type="thumbs",
         systems=systems,
-        human_captions_per_clip=2,
+        human_captions_per_clip=4,
         judgements_per_item=3,
         raters=raters,
     )
     pairwise = campaign_setup(
         name="reuse-pairs",
         dataset=dataset,
-        clips=clips[:10],
+        clips=clips[:6],  # the other clips could give HI pairs their other caption, but 6-11 are known
         task_type="pairwise",
         split_counts={"HC": 4, "HI": 6, "HM": 4, "MM": 4},
         gold_from_hi=True,
