@@ -159,14 +159,19 @@ class RaterVote:
     vote: PairwiseVote
 
 
+def _judgements_of(model, rows: list[AssignmentItem], subject: str) -> dict[tuple[int, int, int], object]:
+    """The items' assignments' judgements (`model` rows) keyed by (campaign id, rater id, `subject` id)."""
+    found = {}
+    for campaign_id, rater_id in {(item.assignment.campaign_id, item.assignment.rater_id) for item in rows}:
+        for judgement in model.objects.filter(campaign_id=campaign_id, rater_id=rater_id):
+            found[(campaign_id, rater_id, getattr(judgement, f"{subject}_id"))] = judgement
+    return found
+
+
 def ratings(assignments) -> list[RaterRating]:
     """The THumBS ratings of the assignments, item by item in the rater's order, captions in the item's order."""
     rows = [item for item in items(assignments) if item.pair_id is None]
-    keys = {(item.assignment.campaign_id, item.assignment.rater_id) for item in rows}
-    found: dict[tuple[int, int, int], ThumbsRating] = {}
-    for campaign_id, rater_id in keys:
-        for rating in ThumbsRating.objects.filter(campaign_id=campaign_id, rater_id=rater_id):
-            found[(campaign_id, rater_id, rating.caption_id)] = rating
+    found = _judgements_of(ThumbsRating, rows, "caption")
     result = []
     for item in rows:
         campaign_id, rater_id = item.assignment.campaign_id, item.assignment.rater_id
@@ -180,16 +185,13 @@ def ratings(assignments) -> list[RaterRating]:
 def votes(assignments) -> list[RaterVote]:
     """The pairwise votes of the assignments, in the rater's item order, by the side chosen."""
     rows = [item for item in items(assignments) if item.pair_id is not None]
-    keys = {(item.assignment.campaign_id, item.assignment.rater_id) for item in rows}
-    found: dict[tuple[int, int, int], PairwiseVote] = {}
-    for campaign_id, rater_id in keys:
-        for vote in PairwiseVote.objects.filter(campaign_id=campaign_id, rater_id=rater_id):
-            found[(campaign_id, rater_id, vote.pair_id)] = vote
+    found = _judgements_of(PairwiseVote, rows, "pair")
     result = []
     for item in rows:
         vote = found.get((item.assignment.campaign_id, item.assignment.rater_id, item.pair_id))
         if vote is not None:
-            result.append(RaterVote(item=item, side=vote_side(choice=vote.choice, a_on_left=item.a_on_left), vote=vote))
+            side = vote_side(choice=vote.choice, a_on_left=item.a_on_left)
+            result.append(RaterVote(item=item, side=side, vote=vote))
     return result
 
 

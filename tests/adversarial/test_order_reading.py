@@ -7,13 +7,13 @@ answer" on the gold items. Here three raters try it; their guesses must do no be
 """
 
 import pytest
-from django.test import Client
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from annotation.models import Caption
 from ratings.models import AssignmentItem
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import CaptionScores, pairwise_item_submit, thumbs_item_submit
-from tests.ratings.campaign_data import headphone_pass_give, listened_give
+from tests.ratings.campaign_data import corpus_build, headphone_pass_give, listened_give
+from tests.ratings.rater_api import api_rows, rater_client
 
 pytestmark = pytest.mark.django_db
 
@@ -22,20 +22,9 @@ RATERS = 3
 
 @pytest.fixture
 def voted(make_user, repeatable_secrets):
-    dataset = Dataset.objects.create(name="attack-order")
-    systems = [CaptioningSystem.objects.create(name=f"attack-order-{number}") for number in range(4)]
-    clips = []
-    for number in range(16):
-        clip = Clip.objects.create(dataset=dataset, external_id=f"a{number}.wav", duration_seconds=1.0)
-        for position in range(3):
-            Caption.objects.create(
-                clip=clip, text=f"{number} said by {position}", role="reference", author_kind="human", position=position
-            )
-        for system in systems:
-            Caption.objects.create(
-                clip=clip, text=f"{number} by {system.name}", role="candidate", author_kind="machine", system=system
-            )
-        clips.append(clip)
+    dataset, clips, systems = corpus_build(
+        name="attack-order", clip_count=16, reference_count=3, system_names=[f"attack-order-{n}" for n in range(4)]
+    )
     raters = [make_user(f"order-attacker-{number}", "rater") for number in range(RATERS)]
     for rater in raters:
         headphone_pass_give(rater)
@@ -72,24 +61,11 @@ def voted(make_user, repeatable_secrets):
     return pairwise, thumbs, raters
 
 
-def _rows(client, url, study) -> list[dict]:
-    """Every row of a list, page after page, as the rater's browser would get them."""
-    rows, response = [], client.get(url, {"study": study})
-    while True:
-        body = response.json()
-        rows += body["results"]
-        if not body["next"]:
-            return rows
-        response = client.get(body["next"].removeprefix("http://testserver"))
-
-
 def test_reading_gold_items_off_the_vote_order_fails(voted):
     pairwise, _, raters = voted
     hits = guesses = 0
     for rater in raters:
-        client = Client()
-        client.force_login(rater)
-        rows = _rows(client, "/api/pairwise-votes/", pairwise.pk)
+        rows = api_rows(rater_client(rater), "/api/pairwise-votes/", study=pairwise.pk)
         assert len(rows) == 16, "the rater sees every vote (the attack has its data)"
         # The attacker's rule: pairs were made HC, HI, HM, MM in turn, so rows 5-8 are the gold HI pairs.
         guessed = [row["item"] for row in rows[4:8]]
@@ -110,9 +86,7 @@ def test_reading_the_human_caption_off_the_rating_order_fails(voted):
     _, thumbs, raters = voted
     hits = items = 0
     for rater in raters:
-        client = Client()
-        client.force_login(rater)
-        rows = _rows(client, "/api/thumbs-ratings/", thumbs.pk)
+        rows = api_rows(rater_client(rater), "/api/thumbs-ratings/", study=thumbs.pk)
         first_of_item = {}
         for row in rows:
             first_of_item.setdefault(row["item"], row["caption"])

@@ -10,12 +10,12 @@ appears on another item: no HI pair may be flagged. Campaigns that cannot guaran
 import re
 
 import pytest
-from django.test import Client
 
 from annotation.models import Caption, Clip
 from ratings.models import AssignmentItem, Campaign
 from ratings.services.campaigns import CampaignSetupError, campaign_add_raters, campaign_setup
 from tests.ratings.campaign_data import corpus_build, headphone_pass_give
+from tests.ratings.rater_api import api_rows, rater_client
 
 pytestmark = pytest.mark.django_db
 
@@ -24,25 +24,13 @@ def _normal(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().casefold()
 
 
-def _items_seen(rater) -> list[dict]:
-    client = Client()
-    client.force_login(rater)
-    rows, response = [], client.get("/api/assignment-items/")
-    while True:
-        body = response.json()
-        rows += body["results"]
-        if not body["next"]:
-            return rows
-        response = client.get(body["next"].removeprefix("http://testserver"))
-
-
 def _attack(rater) -> set[tuple[str, str]]:
     """(pair token, text) for every text of a pair that the rater also saw on an item of another clip.
 
     Which items play the same clip the rater tells by ear (here: the server's clip of each item), so a text
     met again on another clip's item marks it as borrowed from that clip: HI's tell-tale.
     """
-    items = _items_seen(rater)
+    items = api_rows(rater_client(rater), "/api/assignment-items/")
     clip_of = dict(
         AssignmentItem.objects.filter(token__in=[row["token"] for row in items]).values_list("token", "clip_id")
     )

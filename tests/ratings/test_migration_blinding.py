@@ -13,15 +13,9 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from tests.ratings.campaign_data import tone_wav_bytes
+from tests.ratings.test_migration_campaign_bound import _migrate
 
 BEFORE = [("ratings", "0003_campaign_bound_judgements"), ("annotation", "0006_annotation_workspace")]
-
-
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
 
 
 @pytest.mark.django_db(transaction=True)

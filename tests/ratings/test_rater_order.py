@@ -20,17 +20,17 @@ import zipfile
 
 import openpyxl
 import pytest
-from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from annotation.models import Caption, Clip, Dataset
 from ratings import projection
 from ratings.models import Assignment, AssignmentItem, Campaign, PairwiseVote
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import CaptionScores, pairwise_item_submit, thumbs_item_submit
 from ratings.services.workbooks import rater_workbook_export, rater_workbook_zip
-from tests.ratings.campaign_data import clip_audio_attach, headphone_pass_give, listened_give
+from tests.ratings.campaign_data import clip_audio_attach, corpus_build, headphone_pass_give, listened_give
 from tests.ratings.order_association import Association, tau
+from tests.ratings.rater_api import api_rows, rater_client
 from tests.ratings.workbook_helpers import caption_rows
 
 pytestmark = pytest.mark.django_db
@@ -40,28 +40,9 @@ RATERS = 4
 
 
 def _world(make_user, *, answer: bool = True):
-    dataset = Dataset.objects.create(name="order-data")
-    systems = [CaptioningSystem.objects.create(name=f"order-system-{number}") for number in range(4)]
-    clips = []
-    for number in range(30):
-        clip = Clip.objects.create(dataset=dataset, external_id=f"order-{number:02d}.wav", duration_seconds=1.0)
-        for position in range(4):
-            Caption.objects.create(
-                clip=clip,
-                text=f"clip {number} heard by person {position}",
-                role="reference",
-                author_kind="human",
-                position=position,
-            )
-        for system in systems:
-            Caption.objects.create(
-                clip=clip,
-                text=f"clip {number} by {system.name}",
-                role="candidate",
-                author_kind="machine",
-                system=system,
-            )
-        clips.append(clip)
+    dataset, clips, systems = corpus_build(
+        name="order-data", clip_count=30, reference_count=4, system_names=[f"order-system-{n}" for n in range(4)]
+    )
     for clip in clips[:24]:
         clip_audio_attach(clip, seconds=0.2)
     raters = [make_user(f"order-rater-{number}", "rater") for number in range(RATERS)]
@@ -115,23 +96,6 @@ def world(make_user, repeatable_secrets, settings, tmp_path):
     return _world(make_user)
 
 
-def _api_rows(client, url: str, **params) -> list[dict]:
-    rows, response = [], client.get(url, params)
-    while True:
-        assert response.status_code == 200, response.content[:300]
-        body = response.json()
-        rows += body["results"]
-        if not body["next"]:
-            return rows
-        response = client.get(body["next"].removeprefix("http://testserver"))
-
-
-def _client(rater) -> Client:
-    client = Client()
-    client.force_login(rater)
-    return client
-
-
 # --- what each list's rows are on the server -----------------------------------------------------------
 
 
@@ -176,10 +140,10 @@ def test_assignment_items_of_both_studies_in_the_raters_order(world):
     thumbs, pairwise, raters = world
     pairs, clips = Association("items: pairwise study"), Association("items: THumBS study")
     for rater in raters:
-        client = _client(rater)
-        rows = _api_rows(client, "/api/assignment-items/", study=pairwise.pk)
+        client = rater_client(rater)
+        rows = api_rows(client, "/api/assignment-items/", study=pairwise.pk)
         _pair_figures(pairs, [AssignmentItem.objects.select_related("pair").get(token=row["token"]) for row in rows])
-        rows = _api_rows(client, "/api/assignment-items/", study=thumbs.pk)
+        rows = api_rows(client, "/api/assignment-items/", study=thumbs.pk)
         items = [AssignmentItem.objects.get(token=row["token"]) for row in rows]
         clips.rows += len(items)
         clips.add_tau("clip id", [item.clip_id for item in items])
@@ -197,7 +161,7 @@ def test_votes_in_the_raters_order(world):
     _, pairwise, raters = world
     association = Association("votes")
     for rater in raters:
-        rows = _api_rows(_client(rater), "/api/pairwise-votes/", study=pairwise.pk)
+        rows = api_rows(rater_client(rater), "/api/pairwise-votes/", study=pairwise.pk)
         assert len(rows) == 24
         _pair_figures(
             association, [AssignmentItem.objects.select_related("pair").get(token=row["item"]) for row in rows]
@@ -209,7 +173,7 @@ def test_thumbs_ratings_in_the_raters_order(world):
     thumbs, _, raters = world
     association = Association("THumBS ratings")
     for rater in raters:
-        rows = _api_rows(_client(rater), "/api/thumbs-ratings/", study=thumbs.pk)
+        rows = api_rows(rater_client(rater), "/api/thumbs-ratings/", study=thumbs.pk)
         assert len(rows) == 24 * 5
         groups: dict[str, list[Caption]] = {}
         for row in rows:
@@ -289,8 +253,8 @@ def test_studies_are_listed_by_title_then_in_the_order_each_rater_started_them(m
         )
     association = Association("studies")
     for index, rater in enumerate(raters):
-        client = _client(rater)
-        listed = [row["study"] for row in _api_rows(client, "/api/assignments/")]
+        client = rater_client(rater)
+        listed = [row["study"] for row in api_rows(client, "/api/assignments/")]
         assert listed == sorted(titles, key=str.casefold), "not started: by title"
         page = client.get(reverse("ratings:home")).content.decode()
         assert [page.index(f"<td>{title}</td>") for title in listed] == sorted(
@@ -301,7 +265,7 @@ def test_studies_are_listed_by_title_then_in_the_order_each_rater_started_them(m
         for campaign in started:  # the rater opens the studies in an order of their own
             item = Assignment.objects.get(campaign=campaign, rater=rater).items.get()
             client.get(reverse("ratings:item", args=[item.token]))
-        rows = _api_rows(client, "/api/assignments/")
+        rows = api_rows(client, "/api/assignments/")
         assert [row["study_id"] for row in rows] == [campaign.pk for campaign in started]
         association.rows += len(rows)
         association.add_tau("campaign id", [row["study_id"] for row in rows])
@@ -333,16 +297,22 @@ def _database_order_votes(assignments) -> list[projection.RaterVote]:
     return rows
 
 
+def _pair_list_association(name: str, raters, url: str, study: int, token_key: str) -> Association:
+    association = Association(name)
+    for rater in raters:
+        rows = api_rows(rater_client(rater), url, study=study)
+        items = [AssignmentItem.objects.select_related("pair").get(token=row[token_key]) for row in rows]
+        _pair_figures(association, items)
+    print("\n" + association.report())
+    return association
+
+
 def test_the_checks_fail_when_the_api_bypasses_the_projection(world, monkeypatch):
     _, pairwise, raters = world
     monkeypatch.setattr(projection, "votes", _database_order_votes)
-    association = Association("votes by pair id (bypassed)")
-    for rater in raters:
-        rows = _api_rows(_client(rater), "/api/pairwise-votes/", study=pairwise.pk)
-        _pair_figures(
-            association, [AssignmentItem.objects.select_related("pair").get(token=row["item"]) for row in rows]
-        )
-    print("\n" + association.report())
+    association = _pair_list_association(
+        "votes by pair id (bypassed)", raters, "/api/pairwise-votes/", pairwise.pk, "item"
+    )
     problems = " ".join(association.problems())
     assert (
         "tau(position, pair id)" in problems
@@ -360,13 +330,9 @@ def test_the_checks_fail_when_items_come_in_database_order(world, monkeypatch):
         )
 
     monkeypatch.setattr(projection, "items", database_order)
-    association = Association("items by id (bypassed)")
-    for rater in raters:
-        rows = _api_rows(_client(rater), "/api/assignment-items/", study=pairwise.pk)
-        _pair_figures(
-            association, [AssignmentItem.objects.select_related("pair").get(token=row["token"]) for row in rows]
-        )
-    print("\n" + association.report())
+    association = _pair_list_association(
+        "items by id (bypassed)", raters, "/api/assignment-items/", pairwise.pk, "token"
+    )
     problems = " ".join(association.problems())
     assert "tau(position, pair id)" in problems and "adjacent same split" in problems
 
@@ -376,14 +342,14 @@ def test_the_projection_is_what_the_rater_endpoints_serve(world):
     thumbs, pairwise, raters = world
     rater = raters[0]
     assignments = Assignment.objects.filter(rater=rater)
-    client = _client(rater)
-    assert [row["token"] for row in _api_rows(client, "/api/assignment-items/")] == [
+    client = rater_client(rater)
+    assert [row["token"] for row in api_rows(client, "/api/assignment-items/")] == [
         item.token for item in projection.items(assignments)
     ]
-    assert [(row["item"], row["caption"]) for row in _api_rows(client, "/api/thumbs-ratings/")] == [
+    assert [(row["item"], row["caption"]) for row in api_rows(client, "/api/thumbs-ratings/")] == [
         (row.item.token, row.number) for row in projection.ratings(assignments)
     ]
-    assert [row["item"] for row in _api_rows(client, "/api/pairwise-votes/")] == [
+    assert [row["item"] for row in api_rows(client, "/api/pairwise-votes/")] == [
         row.item.token for row in projection.votes(assignments)
     ]
     assert Campaign.objects.filter(pk__in=[thumbs.pk, pairwise.pk]).count() == 2
