@@ -78,7 +78,9 @@ def test_subtracting_the_channels_does_not_pass_the_huggins_screen(make_user, re
         correct += right
     rate = correct / (6 * ATTACKERS)
     print(f"\nHuggins by channel subtraction: {correct} of {6 * ATTACKERS} trials right ({rate:.2f}), {passes} passes")
-    assert rate <= 0.45 and passes <= 1
+    # Guessing gets 1/3 and passes 1.8 % of attempts: 72 trials stay under 0.5 and 12 attempts under 3 passes
+    # with near certainty (a subtraction that worked would be right every time).
+    assert rate <= 0.5 and passes <= 2
 
 
 def test_the_attacker_does_read_a_screen_whose_answer_is_in_its_levels(make_user, repeatable_attempts):
