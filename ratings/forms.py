@@ -178,7 +178,11 @@ class CampaignCreateForm(forms.Form):
         required=False,
         help_text="Blank: 4 for pairwise (as in the FENSE data), 3 for THumBS.",
     )
-    seed = forms.IntegerField(initial=0, help_text="The same seed on the same data gives the same pairs and orders.")
+    seed = forms.IntegerField(
+        initial=0,
+        help_text="The same seed on the same data gives the same pairs and captions. Each rater's order and sides "
+        "are drawn from a secret of their own, so raters cannot work them out.",
+    )
     clip_ids = forms.CharField(
         label="Clips",
         required=False,
