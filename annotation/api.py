@@ -130,7 +130,8 @@ class CaptionViewSet(RaterLockMixin, ActionRolesMixin, viewsets.ReadOnlyModelVie
     serializer_class = CaptionSerializer
 
     def get_queryset(self):
-        queryset = Caption.objects.select_related("system").order_by("clip_id", "role", "position", "id")
+        # The corpus: an HI pair's copy of another clip's caption is not one of this clip's captions.
+        queryset = Caption.objects.corpus().select_related("system").order_by("clip_id", "role", "position", "id")
         lookups = {"clip": "clip_id", "dataset": "clip__dataset__name", "role": "role", "system": "system__name"}
         return filter_by_params(queryset, self.request, lookups)
 

@@ -62,12 +62,21 @@ def clip_audio_path(clip: "Clip", filename: str) -> str:
     return f"audio/{secrets.token_hex(16)}{suffix[:8]}"
 
 
+def rater_audio_path(clip: "Clip", filename: str) -> str:
+    """A random object key for the clip's rater copy (see services/rater_audio.py), always a WAV."""
+    return f"rater-audio/{secrets.token_hex(16)}.wav"
+
+
 class Clip(TimeStampedModel):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="clips")
     # AudioCaps YouTube id, Clotho file name, or a workbook record ID such as "3.wav".
     external_id = models.CharField(max_length=255)
     file_name = models.CharField(max_length=255, blank=True)
+    # The file as uploaded (admins, annotators and reviewers hear it; its tags and chunks are kept).
     audio = models.FileField(upload_to=clip_audio_path, blank=True, max_length=500)
+    # What raters get: the audio decoded and written again as a plain WAV with nothing but its samples
+    # (no tags, no chunks, no name), made once when the audio is stored (services/rater_audio.py).
+    rater_audio = models.FileField(upload_to=rater_audio_path, blank=True, max_length=500, editable=False)
     sha256 = models.CharField(max_length=64, blank=True)
     duration_seconds = models.FloatField(null=True, blank=True)
     sample_rate = models.PositiveIntegerField(null=True, blank=True)
@@ -105,6 +114,16 @@ class CaptioningSystem(TimeStampedModel):
         return self.name
 
 
+class CaptionQuerySet(models.QuerySet):
+    def corpus(self) -> "CaptionQuerySet":
+        """The dataset's own captions: without the copies pair generation made for HI pairs (`pair_artefact`).
+
+        Every reader that treats captions as corpus data (THumBS caption selection, leaderboards, system
+        captions, reference sets, corpus counts and exports) goes through this.
+        """
+        return self.filter(pair_artefact=False)
+
+
 class Caption(TimeStampedModel):
     class Role(models.TextChoices):
         REFERENCE = "reference", "Reference"
@@ -130,6 +149,15 @@ class Caption(TimeStampedModel):
     superseded_at = models.DateTimeField(null=True, blank=True)
     # Something a reader of the caption should know, e.g. that a model heard only the first 30 s of the clip.
     note = models.TextField(blank=True)
+    # A copy of another clip's caption that pair generation made for an HI pair (the "human incorrect"
+    # side must belong to the pair's clip). It exists for that pair only and is not corpus data.
+    pair_artefact = models.BooleanField(default=False)
+    # For a pair artefact: the caption it copies (its clip is the HI pair's foreign clip).
+    copied_from = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="pair_copies"
+    )
+
+    objects = CaptionQuerySet.as_manager()
 
     class Meta:
         ordering = ["clip", "role", "position", "id"]

@@ -1,6 +1,5 @@
 """Read-only queries over the corpus."""
 
-
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
@@ -39,8 +38,12 @@ def dataset_overview() -> QuerySet[Dataset]:
     return Dataset.objects.annotate(
         clip_count=_count_per_dataset(Clip.objects.all(), "dataset"),
         clips_with_audio_count=_count_per_dataset(Clip.objects.exclude(audio=""), "dataset"),
-        reference_count=_count_per_dataset(Caption.objects.filter(role=Caption.Role.REFERENCE), "clip__dataset"),
-        candidate_count=_count_per_dataset(Caption.objects.filter(role=Caption.Role.CANDIDATE), "clip__dataset"),
+        reference_count=_count_per_dataset(
+            Caption.objects.corpus().filter(role=Caption.Role.REFERENCE), "clip__dataset"
+        ),
+        candidate_count=_count_per_dataset(
+            Caption.objects.corpus().filter(role=Caption.Role.CANDIDATE), "clip__dataset"
+        ),
         expert_annotation_count=_count_per_dataset(ExpertAnnotation.objects.all(), "clip__dataset"),
         # Caption pairs belong to the ratings app; reaching them through the clips' reverse relation
         # keeps this module free of ratings imports.
@@ -59,9 +62,10 @@ def dataset_overview() -> QuerySet[Dataset]:
 
 
 def dataset_corpus_counts(*, dataset: Dataset) -> dict[str, int]:
-    """Clip, caption and GOLD expert-annotation counts of one dataset, and its systems' names."""
+    """Clip, caption and GOLD expert-annotation counts of one dataset, and its systems' names (corpus captions
+    only: not the copies pair generation makes for HI pairs)."""
     clips = Clip.objects.filter(dataset=dataset)
-    captions = Caption.objects.filter(clip__dataset=dataset)
+    captions = Caption.objects.corpus().filter(clip__dataset=dataset)
     candidates = captions.filter(role=Caption.Role.CANDIDATE)
     gold = ExpertAnnotation.objects.filter(clip__dataset=dataset, status=ExpertAnnotation.Status.GOLD)
     return {

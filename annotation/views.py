@@ -63,7 +63,7 @@ def clip_spectrogram(request, clip_id: int):
     if scale not in SCALES or channel not in CHANNELS:
         return HttpResponseBadRequest(f"scale is one of {', '.join(SCALES)}; channel one of {', '.join(CHANNELS)}")
     return _clip_media(
-        clip_id, lambda clip: clip_spectrogram_ensure(clip=clip, scale=scale, channel=channel), "image/png"
+        request, clip_id, lambda clip: clip_spectrogram_ensure(clip=clip, scale=scale, channel=channel), "image/png"
     )
 
 
@@ -71,12 +71,17 @@ def clip_spectrogram(request, clip_id: int):
 @require_safe
 def clip_waveform(request, clip_id: int):
     """Who: annotators, reviewers, admins. The clip's waveform per channel (JSON, one byte per 5 ms bucket)."""
-    return _clip_media(clip_id, lambda clip: clip_waveform_ensure(clip=clip), "application/json")
+    return _clip_media(request, clip_id, lambda clip: clip_waveform_ensure(clip=clip), "application/json")
 
 
-def _clip_media(clip_id: int, ensure, content_type: str):
-    """Serve what `ensure(clip)` computed from the clip's audio and keeps in storage."""
+def _clip_media(request, clip_id: int, ensure, content_type: str):
+    """Serve what `ensure(clip)` computed from the clip's audio and keeps in storage.
+
+    Behind the rater lock like the clip's audio (a rater of an active campaign on the clip's dataset gets 403):
+    spectrogram and waveform show the same sound by another route.
+    """
     clip = get_object_or_404(Clip, pk=clip_id)
+    dataset_visible_check(request.user, clip.dataset_id)
     if not clip.audio:
         raise Http404("This clip has no audio")
     try:

@@ -8,6 +8,7 @@ database is down and the navigation cannot be built), a plain page without the l
 
 import logging
 
+from django.core.exceptions import SuspiciousOperation
 from django.db.models import ProtectedError, RestrictedError
 from django.http import HttpResponseServerError, JsonResponse
 from django.shortcuts import render
@@ -42,8 +43,11 @@ def _api_error(request, status: int, default: str, exception=None) -> JsonRespon
 
 
 def bad_request(request, exception, template_name="400.html"):
-    return _api_error(request, 400, "Bad request.", exception) or render(
-        request, template_name, {"message": _message(exception)}, status=400
+    # A refused Host header (DisallowedHost) or another suspicious request: its message repeats what the
+    # client sent (the host name), so the page says nothing of it.
+    message = "" if isinstance(exception, SuspiciousOperation) else _message(exception)
+    return _api_error(request, 400, "Bad request.", None if message == "" else exception) or render(
+        request, template_name, {"message": message}, status=400
     )
 
 

@@ -227,7 +227,9 @@ def _captions_replace(
 ) -> None:
     notes = notes or {}
     clip_ids = [clip_id for clip_id, _, _ in resolved]
-    mine = Caption.objects.filter(system=system, clip_id__in=clip_ids, role=Caption.Role.CANDIDATE).order_by("pk")
+    mine = (
+        Caption.objects.corpus().filter(system=system, clip_id__in=clip_ids, role=Caption.Role.CANDIDATE).order_by("pk")
+    )
     current: dict[int, list[Caption]] = {}
     earlier: dict[tuple[int, str], Caption] = {}
     for caption in mine:

@@ -210,7 +210,8 @@ def thumbs_scatter_data(*, campaign: Campaign, metric: str, field: str) -> tuple
 def caption_page_data(*, caption: Caption) -> dict:
     """References, scores, ratings, pair outcomes of one caption (not cached: a handful of small queries)."""
     references = list(
-        Caption.objects.filter(clip_id=caption.clip_id, role=Caption.Role.REFERENCE)
+        Caption.objects.corpus()
+        .filter(clip_id=caption.clip_id, role=Caption.Role.REFERENCE)
         .order_by("position")
         .values_list("text", flat=True)
     )

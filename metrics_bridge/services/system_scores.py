@@ -65,10 +65,10 @@ class SystemInputs:
 def system_inputs(*, dataset_id: int, system_ids: list[int] | None = None) -> dict[int, SystemInputs]:
     """Per system with current captions in the dataset: its inputs (two queries)."""
     references: dict[int, list[str]] = defaultdict(list)
-    reference_rows = Caption.objects.filter(clip__dataset_id=dataset_id, role=Caption.Role.REFERENCE)
+    reference_rows = Caption.objects.corpus().filter(clip__dataset_id=dataset_id, role=Caption.Role.REFERENCE)
     for clip_id, text in reference_rows.order_by("clip_id", "position").values_list("clip_id", "text"):
         references[clip_id].append(text)
-    candidates = Caption.objects.filter(
+    candidates = Caption.objects.corpus().filter(
         clip__dataset_id=dataset_id,
         role=Caption.Role.CANDIDATE,
         system__isnull=False,

@@ -158,7 +158,7 @@
       }
       this.lastTime = this.audio.paused ? null : now;
       const threshold = this.mustListenSeconds;
-      if (!this.isListened && threshold > 0 && threshold < this.duration && this.listenedSeconds >= threshold - 0.25) {
+      if (!this.isListened && threshold > 0 && threshold < this.duration && this.listenedSeconds >= threshold) {
         this._emit("listened", {listenedSeconds: this.listenedSeconds, duration: this.duration});
       }
     }
