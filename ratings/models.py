@@ -14,6 +14,8 @@ class Source(models.TextChoices):
     WEB = "web", "Web page"
     WORKBOOK = "workbook", "Excel workbook"
     IMPORT = "import", "Imported data set"
+    # A simulated rater's judgement (the demo's study: ratings/services/simulated.py), never a person's.
+    SIMULATED = "simulated", "Simulated rater (demo)"
 
 
 class CaptionPair(TimeStampedModel):
@@ -48,10 +50,6 @@ class CaptionPair(TimeStampedModel):
 
     def __str__(self) -> str:
         return f"{self.clip} {self.split} {self.source_key}"
-
-    @property
-    def is_gold(self) -> bool:
-        return bool(self.gold_choice)
 
 
 TOKEN_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # no look-alikes (l/1, o/0): people copy these from workbooks
@@ -115,6 +113,9 @@ class Assignment(TimeStampedModel):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    # Seeds this rater's item order, caption orders and sides (ratings/projection.py). Random and never
+    # shown, so nothing a rater knows (ids, the campaign seed) predicts those orders.
+    order_key = models.CharField(max_length=32, default=opaque_token, editable=False)
 
     class Meta:
         ordering = ["campaign", "rater"]
@@ -146,6 +147,10 @@ class AssignmentItem(models.Model):
     # For THumBS: caption ids in the order this rater sees them.
     caption_order = models.JSONField(default=list, blank=True)
     first_shown_at = models.DateTimeField(null=True, blank=True)
+    # What the server sent of the clip's rater audio to this rater (ratings/services/listening.py):
+    # {"file": storage name, "size": bytes, "ranges": [[first, end), ...]}, and when the first byte went.
+    audio_served = models.JSONField(default=dict, blank=True)
+    audio_first_served_at = models.DateTimeField(null=True, blank=True)
     listened_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     seconds_spent = models.FloatField(null=True, blank=True)
@@ -186,6 +191,7 @@ class ItemEvent(models.Model):
         STALE_REFUSED = "stale_refused", "Stale submission refused"
         STALE_REPLACED = "stale_replaced", "Newer answer replaced after a conflict"
         WORKBOOK = "workbook", "Answer imported from a workbook"
+        SIMULATED = "simulated", "Answer of a simulated rater (demo)"
 
     item = models.ForeignKey(AssignmentItem, on_delete=models.CASCADE, related_name="events")
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -274,11 +280,6 @@ class PairwiseVote(TimeStampedModel):
 
     def __str__(self) -> str:
         return f"{self.rater} on {self.pair}: {self.choice}"
-
-    @property
-    def signed_value(self) -> int:
-        """+1 when a is better, -1 when b is better, 0 without preference (the FENSE encoding)."""
-        return {"a": 1, "b": -1}.get(self.choice, 0)
 
 
 class HeadphoneCheck(TimeStampedModel):

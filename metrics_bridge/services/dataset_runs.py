@@ -20,7 +20,7 @@ import logging
 from django.db import transaction
 
 from annotation.models import Dataset
-from config.structured_log import log_event
+from common.structured_log import log_event
 from metrics_bridge.models import MetricRun
 from metrics_bridge.services.runs import Enqueue, metric_run_dispatch, metric_run_plan, metric_run_plan_save
 from metrics_bridge.services.system_scores import system_chunks_plan

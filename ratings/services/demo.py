@@ -3,9 +3,9 @@
 Builds on annotation.services.demo (the `demo` dataset and accounts). The simulated raters judge from what is true
 about each caption (annotation/services/demo_scenes.py: its precision, recall and penalties) through a noise model:
 each rater has a bias and a noise level of their own; one is careless (fast, near-random, mostly the same answer),
-one fails the attention checks (the HI pairs whose answer is known). Their answers are stored as the rating pages
-store them (votes, ratings, completed items with the time spent, the audit trail). Safe to run again: campaigns
-are looked up by name and left alone once they exist.
+one fails the attention checks (the HI pairs whose answer is known). Their answers are stored as simulated ones
+(ratings/services/simulated.py: marked on every row, checked as the rating pages check answers, in each item's
+rater order). Safe to run again: campaigns are looked up by name and left alone once they exist.
 """
 
 import math
@@ -22,20 +22,12 @@ from accounts.roles import RATER
 from annotation.models import Caption, Dataset
 from annotation.services.demo import simulated_users_ensure
 from annotation.services.demo_scenes import REFERENCE_TRUTH, SYSTEMS, WRONG_CLIP, Truth, system_caption
-from ratings.models import (
-    Assignment,
-    AssignmentItem,
-    Campaign,
-    CaptionPair,
-    HeadphoneCheck,
-    ItemEvent,
-    PairwiseVote,
-    ThumbsRating,
-)
-from ratings.services.campaigns import assignment_add_items, campaign_add_raters, campaign_create
+from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, HeadphoneCheck
+from ratings.services.campaigns import assignment_add_items, campaign_add_raters, campaign_create, raters_check
+from ratings.services.foreign_captions import donors_plan
 from ratings.services.headphone import headphone_trials_draw, screen
-from ratings.services.judgements import thumbs_answer, vote_side
 from ratings.services.pair_generation import pairs_generate
+from ratings.services.simulated import SimulatedAnswer, simulated_answers_store
 
 PAIR_KEY_PREFIX = "demo"
 #: pairs per split: enough that each split has well over 30 pairs with a human preference
@@ -47,6 +39,7 @@ PAIRWISE_CAMPAIGN = "demo-pairwise"
 TITLES = {THUMBS_CAMPAIGN: "Caption quality study", PAIRWISE_CAMPAIGN: "Which caption is better?"}
 THUMBS_CLIPS = 24  # rated by panels of three raters (every caption of a clip by the same three: ICC(2,k))
 THUMBS_PANEL = 3
+DONOR_CLIPS = 12  # the last clips: HI pairs take their foreign captions from these, which nobody rates
 DEMO_RATER = "rater"
 
 
@@ -155,19 +148,42 @@ def caption_truths(*, dataset: Dataset) -> dict[int, tuple[Truth, str]]:
 
 @transaction.atomic
 def demo_pairs_ensure(*, dataset: Dataset) -> list[CaptionPair]:
-    """HC / HI / HM / MM pairs over every clip; the HI pairs are attention checks (their answer is known: a)."""
+    """HC / HI / HM / MM pairs; the HI pairs are attention checks (their answer is known: a).
+
+    The foreign caption of an HI pair comes from a donor clip (ratings/services/foreign_captions.py): one of
+    the last DONOR_CLIPS clips, which no rater of the study is given (the THumBS campaign rates the first
+    THUMBS_CLIPS), and whose texts are none shown on the rated clips."""
     existing = list(CaptionPair.objects.filter(clip__dataset=dataset, source_key__startswith=f"{PAIR_KEY_PREFIX}-"))
     if existing:
         return existing
     clips = list(dataset.clips.order_by("pk"))
-    return pairs_generate(clips=clips, counts=PAIR_COUNTS, seed=7, key_prefix=PAIR_KEY_PREFIX, gold_from_hi=True)
+    assert len(clips) >= THUMBS_CLIPS + DONOR_CLIPS, "the demo's donor clips would overlap the rated ones"
+    donors = donors_plan(
+        dataset=dataset,
+        chosen_clips=clips[:-DONOR_CLIPS],
+        clips_named=True,
+        hi_count=PAIR_COUNTS[CaptionPair.Split.HI],
+        raters=[],
+        seed=7,
+    )
+    return pairs_generate(
+        clips=donors.item_clips,
+        counts=PAIR_COUNTS,
+        seed=7,
+        key_prefix=PAIR_KEY_PREFIX,
+        gold_from_hi=True,
+        foreign_clips=donors.donor_clips,
+        excluded_texts=donors.excluded_texts,
+    )
 
 
 def _thumbs_captions(clips) -> list[Caption]:
     # One human reference per clip among the machine captions: raters judge both without knowing which is which.
     clip_ids = [clip.pk for clip in clips]
-    references = Caption.objects.filter(clip_id__in=clip_ids, role=Caption.Role.REFERENCE, position=0)
-    candidates = Caption.objects.filter(clip_id__in=clip_ids, role=Caption.Role.CANDIDATE, system__isnull=False)
+    references = Caption.objects.corpus().filter(clip_id__in=clip_ids, role=Caption.Role.REFERENCE, position=0)
+    candidates = Caption.objects.corpus().filter(
+        clip_id__in=clip_ids, role=Caption.Role.CANDIDATE, system__isnull=False
+    )
     return list(references) + list(candidates)
 
 
@@ -223,6 +239,8 @@ def _simulated_campaign(dataset: Dataset, name: str, task_type: str, pairs: list
             for seat in range(VOTES_PER_PAIR):
                 rater = SIMULATED_RATERS[(number * VOTES_PER_PAIR + seat) % len(SIMULATED_RATERS)]
                 shares[rater.username].append(pair)
+    # The simulated raters are given their shares by name below; they pass the same check as anyone joining.
+    raters_check(campaign=campaign, raters=list(raters.values()))
     for username, items in shares.items():
         assignment = Assignment.objects.create(campaign=campaign, rater=raters[username])
         assignment_add_items(assignment=assignment, items=items)
@@ -246,9 +264,8 @@ def _simulated_headphone_pass(rater) -> None:
 
 
 def _simulated_answers_store(*, campaign: Campaign, raters: dict[str, SimulatedRater]) -> None:
-    """Every simulated rater's answers to all of their items, stored as the rating pages store them: votes or
-    ratings, the item completed (shown, listened, time spent, version 1) and its audit event, on a timeline that
-    started a week ago."""
+    """Every simulated rater's answers to all of their items, on a timeline that started a week ago, stored as
+    simulated answers (ratings/services/simulated.py)."""
     truths = caption_truths(dataset=campaign.dataset)
     started = timezone.now() - timedelta(days=7)
     items = sorted(  # in an order of names, not of row ids or of each rater's shuffled positions
@@ -260,48 +277,26 @@ def _simulated_answers_store(*, campaign: Campaign, raters: dict[str, SimulatedR
             item.pair.source_key if item.pair_id else item.clip.external_id,
         ),
     )
-    votes, ratings, completed, answers = [], [], [], []
+    answers: list[SimulatedAnswer] = []
     clock: dict[str, object] = {}
     previous: dict[str, tuple] = {}
     for item in items:
-        rater, user = raters[item.assignment.rater.username], item.assignment.rater
+        rater = raters[item.assignment.rater.username]
         clip_seconds = item.clip.duration_seconds or 5.0
+        shown = clock.get(rater.username, started)
         if item.pair_id is not None:
             pair = item.pair
             choice = simulated_choice(rater, pair, truths[pair.caption_a_id][0], truths[pair.caption_b_id][0])
-            vote = PairwiseVote(
-                campaign=campaign, rater=user, pair=pair, choice=choice, left_side="a" if item.a_on_left else "b"
-            )
-            votes.append(vote)
-            answers.append({"side": vote_side(vote=vote, a_on_left=item.a_on_left)})
             seconds = simulated_seconds(rater, clip_seconds, pair.source_key)
+            answer = SimulatedAnswer(item, shown, clip_seconds, seconds, choice=choice)
         else:
-            values = {}
+            scores = {}
             for caption_id in sorted(item.caption_order, key=lambda caption_id: truths[caption_id][1]):
                 truth, name = truths[caption_id]
-                scores = simulated_thumbs(rater, truth, name, previous.get(rater.username))
-                previous[rater.username] = tuple(scores.values())
-                values[caption_id] = {**scores, "synthesized": "yes", "comment": ""}
-                ratings.append(
-                    ThumbsRating(campaign=campaign, rater=user, caption_id=caption_id, synthesized="yes", **scores)
-                )
-            answers.append(thumbs_answer(caption_order=item.caption_order, ratings=values))
+                scores[caption_id] = simulated_thumbs(rater, truth, name, previous.get(rater.username))
+                previous[rater.username] = tuple(scores[caption_id].values())
             seconds = simulated_seconds(rater, clip_seconds, item.clip.external_id, captions=len(item.caption_order))
-        shown = clock.get(rater.username, started)
-        item.first_shown_at = shown
-        item.listened_at = shown + timedelta(seconds=clip_seconds)
-        item.completed_at = shown + timedelta(seconds=seconds)
-        item.seconds_spent = seconds
-        item.version = 1
-        clock[rater.username] = item.completed_at + timedelta(seconds=5)
-        completed.append(item)
-    PairwiseVote.objects.bulk_create(votes, batch_size=500)
-    ThumbsRating.objects.bulk_create(ratings, batch_size=500)
-    AssignmentItem.objects.bulk_update(
-        completed, ["first_shown_at", "listened_at", "completed_at", "seconds_spent", "version"], batch_size=500
-    )
-    events = [
-        ItemEvent(item=item, kind=ItemEvent.Kind.SUBMITTED, version=1, answer=answer)
-        for item, answer in zip(completed, answers, strict=True)
-    ]
-    ItemEvent.objects.bulk_create(events, batch_size=500)
+            answer = SimulatedAnswer(item, shown, clip_seconds, seconds, scores=scores)
+        answers.append(answer)
+        clock[rater.username] = shown + timedelta(seconds=seconds + 5)
+    simulated_answers_store(campaign=campaign, answers=answers)
