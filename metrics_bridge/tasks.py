@@ -21,7 +21,7 @@ from common.structured_log import log_event
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.chunks import ChunkOutcome, chunk_process, chunks_recover
 from metrics_bridge.services.dataset_runs import dataset_run_start
-from metrics_bridge.services.runs import metric_run_execute
+from metrics_bridge.services.runs import metric_run_dispatch, metric_run_execute
 from metrics_bridge.services.sensitivity import sensitivity_report_compute, sensitivity_report_start
 from metrics_bridge.services.workers import (
     live_workers,
@@ -128,6 +128,7 @@ def enqueue_sensitivity(report_id: int) -> None:
 def start_sensitivity_report(**kwargs):
     """sensitivity_report_start with this app's dispatcher (the sensitivity page)."""
     return sensitivity_report_start(enqueue=enqueue_sensitivity, **kwargs)
+
 
 # --- Worker lifecycle ---------------------------------------------------------------------------
 
@@ -279,7 +280,8 @@ def generate_captions(job_id: int) -> str:
     except Exception as error:  # the job must not stay "captioning" forever; its end is logged with the key redacted
         return captioning_job_fail(job=job, error=error).status
     if job.system_id and job.status != job.Status.CANCELLED:
-        dispatch_metric_run(run=captioning_job_score(job=job, requested_by=job.requested_by))
+        run = captioning_job_score(job=job, requested_by=job.requested_by)
+        metric_run_dispatch(run=run, enqueue=enqueue_chunks)
     return job.status
 
 

@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from annotation.models import Caption, Dataset
 from metrics_bridge.models import MetricRun
-from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
+from ratings.models import Campaign, ThumbsRating
 from tests.chunk_gate import ChunkGate
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

@@ -127,7 +127,8 @@ def test_agreement_page_and_downloads_equal_agreement_report(
     assert xlsx_rows == rows
 
     svg = admin_client.get(f"/metrics/plots/agreement-splits/{dataset.pk}.svg")
-    assert svg["Content-Type"] == "image/svg+xml" and b"agreement with people (% of pairs with a human preference" in svg.content
+    assert svg["Content-Type"] == "image/svg+xml"
+    assert b"agreement with people (% of pairs with a human preference" in svg.content
     download = admin_client.get(f"/metrics/plots/agreement-splits/{dataset.pk}.svg?download=1")
     assert download["Content-Disposition"].startswith("attachment;")
 
