@@ -4,8 +4,9 @@ Embedded defaults (no variables set): SQLite file in the project folder, media i
 ./media, Celery on an embedded broker (kombu's filesystem transport, no server) that
 `./scripts/run` starts a worker for. DATABASE_URL, REDIS_URL and the S3 variables switch
 to PostgreSQL, Redis and S3-compatible storage. With DEBUG off the deployment settings
-are strict by default (see "Deployment security" below and the README).
+are strict by default (see "Deployment security" in docs/operations.md).
 """
+
 import os
 import tempfile
 import warnings
@@ -29,8 +30,10 @@ SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY and DEBUG:
     SECRET_KEY = "development-only-secret-key-do-not-use-in-production"
 if not DEBUG and (problem := secret_key_problem(SECRET_KEY)):
-    raise ConfigurationError(f"SECRET_KEY {problem} (DEBUG is false); generate one with: "
-                             "python -c 'import secrets; print(secrets.token_urlsafe(50))'")
+    raise ConfigurationError(
+        f"SECRET_KEY {problem} (DEBUG is false); generate one with: "
+        "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 

@@ -1,4 +1,5 @@
 """Metric runs and their progress, worker status. Admins only. (Dashboards: views_dashboards.py.)"""
+
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse

@@ -39,8 +39,20 @@ def audio_decode(path: Path | str) -> AudioSegment:
             return AudioSegment.from_wav(path)
         except Exception:  # noqa: BLE001 - a WAV layout pydub cannot read (float, ADPCM, ...): ffmpeg reads it
             pass
-    command = [ffmpeg_executable(), "-nostdin", "-v", "error", "-i", str(path), "-vn", "-f", "wav", "-acodec",
-               "pcm_s16le", "-"]
+    command = [
+        ffmpeg_executable(),
+        "-nostdin",
+        "-v",
+        "error",
+        "-i",
+        str(path),
+        "-vn",
+        "-f",
+        "wav",
+        "-acodec",
+        "pcm_s16le",
+        "-",
+    ]
     completed = subprocess.run(command, capture_output=True, check=False, timeout=DECODE_TIMEOUT_SECONDS)
     if completed.returncode != 0 or not completed.stdout:
         # pydub's wording, which callers already parse for ffmpeg's last line (annotation.services.audio)

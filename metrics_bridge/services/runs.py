@@ -5,6 +5,7 @@ Every step is safe to repeat: chunks are claimed and finished under a lease
 reference set), and progress is recounted from chunk rows rather than incremented. This
 module never imports Celery: callers pass `enqueue`, the function that sends task messages.
 """
+
 import itertools
 import logging
 import time
@@ -53,9 +54,7 @@ class MetricsMissingError(ValueError):
 def metrics_missing_check(*, requested: Iterable[str], delivered: Iterable[str], reasons: dict[str, str]) -> None:
     """Raise MetricsMissingError for every requested name not among `delivered` (with its reason, when one is known)."""
     delivered = set(delivered)
-    missing = {
-        name: reasons.get(name, "no score was computed for it") for name in requested if name not in delivered
-    }
+    missing = {name: reasons.get(name, "no score was computed for it") for name in requested if name not in delivered}
     if missing:
         raise MetricsMissingError(missing)
 
@@ -69,11 +68,7 @@ def metrics_not_computed(run: MetricRun) -> dict[str, str]:
         return {}
     why = f"metric run {run.pk} ended {run.get_status_display().lower()}" + (f": {run.error}" if run.error else "")
     unfinished = set(run.chunks.exclude(status=MetricRunChunk.Status.DONE).values_list("metric", flat=True))
-    names = [
-        name
-        for name in run.metrics
-        if not unfinished or scorer_key(registry.scorer_for(name)) in unfinished
-    ]
+    names = [name for name in run.metrics if not unfinished or scorer_key(registry.scorer_for(name)) in unfinished]
     return {name: why for name in names}
 
 
@@ -351,8 +346,14 @@ def _metric_run_recount(*, run_id: int) -> None:
     )
     if ended:
         log_event(
-            logger, "run_finished", level=logging.WARNING if counts["failed"] else logging.INFO, run=run_id,
-            status=final, chunks_done=counts["done"], chunks_failed=counts["failed"], chunks_total=counts["total"],
+            logger,
+            "run_finished",
+            level=logging.WARNING if counts["failed"] else logging.INFO,
+            run=run_id,
+            status=final,
+            chunks_done=counts["done"],
+            chunks_failed=counts["failed"],
+            chunks_total=counts["total"],
         )
 
 
@@ -376,7 +377,12 @@ def error_headline(error: str) -> str:
 
 
 def metric_run_execute(
-    *, run: MetricRun, enqueue: Enqueue, on_progress=None, watchdog=None, timeout_seconds: float = 6 * 3600,
+    *,
+    run: MetricRun,
+    enqueue: Enqueue,
+    on_progress=None,
+    watchdog=None,
+    timeout_seconds: float = 6 * 3600,
     poll_seconds: float = 0.2,
 ) -> MetricRun:
     """Send the run's pending chunks to the workers and wait for the run to end, calling on_progress(run).

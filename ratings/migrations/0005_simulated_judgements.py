@@ -4,25 +4,53 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('ratings', '0004_blinding_by_construction'),
+        ("ratings", "0004_blinding_by_construction"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='itemevent',
-            name='kind',
-            field=models.CharField(choices=[('submitted', 'Submitted'), ('change_opened', 'Rater opened a submitted answer to change it'), ('changed', 'Answer changed'), ('stale_refused', 'Stale submission refused'), ('stale_replaced', 'Newer answer replaced after a conflict'), ('workbook', 'Answer imported from a workbook'), ('simulated', 'Answer of a simulated rater (demo)')], max_length=20),
+            model_name="itemevent",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("submitted", "Submitted"),
+                    ("change_opened", "Rater opened a submitted answer to change it"),
+                    ("changed", "Answer changed"),
+                    ("stale_refused", "Stale submission refused"),
+                    ("stale_replaced", "Newer answer replaced after a conflict"),
+                    ("workbook", "Answer imported from a workbook"),
+                    ("simulated", "Answer of a simulated rater (demo)"),
+                ],
+                max_length=20,
+            ),
         ),
         migrations.AlterField(
-            model_name='pairwisevote',
-            name='source',
-            field=models.CharField(choices=[('web', 'Web page'), ('workbook', 'Excel workbook'), ('import', 'Imported data set'), ('simulated', 'Simulated rater (demo)')], default='web', max_length=10),
+            model_name="pairwisevote",
+            name="source",
+            field=models.CharField(
+                choices=[
+                    ("web", "Web page"),
+                    ("workbook", "Excel workbook"),
+                    ("import", "Imported data set"),
+                    ("simulated", "Simulated rater (demo)"),
+                ],
+                default="web",
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='thumbsrating',
-            name='source',
-            field=models.CharField(choices=[('web', 'Web page'), ('workbook', 'Excel workbook'), ('import', 'Imported data set'), ('simulated', 'Simulated rater (demo)')], default='web', max_length=10),
+            model_name="thumbsrating",
+            name="source",
+            field=models.CharField(
+                choices=[
+                    ("web", "Web page"),
+                    ("workbook", "Excel workbook"),
+                    ("import", "Imported data set"),
+                    ("simulated", "Simulated rater (demo)"),
+                ],
+                default="web",
+                max_length=10,
+            ),
         ),
     ]

@@ -5,7 +5,6 @@ the test (a metric run, a dashboard's data changing, a sensitivity report, an an
 upload), and waits for the page to show the outcome in the same document.
 """
 
-
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
