@@ -176,8 +176,8 @@ def test_the_demo_is_the_same_every_time(media_root):
     assert study_digest() == first
 
 
-def test_demo_runs_twice_without_changing_anything(db, media_root):
-    run_demo("--no-metrics")
+def test_demo_runs_again_without_changing_anything_and_resets_passwords_when_asked(db, media_root):
+    first = printed_passwords(run_demo("--no-metrics"))
     counts, files = all_table_counts(), media_files(media_root)
     password_hashes = dict(get_user_model().objects.values_list("username", "password"))
 
@@ -189,9 +189,7 @@ def test_demo_runs_twice_without_changing_anything(db, media_root):
     assert "with audio, 0 stored now)" in output
     assert printed_passwords(output) == dict.fromkeys(["admin", "annotator", "reviewer", "rater"], "(unchanged)")
 
-
-def test_demo_reset_passwords_gives_working_new_ones(db, media_root):
-    first = printed_passwords(run_demo("--no-metrics"))
+    # --reset-passwords: new passwords, each of which signs in
     second = printed_passwords(run_demo("--no-metrics", "--reset-passwords"))
     assert all(second[name] != first[name] for name in first)
     assert all(authenticate(username=name, password=password) for name, password in second.items())
@@ -199,13 +197,14 @@ def test_demo_reset_passwords_gives_working_new_ones(db, media_root):
 
 @pytest.mark.slow
 def test_the_demo_dashboards_mean_something(db, media_root):
-    from metrics_bridge.management.commands.demo import DEMO_METRICS
     from metrics_bridge.models import MetricRun
     from metrics_bridge.services.agreement import calibration_summary
     from metrics_bridge.services.dashboards import dashboard_state
     from ratings.services.quality import campaign_rater_quality
 
-    run_demo()
+    # The demo's metrics but FENSE (its error detector alone takes ~45 s of CI's two cores; it is scored like SBERT)
+    demo_metrics = ["BLEU_1", "BLEU_4", "ROUGE_L", "CIDEr_D", "SBERT"]
+    run_demo("--metrics", ",".join(demo_metrics))
     dataset = Clip.objects.filter(dataset__name="demo").first().dataset
     assert set(MetricRun.objects.values_list("status", flat=True)) == {"done"}
 
@@ -218,7 +217,7 @@ def test_the_demo_dashboards_mean_something(db, media_root):
     agreement = dashboard_state(kind="agreement", target=dataset)
     assert agreement.fresh and {split: agreement.payload["pairs"][split] for split in SPLITS} == dict(decided)
     assert min(decided.values()) >= 30
-    assert set(DEMO_METRICS) <= set(agreement.payload["metrics"])
+    assert set(demo_metrics) <= set(agreement.payload["metrics"])
     assert calibration_summary(dataset=dataset)["row"]["total"] is not None  # CALIBRATED fitted
 
     # THumBS: alpha and ICC defined, every metric correlated
@@ -228,7 +227,7 @@ def test_the_demo_dashboards_mean_something(db, media_root):
     assert all(alpha[field] is not None and alpha[field] > 0.2 for field in ("precision", "recall", "overall"))
     icc = thumbs.payload["agreement"]["icc2k_overall"]
     assert icc["value"] is not None and icc["value"] > 0.5 and icc["items"] >= 30
-    assert set(DEMO_METRICS) <= set(thumbs.payload["correlations"])
+    assert set(demo_metrics) <= set(thumbs.payload["correlations"])
 
     # Leaderboard: every system with its win rate interval; people rank the graded systems as simulated
     leaderboard = dashboard_state(kind="leaderboard", target=dataset)
@@ -244,4 +243,9 @@ def test_the_demo_dashboards_mean_something(db, media_root):
     others = [row for name, row in quality.items() if name.startswith("sim-") and row not in (careless, failing)]
     assert careless.agreement < min(row.agreement for row in others)
     assert careless.median_seconds < min(row.median_seconds for row in others)
-    assert failing.gold_pass_rate < 0.5 < min(row.gold_pass_rate for row in others)
+
+    def gold_pass_rate(row) -> float:
+        return row.gold_passed / row.gold_compared
+
+    assert all(row.gold_compared >= 5 for row in [failing, *others])
+    assert gold_pass_rate(failing) < 0.5 < min(gold_pass_rate(row) for row in others)

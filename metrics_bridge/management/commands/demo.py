@@ -28,6 +28,7 @@ from annotation.services.demo import (
 )
 from annotation.services.importing import ImportDataError
 from metrics_bridge.models import MetricRun, MetricRunChunk
+from metrics_bridge.scoring import registry
 from metrics_bridge.services.dashboards import dashboard_refresh, dashboard_state
 from metrics_bridge.services.dataset_runs import dataset_run_create
 from metrics_bridge.tasks import request_dashboard_refresh
@@ -52,6 +53,11 @@ class Command(BaseCommand):
         parser.add_argument("--reset-passwords", action="store_true", help="Give existing demo accounts new passwords")
         parser.add_argument("--no-metrics", action="store_true", help="Skip the metric run and the dashboards")
         parser.add_argument(
+            "--metrics",
+            default=",".join(DEMO_METRICS),
+            help="Comma-separated metrics of the demo's run (default: %(default)s); FENSE is the slowest",
+        )
+        parser.add_argument(
             "--url", default="http://127.0.0.1:8000/", help="Address of the app, printed for signing in"
         )
         parser.add_argument(
@@ -60,7 +66,13 @@ class Command(BaseCommand):
             help="Do not print where to sign in (./scripts/run says it once the server answers)",
         )
 
-    def handle(self, *args, reset_passwords: bool, no_metrics: bool, url: str, no_sign_in: bool, **options):
+    def handle(
+        self, *args, reset_passwords: bool, no_metrics: bool, metrics: str, url: str, no_sign_in: bool, **options
+    ):
+        self.metric_names = [name.strip() for name in metrics.split(",") if name.strip()]
+        unknown = sorted(set(self.metric_names) - set(registry.all_metric_names()))
+        if unknown:
+            raise CommandError(f"unknown metric(s): {', '.join(unknown)}")
         started = time.monotonic()
         accounts = demo_accounts_ensure(reset_passwords=reset_passwords)
         dataset = demo_corpus_ensure()
@@ -69,7 +81,7 @@ class Command(BaseCommand):
         except ImportDataError as error:
             raise CommandError(f"demo audio: {error}") from None
         runs = []
-        with WorkerOnDemand(say=self._say, warm_up=[] if no_metrics else DEMO_METRICS) as enqueue:
+        with WorkerOnDemand(say=self._say, warm_up=[] if no_metrics else self.metric_names) as enqueue:
             if not no_metrics:
                 enqueue.ensure_worker()  # it boots, and loads its models, while the study is built
             pairs = demo_pairs_ensure(dataset=dataset)
@@ -111,8 +123,8 @@ class Command(BaseCommand):
         self.stdout.write(message)
 
     def _start_run(self, dataset, enqueue: WorkerOnDemand) -> MetricRun:
-        """A metric run of the DEMO_METRICS' missing scores, its chunks sent to the worker (scored meanwhile)."""
-        run = dataset_run_create(dataset=dataset, metric_names=DEMO_METRICS, slow_resources_loading=True)
+        """A metric run of the demo's metrics' missing scores, its chunks sent to the worker (scored meanwhile)."""
+        run = dataset_run_create(dataset=dataset, metric_names=self.metric_names, slow_resources_loading=True)
         enqueue(list(run.chunks.filter(status=MetricRunChunk.Status.PENDING).values_list("pk", flat=True)))
         return run
 
