@@ -157,7 +157,8 @@ def demo_pairs_ensure(*, dataset: Dataset) -> list[CaptionPair]:
     if existing:
         return existing
     clips = list(dataset.clips.order_by("pk"))
-    assert len(clips) >= THUMBS_CLIPS + DONOR_CLIPS, "the demo's donor clips would overlap the rated ones"
+    if len(clips) < THUMBS_CLIPS + DONOR_CLIPS:
+        raise ValueError(f"the demo needs {THUMBS_CLIPS + DONOR_CLIPS} clips: its donor clips would be rated ones")
     donors = donors_plan(
         dataset=dataset,
         chosen_clips=clips[:-DONOR_CLIPS],
