@@ -132,6 +132,7 @@ def start_sensitivity_report(**kwargs):
     """sensitivity_report_start with this app's dispatcher (the sensitivity page)."""
     return sensitivity_report_start(enqueue=enqueue_sensitivity, **kwargs)
 
+
 # --- Worker lifecycle ---------------------------------------------------------------------------
 
 

@@ -378,9 +378,7 @@ def _plot_svg(kind: str, object_id: int, parameters: dict) -> str:
     if kind == "caption-graph":
         caption = get_object_or_404(Caption.objects.select_related("clip__dataset"), pk=object_id)
         fingerprint = dataset_fingerprint(dataset=caption.clip.dataset)
-        return cached_content(
-            key=key, fingerprint=fingerprint, build=lambda: _caption_graph(caption, parameters)
-        )
+        return cached_content(key=key, fingerprint=fingerprint, build=lambda: _caption_graph(caption, parameters))
     if kind == "thumbs-scatter":
         campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=object_id)
         fingerprint = dashboards.campaign_fingerprint(campaign=campaign)

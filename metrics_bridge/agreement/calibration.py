@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import brace
 from .protocol import AgreementReport, JudgedPair, PairDecision, report_from_decisions
 
 METRIC_NAME = "CALIBRATED"
@@ -256,6 +257,7 @@ def cross_validate(
     folds: int = FOLDS,
     seed: int = DEFAULT_SEED,
     fold_of_clip: dict[str | None, int] | None = None,
+    protocol_name: str = "fense",
 ) -> CrossValidation:
     """Held-out CALIBRATED decisions for every pair (grouped by clip) and the agreement they give.
 
@@ -272,7 +274,7 @@ def cross_validate(
         if testing:
             decisions[testing] = model.decisions([rows[index] for index in testing])
     return CrossValidation(
-        report=agreement_from_decisions(rows, decisions),
+        report=agreement_from_decisions(rows, decisions, protocol_name=protocol_name),
         fold_of_clip=fold_of,
         fold_models=models,
         seed=seed,
@@ -280,8 +282,17 @@ def cross_validate(
     )
 
 
-def agreement_from_decisions(rows: Sequence[PairRow], decisions: np.ndarray) -> AgreementReport:
-    """The HC/HI/HM/MM report of decisions d (score(a) - score(b)) under the protocol's counting rules."""
+def agreement_from_decisions(
+    rows: Sequence[PairRow], decisions: np.ndarray, *, protocol_name: str = "fense"
+) -> AgreementReport:
+    """The report of decisions d (score(a) - score(b)) under the protocol's counting rules: FENSE's (d == 0 is
+    wrong) or BRACE's (d <= 0 predicts b; accuracy and F1 with two decimals)."""
+    if protocol_name == brace.PROTOCOL:
+        brace_decisions = [
+            brace.decision(row.pair, row.clip_key, float(decision) / 2, -float(decision) / 2)
+            for row, decision in zip(rows, decisions, strict=True)
+        ]
+        return brace.report_from_brace_decisions(brace_decisions, metric=METRIC_NAME)
     pair_decisions = [
         PairDecision(
             pair=row.pair,

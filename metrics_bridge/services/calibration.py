@@ -17,10 +17,10 @@ def calibrated_cross_validation(
 
     `reports` are the dataset's per-metric agreement reports (the features). The coefficients
     shown are those of a model fitted on every pair (what `--calibrate-on` transfers); the
-    accuracy is the cross-validated one only.
+    accuracy is the cross-validated one only, counted under the dataset's protocol.
     """
     names, rows = calibration.pair_rows(reports)
-    validation = calibration.cross_validate(names, rows, seed=seed)
+    validation = calibration.cross_validate(names, rows, seed=seed, protocol_name=dataset.agreement_protocol)
     full_model = calibration.fit_calibrated_model(names, rows, seed=seed)
     description = {
         "mode": "cross-validation",
@@ -43,27 +43,37 @@ def calibrated_transfer(
     *,
     dataset: Dataset,
     reports: dict[str, AgreementReport],
-    training_dataset: Dataset,
-    training_reports: dict[str, AgreementReport],
+    training: list[tuple[Dataset, dict[str, AgreementReport]]],
     seed: int = calibration.DEFAULT_SEED,
 ) -> tuple[AgreementReport, dict]:
-    """(agreement report, description) of CALIBRATED fitted on all pairs of `training_dataset`, applied to `dataset`."""
-    features = [name for name in reports if name in training_reports]
+    """(agreement report, description) of CALIBRATED fitted on every pair of the `training` datasets (each with
+    its per-metric reports, any layout), applied to `dataset` and counted under its protocol."""
+    names_in_training = [set(training_reports) for _, training_reports in training]
+    features = [name for name in reports if all(name in names for names in names_in_training)]
+    training_names = ", ".join(training_dataset.name for training_dataset, _ in training)
     if not features:
-        raise ValueError(f"CALIBRATED: {training_dataset.name} and {dataset.name} have no metric scored in common")
-    training_names, training_rows = calibration.pair_rows({name: training_reports[name] for name in features})
+        raise ValueError(f"CALIBRATED: {training_names} and {dataset.name} have no metric scored in common")
+    training_rows = []
+    for training_dataset, training_reports in training:
+        _names, rows = calibration.pair_rows({name: training_reports[name] for name in features})
+        # clips of two training datasets never share a group (the inner search for C groups by clip)
+        training_rows += [
+            calibration.PairRow(row.pair, f"{training_dataset.pk}:{row.clip_key}", row.differences) for row in rows
+        ]
     names, rows = calibration.pair_rows({name: reports[name] for name in features})
-    model = calibration.fit_calibrated_model(training_names, training_rows, seed=seed)
-    report = calibration.agreement_from_decisions(rows, model.decisions(rows))
+    model = calibration.fit_calibrated_model(names, training_rows, seed=seed)
+    report = calibration.agreement_from_decisions(rows, model.decisions(rows), protocol_name=dataset.agreement_protocol)
     description = {
         "mode": "transfer",
         "held_out": True,
         "seed": seed,
-        "trained_on": training_dataset.name,
+        "trained_on": training_names,
         "evaluated_on": dataset.name,
         "features": list(names),
         "model_on_all_pairs": model.as_dict(),
-        "shared_clips": _shared_clip_count(training_dataset=training_dataset, dataset=dataset),
+        "shared_clips": sum(
+            _shared_clip_count(training_dataset=training_dataset, dataset=dataset) for training_dataset, _ in training
+        ),
     }
     return report, description
 

@@ -5,6 +5,7 @@ Every step is safe to repeat: chunks are claimed and finished under a lease
 reference set), and progress is recounted from chunk rows rather than incremented. This
 module never imports Celery: callers pass `enqueue`, the function that sends task messages.
 """
+
 import itertools
 import logging
 import threading
@@ -384,8 +385,14 @@ def _metric_run_recount(*, run_id: int) -> None:
     )
     if ended:
         log_event(
-            logger, "run_finished", level=logging.WARNING if counts["failed"] else logging.INFO, run=run_id,
-            status=final, chunks_done=counts["done"], chunks_failed=counts["failed"], chunks_total=counts["total"],
+            logger,
+            "run_finished",
+            level=logging.WARNING if counts["failed"] else logging.INFO,
+            run=run_id,
+            status=final,
+            chunks_done=counts["done"],
+            chunks_failed=counts["failed"],
+            chunks_total=counts["total"],
         )
 
 
@@ -409,7 +416,12 @@ def error_headline(error: str) -> str:
 
 
 def metric_run_execute(
-    *, run: MetricRun, enqueue: Enqueue, on_progress=None, watchdog=None, timeout_seconds: float = 6 * 3600,
+    *,
+    run: MetricRun,
+    enqueue: Enqueue,
+    on_progress=None,
+    watchdog=None,
+    timeout_seconds: float = 6 * 3600,
     poll_seconds: float = 0.2,
 ) -> MetricRun:
     """Send the run's pending chunks to the workers and wait for the run to end, calling on_progress(run).

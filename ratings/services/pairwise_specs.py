@@ -1,0 +1,50 @@
+"""What a pairwise-judgement file describes, before anything is written: clips, captions, pairs, votes.
+
+The FENSE and BRACE parsers (`pairwise_import`, `brace_import`) both produce these; the writer in
+`pairwise_import` stores them the same way whatever the layout.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CaptionSpec:
+    """A caption as the input describes it; `key` identifies it within its clip."""
+
+    key: tuple
+    text: str
+    author_kind: str
+    source_label: str
+    system_name: str | None = None
+    position: int | None = None
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    source_key: str
+    split: str
+    caption_a: CaptionSpec
+    caption_b: CaptionSpec
+    choices: tuple[str, ...]
+    # The source labels as written in the pair entry (a reference's own label is `human_<slot>`).
+    labels: tuple[str, str] = ("", "")
+    # BRACE-Hallucination: the pair's own references and its known answer ("a" or "b": the original caption).
+    references: tuple[str, ...] = ()
+    gold_choice: str = ""
+
+
+@dataclass(frozen=True)
+class ItemSpec:
+    external_id: str
+    file_name: str | None
+    references: tuple[CaptionSpec, ...]
+    pairs: tuple[PairSpec, ...]
+
+    @property
+    def candidates(self) -> list[CaptionSpec]:
+        seen: dict[tuple, CaptionSpec] = {}
+        for pair in self.pairs:
+            for caption in (pair.caption_a, pair.caption_b):
+                if caption.key[0] != "reference":
+                    seen.setdefault(caption.key, caption)
+        return list(seen.values())
