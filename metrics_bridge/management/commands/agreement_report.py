@@ -39,7 +39,7 @@ class Command(BaseCommand):
         training_datasets = [dataset_named(name.strip()) for name in (calibrate_on or "").split(",") if name.strip()]
         if any(training.pk == dataset_row.pk for training in training_datasets):
             raise CommandError(
-                "--calibrate-on must name other datasets (on the same one, CALIBRATED is cross-validated)"
+                "--calibrate-on must name another dataset (on the same one, CALIBRATED is cross-validated)"
             )
         if len({training.pk for training in training_datasets}) != len(training_datasets):
             raise CommandError("--calibrate-on names a dataset twice")
