@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics_bridge import views, views_annotation, views_dashboards, views_submissions
+from metrics_bridge import views, views_annotation, views_benchmark, views_dashboards, views_submissions
 
 app_name = "metrics_bridge"
 urlpatterns = [
@@ -11,6 +11,8 @@ urlpatterns = [
     path("runs/<int:run_id>/cancel/", views.run_cancel, name="run_cancel"),
     path("datasets/<int:dataset_id>/agreement/", views_dashboards.dataset_agreement, name="dataset_agreement"),
     path("datasets/<int:dataset_id>/agreement/compute/", views_dashboards.agreement_compute, name="agreement_compute"),
+    path("datasets/<int:dataset_id>/agreement/pairs/", views_benchmark.agreement_pairs, name="agreement_pairs"),
+    path("benchmark/", views_benchmark.benchmark_page, name="benchmark"),
     path("datasets/<int:dataset_id>/leaderboard/", views_dashboards.leaderboard, name="leaderboard"),
     path(
         "datasets/<int:dataset_id>/leaderboard/compute/",
