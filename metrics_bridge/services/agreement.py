@@ -206,7 +206,9 @@ def agreement_table(
     unavailable = dict(unavailable or {})
     if wants_calibrated:
         try:
-            calibrated, description = calibrated_row(dataset=dataset, reports=reports, calibrate_on=calibrate_on)
+            calibrated, description = calibrated_row(
+                dataset=dataset, reports=reports, calibrate_on=calibrate_on, clips=clips
+            )
         except ValueError as error:
             unavailable[CALIBRATED] = str(error)
         else:
@@ -218,21 +220,24 @@ def agreement_table(
 
 
 def calibrated_row(
-    *, dataset: Dataset, reports: dict[str, protocol.AgreementReport], calibrate_on: list[Dataset] | None = None
+    *,
+    dataset: Dataset,
+    reports: dict[str, protocol.AgreementReport],
+    calibrate_on: list[Dataset] | None = None,
+    clips: list[protocol.ProtocolClip] | None = None,
 ) -> tuple[protocol.AgreementReport, dict]:
-    """CALIBRATED on `dataset`, held out: cross-validated on its own clips, or fitted on `calibrate_on`'s pairs."""
+    """CALIBRATED on `dataset`, held out: cross-validated on its own clips, or fitted on `calibrate_on`'s pairs.
+    `clips` (the dataset's protocol clips) lets it add the caption features (calibration.CAPTION_FEATURES)."""
     if not calibrate_on:
-        return calibrated_cross_validation(dataset=dataset, reports=reports)
-    training = [
-        (
-            training_dataset,
-            _metric_reports(
-                dataset=training_dataset, clips=_dataset_clips(training_dataset), metric_names=list(reports)
-            )[0],
+        return calibrated_cross_validation(dataset=dataset, reports=reports, clips=clips)
+    training = []
+    for training_dataset in calibrate_on:
+        training_clips = _dataset_clips(training_dataset)
+        training_reports, _ = _metric_reports(
+            dataset=training_dataset, clips=training_clips, metric_names=list(reports)
         )
-        for training_dataset in calibrate_on
-    ]
-    return calibrated_transfer(dataset=dataset, reports=reports, training=training)
+        training.append((training_dataset, training_reports, training_clips))
+    return calibrated_transfer(dataset=dataset, reports=reports, training=training, clips=clips)
 
 
 def _calibrate_on_list(calibrate_on) -> list[Dataset]:

@@ -81,8 +81,11 @@ def benchmark_table(*, datasets: list[Dataset] | None = None, metric_names: list
         for name, report in reports.items():
             cells.setdefault(name, {})[dataset.name] = {"ours": _row(report)}
         for label, build in (
-            (CALIBRATED, lambda d=dataset, r=reports: calibrated_cross_validation(dataset=d, reports=r)),
-            (TRAINED_ELSEWHERE, lambda d=dataset, r=reports: _trained_elsewhere(d, r, per_dataset)),
+            (
+                CALIBRATED,
+                lambda d=dataset, r=reports, c=clips: calibrated_cross_validation(dataset=d, reports=r, clips=c),
+            ),
+            (TRAINED_ELSEWHERE, lambda d=dataset, r=reports, c=clips: _trained_elsewhere(d, r, c, per_dataset)),
         ):
             try:
                 report, description = build()
@@ -105,13 +108,15 @@ def benchmark_table(*, datasets: list[Dataset] | None = None, metric_names: list
     }
 
 
-def _trained_elsewhere(dataset: Dataset, reports: dict, per_dataset: dict) -> tuple:
+def _trained_elsewhere(dataset: Dataset, reports: dict, clips: list, per_dataset: dict) -> tuple:
     training = [
-        (other, other_reports) for other, _clips, other_reports in per_dataset.values() if other.pk != dataset.pk
+        (other, other_reports, other_clips)
+        for other, other_clips, other_reports in per_dataset.values()
+        if other.pk != dataset.pk
     ]
     if not training:
         raise ValueError("no other dataset with judged pairs to train on")
-    return calibrated_transfer(dataset=dataset, reports=reports, training=training)
+    return calibrated_transfer(dataset=dataset, reports=reports, training=training, clips=clips)
 
 
 def _calibration_brief(description: dict) -> dict:

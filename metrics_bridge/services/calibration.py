@@ -10,8 +10,22 @@ from metrics_bridge.agreement import calibration
 from metrics_bridge.agreement.protocol import AgreementReport
 
 
+def calibration_rows(
+    *, dataset: Dataset, reports: dict[str, AgreementReport], clips=None
+) -> tuple[tuple[str, ...], list[calibration.PairRow]]:
+    """Feature names and rows: the metrics' score differences, plus the caption features when the dataset's
+    clips are given (their references) and the sentence model and fluency detector are there."""
+    names, rows = calibration.pair_rows(reports)
+    if clips is not None and calibration.caption_features_available():
+        references = {clip.clip_key: clip.references for clip in clips}
+        names, rows = calibration.with_caption_features(
+            names, rows, references, protocol_name=dataset.agreement_protocol
+        )
+    return names, rows
+
+
 def calibrated_cross_validation(
-    *, dataset: Dataset, reports: dict[str, AgreementReport], seed: int = calibration.DEFAULT_SEED
+    *, dataset: Dataset, reports: dict[str, AgreementReport], clips=None, seed: int = calibration.DEFAULT_SEED
 ) -> tuple[AgreementReport, dict]:
     """(agreement report, calibration description) of CALIBRATED on `dataset`, held out by 5-fold CV grouped by clip.
 
@@ -19,7 +33,7 @@ def calibrated_cross_validation(
     shown are those of a model fitted on every pair (what `--calibrate-on` transfers); the
     accuracy is the cross-validated one only, counted under the dataset's protocol.
     """
-    names, rows = calibration.pair_rows(reports)
+    names, rows = calibration_rows(dataset=dataset, reports=reports, clips=clips)
     validation = calibration.cross_validate(names, rows, seed=seed, protocol_name=dataset.agreement_protocol)
     full_model = calibration.fit_calibrated_model(names, rows, seed=seed)
     description = {
@@ -43,24 +57,33 @@ def calibrated_transfer(
     *,
     dataset: Dataset,
     reports: dict[str, AgreementReport],
-    training: list[tuple[Dataset, dict[str, AgreementReport]]],
+    training: list[tuple],
+    clips=None,
     seed: int = calibration.DEFAULT_SEED,
 ) -> tuple[AgreementReport, dict]:
-    """(agreement report, description) of CALIBRATED fitted on every pair of the `training` datasets (each with
-    its per-metric reports, any layout), applied to `dataset` and counted under its protocol."""
-    names_in_training = [set(training_reports) for _, training_reports in training]
+    """(agreement report, description) of CALIBRATED fitted on every pair of the `training` datasets, each given
+    as (dataset, its per-metric reports, its protocol clips or None), any layout, applied to `dataset` and
+    counted under its protocol. Caption features are used when every dataset's clips are given."""
+    use_clips = clips is not None and all(entry[2] is not None for entry in training)
+    names_in_training = [set(entry[1]) for entry in training]
     features = [name for name in reports if all(name in names for names in names_in_training)]
-    training_names = ", ".join(training_dataset.name for training_dataset, _ in training)
+    training_names = ", ".join(entry[0].name for entry in training)
     if not features:
         raise ValueError(f"CALIBRATED: {training_names} and {dataset.name} have no metric scored in common")
     training_rows = []
-    for training_dataset, training_reports in training:
-        _names, rows = calibration.pair_rows({name: training_reports[name] for name in features})
+    for training_dataset, training_reports, training_clips in training:
+        _names, rows = calibration_rows(
+            dataset=training_dataset,
+            reports={name: training_reports[name] for name in features},
+            clips=training_clips if use_clips else None,
+        )
         # clips of two training datasets never share a group (the inner search for C groups by clip)
         training_rows += [
             calibration.PairRow(row.pair, f"{training_dataset.pk}:{row.clip_key}", row.differences) for row in rows
         ]
-    names, rows = calibration.pair_rows({name: reports[name] for name in features})
+    names, rows = calibration_rows(
+        dataset=dataset, reports={name: reports[name] for name in features}, clips=clips if use_clips else None
+    )
     model = calibration.fit_calibrated_model(names, training_rows, seed=seed)
     report = calibration.agreement_from_decisions(rows, model.decisions(rows), protocol_name=dataset.agreement_protocol)
     description = {
@@ -71,9 +94,7 @@ def calibrated_transfer(
         "evaluated_on": dataset.name,
         "features": list(names),
         "model_on_all_pairs": model.as_dict(),
-        "shared_clips": sum(
-            _shared_clip_count(training_dataset=training_dataset, dataset=dataset) for training_dataset, _ in training
-        ),
+        "shared_clips": sum(_shared_clip_count(training_dataset=entry[0], dataset=dataset) for entry in training),
     }
     return report, description
 
