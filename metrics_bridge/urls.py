@@ -13,6 +13,7 @@ urlpatterns = [
     path("datasets/<int:dataset_id>/agreement/compute/", views_dashboards.agreement_compute, name="agreement_compute"),
     path("datasets/<int:dataset_id>/agreement/pairs/", views_benchmark.agreement_pairs, name="agreement_pairs"),
     path("benchmark/", views_benchmark.benchmark_page, name="benchmark"),
+    path("benchmark/refresh/", views_benchmark.benchmark_refresh, name="benchmark_refresh"),
     path("datasets/<int:dataset_id>/leaderboard/", views_dashboards.leaderboard, name="leaderboard"),
     path(
         "datasets/<int:dataset_id>/leaderboard/compute/",

@@ -4,9 +4,10 @@ pairs behind one of its cells. Admins only; the numbers come from metrics_bridge
 import json
 
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_safe
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_safe
 
 from accounts.roles import ADMIN, roles_required
 from annotation.models import Dataset
@@ -19,9 +20,25 @@ PAIRS_PER_PAGE = 100
 @roles_required(ADMIN)
 @require_safe
 def benchmark_page(request):
-    """Who: admins. Total agreement of every metric on every dataset with judged pairs; ?format=json|csv."""
-    table = benchmark.benchmark_page_data()
+    """Who: admins. Total agreement of every metric on every dataset with judged pairs; ?format=json|csv.
+
+    The page answers at once with the cached table (flagged when the data changed since) and the browser asks
+    for the recomputation (a worker's task: fitting CALIBRATED on every dataset takes a while)."""
     download = request.GET.get("format")
+    stale = {}
+    if download in ("json", "csv"):
+        table = benchmark.benchmark_page_data()
+    else:
+        state = benchmark.benchmark_state()
+        refresh_url = reverse("metrics_bridge:benchmark_refresh")
+        if state.payload is None:
+            title = "Every metric on every human-judgement benchmark"
+            return render(
+                request, "metrics_bridge/dashboard_pending.html", {"title": title, "refresh_url": refresh_url}
+            )
+        table = state.payload
+        if not state.fresh:
+            stale = {"stale": True, "computed_at": state.computed_at, "refresh_url": refresh_url}
     if download in ("json", "csv"):
         from metrics_bridge.management.commands.metric_benchmark import benchmark_csv
 
@@ -49,8 +66,22 @@ def benchmark_page(request):
                 }
             )
         rows.append({"name": name, "cells": cells, "record_only": name in table["records_only"]})
-    context = {"datasets": datasets, "rows": rows, "unavailable": table.get("unavailable", {})}
+    context = {"datasets": datasets, "rows": rows, "unavailable": table.get("unavailable", {}), **stale}
     return render(request, "metrics_bridge/benchmark.html", context)
+
+
+@roles_required(ADMIN)
+@require_http_methods(["GET", "POST"])
+def benchmark_refresh(request):
+    """Who: admins. POST: compute the benchmark table for the current data (a worker's task when one is alive,
+    inline otherwise). GET: whether the cached table is current yet."""
+    from metrics_bridge.tasks import request_benchmark_refresh
+
+    if request.method == "GET":
+        return JsonResponse({"fresh": benchmark.benchmark_state().fresh})
+    if request_benchmark_refresh():
+        return JsonResponse({"fresh": True})
+    return JsonResponse({"fresh": False, "queued": True}, status=202)
 
 
 @roles_required(ADMIN)

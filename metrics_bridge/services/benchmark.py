@@ -148,6 +148,13 @@ def benchmark_fingerprint(*, datasets: list[Dataset]) -> str:
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
+def benchmark_state():
+    """What the page shows at once: the cached table and whether it is still current (CacheState)."""
+    from metrics_bridge.services.dashboard_cache import cached_state
+
+    return cached_state(key="benchmark:all", fingerprint=benchmark_fingerprint(datasets=benchmark_datasets()))
+
+
 def benchmark_page_data() -> dict:
     """The table for the page, recomputed when any dataset's data, scores or the records change."""
     datasets = benchmark_datasets()
