@@ -190,13 +190,18 @@ class Perturber:
         word = rng.choice(words)
         return _replaced("event", caption, word, self.pools.events.get(word_form(word), []), rng, clip_lemmas)
 
-    def _source(self, caption: str, rng: random.Random, clip_lemmas: set[str]) -> Perturbed | None:
+    def _source_words(self, caption: str) -> list[str]:
+        """The caption's one-word sound sources, as written in it, in order."""
         graph = self.extractor.extract(caption)
         sources = []
         for children in graph.events.values():
             for source in children.get("source", []):
                 if _single_word(source) and _find(source, caption) and source.lower() not in sources:
                     sources.append(source.lower())
+        return sources
+
+    def _source(self, caption: str, rng: random.Random, clip_lemmas: set[str]) -> Perturbed | None:
+        sources = self._source_words(caption)
         if not sources:
             return None
         same_number = [
@@ -231,12 +236,7 @@ class Perturber:
         unrelated noun of the same number in the dataset's pool)."""
         rng = self._rng(HALLUCINATION, caption)
         clip_lemmas = _clip_lemmas(clip_references or (caption,))
-        graph = self.extractor.extract(caption)
-        sources = []
-        for children in graph.events.values():
-            for source in children.get("source", []):
-                if _single_word(source) and _find(source, caption) and source.lower() not in sources:
-                    sources.append(source.lower())
+        sources = self._source_words(caption)
         if not sources:
             return None
         word = rng.choice(sources)

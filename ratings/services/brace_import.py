@@ -32,7 +32,7 @@ from typing import Any
 from annotation.models import Caption, CaptioningSystem, Clip
 from annotation.services.importing import ImportDataError, json_type_name, text_field_check
 from ratings.models import CaptionPair
-from ratings.services.pairwise_specs import CaptionSpec, ItemSpec, PairSpec
+from ratings.services.pairwise_specs import CaptionSpec, ItemSpec, PairSpec, votes_parse
 
 FENSE = "fense"
 BRACE_MAIN = "brace-main"
@@ -46,7 +46,6 @@ HUMAN_TYPE = re.compile(r"^(?:human|caption_\d+)$")
 SPLIT_OF_MAIN_KEY = {"Human-Human": "HC", "Human-Machine": "HM", "Machine-Machine": "MM"}
 #: how many of the pair's two captions a split wants written by people
 HUMANS_IN_SPLIT = {"HC": 2, "HM": 1, "MM": 0}
-VOTE_CHOICES = {1: CaptionPair.Choice.A, -1: CaptionPair.Choice.B, 0: CaptionPair.Choice.NONE}
 ORIGINAL, HALLUCINATION = "human", "hallucination"
 MAIN_SHAPE = "expected [caption_0, caption_1, type_0, type_1, [votes]]"
 HALLUCINATION_SHAPE = 'expected [caption_0, caption_1, type_0, type_1, {"references": [...]}]'
@@ -192,17 +191,12 @@ def _main_pair_parse(entry: Any, key: str, where: str, references: tuple[Caption
     caption_1 = _main_caption(texts[1], types[1], humans[1], references, f"{where} type_1", taken=caption_0.key)
     if caption_0.key == caption_1.key:
         raise ImportDataError(f"{where}: caption_0 and caption_1 are the same caption")
-    choices = []
-    for column, vote in enumerate(entry[4]):
-        if isinstance(vote, bool) or not isinstance(vote, int | float) or vote not in VOTE_CHOICES:
-            raise ImportDataError(f"{where} vote {column}: expected +1 or -1, got {vote!r}")
-        choices.append(VOTE_CHOICES[int(vote)])
     return PairSpec(
         source_key=key,
         split=split,
         caption_a=caption_0,
         caption_b=caption_1,
-        choices=tuple(choices),
+        choices=votes_parse(entry[4], where, "+1 or -1"),
         labels=(types[0], types[1]),
     )
 

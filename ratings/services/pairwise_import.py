@@ -58,7 +58,7 @@ from config.structured_log import logged_import
 from ratings.models import CaptionPair, PairwiseVote, Source
 from ratings.services.brace_import import BRACE_LAYOUTS, LAYOUT_NAMES, brace_items_parse, layout_of_items
 from ratings.services.caption_merge import caption_merge
-from ratings.services.pairwise_specs import CaptionSpec, ItemSpec, PairSpec
+from ratings.services.pairwise_specs import CaptionSpec, ItemSpec, PairSpec, votes_parse
 
 __all__ = ["CaptionSpec", "ItemSpec", "PairSpec", "pairwise_judgements_import", "system_name_from_label"]
 
@@ -72,7 +72,6 @@ SPLIT_AUTHORS = {
     "HM": ("human", "machine"),
     "MM": ("machine", "machine"),
 }
-VOTE_CHOICES = {1: CaptionPair.Choice.A, -1: CaptionPair.Choice.B, 0: CaptionPair.Choice.NONE}
 PAIR_SHAPE = "expected [caption_a, caption_b, source_a, source_b, votes]"
 JUDGE_ROLE = "rater"
 
@@ -191,18 +190,12 @@ def _pair_parse(entry: Any, key: str, where: str, references: tuple[CaptionSpec,
     caption_b = _caption_resolve(text_b, source_b, author_b, references, f"{where} source_b", taken=caption_a.key)
     if caption_a.key == caption_b.key:
         raise ImportDataError(f"{where}: caption_a and caption_b are the same caption")
-    choices = []
-    for column, vote in enumerate(entry[-1]):
-        is_number = isinstance(vote, (int, float)) and not isinstance(vote, bool)
-        if not is_number or vote not in VOTE_CHOICES:
-            raise ImportDataError(f"{where} vote {column}: expected +1, -1 or 0, got {vote!r}")
-        choices.append(VOTE_CHOICES[int(vote)])
     return PairSpec(
         source_key=key,
         split=split,
         caption_a=caption_a,
         caption_b=caption_b,
-        choices=tuple(choices),
+        choices=votes_parse(entry[-1], where, "+1, -1 or 0"),
         labels=(source_a, source_b),
     )
 

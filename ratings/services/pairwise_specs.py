@@ -5,6 +5,23 @@ The FENSE and BRACE parsers (`pairwise_import`, `brace_import`) both produce the
 """
 
 from dataclasses import dataclass
+from typing import Any
+
+from annotation.services.importing import ImportDataError
+from ratings.models import CaptionPair
+
+#: +1: caption a (caption_0) preferred, -1: caption b, 0: no preference
+VOTE_CHOICES = {1: CaptionPair.Choice.A, -1: CaptionPair.Choice.B, 0: CaptionPair.Choice.NONE}
+
+
+def votes_parse(votes: list[Any], where: str, expected: str) -> tuple[str, ...]:
+    """The choices of a pair's votes, or ImportDataError naming the vote (`expected`: what the format allows)."""
+    choices = []
+    for column, vote in enumerate(votes):
+        if isinstance(vote, bool) or not isinstance(vote, int | float) or vote not in VOTE_CHOICES:
+            raise ImportDataError(f"{where} vote {column}: expected {expected}, got {vote!r}")
+        choices.append(VOTE_CHOICES[int(vote)])
+    return tuple(choices)
 
 
 @dataclass(frozen=True)
