@@ -174,14 +174,13 @@ def with_caption_features(
 ) -> tuple[tuple[str, ...], list[PairRow]]:
     """`rows` with the CAPTION_FEATURES differences appended (word count, the fluency detector's error
     probability, the largest and smallest Sentence-BERT cosine with the side's references)."""
-    from metrics_bridge.scoring import fluency, sbert
+    from metrics_bridge.scoring import sbert
 
     sides = [side_references(row.pair, clip_references.get(row.clip_key, ()), protocol_name) for row in rows]
     captions = [caption for row in rows for caption in (row.pair.caption_a, row.pair.caption_b)]
     texts = list(dict.fromkeys([*captions, *(text for a, b in sides for text in (*a, *b))]))
     vectors = dict(zip(texts, sbert.encode_texts(texts), strict=True))
-    distinct = list(dict.fromkeys(captions))
-    errors = dict(zip(distinct, (float(p) for p in fluency.error_probabilities(distinct)), strict=True))
+    errors = _error_probabilities(captions)
 
     def side(caption: str, references: Sequence[str]) -> np.ndarray:
         similarities = [float(vectors[caption] @ vectors[reference]) for reference in references]
@@ -196,6 +195,23 @@ def with_caption_features(
         for row, (a, b) in zip(rows, sides, strict=True)
     ]
     return (*names, *CAPTION_FEATURES), extended
+
+
+_error_cache: dict[str, float] = {}  # caption -> the shipped detector's error probability, per process
+ERROR_CACHE_SIZE = 200_000
+
+
+def _error_probabilities(captions: Sequence[str]) -> dict[str, float]:
+    """The fluency detector's error probability of each distinct caption, each run once per process (the
+    benchmark table fits CALIBRATED on every dataset against every other one)."""
+    from metrics_bridge.scoring import fluency
+
+    missing = [text for text in dict.fromkeys(captions) if text not in _error_cache]
+    if missing:
+        if len(_error_cache) + len(missing) > ERROR_CACHE_SIZE:
+            _error_cache.clear()
+        _error_cache.update(zip(missing, (float(p) for p in fluency.error_probabilities(missing)), strict=True))
+    return {text: _error_cache[text] for text in captions}
 
 
 def feature_matrix(rows: Sequence[PairRow]) -> np.ndarray:

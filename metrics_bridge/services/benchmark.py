@@ -10,6 +10,7 @@ other datasets of the table (any layout), evaluated on this one. Nothing here co
 
 import hashlib
 import json
+import math
 
 from annotation.models import Dataset
 from metrics_bridge import selectors
@@ -26,7 +27,6 @@ from metrics_bridge.services.agreement import (
 )
 from metrics_bridge.services.calibration import calibrated_transfer
 from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprint
-from metrics_bridge.services.dashboards import protocol_coverage
 from metrics_bridge.services.system_scores import current_versions
 from ratings.models import CaptionPair
 
@@ -39,12 +39,19 @@ def benchmark_datasets() -> list[Dataset]:
     return list(Dataset.objects.filter(pk__in=ids).order_by("name"))
 
 
-def _complete_metrics(dataset: Dataset) -> list[str]:
-    """Metrics whose every pair-protocol score is stored for the dataset at the current version."""
+def _scored_metrics(dataset: Dataset) -> list[str]:
+    """Metrics with stored scores for the dataset at the current version (complete or not)."""
     versions = current_versions(registry.all_metric_names(), dataset=dataset)
-    scored = selectors.dataset_scored_metric_names(dataset=dataset, versions=versions)
-    coverage = protocol_coverage(dataset=dataset, metric_names=scored)
-    return [name for name in scored if coverage[name][0] == coverage[name][1]]
+    return selectors.dataset_scored_metric_names(dataset=dataset, versions=versions)
+
+
+def _is_complete(report) -> bool:
+    """Every pair-protocol score is stored: a missing one reads as NaN (a stored None is "not applicable")."""
+    return not any(
+        score is not None and math.isnan(score)
+        for decision in report.decisions
+        for score in (decision.score_a, decision.score_b)
+    )
 
 
 def benchmark_table(*, datasets: list[Dataset] | None = None, metric_names: list[str] | None = None) -> dict:
@@ -56,11 +63,13 @@ def benchmark_table(*, datasets: list[Dataset] | None = None, metric_names: list
     datasets = benchmark_datasets() if datasets is None else datasets
     per_dataset = {}
     for dataset in datasets:
-        names = _complete_metrics(dataset)
+        names = _scored_metrics(dataset)
         if metric_names is not None:
             names = [name for name in names if name in metric_names]
         clips = _dataset_clips(dataset)
         reports, _ = _metric_reports(dataset=dataset, clips=clips, metric_names=names)
+        # a metric whose pair-protocol scores are partly stored (e.g. leaderboard scores only) has no figure yet
+        reports = {name: report for name, report in reports.items() if _is_complete(report)}
         per_dataset[dataset.pk] = (dataset, clips, reports)
 
     table_datasets, cells, unavailable = [], {}, {}
