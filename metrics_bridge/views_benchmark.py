@@ -3,16 +3,19 @@ pairs behind one of its cells. Admins only; the numbers come from metrics_bridge
 
 import json
 
+from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
 from accounts.roles import ADMIN, roles_required
 from annotation.models import Dataset
+from common.web_input import query_choice, query_page
 from metrics_bridge.scoring import registry
 from metrics_bridge.services import benchmark
+from ratings.models import CaptionPair
 
 PAIRS_PER_PAGE = 100
 
@@ -24,7 +27,7 @@ def benchmark_page(request):
 
     The page answers at once with the cached table (flagged when the data changed since) and the browser asks
     for the recomputation (a worker's task: fitting CALIBRATED on every dataset takes a while)."""
-    download = request.GET.get("format")
+    download = query_choice(request, "format", ("html", "json", "csv"), default="html")
     stale = {}
     if download in ("json", "csv"):
         table = benchmark.benchmark_page_data()
@@ -89,16 +92,18 @@ def benchmark_refresh(request):
 def agreement_pairs(request, dataset_id: int):
     """Who: admins. The judged pairs behind one metric's agreement on a dataset: scores, answer, verdict."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    metric = request.GET.get("metric", "")
-    if metric not in registry.all_metric_names():
-        raise Http404("unknown metric")
+    # Every parameter is checked before the (slow) agreement computation: a 400 names the one refused.
+    metric = query_choice(request, "metric", registry.all_metric_names())
+    if not metric:
+        raise BadRequest("The metric parameter is required (one of: " + ", ".join(registry.all_metric_names()) + ").")
+    split = query_choice(request, "split", CaptionPair.Split.values)
+    verdict = query_choice(request, "verdict", ("right", "wrong"))
+    page_number = query_page(request)
     data = benchmark.agreement_pairs(dataset=dataset, metric=metric)
-    split = request.GET.get("split", "")
-    verdict = request.GET.get("verdict", "")
     pairs = [row for row in data["pairs"] if not split or row["split"] == split]
-    if verdict in ("right", "wrong"):
+    if verdict:
         pairs = [row for row in pairs if row["correct"] is (verdict == "right")]
-    page = Paginator(pairs, PAIRS_PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(pairs, PAIRS_PER_PAGE).get_page(page_number)
     context = {
         "dataset": dataset,
         "metric": metric,

@@ -54,7 +54,7 @@ from annotation.services.importing import (
     json_type_name,
     text_field_check,
 )
-from config.structured_log import logged_import
+from common.structured_log import logged_import
 from ratings.models import CaptionPair, PairwiseVote, Source
 from ratings.services.brace_import import BRACE_LAYOUTS, LAYOUT_NAMES, brace_items_parse, layout_of_items
 from ratings.services.caption_merge import caption_merge
@@ -295,7 +295,9 @@ def _captions_ensure(dataset, items, clips, systems, summary) -> dict[tuple[int,
         CaptioningSystem.objects.filter(captions__clip__dataset=dataset).values_list("pk", "name").distinct()
     )
     existing: dict[tuple[int, tuple], Caption] = {}
-    for caption in Caption.objects.filter(clip__dataset=dataset).order_by("pk"):
+    # Corpus captions only: an HI pair's copy of another clip's caption (a pair artefact) is never the
+    # caption an imported entry stands for, even when its text and label match.
+    for caption in Caption.objects.corpus().filter(clip__dataset=dataset).order_by("pk"):
         existing.setdefault((caption.clip_id, _caption_key_of(caption, system_names)), caption)
 
     new_captions, edited_references = [], []
