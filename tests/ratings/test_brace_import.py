@@ -70,7 +70,8 @@ def test_main_sample_imports_every_pair_with_its_split_systems_and_votes_and_twi
                 human = label == "human" or label.startswith("caption_")
                 assert caption.author_kind == ("human" if human else "machine")
                 assert (caption.system.name if caption.system else None) == (None if human else label)
-            signed = [v.signed_value for v in pair.votes.order_by("rater__username")]
+            # the file's encoding: +1 = caption_0 (a) preferred, -1 = caption_1 (b)
+            signed = [{"a": 1, "b": -1}[v.choice] for v in pair.votes.order_by("rater__username")]
             assert signed == votes
     # a reference list that repeats a caption: the Human-Human pair's two equal captions are its two copies
     kitchen = CaptionPair.objects.get(clip__external_id="kitchen 02.wav", source_key="Human-Human")
