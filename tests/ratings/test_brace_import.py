@@ -13,7 +13,8 @@ from ratings.models import CaptionPair, PairwiseVote
 from ratings.services.pairwise_import import pairwise_judgements_import
 from tests.annotation.table_counts import all_rows_snapshot, all_table_counts
 
-pytestmark = pytest.mark.django_db
+# Imports write in bulk inside one transaction and re-read what they wrote: checked on SQLite too.
+pytestmark = [pytest.mark.django_db, pytest.mark.db_specific]
 
 
 @pytest.fixture
