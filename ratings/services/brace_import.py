@@ -29,10 +29,10 @@ import re
 from collections import Counter
 from typing import Any
 
-from annotation.models import Caption, CaptioningSystem, Clip
+from annotation.models import Caption, Clip
 from annotation.services.importing import ImportDataError, json_type_name, text_field_check
 from ratings.models import CaptionPair
-from ratings.services.pairwise_specs import CaptionSpec, ItemSpec, PairSpec, votes_parse
+from ratings.services.pairwise_specs import CaptionSpec, ItemSpec, PairSpec, machine_caption, votes_parse
 
 FENSE = "fense"
 BRACE_MAIN = "brace-main"
@@ -52,7 +52,6 @@ HALLUCINATION_SHAPE = 'expected [caption_0, caption_1, type_0, type_1, {"referen
 
 CLIP_KEY_LENGTH = min(Clip._meta.get_field("external_id").max_length, Clip._meta.get_field("file_name").max_length)
 SOURCE_LABEL_LENGTH = Caption._meta.get_field("source_label").max_length
-SYSTEM_NAME_LENGTH = CaptioningSystem._meta.get_field("name").max_length
 
 
 def normalise_whitespace(text: str) -> str:
@@ -205,15 +204,7 @@ def _main_caption(
     text: str, label: str, is_human: bool, references: tuple[CaptionSpec, ...], where: str, taken: tuple = ()
 ) -> CaptionSpec:
     if not is_human:
-        if len(label) > SYSTEM_NAME_LENGTH:
-            raise ImportDataError(f"{where}: system name longer than {SYSTEM_NAME_LENGTH} characters")
-        return CaptionSpec(
-            key=("machine", label, text),
-            text=text,
-            author_kind=Caption.AuthorKind.MACHINE,
-            source_label=label,
-            system_name=label,
-        )
+        return machine_caption(text, label, label, where)
     for reference in references:
         if reference.text == text and reference.key != taken:
             return reference

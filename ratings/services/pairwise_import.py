@@ -58,7 +58,7 @@ from common.structured_log import logged_import
 from ratings.models import CaptionPair, PairwiseVote, Source
 from ratings.services.brace_import import BRACE_LAYOUTS, LAYOUT_NAMES, brace_items_parse, layout_of_items
 from ratings.services.caption_merge import caption_merge
-from ratings.services.pairwise_specs import CaptionSpec, ItemSpec, PairSpec, votes_parse
+from ratings.services.pairwise_specs import CaptionSpec, ItemSpec, PairSpec, machine_caption, votes_parse
 
 __all__ = ["CaptionSpec", "ItemSpec", "PairSpec", "pairwise_judgements_import", "system_name_from_label"]
 
@@ -78,7 +78,6 @@ JUDGE_ROLE = "rater"
 EXTERNAL_ID_LENGTH = Clip._meta.get_field("external_id").max_length
 FILE_NAME_LENGTH = Clip._meta.get_field("file_name").max_length
 SOURCE_LABEL_LENGTH = Caption._meta.get_field("source_label").max_length
-SYSTEM_NAME_LENGTH = CaptioningSystem._meta.get_field("name").max_length
 
 
 def pairwise_judgements_import_from_path(*, path: Path | str, dataset_name: str) -> ImportSummary:
@@ -210,16 +209,7 @@ def _caption_resolve(
     text: str, source: str, author: str, references: tuple[CaptionSpec, ...], where: str, taken: tuple = ()
 ) -> CaptionSpec:
     if author == "machine":
-        system_name = system_name_from_label(source)
-        if len(system_name) > SYSTEM_NAME_LENGTH:
-            raise ImportDataError(f"{where}: system name longer than {SYSTEM_NAME_LENGTH} characters")
-        return CaptionSpec(
-            key=("machine", system_name, text),
-            text=text,
-            author_kind=Caption.AuthorKind.MACHINE,
-            source_label=source,
-            system_name=system_name,
-        )
+        return machine_caption(text, system_name_from_label(source), source, where)
     slot = HUMAN_SLOT.search(source)
     if slot is not None:
         index = int(slot.group("number")) - 1

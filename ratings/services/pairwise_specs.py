@@ -7,8 +7,11 @@ The FENSE and BRACE parsers (`pairwise_import`, `brace_import`) both produce the
 from dataclasses import dataclass
 from typing import Any
 
+from annotation.models import Caption, CaptioningSystem
 from annotation.services.importing import ImportDataError
 from ratings.models import CaptionPair
+
+SYSTEM_NAME_LENGTH = CaptioningSystem._meta.get_field("name").max_length
 
 #: +1: caption a (caption_0) preferred, -1: caption b, 0: no preference
 VOTE_CHOICES = {1: CaptionPair.Choice.A, -1: CaptionPair.Choice.B, 0: CaptionPair.Choice.NONE}
@@ -34,6 +37,19 @@ class CaptionSpec:
     source_label: str
     system_name: str | None = None
     position: int | None = None
+
+
+def machine_caption(text: str, system_name: str, source_label: str, where: str) -> CaptionSpec:
+    """A system's caption (keyed by system and text), or ImportDataError when the name cannot be stored."""
+    if len(system_name) > SYSTEM_NAME_LENGTH:
+        raise ImportDataError(f"{where}: system name longer than {SYSTEM_NAME_LENGTH} characters")
+    return CaptionSpec(
+        key=("machine", system_name, text),
+        text=text,
+        author_kind=Caption.AuthorKind.MACHINE,
+        source_label=source_label,
+        system_name=system_name,
+    )
 
 
 @dataclass(frozen=True)
