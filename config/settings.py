@@ -6,6 +6,7 @@ Embedded defaults (no variables set): SQLite file in the project folder, media i
 to PostgreSQL, Redis and S3-compatible storage. With DEBUG off the deployment settings
 are strict by default (see "Deployment security" below and the README).
 """
+
 import os
 import tempfile
 from datetime import timedelta
@@ -24,8 +25,10 @@ SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY and DEBUG:
     SECRET_KEY = "development-only-secret-key-do-not-use-in-production"
 if not DEBUG and (problem := secret_key_problem(SECRET_KEY)):
-    raise ConfigurationError(f"SECRET_KEY {problem} (DEBUG is false); generate one with: "
-                             "python -c 'import secrets; print(secrets.token_urlsafe(50))'")
+    raise ConfigurationError(
+        f"SECRET_KEY {problem} (DEBUG is false); generate one with: "
+        "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -302,6 +305,8 @@ SPICE_CORENLP_DIR = env_str("SPICE_CORENLP_DIR")
 SPICE_CACHE_DIR = env_str("SPICE_CACHE_DIR")
 FENSE_ERROR_DETECTOR_PATH = env_str("FENSE_ERROR_DETECTOR_PATH")
 FENSE_ERROR_DETECTOR_BASE = env_str("FENSE_ERROR_DETECTOR_BASE")
+# A LAION CLAP checkpoint in the transformers layout (CLAP and MACE are unavailable without one).
+CLAP_MODEL_DIR = env_str("CLAP_MODEL_DIR")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

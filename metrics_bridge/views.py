@@ -1,4 +1,5 @@
 """Metric runs and their progress, worker status. Admins only. (Dashboards: views_dashboards.py.)"""
+
 from django.contrib import messages
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render

@@ -132,15 +132,18 @@ def dataset_agreement(request, dataset_id: int):
             f"agreement-{dataset.name}.xlsx",
             "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
         )
+    columns = table.get("columns", COLUMNS)
     rows = [
-        (name, [(row.get(c), row.get(c) is not None and row.get(c) == table["best"][c]) for c in COLUMNS])
+        (name, [(row.get(c), row.get(c) is not None and row.get(c) == table["best"][c]) for c in columns])
         for name, row in table["metrics"].items()
     ]
     context = {
         "dataset": dataset,
         "rows": rows,
-        "columns": COLUMNS,
-        "pair_counts": [table["pairs"][column] for column in COLUMNS],
+        "columns": columns,
+        "brace": table.get("protocol") == "brace",
+        "pairs": table["pairs"],
+        "pair_counts": [table["pairs"].get(column, "") for column in columns],
         "unavailable": table["unavailable"],
         "available": _available_metrics(),
         "run": _run_in_progress(request, dataset),
@@ -150,12 +153,13 @@ def dataset_agreement(request, dataset_id: int):
 
 
 def agreement_csv(table: dict) -> str:
+    columns = table.get("columns", COLUMNS)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["metric", *COLUMNS])
-    writer.writerow(["pairs (denominator)", *(table["pairs"][c] for c in COLUMNS)])
+    writer.writerow(["metric", *columns])
+    writer.writerow(["pairs (denominator)", *(table["pairs"].get(c, "") for c in columns)])
     for name, row in table["metrics"].items():
-        writer.writerow([name, *("" if row.get(c) is None else row[c] for c in COLUMNS)])
+        writer.writerow([name, *("" if row.get(c) is None else row[c] for c in columns)])
     return out.getvalue()
 
 
@@ -167,11 +171,12 @@ def agreement_xlsx(table: dict) -> bytes:
     sheet = workbook.active
     sheet.title = "Agreement"
     sheet.append([f"Agreement with human judgements: {table['dataset']} (% of pairs with a human preference)"])
-    sheet.append(["metric", *COLUMNS])
-    sheet.append(["pairs (denominator)", *(table["pairs"][c] for c in COLUMNS)])
+    columns = table.get("columns", COLUMNS)
+    sheet.append(["metric", *columns])
+    sheet.append(["pairs (denominator)", *(table["pairs"].get(c) for c in columns)])
     for name, row in table["metrics"].items():
-        sheet.append([name, *(row.get(c) for c in COLUMNS)])
-        for index, column in enumerate(COLUMNS, start=2):
+        sheet.append([name, *(row.get(c) for c in columns)])
+        for index, column in enumerate(columns, start=2):
             if row.get(column) is not None and row.get(column) == table["best"][column]:
                 sheet.cell(row=sheet.max_row, column=index).font = Font(bold=True)
     for cell in sheet[2]:
@@ -432,7 +437,7 @@ def _plot_svg(kind: str, object_id: int, parameters: dict) -> str:
 def _agreement_bars(dataset: Dataset) -> str:
     table = dashboards.agreement_page_data(dataset=dataset)
     return plots.split_bars(
-        splits=list(COLUMNS),
+        splits=[column for column in table.get("columns", COLUMNS) if column != "f1"],
         metrics=table["metrics"],
         pair_counts=table["pairs"],
         title=f"Agreement with people per split: {dataset.name}",
