@@ -140,6 +140,8 @@ prompt_file  # unused variable (metrics_bridge/views_captioning.py: a form field
 PRODUCT  # unused variable (annotation/models.py: AttributeTag.Origin, stored by the data migration that seeds the Count tags)
 attribute_tag_extensions_seed  # unused function (annotation/tag_library.py: called by migration 0008, which vulture does not read)
 time_proposals  # unused function (common/time_relations.py: the server twin of the page's proposals, run by tests against the same cases as the JS)
+audio_encodes  # unused variable (metrics_bridge/scoring/clap.py: a counter tests read to check each clip is encoded once)
+clear_caches  # unused function (metrics_bridge/scoring/clap.py: tests empty the embedding caches between cases)
 
 # --- Scorers: built by the registry's factories (metrics_bridge/scoring/registry.py).
 BertScoreScorer  # unused class (metrics_bridge/scoring/bertscore.py:67)
@@ -148,6 +150,7 @@ FenseScorer  # unused class (metrics_bridge/scoring/fense.py:35)
 AudioCapBenchJudge  # unused class (metrics_bridge/scoring/llm_judge.py:171)
 AirBenchReferenceJudge  # unused class (metrics_bridge/scoring/llm_judge.py:199)
 SpiderScorer  # unused class (metrics_bridge/scoring/spice.py:109)
+ClapScorer  # unused class (metrics_bridge/scoring/clap.py: CLAP and MACE)
 
 # --- Called through getattr (perturbation kinds) or by a library (pydub generators, torch config).
 _.generate  # unused method (annotation/services/demo_audio.py:25)

@@ -29,6 +29,13 @@ class Dataset(TimeStampedModel):
         FIRST = "first", "First reference caption"
         LLM = "llm", "LLM-written reference answer (generated once per reference list, cached)"
 
+    class JudgementLayout(models.TextChoices):
+        """The layout its pairwise judgements came in, which decides the agreement protocol (protocols.md §1, §6)."""
+
+        FENSE = "fense", "FENSE (HC/HI/HM/MM; also the platform's own studies)"
+        BRACE_MAIN = "brace-main", "BRACE-Main (Human-Human / Human-Machine / Machine-Machine)"
+        BRACE_HALLUCINATION = "brace-hallucination", "BRACE-Hallucination (original vs one-word hallucination)"
+
     name = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
     # What the clips are: the AudioCapBench LLM judge's category guidance.
@@ -43,6 +50,8 @@ class Dataset(TimeStampedModel):
     airbench_reference = models.CharField(
         max_length=10, choices=AirBenchReference.choices, default=AirBenchReference.FIRST
     )
+    # Set by the pairwise importer from the file's layout; a dataset holds pairs of one layout only.
+    judgement_layout = models.CharField(max_length=20, choices=JudgementLayout.choices, default=JudgementLayout.FENSE)
 
     class Meta:
         ordering = ["name"]
@@ -54,6 +63,11 @@ class Dataset(TimeStampedModel):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def agreement_protocol(self) -> str:
+        """ "brace" for BRACE-layout datasets, else "fense" (FENSE files and the platform's own studies)."""
+        return "fense" if self.judgement_layout == self.JudgementLayout.FENSE else "brace"
 
 
 def clip_audio_path(clip: "Clip", filename: str) -> str:

@@ -92,3 +92,24 @@ def query_id(request, param: str, model: type[models.Model]) -> int | None:
         return query_value(model, "pk", param, raw)
     except QueryParameterError as error:
         raise BadRequest(f"The {param} parameter {error}.") from None
+
+
+def query_choice(request, param: str, choices, default: str = "") -> str:
+    """`?param=` of a page request as one of `choices` (`default` when absent or blank); anything else is a 400
+    naming `param` and the allowed values (a typo must not silently show an unfiltered page)."""
+    raw = request.GET.get(param, "").strip()
+    if not raw:
+        return default
+    if "\x00" in raw or raw not in choices:
+        raise BadRequest(f"The {param} parameter {raw[:40]!r} is not one of: {', '.join(choices)}.")
+    return raw
+
+
+def query_page(request, param: str = "page") -> int:
+    """`?page=` of a paginated page: a whole number >= 1 (1 when absent); a page past the end shows the last."""
+    raw = request.GET.get(param, "").strip()
+    if not raw:
+        return 1
+    if not re.fullmatch(r"[0-9]{1,9}", raw) or int(raw) < 1:
+        raise BadRequest(f"The {param} parameter {raw[:40]!r} is not a page number (1, 2, ...).")
+    return int(raw)

@@ -1,4 +1,5 @@
 """Celery application: Redis when REDIS_URL is set, eager execution otherwise."""
+
 import os
 
 from celery import Celery

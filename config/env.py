@@ -3,6 +3,7 @@
 A malformed value stops start-up with a message naming the variable, instead of
 silently falling back to a default that hides a typo in production.
 """
+
 import os
 from urllib.parse import urlparse
 

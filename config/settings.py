@@ -311,6 +311,8 @@ SPICE_CORENLP_DIR = env_str("SPICE_CORENLP_DIR")
 SPICE_CACHE_DIR = env_str("SPICE_CACHE_DIR")
 FENSE_ERROR_DETECTOR_PATH = env_str("FENSE_ERROR_DETECTOR_PATH")
 FENSE_ERROR_DETECTOR_BASE = env_str("FENSE_ERROR_DETECTOR_BASE")
+# A LAION CLAP checkpoint in the transformers layout (CLAP and MACE are unavailable without one).
+CLAP_MODEL_DIR = env_str("CLAP_MODEL_DIR")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

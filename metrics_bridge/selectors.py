@@ -1,4 +1,5 @@
 """Read-only queries that turn corpus and judgement rows into the plain data scoring code takes."""
+
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -17,6 +18,9 @@ class JudgedPairRow:
     votes: list[int] = field(default_factory=list)
     author_a: str | None = None
     author_b: str | None = None
+    # BRACE-Hallucination pairs: their own references and known answer ("a" / "b": the original caption)
+    references: list[str] = field(default_factory=list)
+    known_answer: str | None = None
 
 
 def caption_author(author_kind: str, system_name: str | None) -> str:
@@ -54,7 +58,17 @@ def dataset_clip_rows(*, dataset: Dataset, excluded_rater_ids: set[int] | None =
 
     pairs: dict[int, list[JudgedPairRow]] = defaultdict(list)
     pair_rows = CaptionPair.objects.filter(clip__dataset=dataset).order_by("clip_id", "source_key", "pk")
-    columns = ("pk", "clip_id", "split", "caption_a_id", "caption_a__text", "caption_b_id", "caption_b__text")
+    columns = (
+        "pk",
+        "clip_id",
+        "split",
+        "caption_a_id",
+        "caption_a__text",
+        "caption_b_id",
+        "caption_b__text",
+        "references",
+        "gold_choice",
+    )
     authors = ("caption_a__author_kind", "caption_a__system__name", "caption_b__author_kind", "caption_b__system__name")
     for pair in pair_rows.values(*columns, *authors):
         pairs[pair["clip_id"]].append(
@@ -68,6 +82,9 @@ def dataset_clip_rows(*, dataset: Dataset, excluded_rater_ids: set[int] | None =
                 votes=votes.get(pair["pk"], []),
                 author_a=caption_author(pair["caption_a__author_kind"], pair["caption_a__system__name"]),
                 author_b=caption_author(pair["caption_b__author_kind"], pair["caption_b__system__name"]),
+                references=list(pair["references"] or []),
+                # Only a HALLU pair's answer is known rather than voted (gold QC items are judged by their votes).
+                known_answer=(pair["gold_choice"] or None) if pair["split"] == CaptionPair.Split.HALLU else None,
             )
         )
 
@@ -158,9 +175,7 @@ def dataset_scored_metric_names(*, dataset: Dataset, versions: dict[str, str]) -
     """Metric names with stored scores for the dataset at their current version (`versions`: name -> version)."""
     from metrics_bridge.models import MetricScore
 
-    stored = set(
-        MetricScore.objects.filter(caption__clip__dataset=dataset).values_list("metric", "version").distinct()
-    )
+    stored = set(MetricScore.objects.filter(caption__clip__dataset=dataset).values_list("metric", "version").distinct())
     return [name for name, version in versions.items() if (name, version) in stored]
 
 

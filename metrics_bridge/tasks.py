@@ -107,6 +107,26 @@ def request_dashboard_refresh(*, kind: str, object_id: int) -> bool:
     return False
 
 
+@shared_task(acks_late=True, max_retries=0)
+def refresh_benchmark() -> str:
+    """Compute the benchmark table (every metric on every dataset, CALIBRATED fitted per dataset) off the web."""
+    from metrics_bridge.services.benchmark import benchmark_page_data  # see the section's note
+
+    benchmark_page_data()
+    return "done"
+
+
+def request_benchmark_refresh() -> bool:
+    """Have the benchmark table recomputed; True when it was done here and now (as request_dashboard_refresh)."""
+    if runs_execute_eagerly() or not live_workers(broker=current_broker()):
+        from metrics_bridge.services.benchmark import benchmark_page_data
+
+        benchmark_page_data()
+        return True
+    transaction.on_commit(lambda: refresh_benchmark.delay())
+    return False
+
+
 # --- Sensitivity reports ---------------------------------------------------------------------------
 
 

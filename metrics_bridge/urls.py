@@ -1,6 +1,13 @@
 from django.urls import path
 
-from metrics_bridge import views, views_annotation, views_captioning, views_dashboards, views_submissions
+from metrics_bridge import (
+    views,
+    views_annotation,
+    views_benchmark,
+    views_captioning,
+    views_dashboards,
+    views_submissions,
+)
 
 app_name = "metrics_bridge"
 urlpatterns = [
@@ -12,6 +19,9 @@ urlpatterns = [
     path("runs/<id:run_id>/cancel/", views.run_cancel, name="run_cancel"),
     path("datasets/<id:dataset_id>/agreement/", views_dashboards.dataset_agreement, name="dataset_agreement"),
     path("datasets/<id:dataset_id>/agreement/compute/", views_dashboards.agreement_compute, name="agreement_compute"),
+    path("datasets/<id:dataset_id>/agreement/pairs/", views_benchmark.agreement_pairs, name="agreement_pairs"),
+    path("benchmark/", views_benchmark.benchmark_page, name="benchmark"),
+    path("benchmark/refresh/", views_benchmark.benchmark_refresh, name="benchmark_refresh"),
     path("datasets/<id:dataset_id>/leaderboard/", views_dashboards.leaderboard, name="leaderboard"),
     path(
         "datasets/<id:dataset_id>/leaderboard/compute/",

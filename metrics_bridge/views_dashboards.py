@@ -147,8 +147,9 @@ def dataset_agreement(request, dataset_id: int):
             f"agreement-{dataset.name}.xlsx",
             "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
         )
+    columns = table.get("columns", COLUMNS)
     rows = [
-        (name, [(row.get(c), row.get(c) is not None and row.get(c) == table["best"][c]) for c in COLUMNS])
+        (name, [(row.get(c), row.get(c) is not None and row.get(c) == table["best"][c]) for c in columns])
         for name, row in table["metrics"].items()
     ]
     chart_metrics = dashboards.agreement_chart_metrics(table["metrics"], request.GET.getlist("chart"))
@@ -157,8 +158,10 @@ def dataset_agreement(request, dataset_id: int):
         "rows": rows,
         "chart_metrics": chart_metrics,
         "chart_query": ",".join(chart_metrics),
-        "columns": COLUMNS,
-        "pair_counts": [table["pairs"][column] for column in COLUMNS],
+        "columns": columns,
+        "brace": table.get("protocol") == "brace",
+        "pairs": table["pairs"],
+        "pair_counts": [table["pairs"].get(column, "") for column in columns],
         "unavailable": table["unavailable"],
         "available": _available_metrics(),
         **stale,
@@ -167,12 +170,13 @@ def dataset_agreement(request, dataset_id: int):
 
 
 def agreement_csv(table: dict) -> str:
+    columns = table.get("columns", COLUMNS)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["metric", *COLUMNS])
-    writer.writerow(["pairs (denominator)", *(table["pairs"][c] for c in COLUMNS)])
+    writer.writerow(["metric", *columns])
+    writer.writerow(["pairs (denominator)", *(table["pairs"].get(c, "") for c in columns)])
     for name, row in table["metrics"].items():
-        writer.writerow([name, *("" if row.get(c) is None else row[c] for c in COLUMNS)])
+        writer.writerow([name, *("" if row.get(c) is None else row[c] for c in columns)])
     return out.getvalue()
 
 
@@ -184,11 +188,12 @@ def agreement_xlsx(table: dict) -> bytes:
     sheet = workbook.active
     sheet.title = "Agreement"
     sheet.append([f"Agreement with human judgements: {table['dataset']} (% of pairs with a human preference)"])
-    sheet.append(["metric", *COLUMNS])
-    sheet.append(["pairs (denominator)", *(table["pairs"][c] for c in COLUMNS)])
+    columns = table.get("columns", COLUMNS)
+    sheet.append(["metric", *columns])
+    sheet.append(["pairs (denominator)", *(table["pairs"].get(c) for c in columns)])
     for name, row in table["metrics"].items():
-        sheet.append([name, *(row.get(c) for c in COLUMNS)])
-        for index, column in enumerate(COLUMNS, start=2):
+        sheet.append([name, *(row.get(c) for c in columns)])
+        for index, column in enumerate(columns, start=2):
             if row.get(column) is not None and row.get(column) == table["best"][column]:
                 sheet.cell(row=sheet.max_row, column=index).font = Font(bold=True)
     for cell in sheet[2]:
@@ -440,7 +445,7 @@ def _agreement_chart(dataset: Dataset, chosen: str) -> str:
     table = dashboards.agreement_page_data(dataset=dataset)
     names = dashboards.agreement_chart_metrics(table["metrics"], [name for name in chosen.split(",") if name])
     return plots.agreement_dots(
-        splits=list(COLUMNS),
+        splits=[column for column in table.get("columns", COLUMNS) if column != "f1"],
         metrics={name: table["metrics"][name] for name in names},
         pair_counts=table["pairs"],
         title=f"Agreement with people per split: {dataset.name}",

@@ -47,8 +47,15 @@ class WorkerProcess:
     """`celery -A config worker` in its own process group (so it can be stopped, or killed like a crash would)."""
 
     def __init__(
-        self, *, name: str, log_path: Path, env: dict | None = None, pool: str = "solo", concurrency: int = 1,
-        prefetch_multiplier: int = 1, include: list[str] | None = None,
+        self,
+        *,
+        name: str,
+        log_path: Path,
+        env: dict | None = None,
+        pool: str = "solo",
+        concurrency: int = 1,
+        prefetch_multiplier: int = 1,
+        include: list[str] | None = None,
     ):
         self.name, self.log_path, self.pool, self.concurrency = name, log_path, pool, concurrency
         self.prefetch_multiplier, self.include = prefetch_multiplier, include
@@ -59,8 +66,11 @@ class WorkerProcess:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 celery_worker_command(
-                    name=self.name, pool=self.pool, concurrency=self.concurrency,
-                    prefetch_multiplier=self.prefetch_multiplier, include=self.include,
+                    name=self.name,
+                    pool=self.pool,
+                    concurrency=self.concurrency,
+                    prefetch_multiplier=self.prefetch_multiplier,
+                    include=self.include,
                 ),
                 cwd=PROJECT_DIR,
                 env=self.env,

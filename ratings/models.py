@@ -26,6 +26,8 @@ class CaptionPair(TimeStampedModel):
         HI = "HI", "Human correct vs human incorrect"
         HM = "HM", "Human vs machine"
         MM = "MM", "Machine vs machine"
+        # BRACE-Hallucination: an original human caption against the same caption with one word replaced.
+        HALLU = "HALLU", "Original vs one-word hallucination"
 
     class Choice(models.TextChoices):
         A = "a", "A is better"
@@ -35,11 +37,13 @@ class CaptionPair(TimeStampedModel):
     clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="pairs")
     caption_a = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="pairs_as_a")
     caption_b = models.ForeignKey(Caption, on_delete=models.CASCADE, related_name="pairs_as_b")
-    split = models.CharField(max_length=2, choices=Split.choices)
+    split = models.CharField(max_length=5, choices=Split.choices)
     # Identifies the pair in its source so imports are idempotent, e.g. "MM_3" or "campaign-7-12".
     source_key = models.CharField(max_length=100)
-    # Quality-control items carry the known answer.
+    # Quality-control items carry the known answer (and so do HALLU pairs: the original caption).
     gold_choice = models.CharField(max_length=4, choices=Choice.choices, blank=True)
+    # The pair's own reference captions when they are not its clip's (BRACE-Hallucination); empty otherwise.
+    references = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["clip", "source_key"]

@@ -27,7 +27,12 @@ def dataset_stats(*, dataset: Dataset) -> dict:
         "clips_with_audio": corpus["clips_with_audio"],
         "reference_captions": corpus["reference_captions"],
         "candidate_captions": corpus["candidate_captions"],
-        "pairs": {split: per_split.get(split, 0) for split in CaptionPair.Split.values},
+        # The four FENSE splits always; HALLU (BRACE-Hallucination) only in datasets that have such pairs.
+        "pairs": {
+            split: per_split.get(split, 0)
+            for split in CaptionPair.Split.values
+            if split != CaptionPair.Split.HALLU or per_split.get(split)
+        },
         "votes": PairwiseVote.objects.filter(pair__clip__dataset=dataset).count(),
         "expert_annotations": corpus["expert_annotations"],
         "events": corpus["events"],

@@ -37,12 +37,15 @@ def _reference_data(request):
 
     from accounts.roles import ALL_ROLES
     from annotation.models import AttributeTag
-    from annotation.tag_library import attribute_tags_seed
+    from annotation.tag_library import attribute_tag_extensions_seed, attribute_tags_seed
 
     for role in ALL_ROLES:
         Group.objects.get_or_create(name=role)
     if not AttributeTag.objects.exists():
+        # What the data migrations 0002 and 0008 put there (a transactional test's flush removed it): the
+        # AudioCaps-F library, then its templates and this product's own tags.
         attribute_tags_seed(AttributeTag)
+        attribute_tag_extensions_seed(AttributeTag)
     yield
 
 

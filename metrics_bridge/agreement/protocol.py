@@ -50,6 +50,8 @@ import numpy as np
 from metrics_bridge.scoring.base import ScoringContext, ScoringRequest, score_batches
 
 SPLITS = ("HC", "HI", "HM", "MM")
+#: every split a report may hold, in display order (HALLU: BRACE-Hallucination, protocols.md §6)
+ALL_SPLITS = (*SPLITS, "HALLU")
 #: The four corpora of the FENSE experiment code, in the order it scores them: (label, splits, side).
 FENSE_CORPORA = (
     ("HC+HI+HM:a", ("HC", "HI", "HM"), "a"),
@@ -62,6 +64,7 @@ BATCHINGS = ("fense", "single")
 MINIMUM_REFERENCES = 4
 HUMAN = "human"
 _PAIR_KEY = re.compile(r"^(HC|HI|HM|MM)(_\d+)?$")
+_SPLIT = re.compile(r"^(HC|HI|HM|MM|HALLU)(_\d+)?$")
 _HUMAN_LABEL = re.compile(r"(^|_)human(_\d+)?$", re.IGNORECASE)
 
 
@@ -70,6 +73,8 @@ class JudgedPair:
     """One judged pair. `votes`: +1 a better, -1 b better, 0 no preference. Ids are opaque (Caption pks).
 
     `author_a` / `author_b`: "human" or the captioning system that wrote the caption (None: unknown).
+    `references`: the pair's own references when it has them (BRACE-Hallucination), else empty.
+    `known_answer`: "a" or "b" when the answer is known rather than voted (BRACE-Hallucination's original).
     """
 
     split: str
@@ -81,9 +86,14 @@ class JudgedPair:
     pair_id: Any = None
     author_a: str | None = None
     author_b: str | None = None
+    references: tuple[str, ...] = ()
+    known_answer: str | None = None
 
     @property
     def truth(self) -> int:
+        """+ when people prefer a, - when b, 0 for a tie; a known answer counts as one vote."""
+        if self.known_answer is not None:
+            return 1 if self.known_answer == "a" else -1
         return int(sum(self.votes))
 
 
@@ -126,6 +136,8 @@ class ScoringPlan:
     batches: list[PlanBatch]
     pairs: list[PlannedPair]
     warnings: list[str] = field(default_factory=list)
+    #: pairs a reference-based metric cannot score (BRACE: no reference left once the pair's captions are removed)
+    unscorable: list[JudgedPair] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[PlanBatch]:
         return iter(self.batches)
@@ -152,6 +164,7 @@ class PairDecision:
     score_b: float | None
     difference: float | None  # float32 d = score_a - score_b; None when a side is not applicable
     correct: bool | None  # None when t == 0 or a side is not applicable (not counted)
+    prediction: str | None = None  # "a" / "b" where the protocol names one (BRACE), for F1
 
 
 @dataclass
@@ -160,11 +173,14 @@ class AgreementReport:
     splits: dict[str, SplitAccuracy]
     total: SplitAccuracy
     decisions: list[PairDecision]
+    f1: float | None = None  # BRACE: percent, "caption_1 preferred" as the positive class
 
     def as_dict(self) -> dict:
         """{"HC": 51.4, ..., "total": 63.2, "pairs": {"HC": 210, ...}, "correct": {...}} (splits with pairs only)."""
         result: dict[str, Any] = {split: row.accuracy for split, row in self.splits.items()}
         result["total"] = self.total.accuracy
+        if self.f1 is not None:
+            result["f1"] = self.f1
         result["pairs"] = {split: row.counted for split, row in self.splits.items()}
         result["correct"] = {split: row.correct for split, row in self.splits.items()}
         return result
@@ -174,10 +190,10 @@ class AgreementReport:
 
 
 def split_of(key: str) -> str:
-    """'MM_3' -> 'MM'; 'hc' -> 'HC'. Raises ValueError for anything else."""
-    match = _PAIR_KEY.match(str(key).strip().upper())
+    """'MM_3' -> 'MM'; 'hc' -> 'HC'; 'HALLU' -> 'HALLU'. Raises ValueError for anything else."""
+    match = _SPLIT.match(str(key).strip().upper())
     if not match:
-        raise ValueError(f"unknown pair split {key!r} (expected HC, HI, HM or MM[_n])")
+        raise ValueError(f"unknown pair split {key!r} (expected HC, HI, HM, MM[_n] or HALLU)")
     return match.group(1)
 
 
@@ -247,6 +263,8 @@ def clip_from_rows(rows: Any) -> ProtocolClip:
             pair_id=pair.pair_id,
             author_a=getattr(pair, "author_a", None),
             author_b=getattr(pair, "author_b", None),
+            references=tuple(getattr(pair, "references", None) or ()),
+            known_answer=getattr(pair, "known_answer", None),
         )
         for pair in rows.pairs
     )
@@ -404,10 +422,10 @@ def _side_score(positions: Sequence[RequestPosition], batch_scores: Sequence[Seq
     return float(sum(applicable) / len(applicable))
 
 
-def _split_accuracy(split: str, decisions: list[PairDecision]) -> SplitAccuracy:
+def _split_accuracy(split: str, decisions: list[PairDecision], digits: int = 1) -> SplitAccuracy:
     counted = [d for d in decisions if d.correct is not None]
     correct = sum(1 for d in counted if d.correct)
-    accuracy = round(100.0 * correct / len(counted), 1) if counted else None
+    accuracy = round(100.0 * correct / len(counted), digits) if counted else None
     not_applicable = sum(1 for d in decisions if d.pair.truth != 0 and d.difference is None)
     return SplitAccuracy(
         split=split,
@@ -442,17 +460,21 @@ def agreement_report(
     return report_from_decisions(decisions, metric=metric)
 
 
-def report_from_decisions(decisions: Iterable[PairDecision], *, metric: str | None = None) -> AgreementReport:
-    """Accuracy per split and in total from per-pair decisions (`correct` None = not counted)."""
+def report_from_decisions(
+    decisions: Iterable[PairDecision], *, metric: str | None = None, digits: int = 1
+) -> AgreementReport:
+    """Accuracy per split and in total from per-pair decisions (`correct` None = not counted), `digits` decimals."""
     decisions_by_split: dict[str, list[PairDecision]] = {}
     for decision in decisions:
         decisions_by_split.setdefault(split_of(decision.pair.split), []).append(decision)
     splits = {
-        split: _split_accuracy(split, decisions_by_split[split]) for split in SPLITS if split in decisions_by_split
+        split: _split_accuracy(split, decisions_by_split[split], digits)
+        for split in ALL_SPLITS
+        if split in decisions_by_split
     }
     all_decisions = [d for split in splits for d in decisions_by_split[split]]
     return AgreementReport(
-        metric=metric, splits=splits, total=_split_accuracy("total", all_decisions), decisions=all_decisions
+        metric=metric, splits=splits, total=_split_accuracy("total", all_decisions, digits), decisions=all_decisions
     )
 
 

@@ -1,4 +1,5 @@
 """Parsing shared by the metric commands: a dataset by name, a comma-separated metric list."""
+
 from django.core.management.base import CommandError
 
 from annotation.models import Dataset

@@ -78,12 +78,14 @@ class MetricResources:
     spice_cache_dir: SPICE's parse cache folder (optional)
     fense_error_detector_path: FENSE error-detector checkpoint file
     fense_error_detector_base: local folder with the detector encoder's config and tokenizer (optional)
+    clap_model_dir: folder with a LAION CLAP checkpoint in the transformers layout (CLAP, MACE)
     """
 
     spice_corenlp_dir: str | None = None
     spice_cache_dir: str | None = None
     fense_error_detector_path: str | None = None
     fense_error_detector_base: str | None = None
+    clap_model_dir: str | None = None
 
 
 @dataclass
@@ -93,7 +95,8 @@ class ScoringContext:
     expert_annotations: clip_key -> gold AudioCaps-F annotation, either bare {event: {"source": [...],
         "attr": [...]}} (the released file) or {"node": {event: {...}}, "relations": [[event, event,
         "before" | "after" | "and"], ...]} when it has temporal relations
-    audio_paths: clip_key -> local path of the clip's audio
+    audio_paths: clip_key -> local path of the clip's audio (filled for scorers whose `needs` name "audio")
+    audio_hashes: clip_key -> sha256 of that audio file (audio embeddings are cached by it)
     attribute_tags: tag text -> {"class": ..., "sym": ..., "ant": [...]} (the tag library)
     clip_references: clip_key -> the clip's full reference list (DATE's discriminability compares a
         caption with every clip of the dataset; requests under the pairwise protocol carry shortened lists)
@@ -108,6 +111,7 @@ class ScoringContext:
 
     expert_annotations: dict[str, dict] = field(default_factory=dict)
     audio_paths: dict[str, str] = field(default_factory=dict)
+    audio_hashes: dict[str, str] = field(default_factory=dict)
     attribute_tags: dict[str, dict] = field(default_factory=dict)
     clip_references: dict[str, tuple[str, ...]] = field(default_factory=dict)
     llm: dict | None = None

@@ -13,7 +13,7 @@ Public API (the Django side calls these):
 
 Metric names: BLEU_1..BLEU_4, METEOR, ROUGE_L, CIDEr_D, SPICE, SPIDEr, SBERT, FENSE, and those the
 scorers listed in SCORER_FACTORIES add (DATE, XACE, XACE_E/S/A/R, XACE_CAPTIONS, XACE_CAPTIONS_E/S/A/R,
-BERTScore, LLM_JUDGE_3D, LLM_JUDGE_REF).
+BERTScore, CLAP, MACE, LLM_JUDGE_3D, LLM_JUDGE_REF).
 
 To add a scorer, append one entry to SCORER_FACTORIES: "package.module:ClassName" (imported on
 first use) or a zero-argument callable. A factory must be cheap: load models lazily in the
@@ -42,6 +42,7 @@ SCORER_FACTORIES: list[str | Callable[[], Scorer]] = [
     "metrics_bridge.scoring.xace:XaceScorer",
     "metrics_bridge.scoring.xace:XaceCaptionsScorer",
     "metrics_bridge.scoring.bertscore:BertScoreScorer",
+    "metrics_bridge.scoring.clap:ClapScorer",
     "metrics_bridge.scoring.llm_judge:AudioCapBenchJudge",
     "metrics_bridge.scoring.llm_judge:AirBenchReferenceJudge",
 ]

@@ -8,6 +8,11 @@ their perturbed versions are compared with the Kruskal-Wallis H test (scipy.stat
 table holds -log10 p (larger = the metric separates clean from perturbed captions more
 clearly; p = 0.05 is 1.30). The paper prints -ln p (p = 0.05 is 3.0); this table is -log10 p.
 
+The hallucination probe (BRACE-style, `Perturber.hallucinate`): the same clean captions against
+their one-word hallucinations (a source noun swapped for an unrelated noun), scored against the same
+references; per metric, the share of captions whose original scores strictly higher than its
+hallucination ("prefers the original", BRACE's rule: a tie is not a preference), with the ties counted.
+
 Each set of captions is scored as its own batch (corpus-level metrics such as CIDEr-D get their
 document frequencies from that batch's references, which are the same references for the clean
 and the perturbed batch).
@@ -24,7 +29,7 @@ import numpy as np
 from metrics_bridge.agreement.protocol import padded, references_without
 from metrics_bridge.scoring.base import ScoringContext, ScoringRequest, score_batches
 
-from .perturbations import FACTOR_OF, PERTURBATIONS, Perturbed, Perturber
+from .perturbations import FACTOR_OF, HALLUCINATION, PERTURBATIONS, Perturbed, Perturber
 
 EXAMPLES_PER_PERTURBATION = 3
 
@@ -38,9 +43,14 @@ class SensitivityItem:
 
 
 def build_items(
-    clips: Sequence[tuple[str | None, Sequence[str]]], perturber: Perturber, *, kinds: Sequence[str] = PERTURBATIONS
+    clips: Sequence[tuple[str | None, Sequence[str]]],
+    perturber: Perturber,
+    *,
+    kinds: Sequence[str] = PERTURBATIONS,
+    hallucinations: bool = True,
 ) -> list[SensitivityItem]:
-    """One item per reference caption of every clip with at least two references."""
+    """One item per reference caption of every clip with at least two references (with its one-word
+    hallucination too, unless `hallucinations` is off)."""
     items = []
     for clip_key, references in clips:
         references = list(references)
@@ -55,6 +65,10 @@ def build_items(
                 result = perturber.perturb(kind, caption, references)
                 if result is not None and result.text != caption:
                     item.perturbed[kind] = result
+            if hallucinations:
+                result = perturber.hallucinate(caption, references)
+                if result is not None and result.text != caption:
+                    item.perturbed[HALLUCINATION] = result
             items.append(item)
     return items
 
@@ -94,8 +108,11 @@ def sensitivity_table(
     applicable = {kind: [item for item in items if kind in item.perturbed] for kind in kinds}
     clean_items = [item for item in items if item.perturbed]
     position = {id(item): index for index, item in enumerate(clean_items)}
+    hallucinated = [item for item in items if HALLUCINATION in item.perturbed]
     batches = [[_request(item, item.original) for item in clean_items]]
     batches += [[_request(item, item.perturbed[kind].text) for item in applicable[kind]] for kind in kinds]
+    batches += [[_request(item, item.perturbed[HALLUCINATION].text) for item in hallucinated]]
+    probe: dict[str, dict] = {}
 
     table: dict[str, dict[str, dict]] = {kind: {} for kind in kinds}
     names_in_order: list[str] = []
@@ -114,11 +131,34 @@ def sensitivity_table(
                 perturbed = [result.value for result in by_batch[offset][name]] if offset in by_batch else []
                 clean = [clean_scores[position[id(item)]] for item in applicable[kind]]
                 table[kind][name] = _cell(clean, perturbed)
+            last = len(kinds) + 1
+            hallucination_scores = [result.value for result in by_batch[last][name]] if last in by_batch else []
+            originals = [clean_scores[position[id(item)]] for item in hallucinated]
+            probe[name] = _preference_cell(originals, hallucination_scores)
     return {
         "metrics": names_in_order,
         "captions": len(items),
         "perturbations": {kind: _perturbation_summary(kind, applicable[kind], len(items)) for kind in kinds},
         "table": table,
+        "hallucination": {**_perturbation_summary(HALLUCINATION, hallucinated, len(items)), "metrics": probe},
+    }
+
+
+def _preference_cell(originals: Sequence[float], hallucinations: Sequence[float]) -> dict:
+    """How often the original scores strictly higher than its hallucination (percent of the pairs both scored)."""
+    pairs = [
+        (o, h)
+        for o, h in zip(originals, hallucinations, strict=True)
+        if o is not None and h is not None and not (math.isnan(o) or math.isnan(h))
+    ]
+    prefers = sum(1 for o, h in pairs if o > h)
+    ties = sum(1 for o, h in pairs if o == h)
+    return {
+        "prefers_original": round(100.0 * prefers / len(pairs), 2) if pairs else None,
+        "ties": ties,
+        "n": len(pairs),
+        "mean_original": _mean([o for o, _ in pairs]),
+        "mean_hallucination": _mean([h for _, h in pairs]),
     }
 
 
@@ -143,4 +183,5 @@ def _perturbation_summary(kind: str, applied: Sequence[SensitivityItem], total: 
         {"original": item.original, "perturbed": item.perturbed[kind].text, "change": item.perturbed[kind].changed}
         for item in applied[:EXAMPLES_PER_PERTURBATION]
     ]
-    return {"factor": FACTOR_OF[kind], "applied": len(applied), "captions": total, "examples": examples}
+    factor = FACTOR_OF.get(kind, "one-word hallucination (source noun -> unrelated noun)")
+    return {"factor": factor, "applied": len(applied), "captions": total, "examples": examples}

@@ -21,6 +21,13 @@ in the caption text (whole words, first occurrence):
   "while" / "as" / "whilst" / "with" / "and" -> "before" ("a motor runs with a whirring" ->
   "a motor runs before a whirring", Table 3's "with" -> "followed by").
 
+And a probe apart from the factor table, BRACE-Hallucination style (protocols.md §6):
+
+- ``hallucination`` (one word): a sound-source noun of the caption is replaced by an *unrelated* noun:
+  a source noun of another clip of the dataset, of the same grammatical number, that none of this
+  clip's references mentions and whose Sentence-BERT cosine with the original noun is below
+  UNRELATED_BELOW ("a car horn honks" -> "a goat honks"). The rest of the caption is left alone.
+
 Determinism: each perturbation draws from `random.Random(f"{seed}:{kind}:{caption}")`, so a
 caption's perturbation depends only on the seed, the caption and the dataset's pools, never on the
 order captions are processed in. Plain Python, no Django.
@@ -41,6 +48,9 @@ PERTURBATIONS = ("event", "source", "attribute", "relation")
 #: a replacement word must occur as an event / source in at least this many captions of the dataset
 MIN_POOL_COUNT = 2
 FACTOR_OF = {"event": "sound event", "source": "source", "attribute": "attribute", "relation": "temporal relation"}
+HALLUCINATION = "hallucination"
+#: a replacement noun counts as unrelated to the original below this cosine of their Sentence-BERT vectors
+UNRELATED_BELOW = 0.3
 
 #: connective (as written) -> the connective that reverses or breaks the temporal order
 RELATION_SWAPS = {
@@ -127,11 +137,20 @@ def _same_case(original: str, replacement: str) -> str:
 class Perturber:
     """Makes the four perturbations of captions; `pools` come from every caption of the dataset."""
 
-    def __init__(self, captions: Iterable[str], *, attribute_tags: Mapping[str, dict], seed: int = 0) -> None:
+    def __init__(
+        self,
+        captions: Iterable[str],
+        *,
+        attribute_tags: Mapping[str, dict],
+        seed: int = 0,
+        similarity: Callable[[str, Sequence[str]], Sequence[float]] | None = None,
+    ) -> None:
+        """`similarity(word, others)`: cosine of a word with each other word (default: Sentence-BERT vectors)."""
         self.seed = seed
         self.extractor = RuleExtractor()
         self.antonyms = _antonym_table(attribute_tags)
         self.pools = self._pools(captions)
+        self.similarity = similarity or _sbert_similarity
 
     def _pools(self, captions: Iterable[str]) -> Pools:
         """Event and source words the extractor finds in at least MIN_POOL_COUNT captions (drops one-off misreads)."""
@@ -171,13 +190,18 @@ class Perturber:
         word = rng.choice(words)
         return _replaced("event", caption, word, self.pools.events.get(word_form(word), []), rng, clip_lemmas)
 
-    def _source(self, caption: str, rng: random.Random, clip_lemmas: set[str]) -> Perturbed | None:
+    def _source_words(self, caption: str) -> list[str]:
+        """The caption's one-word sound sources, as written in it, in order."""
         graph = self.extractor.extract(caption)
         sources = []
         for children in graph.events.values():
             for source in children.get("source", []):
                 if _single_word(source) and _find(source, caption) and source.lower() not in sources:
                     sources.append(source.lower())
+        return sources
+
+    def _source(self, caption: str, rng: random.Random, clip_lemmas: set[str]) -> Perturbed | None:
+        sources = self._source_words(caption)
         if not sources:
             return None
         same_number = [
@@ -206,6 +230,26 @@ class Perturber:
         replacement = rng.choice(opposites)
         text = _replace_first(caption, phrase, replacement)
         return Perturbed("attribute", caption, text, f"{phrase} -> {replacement}") if text else None
+
+    def hallucinate(self, caption: str, clip_references: Sequence[str] = ()) -> Perturbed | None:
+        """The caption with one sound-source noun replaced by an unrelated noun, or None (no source noun, or no
+        unrelated noun of the same number in the dataset's pool)."""
+        rng = self._rng(HALLUCINATION, caption)
+        clip_lemmas = _clip_lemmas(clip_references or (caption,))
+        sources = self._source_words(caption)
+        if not sources:
+            return None
+        word = rng.choice(sources)
+        pool = [c for c in self.pools.sources.get(grammatical_number(word), []) if lemma(c) not in clip_lemmas]
+        if not pool:
+            return None
+        similarities = self.similarity(word, pool)
+        unrelated = [c for c, value in zip(pool, similarities, strict=True) if value < UNRELATED_BELOW]
+        if not unrelated:
+            return None
+        replacement = rng.choice(unrelated)
+        text = _replace_first(caption, word, replacement)
+        return Perturbed(HALLUCINATION, caption, text, f"{word} -> {replacement}") if text else None
 
     def _relation(self, caption: str, rng: random.Random, clip_lemmas: set[str]) -> Perturbed | None:
         graph = self.extractor.extract(caption)
@@ -236,6 +280,13 @@ def _replaced(
     replacement = rng.choice(choices)
     text = _replace_first(caption, word, replacement)
     return Perturbed(kind, caption, text, f"{word} -> {replacement}") if text else None
+
+
+def _sbert_similarity(word: str, others: Sequence[str]) -> list[float]:
+    from metrics_bridge.scoring import sbert
+
+    vectors = sbert.encode_texts([word, *others])
+    return [float(value) for value in vectors[1:] @ vectors[0]]
 
 
 def _clip_lemmas(references: Iterable[str]) -> set[str]:

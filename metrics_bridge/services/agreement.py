@@ -1,11 +1,12 @@
 """Agreement of automatic metrics with people, assembled from stored scores."""
+
 import hashlib
 import json
 
 from django.core.cache import cache
 
 from annotation.models import Dataset
-from metrics_bridge.agreement import calibration, protocol
+from metrics_bridge.agreement import brace, calibration, protocol, protocols
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import ScoringContext, scorer_version
@@ -84,17 +85,28 @@ def _batch_scores(scorer, plan: protocol.ScoringPlan, stored: dict, gold_fingerp
 
 
 def metric_agreement(
-    *, clips: list[protocol.ProtocolClip], scorer, context: ScoringContext, gold_fingerprints: dict | None = None
+    *,
+    clips: list[protocol.ProtocolClip],
+    scorer,
+    context: ScoringContext,
+    gold_fingerprints: dict | None = None,
+    protocol_name: str = protocols.FENSE,
 ) -> tuple[dict[str, protocol.AgreementReport], int]:
-    """Per metric name of the scorer: the FENSE pairwise accuracy from stored scores (missing scores count
-    wrong); and how many distinct captions of the pairs were scored against a gold annotation graph.
+    """Per metric name of the scorer: the pairwise accuracy under `protocol_name` (FENSE's or BRACE's) from
+    stored scores (missing scores count wrong); and how many distinct captions of the pairs were scored
+    against a gold annotation graph.
 
     `gold_fingerprints` (caption id -> its clip's gold fingerprint) is needed for scorers that read gold annotations.
     """
-    plan = protocol.scoring_plan(clips, protocol_kind=scorer.protocol_kind, batching=protocol.scorer_batching(scorer))
+    plan = protocols.scorer_plan(clips, protocol_name=protocol_name, scorer=scorer)
     stored, origins = _stored_scores(scorer=scorer, plan=plan, context=context, gold_fingerprints=gold_fingerprints)
     reports = {
-        name: protocol.agreement_report(plan, _batch_scores(scorer, plan, stored[name], gold_fingerprints), metric=name)
+        name: protocols.agreement_report(
+            plan,
+            _batch_scores(scorer, plan, stored[name], gold_fingerprints),
+            protocol_name=protocol_name,
+            metric=name,
+        )
         for name in scorer.metric_names
     }
     keys = [
@@ -104,7 +116,10 @@ def metric_agreement(
     return reports, len(scored_against_annotations)
 
 
-def _pair_counts(clips: list[protocol.ProtocolClip]) -> dict[str, int]:
+def _pair_counts(clips: list[protocol.ProtocolClip], protocol_name: str = protocols.FENSE) -> dict[str, int]:
+    """Pairs counted per split and in total (BRACE: also the unscorable pairs and the ties left out)."""
+    if protocol_name == protocols.BRACE:
+        return brace.pair_counts(brace.scoring_plan(clips))
     counts = {split: 0 for split in SPLITS}
     for clip in clips:
         for pair in clip.pairs:
@@ -132,7 +147,11 @@ def _metric_reports(
         if getattr(scorer, "uses_gold_annotations", False) and gold_fingerprints is None:
             gold_fingerprints = gold_fingerprints_by_caption(dataset=dataset)
         scorer_reports, scored_against_annotations = metric_agreement(
-            clips=clips, scorer=scorer, context=context, gold_fingerprints=gold_fingerprints
+            clips=clips,
+            scorer=scorer,
+            context=context,
+            gold_fingerprints=gold_fingerprints,
+            protocol_name=dataset.agreement_protocol,
         )
         reports.update(scorer_reports)
         graph_counts.update({metric: scored_against_annotations for metric in scorer_reports})
@@ -146,9 +165,18 @@ def _dataset_clips(dataset: Dataset) -> list[protocol.ProtocolClip]:
 
 
 def _row(report: protocol.AgreementReport) -> dict:
-    row = {split: report.splits[split].accuracy for split in SPLITS if split in report.splits}
+    row = {split: report.splits[split].accuracy for split in protocol.ALL_SPLITS if split in report.splits}
     row["total"] = report.total.accuracy
+    if report.f1 is not None:
+        row["f1"] = report.f1
     return row
+
+
+def report_columns(report: dict) -> list[str]:
+    """The columns of an agreement table: FENSE's four splits and total; BRACE's splits present, total and F1."""
+    if report.get("protocol") != protocols.BRACE:
+        return [*SPLITS, "total"]
+    return [*(split for split in protocol.ALL_SPLITS if split in report["pairs"]), "total", "f1"]
 
 
 def agreement_table(
@@ -156,13 +184,15 @@ def agreement_table(
     dataset: Dataset,
     metric_names: list[str],
     unavailable: dict[str, str] | None = None,
-    calibrate_on: Dataset | None = None,
+    calibrate_on: list[Dataset] | None = None,
 ) -> dict:
-    """The HC/HI/HM/MM agreement of the named metrics, from stored scores only (missing scores count wrong).
+    """The agreement of the named metrics under the dataset's protocol (FENSE's HC/HI/HM/MM, or BRACE's
+    splits with F1), from stored scores only (missing scores count wrong).
 
     CALIBRATED among the names adds the learned metric's held-out row, with the other named
-    metrics as its features: 5-fold cross-validation grouped by clip, or, with `calibrate_on`,
-    a model fitted on that dataset's pairs (transfer). Its description goes under "calibration".
+    metrics as its features: 5-fold cross-validation grouped by clip, or, with `calibrate_on`
+    (one or more other datasets, of any layout), a model fitted on those datasets' pairs (transfer).
+    Its description goes under "calibration".
     """
     clips = _dataset_clips(dataset)
     wants_calibrated = CALIBRATED in metric_names
@@ -172,7 +202,8 @@ def agreement_table(
     metrics = {name: _row(report) for name, report in reports.items()}
     report = {
         "dataset": dataset.name,
-        "pairs": _pair_counts(clips),
+        "protocol": dataset.agreement_protocol,
+        "pairs": _pair_counts(clips, dataset.agreement_protocol),
         "metrics": metrics,
         # per metric: distinct captions of the judged pairs scored against a gold annotation graph
         "scored_against_annotation_graphs": graph_counts,
@@ -180,15 +211,9 @@ def agreement_table(
     unavailable = dict(unavailable or {})
     if wants_calibrated:
         try:
-            if calibrate_on is not None:
-                training_reports, _ = _metric_reports(
-                    dataset=calibrate_on, clips=_dataset_clips(calibrate_on), metric_names=list(reports)
-                )
-                calibrated, description = calibrated_transfer(
-                    dataset=dataset, reports=reports, training_dataset=calibrate_on, training_reports=training_reports
-                )
-            else:
-                calibrated, description = calibrated_cross_validation(dataset=dataset, reports=reports)
+            calibrated, description = calibrated_row(
+                dataset=dataset, reports=reports, calibrate_on=calibrate_on, clips=clips
+            )
         except ValueError as error:
             unavailable[CALIBRATED] = str(error)
         else:
@@ -199,6 +224,33 @@ def agreement_table(
     return report
 
 
+def calibrated_row(
+    *,
+    dataset: Dataset,
+    reports: dict[str, protocol.AgreementReport],
+    calibrate_on: list[Dataset] | None = None,
+    clips: list[protocol.ProtocolClip] | None = None,
+) -> tuple[protocol.AgreementReport, dict]:
+    """CALIBRATED on `dataset`, held out: cross-validated on its own clips, or fitted on `calibrate_on`'s pairs.
+    `clips` (the dataset's protocol clips) lets it add the caption features (calibration.CAPTION_FEATURES)."""
+    if not calibrate_on:
+        return calibrated_cross_validation(dataset=dataset, reports=reports, clips=clips)
+    training = []
+    for training_dataset in calibrate_on:
+        training_clips = _dataset_clips(training_dataset)
+        training_reports, _ = _metric_reports(
+            dataset=training_dataset, clips=training_clips, metric_names=list(reports)
+        )
+        training.append((training_dataset, training_reports, training_clips))
+    return calibrated_transfer(dataset=dataset, reports=reports, training=training, clips=clips)
+
+
+def _calibrate_on_list(calibrate_on) -> list[Dataset]:
+    if calibrate_on is None:
+        return []
+    return list(calibrate_on) if isinstance(calibrate_on, list | tuple) else [calibrate_on]
+
+
 def agreement_report_build(
     *,
     dataset: Dataset,
@@ -206,11 +258,11 @@ def agreement_report_build(
     metric_names: list[str] | None = None,
     on_progress=None,
     watchdog=None,
-    calibrate_on: Dataset | None = None,
+    calibrate_on: list[Dataset] | Dataset | None = None,
     slow_resources_loading: bool = False,
 ) -> dict:
     """The agreement table; scores that are missing are computed first (by the workers `enqueue` sends to;
-    on `calibrate_on` too for CALIBRATED). `slow_resources_loading`: see metric_run_create.
+    on the `calibrate_on` datasets too for CALIBRATED). `slow_resources_loading`: see metric_run_create.
 
     Without `metric_names`: every available metric plus CALIBRATED.
 
@@ -219,9 +271,10 @@ def agreement_report_build(
     failed, the run ended early). Without `metric_names`, the metrics that cannot run here and a CALIBRATED
     that cannot be fitted are listed under "unavailable" instead: the default asks only for what can run.
     """
+    training_datasets = _calibrate_on_list(calibrate_on)
     wanted = None if metric_names is None else [name for name in metric_names if name != CALIBRATED]
     wants_calibrated = metric_names is None or CALIBRATED in metric_names
-    if calibrate_on is not None and not wants_calibrated:
+    if training_datasets and not wants_calibrated:
         raise ValueError("--calibrate-on needs CALIBRATED among the metrics")
     run = metric_run_create(
         dataset=dataset, metric_names=wanted, slow_resources_loading=slow_resources_loading, protocol_only=True
@@ -229,17 +282,19 @@ def agreement_report_build(
     run = metric_run_execute(run=run, enqueue=enqueue, on_progress=on_progress, watchdog=watchdog)
     unavailable = {**run.unavailable, **metrics_not_computed(run)}
     computed = [name for name in run.metrics if name not in unavailable]
-    if calibrate_on is not None:
-        training_run = metric_run_create(dataset=calibrate_on, metric_names=computed, protocol_only=True)
+    for training_dataset in training_datasets:
+        training_run = metric_run_create(dataset=training_dataset, metric_names=computed, protocol_only=True)
         training_run = metric_run_execute(run=training_run, enqueue=enqueue, on_progress=on_progress, watchdog=watchdog)
         if training_run.status != MetricRun.Status.DONE:
             raise ValueError(
-                f"computing scores on {calibrate_on.name} for CALIBRATED failed in metric run {training_run.pk}: "
+                f"computing scores on {training_dataset.name} for CALIBRATED failed in metric run {training_run.pk}: "
                 f"{training_run.error}"
             )
     if wants_calibrated:
         computed.append(CALIBRATED)
-    report = agreement_table(dataset=dataset, metric_names=computed, unavailable=unavailable, calibrate_on=calibrate_on)
+    report = agreement_table(
+        dataset=dataset, metric_names=computed, unavailable=unavailable, calibrate_on=training_datasets or None
+    )
     requested = list(metric_names) if metric_names is not None else list(run.metrics)
     metrics_missing_check(requested=requested, delivered=report["metrics"], reasons=report.get("unavailable", {}))
     return report

@@ -10,17 +10,31 @@ from metrics_bridge.agreement import calibration
 from metrics_bridge.agreement.protocol import AgreementReport
 
 
+def calibration_rows(
+    *, dataset: Dataset, reports: dict[str, AgreementReport], clips=None
+) -> tuple[tuple[str, ...], list[calibration.PairRow]]:
+    """Feature names and rows: the metrics' score differences, plus the caption features when the dataset's
+    clips are given (their references) and the sentence model and fluency detector are there."""
+    names, rows = calibration.pair_rows(reports)
+    if clips is not None and calibration.caption_features_available():
+        references = {clip.clip_key: clip.references for clip in clips}
+        names, rows = calibration.with_caption_features(
+            names, rows, references, protocol_name=dataset.agreement_protocol
+        )
+    return names, rows
+
+
 def calibrated_cross_validation(
-    *, dataset: Dataset, reports: dict[str, AgreementReport], seed: int = calibration.DEFAULT_SEED
+    *, dataset: Dataset, reports: dict[str, AgreementReport], clips=None, seed: int = calibration.DEFAULT_SEED
 ) -> tuple[AgreementReport, dict]:
     """(agreement report, calibration description) of CALIBRATED on `dataset`, held out by 5-fold CV grouped by clip.
 
     `reports` are the dataset's per-metric agreement reports (the features). The coefficients
     shown are those of a model fitted on every pair (what `--calibrate-on` transfers); the
-    accuracy is the cross-validated one only.
+    accuracy is the cross-validated one only, counted under the dataset's protocol.
     """
-    names, rows = calibration.pair_rows(reports)
-    validation = calibration.cross_validate(names, rows, seed=seed)
+    names, rows = calibration_rows(dataset=dataset, reports=reports, clips=clips)
+    validation = calibration.cross_validate(names, rows, seed=seed, protocol_name=dataset.agreement_protocol)
     full_model = calibration.fit_calibrated_model(names, rows, seed=seed)
     description = {
         "mode": "cross-validation",
@@ -43,27 +57,44 @@ def calibrated_transfer(
     *,
     dataset: Dataset,
     reports: dict[str, AgreementReport],
-    training_dataset: Dataset,
-    training_reports: dict[str, AgreementReport],
+    training: list[tuple],
+    clips=None,
     seed: int = calibration.DEFAULT_SEED,
 ) -> tuple[AgreementReport, dict]:
-    """(agreement report, description) of CALIBRATED fitted on all pairs of `training_dataset`, applied to `dataset`."""
-    features = [name for name in reports if name in training_reports]
+    """(agreement report, description) of CALIBRATED fitted on every pair of the `training` datasets, each given
+    as (dataset, its per-metric reports, its protocol clips or None), any layout, applied to `dataset` and
+    counted under its protocol. Caption features are used when every dataset's clips are given."""
+    use_clips = clips is not None and all(entry[2] is not None for entry in training)
+    names_in_training = [set(entry[1]) for entry in training]
+    features = [name for name in reports if all(name in names for names in names_in_training)]
+    training_names = ", ".join(entry[0].name for entry in training)
     if not features:
-        raise ValueError(f"CALIBRATED: {training_dataset.name} and {dataset.name} have no metric scored in common")
-    training_names, training_rows = calibration.pair_rows({name: training_reports[name] for name in features})
-    names, rows = calibration.pair_rows({name: reports[name] for name in features})
-    model = calibration.fit_calibrated_model(training_names, training_rows, seed=seed)
-    report = calibration.agreement_from_decisions(rows, model.decisions(rows))
+        raise ValueError(f"CALIBRATED: {training_names} and {dataset.name} have no metric scored in common")
+    training_rows = []
+    for training_dataset, training_reports, training_clips in training:
+        _names, rows = calibration_rows(
+            dataset=training_dataset,
+            reports={name: training_reports[name] for name in features},
+            clips=training_clips if use_clips else None,
+        )
+        # clips of two training datasets never share a group (the inner search for C groups by clip)
+        training_rows += [
+            calibration.PairRow(row.pair, f"{training_dataset.pk}:{row.clip_key}", row.differences) for row in rows
+        ]
+    names, rows = calibration_rows(
+        dataset=dataset, reports={name: reports[name] for name in features}, clips=clips if use_clips else None
+    )
+    model = calibration.fit_calibrated_model(names, training_rows, seed=seed)
+    report = calibration.agreement_from_decisions(rows, model.decisions(rows), protocol_name=dataset.agreement_protocol)
     description = {
         "mode": "transfer",
         "held_out": True,
         "seed": seed,
-        "trained_on": training_dataset.name,
+        "trained_on": training_names,
         "evaluated_on": dataset.name,
         "features": list(names),
         "model_on_all_pairs": model.as_dict(),
-        "shared_clips": _shared_clip_count(training_dataset=training_dataset, dataset=dataset),
+        "shared_clips": sum(_shared_clip_count(training_dataset=entry[0], dataset=dataset) for entry in training),
     }
     return report, description
 

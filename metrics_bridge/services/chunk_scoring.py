@@ -32,7 +32,9 @@ def chunk_score(*, chunk: MetricRunChunk) -> list[ScoreRow | MetricScore | Syste
     uses_clip_data = getattr(scorer, "uses_clip_data", True)
     clip_ids = {int(request.clip_key) for request in requests if request.clip_key} if uses_clip_data else None
     corpus_texts = _run_corpus_texts(chunk.run) if "corpus_texts" in scorer.needs else ()
-    context = scoring_context_for(clip_ids=clip_ids, dataset=chunk.run.dataset, corpus_texts=corpus_texts)
+    context = scoring_context_for(
+        clip_ids=clip_ids, dataset=chunk.run.dataset, corpus_texts=corpus_texts, with_audio="audio" in scorer.needs
+    )
     results = scorer.score_batch(requests, context)
     version = scorer_version(scorer, context)
     if uses_gold_annotations(scorer):

@@ -43,6 +43,7 @@ def metric_resources() -> MetricResources:
         spice_cache_dir=settings.SPICE_CACHE_DIR or None,
         fense_error_detector_path=settings.FENSE_ERROR_DETECTOR_PATH or None,
         fense_error_detector_base=settings.FENSE_ERROR_DETECTOR_BASE or None,
+        clap_model_dir=settings.CLAP_MODEL_DIR or None,
     )
 
 
@@ -71,12 +72,20 @@ def _reference_lists(*, clip_ids: set[int] | None, dataset: Dataset | None) -> d
 
 
 def scoring_context_for(
-    *, clip_ids: set[int] | None, dataset: Dataset | None = None, corpus_texts: tuple[str, ...] = ()
+    *,
+    clip_ids: set[int] | None,
+    dataset: Dataset | None = None,
+    corpus_texts: tuple[str, ...] = (),
+    with_audio: bool = False,
 ) -> ScoringContext:
     """Context for scoring requests of these clips (None: availability and version checks only, no per-clip data).
 
-    `corpus_texts`: the dataset's texts, passed to scorers that ask for them (see ScoringContext)."""
+    `corpus_texts`: the dataset's texts, passed to scorers that ask for them (see ScoringContext).
+    `with_audio`: the clips' audio files as local paths, with their hashes (scorers that listen: CLAP, MACE)."""
+    audio_paths, audio_hashes = clip_audio_files(clip_ids=clip_ids) if with_audio and clip_ids else ({}, {})
     return ScoringContext(
+        audio_paths=audio_paths,
+        audio_hashes=audio_hashes,
         expert_annotations=gold_annotations_by_clip(clip_ids=clip_ids) if clip_ids else {},
         attribute_tags=attribute_tag_library(),
         clip_references=_reference_lists(clip_ids=clip_ids, dataset=dataset),
@@ -86,3 +95,36 @@ def scoring_context_for(
         resources=metric_resources(),
         corpus_texts=corpus_texts,
     )
+
+
+_audio_copies: dict[str, str] = {}  # audio sha256 -> a local copy of a file kept in remote storage (S3)
+
+
+def clip_audio_files(*, clip_ids: set[int]) -> tuple[dict[str, str], dict[str, str]]:
+    """({clip key: local path}, {clip key: audio sha256}) of the clips that have audio. Files in local storage are
+    read where they are; files in remote storage are copied once per process into a temporary folder."""
+    import tempfile
+
+    from annotation.models import Clip
+
+    paths, hashes = {}, {}
+    for clip in Clip.objects.filter(pk__in=clip_ids).exclude(audio="").only("pk", "audio", "sha256"):
+        storage, name = clip.audio.storage, clip.audio.name
+        try:
+            path = storage.path(name)
+        except NotImplementedError:
+            key = clip.sha256 or name
+            path = _audio_copies.get(key)
+            if path is None:
+                suffix = "." + name.rsplit(".", 1)[-1] if "." in name else ""
+                with (
+                    storage.open(name, "rb") as source,
+                    tempfile.NamedTemporaryFile(suffix=suffix, prefix="clip-audio-", delete=False) as copy,
+                ):
+                    for chunk in iter(lambda: source.read(1 << 20), b""):
+                        copy.write(chunk)
+                path = _audio_copies[key] = copy.name
+        paths[str(clip.pk)] = path
+        if clip.sha256:
+            hashes[str(clip.pk)] = clip.sha256
+    return paths, hashes

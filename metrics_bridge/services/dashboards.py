@@ -13,12 +13,12 @@ from django.db.models import Count, Max
 from accounts.live import live_version
 from annotation.models import Caption, Dataset
 from metrics_bridge import selectors
-from metrics_bridge.agreement import protocol
+from metrics_bridge.agreement import protocols
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import gold_annotation_fingerprint, uses_gold_annotations
 from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for, gold_annotations_by_clip
-from metrics_bridge.services.agreement import SPLITS, _request_key, _stored_scores, agreement_table
+from metrics_bridge.services.agreement import SPLITS, _request_key, _stored_scores, agreement_table, report_columns
 from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.dashboard_cache import CacheState, cached_payload, cached_state, dataset_fingerprint
 from metrics_bridge.services.leaderboard import leaderboard_table, win_rate_intervals
@@ -88,8 +88,9 @@ def agreement_chart_metrics(rows: dict[str, dict], chosen: list[str] | None = No
 
 
 def protocol_coverage(*, dataset: Dataset, metric_names: list[str]) -> dict[str, tuple[int, int]]:
-    """{metric: (stored, needed)} scores of the FENSE protocol's requests (other batches, e.g. the leaderboard's
-    caption scores against all references, don't make a metric's agreement column complete)."""
+    """{metric: (stored, needed)} scores of the pair protocol's requests (FENSE's, or BRACE's for BRACE datasets;
+    other batches, e.g. the leaderboard's caption scores against all references, don't make a metric's agreement
+    column complete)."""
     excluded = excluded_rater_ids_for(dataset=dataset)
     clips = protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded))
     context = version_context_for(dataset=dataset)
@@ -103,9 +104,7 @@ def protocol_coverage(*, dataset: Dataset, metric_names: list[str]) -> dict[str,
         # scorers that read gold annotations store their scores under the clip's gold fingerprint
         if getattr(scorer, "uses_gold_annotations", False) and gold_fingerprints is None:
             gold_fingerprints = gold_fingerprints_by_caption(dataset=dataset)
-        plan = protocol.scoring_plan(
-            clips, protocol_kind=scorer.protocol_kind, batching=protocol.scorer_batching(scorer)
-        )
+        plan = protocols.scorer_plan(clips, protocol_name=dataset.agreement_protocol, scorer=scorer)
         # a stored NULL (an X-ACE factor not applicable to the caption) counts as computed
         stored, _ = _stored_scores(scorer=scorer, plan=plan, context=context, gold_fingerprints=gold_fingerprints)
         keys = {
@@ -201,7 +200,8 @@ def agreement_page_data(*, dataset: Dataset) -> dict:
         coverage = protocol_coverage(dataset=dataset, metric_names=scored)
         complete = [name for name in scored if coverage[name][0] == coverage[name][1]]
         table = agreement_table(dataset=dataset, metric_names=complete)
-        table["best"] = _best_per_column(table["metrics"], COLUMNS)
+        table["columns"] = report_columns(table)
+        table["best"] = _best_per_column(table["metrics"], table["columns"])
         table["unavailable"] = unavailable_reasons(computed=list(table["metrics"]))
         for name in scored:
             if name not in complete:

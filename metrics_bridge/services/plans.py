@@ -1,17 +1,19 @@
 """Scoring plans: which (candidate caption, reference set) requests a dataset needs, in which batches.
 
 Two kinds of request are planned for a dataset:
-- FENSE protocol batches for its judged pairs (protocols.md §1), built by the plain-Python
-  protocol in `metrics_bridge.agreement.protocol`, so agreement reports can be assembled: for
+- protocol batches for its judged pairs: FENSE's (protocols.md §1), or BRACE's (§6) for BRACE-layout
+  datasets, built by the plain-Python protocols in `metrics_bridge.agreement`, so agreement reports
+  can be assembled: for
   corpus-level scorers the four corpora of the FENSE code (CIDEr-D) or one batch (DATE, which
   groups its batch by author), see `protocol.scorer_batching`;
 - one "all-references" batch: every candidate caption against all references of its clip,
   the score used for leaderboards and correlation with THumBS ratings.
 """
+
 from dataclasses import dataclass, field
 
 from annotation.models import Caption, Dataset
-from metrics_bridge.agreement import protocol
+from metrics_bridge.agreement import protocol, protocols
 from metrics_bridge.models import ReferenceSet
 from metrics_bridge.scoring.base import ScoringRequest, gold_annotation_fingerprint
 from metrics_bridge.selectors import ClipRows, caption_author, dataset_clip_rows, gold_annotations_by_clip
@@ -86,13 +88,19 @@ def protocol_clips(clip_rows: list[ClipRows]) -> list["protocol.ProtocolClip"]:
 
 
 def fense_label(batch_label: str) -> str:
-    """Context of a FENSE protocol batch; part of the reference-set key (CIDEr-D depends on the batch)."""
-    return f"fense:{batch_label}"
+    """Context of a protocol batch (FENSE's or BRACE's); part of the reference-set key (CIDEr-D depends on it)."""
+    return protocols.batch_context(batch_label)
 
 
-def fense_batches(*, clip_rows: list[ClipRows], protocol_kind: str, batching: str = "fense") -> list[PlannedBatch]:
+def fense_batches(
+    *, clip_rows: list[ClipRows], protocol_kind: str, batching: str = "fense", protocol_name: str = protocols.FENSE
+) -> list[PlannedBatch]:
+    """The pair protocol's batches (FENSE's, or BRACE's for BRACE-layout datasets)."""
     batches = []
-    for planned in protocol.scoring_plan(protocol_clips(clip_rows), protocol_kind=protocol_kind, batching=batching):
+    plan = protocols.scoring_plan(
+        protocol_clips(clip_rows), protocol_name=protocol_name, protocol_kind=protocol_kind, batching=batching
+    )
+    for planned in plan:
         batch = PlannedBatch(label=fense_label(planned.label))
         for request in planned.requests:
             batch.add(caption_id=request.candidate_id, references=tuple(request.references))
@@ -114,7 +122,9 @@ def dataset_scoring_plan(
     *, dataset: Dataset, protocol_kind: str, batching: str = "fense", all_references: bool = True
 ) -> list[PlannedBatch]:
     clip_rows = dataset_clip_rows(dataset=dataset)
-    batches = fense_batches(clip_rows=clip_rows, protocol_kind=protocol_kind, batching=batching)
+    batches = fense_batches(
+        clip_rows=clip_rows, protocol_kind=protocol_kind, batching=batching, protocol_name=dataset.agreement_protocol
+    )
     if all_references:
         batch = all_references_batch(clip_rows=clip_rows)
         if batch.requests:

@@ -1,4 +1,5 @@
 """Reference sets are stored once and named by a hash of their texts and scoring context."""
+
 import hashlib
 import json
 from functools import lru_cache

@@ -209,7 +209,7 @@ def system_chunk_score(*, chunk: MetricRunChunk) -> list[SystemScore | MetricSco
     dataset_id = chunk.requests[0]["dataset_id"]
     inputs = system_inputs(dataset_id=dataset_id, system_ids=[request["system_id"] for request in chunk.requests])
     clip_ids = {clip_id for entry in inputs.values() for _, clip_id, _, _ in entry.requests}
-    context = scoring_context_for(clip_ids=clip_ids, dataset=chunk.run.dataset)
+    context = scoring_context_for(clip_ids=clip_ids, dataset=chunk.run.dataset, with_audio="audio" in scorer.needs)
     version = scorer_version(scorer, context)
     fingerprints = fingerprints_for(inputs=inputs, scorer=scorer)
     _pretokenize(scorer, inputs)

@@ -1,4 +1,7 @@
-"""Import pairwise human judgements in the FENSE format (Clotho-Eval, AudioCaps-Eval).
+"""Import pairwise human judgements in the FENSE format (Clotho-Eval, AudioCaps-Eval) or BRACE's.
+
+The layout is detected from the content (`brace_import.layout_of_items`); BRACE files are parsed by
+`brace_import` into the same specs and written by the same code below. What follows is the FENSE layout.
 
 The input is a list of items, one per clip:
     {"raw_name": "x.wav", "audio_id": "<youtube id>", "references": [...],
@@ -33,7 +36,6 @@ systems left without captions are deleted. Nothing is duplicated (see `_captions
 """
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +56,11 @@ from annotation.services.importing import (
 )
 from common.structured_log import logged_import
 from ratings.models import CaptionPair, PairwiseVote, Source
+from ratings.services.brace_import import BRACE_LAYOUTS, LAYOUT_NAMES, brace_items_parse, layout_of_items
 from ratings.services.caption_merge import caption_merge
+from ratings.services.pairwise_specs import CaptionSpec, ItemSpec, PairSpec, machine_caption, votes_parse
+
+__all__ = ["CaptionSpec", "ItemSpec", "PairSpec", "pairwise_judgements_import", "system_name_from_label"]
 
 PAIR_KEY = re.compile(r"^(?:HC|HI|HM|MM_\d+)$")
 HUMAN_SLOT = re.compile(r"(?:^|_)human_(?P<number>\d+)$")
@@ -66,54 +72,12 @@ SPLIT_AUTHORS = {
     "HM": ("human", "machine"),
     "MM": ("machine", "machine"),
 }
-VOTE_CHOICES = {1: CaptionPair.Choice.A, -1: CaptionPair.Choice.B, 0: CaptionPair.Choice.NONE}
 PAIR_SHAPE = "expected [caption_a, caption_b, source_a, source_b, votes]"
 JUDGE_ROLE = "rater"
 
 EXTERNAL_ID_LENGTH = Clip._meta.get_field("external_id").max_length
 FILE_NAME_LENGTH = Clip._meta.get_field("file_name").max_length
 SOURCE_LABEL_LENGTH = Caption._meta.get_field("source_label").max_length
-SYSTEM_NAME_LENGTH = CaptioningSystem._meta.get_field("name").max_length
-
-
-@dataclass(frozen=True)
-class CaptionSpec:
-    """A caption as the input describes it; `key` identifies it within its clip."""
-
-    key: tuple
-    text: str
-    author_kind: str
-    source_label: str
-    system_name: str | None = None
-    position: int | None = None
-
-
-@dataclass(frozen=True)
-class PairSpec:
-    source_key: str
-    split: str
-    caption_a: CaptionSpec
-    caption_b: CaptionSpec
-    choices: tuple[str, ...]
-    # The source labels as written in the pair entry (a reference's own label is `human_<slot>`).
-    labels: tuple[str, str] = ("", "")
-
-
-@dataclass(frozen=True)
-class ItemSpec:
-    external_id: str
-    file_name: str | None
-    references: tuple[CaptionSpec, ...]
-    pairs: tuple[PairSpec, ...]
-
-    @property
-    def candidates(self) -> list[CaptionSpec]:
-        seen: dict[tuple, CaptionSpec] = {}
-        for pair in self.pairs:
-            for caption in (pair.caption_a, pair.caption_b):
-                if caption.key[0] != "reference":
-                    seen.setdefault(caption.key, caption)
-        return list(seen.values())
 
 
 def pairwise_judgements_import_from_path(*, path: Path | str, dataset_name: str) -> ImportSummary:
@@ -125,10 +89,12 @@ def pairwise_judgements_import_from_path(*, path: Path | str, dataset_name: str)
 def pairwise_judgements_import(*, data: Any, dataset_name: str, source_name: str) -> ImportSummary:
     """Validate everything, then write in one transaction. Raises ImportDataError before any write."""
     dataset_name_validate(name=dataset_name)
-    items = pairwise_items_parse(data=data, source_name=source_name)
+    layout = layout_of_items(data=data, source_name=source_name)
+    items = pairwise_items_parse(data=data, source_name=source_name, layout=layout)
     summary = ImportSummary(source_name=source_name)
     with transaction.atomic():
         dataset = dataset_get_or_create(name=dataset_name, summary=summary)
+        _layout_ensure(dataset, layout, source_name)
         judge_count = max((len(pair.choices) for item in items for pair in item.pairs), default=0)
         judges = [
             import_account_get_or_create(
@@ -148,8 +114,12 @@ def pairwise_judgements_import(*, data: Any, dataset_name: str, source_name: str
 # --- Validation (no database access) ------------------------------------------------------------
 
 
-def pairwise_items_parse(*, data: Any, source_name: str) -> list[ItemSpec]:
+def pairwise_items_parse(*, data: Any, source_name: str, layout: str | None = None) -> list[ItemSpec]:
+    """Items of a FENSE or BRACE file (`layout` detected from the content when not given)."""
     json_nul_check(data=data, source_name=source_name)
+    layout = layout or layout_of_items(data=data, source_name=source_name)
+    if layout in BRACE_LAYOUTS:
+        return brace_items_parse(data=data, layout=layout, source_name=source_name)
     if not isinstance(data, list):
         raise ImportDataError(f"{source_name}: expected a list of items, got {json_type_name(data)}")
     items: list[ItemSpec] = []
@@ -219,18 +189,12 @@ def _pair_parse(entry: Any, key: str, where: str, references: tuple[CaptionSpec,
     caption_b = _caption_resolve(text_b, source_b, author_b, references, f"{where} source_b", taken=caption_a.key)
     if caption_a.key == caption_b.key:
         raise ImportDataError(f"{where}: caption_a and caption_b are the same caption")
-    choices = []
-    for column, vote in enumerate(entry[-1]):
-        is_number = isinstance(vote, (int, float)) and not isinstance(vote, bool)
-        if not is_number or vote not in VOTE_CHOICES:
-            raise ImportDataError(f"{where} vote {column}: expected +1, -1 or 0, got {vote!r}")
-        choices.append(VOTE_CHOICES[int(vote)])
     return PairSpec(
         source_key=key,
         split=split,
         caption_a=caption_a,
         caption_b=caption_b,
-        choices=tuple(choices),
+        choices=votes_parse(entry[-1], where, "+1, -1 or 0"),
         labels=(source_a, source_b),
     )
 
@@ -245,16 +209,7 @@ def _caption_resolve(
     text: str, source: str, author: str, references: tuple[CaptionSpec, ...], where: str, taken: tuple = ()
 ) -> CaptionSpec:
     if author == "machine":
-        system_name = system_name_from_label(source)
-        if len(system_name) > SYSTEM_NAME_LENGTH:
-            raise ImportDataError(f"{where}: system name longer than {SYSTEM_NAME_LENGTH} characters")
-        return CaptionSpec(
-            key=("machine", system_name, text),
-            text=text,
-            author_kind=Caption.AuthorKind.MACHINE,
-            source_label=source,
-            system_name=system_name,
-        )
+        return machine_caption(text, system_name_from_label(source), source, where)
     slot = HUMAN_SLOT.search(source)
     if slot is not None:
         index = int(slot.group("number")) - 1
@@ -269,6 +224,20 @@ def _caption_resolve(
 
 
 # --- Writing (inside the import transaction) ----------------------------------------------------
+
+
+def _layout_ensure(dataset: Dataset, layout: str, source_name: str) -> None:
+    """A dataset holds pairs of one layout (its agreement protocol follows from it): set it, or refuse a file
+    of another layout when the dataset already has pairs."""
+    if dataset.judgement_layout == layout:
+        return
+    if CaptionPair.objects.filter(clip__dataset=dataset).exists():
+        raise ImportDataError(
+            f'{source_name}: a {LAYOUT_NAMES[layout]} file, but dataset "{dataset.name}" holds '
+            f"{LAYOUT_NAMES[dataset.judgement_layout]} pairs: import it into another dataset"
+        )
+    dataset.judgement_layout = layout
+    dataset.save(update_fields=["judgement_layout", "updated_at"])
 
 
 def _systems_ensure(items: list[ItemSpec], summary: ImportSummary) -> dict[str, CaptioningSystem]:
@@ -316,7 +285,9 @@ def _captions_ensure(dataset, items, clips, systems, summary) -> dict[tuple[int,
         CaptioningSystem.objects.filter(captions__clip__dataset=dataset).values_list("pk", "name").distinct()
     )
     existing: dict[tuple[int, tuple], Caption] = {}
-    for caption in Caption.objects.filter(clip__dataset=dataset).order_by("pk"):
+    # Corpus captions only: an HI pair's copy of another clip's caption (a pair artefact) is never the
+    # caption an imported entry stands for, even when its text and label match.
+    for caption in Caption.objects.corpus().filter(clip__dataset=dataset).order_by("pk"):
         existing.setdefault((caption.clip_id, _caption_key_of(caption, system_names)), caption)
 
     new_captions, edited_references = [], []
@@ -405,20 +376,34 @@ def _pairs_ensure(dataset, items, clips, captions, summary) -> dict[tuple[int, s
             caption_a = captions[(clip.pk, spec.caption_a.key)]
             caption_b = captions[(clip.pk, spec.caption_b.key)]
             pair = existing.get((clip.pk, spec.source_key))
+            references = list(spec.references)
             if pair is None:
                 pair = CaptionPair(
-                    clip=clip, caption_a=caption_a, caption_b=caption_b, split=spec.split, source_key=spec.source_key
+                    clip=clip,
+                    caption_a=caption_a,
+                    caption_b=caption_b,
+                    split=spec.split,
+                    source_key=spec.source_key,
+                    references=references,
+                    gold_choice=spec.gold_choice,
                 )
                 new_pairs.append(pair)
                 existing[(clip.pk, spec.source_key)] = pair
-            elif (pair.caption_a_id, pair.caption_b_id, pair.split) != (caption_a.pk, caption_b.pk, spec.split):
+            elif (pair.caption_a_id, pair.caption_b_id, pair.split, pair.references, pair.gold_choice) != (
+                caption_a.pk,
+                caption_b.pk,
+                spec.split,
+                references,
+                spec.gold_choice,
+            ):
                 pair.caption_a, pair.caption_b, pair.split = caption_a, caption_b, spec.split
+                pair.references, pair.gold_choice = references, spec.gold_choice
                 changed_pairs.append(pair)
             else:
                 unchanged += 1
     CaptionPair.objects.bulk_create(new_pairs)
     _with_primary_keys(new_pairs)
-    _bulk_update(CaptionPair, changed_pairs, ["caption_a", "caption_b", "split"])
+    _bulk_update(CaptionPair, changed_pairs, ["caption_a", "caption_b", "split", "references", "gold_choice"])
     summary.add("pairs", "created", len(new_pairs))
     summary.add("pairs", "updated", len(changed_pairs))
     summary.add("pairs", "unchanged", unchanged)

@@ -42,13 +42,19 @@ def test_calibrated_is_a_held_out_row_whose_features_are_the_other_metrics(two_d
     description = report["calibration"]
     assert description["mode"] == "cross-validation" and description["held_out"] is True
     assert description["folds"] == 5 and description["grouped_by"] == "clip"
-    assert description["features"] == ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "ROUGE_L"]
+    assert description["features"] == ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "ROUGE_L", *calibration.CAPTION_FEATURES]
     assert sum(description["clips_per_fold"]) == 15 and min(description["clips_per_fold"]) >= 1
 
     # The same numbers from the plain-Python protocol and model on the same 15 clips, scored directly.
     clips = clips_from_fense_items(clotho_items[:15])
     reports = {**fense_agreement(clips, BleuScorer()), **fense_agreement(clips, RougeScorer())}
-    names, rows = calibration.pair_rows({name: reports[name] for name in description["features"]})
+    names, rows = calibration.pair_rows(
+        {name: reports[name] for name in ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "ROUGE_L"]}
+    )
+    references = {clip.clip_key: clip.references for clip in clips}
+    # the caption features are matched by pair: the file's clip keys stand for the database's clip ids here
+    names, rows = calibration.with_caption_features(names, rows, references)
+    assert list(names) == description["features"]
     expected = calibration.cross_validate(names, rows).report.as_dict()
     for split in ("HC", "HI", "HM", "MM", "total"):
         assert report["metrics"]["CALIBRATED"][split] == expected[split]

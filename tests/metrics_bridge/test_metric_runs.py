@@ -113,7 +113,8 @@ def test_the_report_from_stored_scores_equals_the_plain_protocol_run(dataset, cl
 def test_agreement_report_command_prints_the_exact_json_shape(dataset, capsys):
     call_command("agreement_report", "--dataset", "clotho-sample", "--format", "json", "--metrics", "ROUGE_L")
     report = json.loads(capsys.readouterr().out)
-    assert set(report) == {"dataset", "pairs", "metrics", "scored_against_annotation_graphs"}
+    assert set(report) == {"dataset", "protocol", "pairs", "metrics", "scored_against_annotation_graphs"}
+    assert report["protocol"] == "fense"
     assert report["dataset"] == "clotho-sample"
     assert set(report["pairs"]) == {"HC", "HI", "HM", "MM", "total"}
     assert set(report["metrics"]["ROUGE_L"]) == {"HC", "HI", "HM", "MM", "total"}

@@ -6,12 +6,15 @@ from metrics_bridge.management.arguments import dataset_named, metric_names_from
 from metrics_bridge.management.checks import check_for_computing
 from metrics_bridge.management.report_commands import RUN_FAILURES, not_computed_error
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.agreement import SPLITS, agreement_report_build
+from metrics_bridge.services.agreement import agreement_report_build, report_columns
 from metrics_bridge.worker_process import WorkerOnDemand
 
 
 class Command(BaseCommand):
-    help = "Pairwise agreement (HC/HI/HM/MM) of automatic metrics with human judgements; computes missing scores first."
+    help = (
+        "Pairwise agreement of automatic metrics with human judgements under the dataset's protocol (FENSE: "
+        "HC/HI/HM/MM; BRACE: HC/HM/MM or HALLU with F1); computes missing scores first."
+    )
 
     # System checks run in handle() (metrics_bridge/management/checks.py), after a temporary worker (if one is
     # needed) is started: it boots and loads the slow resources (METEOR's JVM, the Sentence-BERT model) meanwhile.
@@ -28,16 +31,19 @@ class Command(BaseCommand):
         parser.add_argument(
             "--calibrate-on",
             dest="calibrate_on",
-            help="Fit CALIBRATED on every pair of this dataset and evaluate it on --dataset (transfer)",
+            help="Fit CALIBRATED on every pair of these datasets (comma-separated, any layout) and evaluate it on "
+            "--dataset (transfer)",
         )
 
     def handle(self, *args, dataset: str, format: str, metrics: str | None, calibrate_on: str | None = None, **options):
         dataset_row = dataset_named(dataset)
-        training_dataset = dataset_named(calibrate_on) if calibrate_on else None
-        if training_dataset is not None and training_dataset.pk == dataset_row.pk:
+        training_datasets = [dataset_named(name.strip()) for name in (calibrate_on or "").split(",") if name.strip()]
+        if any(training.pk == dataset_row.pk for training in training_datasets):
             raise CommandError(
                 "--calibrate-on must name another dataset (on the same one, CALIBRATED is cross-validated)"
             )
+        if len({training.pk for training in training_datasets}) != len(training_datasets):
+            raise CommandError("--calibrate-on names a dataset twice")
         metric_names = metric_names_from(metrics)
         try:
             with WorkerOnDemand(say=self.stderr.write, warm_up=metric_names or registry.all_metric_names()) as enqueue:
@@ -46,7 +52,7 @@ class Command(BaseCommand):
                 report = agreement_report_build(
                     dataset=dataset_row,
                     metric_names=metric_names,
-                    calibrate_on=training_dataset,
+                    calibrate_on=training_datasets or None,
                     enqueue=enqueue,
                     slow_resources_loading=enqueue.started_worker,
                     watchdog=enqueue.check_alive,
@@ -64,15 +70,26 @@ class Command(BaseCommand):
 
 def render_table(report: dict) -> str:
     """The table; the last column counts the captions of the judged pairs scored against gold annotation graphs."""
-    columns = [*SPLITS, "total"]
+    columns = report_columns(report)
+    brace = report.get("protocol") == "brace"
+    digits = 2 if brace else 1
     pairs = report["pairs"]
     graphs = report.get("scored_against_annotation_graphs", {})
     width = max([len("metric"), *(len(name) for name in report["metrics"])]) + 2
-    lines = [f"Agreement with human judgements on {report['dataset']} (% of pairs with non-zero human truth)"]
+    if brace:
+        lines = [
+            f"Agreement with human judgements on {report['dataset']} (BRACE protocol: % of pairs where the metric "
+            f"picks the caption people preferred; F1 with caption_1 preferred as positive). "
+            f"Unscorable pairs (no reference left): {pairs.get('unscorable', 0)}; ties left out: {pairs.get('ties', 0)}"
+        ]
+    else:
+        lines = [f"Agreement with human judgements on {report['dataset']} (% of pairs with non-zero human truth)"]
     lines.append("metric".ljust(width) + "".join(f"{column:>8}" for column in columns) + f"{'on graphs':>11}")
-    lines.append("pairs".ljust(width) + "".join(f"{pairs[column]:>8}" for column in columns))
+    lines.append("pairs".ljust(width) + "".join(f"{pairs.get(column, ''):>8}" for column in columns))
     for name, row in report["metrics"].items():
-        cells = "".join(f"{row[column]:>8.1f}" if row.get(column) is not None else f"{'-':>8}" for column in columns)
+        cells = "".join(
+            f"{row[column]:>8.{digits}f}" if row.get(column) is not None else f"{'-':>8}" for column in columns
+        )
         lines.append(name.ljust(width) + cells + f"{graphs.get(name, 0):>11}")
     calibration = report.get("calibration")
     if calibration:

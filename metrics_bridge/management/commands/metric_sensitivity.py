@@ -14,7 +14,8 @@ class Command(BaseCommand):
     help = (
         "Sensitivity of every available metric to factor perturbations of the dataset's reference captions "
         "(sound event, source, attribute, temporal relation; X-ACE Table 4): -log10 p of Kruskal-Wallis, "
-        "clean vs perturbed scores. The report is stored and shown on the dataset's sensitivity page."
+        "clean vs perturbed scores; and how often each metric prefers the original caption to its BRACE-style "
+        "one-word hallucination. The report is stored and shown on the dataset's sensitivity page."
     )
 
     def add_arguments(self, parser):
@@ -59,6 +60,22 @@ def render_table(result: dict) -> str:
     for kind in ordered_perturbations(result):
         for example in result["perturbations"][kind]["examples"][:1]:
             lines.append(f"e.g. {kind}: {example['original']!r} -> {example['perturbed']!r} ({example['change']})")
+    probe = result.get("hallucination")
+    if probe:
+        lines.append(
+            f"One-word hallucinations (a source noun swapped for an unrelated noun, BRACE-style): "
+            f"{probe['applied']}/{probe['captions']} captions; % where the metric scores the original strictly higher"
+        )
+        lines.append("".ljust(34) + "".join(name.rjust(width) for name in metrics))
+        cells = []
+        for name in metrics:
+            value = probe["metrics"].get(name, {}).get("prefers_original")
+            cells.append(("-" if value is None else f"{value:.1f}").rjust(width))
+        lines.append("prefers the original (%)".ljust(34) + "".join(cells))
+        ties = "".join(str(probe["metrics"].get(name, {}).get("ties", "-")).rjust(width) for name in metrics)
+        lines.append("ties".ljust(34) + ties)
+        for example in probe["examples"][:1]:
+            lines.append(f"e.g. hallucination: {example['original']!r} -> {example['perturbed']!r}")
     for name, reason in result.get("unavailable", {}).items():
         lines.append(f"unavailable: {name}: {reason}")
     return "\n".join(lines)

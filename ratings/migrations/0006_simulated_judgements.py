@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("ratings", "0004_blinding_by_construction"),
+        ("ratings", "0005_brace_pairs"),
     ]
 
     operations = [

@@ -1,0 +1,250 @@
+"""The benchmark table: every metric on every human-judgement dataset, under each dataset's protocol,
+with the published records beside ours (protocols.md §1 and §6, issue 21).
+
+For each dataset with judged pairs (FENSE-layout files, BRACE-layout files, the platform's own studies):
+the agreement of every metric whose pair-protocol scores are all stored; CALIBRATED held out by 5-fold
+cross-validation grouped by clip; and CALIBRATED "trained elsewhere": fitted on every pair of all the
+other datasets of the table (any layout), evaluated on this one. Nothing here computes scores:
+`metric_benchmark` runs the missing ones first, the page shows what is stored.
+"""
+
+import hashlib
+import json
+import math
+
+from annotation.models import Dataset
+from metrics_bridge import selectors
+from metrics_bridge.agreement import calibration, records
+from metrics_bridge.scoring import registry
+from metrics_bridge.services.agreement import (
+    CALIBRATED,
+    _dataset_clips,
+    _metric_reports,
+    _pair_counts,
+    _row,
+    calibrated_cross_validation,
+    report_columns,
+)
+from metrics_bridge.services.calibration import calibrated_transfer
+from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprint
+from metrics_bridge.services.system_scores import current_versions
+from ratings.models import CaptionPair
+
+TRAINED_ELSEWHERE = "CALIBRATED (trained elsewhere)"
+
+
+def benchmark_datasets() -> list[Dataset]:
+    """Every dataset with judged pairs, by name."""
+    ids = CaptionPair.objects.values_list("clip__dataset_id", flat=True).distinct()
+    return list(Dataset.objects.filter(pk__in=ids).order_by("name"))
+
+
+def _scored_metrics(dataset: Dataset) -> list[str]:
+    """Metrics with stored scores for the dataset at the current version (complete or not)."""
+    versions = current_versions(registry.all_metric_names(), dataset=dataset)
+    return selectors.dataset_scored_metric_names(dataset=dataset, versions=versions)
+
+
+def _is_complete(report) -> bool:
+    """Every pair-protocol score is stored: a missing one reads as NaN (a stored None is "not applicable")."""
+    return not any(
+        score is not None and math.isnan(score)
+        for decision in report.decisions
+        for score in (decision.score_a, decision.score_b)
+    )
+
+
+def benchmark_table(*, datasets: list[Dataset] | None = None, metric_names: list[str] | None = None) -> dict:
+    """{"datasets": [...], "metrics": [...], "cells": {metric: {dataset: {...}}}, "records_only": [...]}.
+
+    A cell holds "ours" (the metric's row: splits, total, F1 for BRACE) and "published" (the records of the
+    dataset's benchmark for that metric). `metric_names` limits the metrics (default: every complete one).
+    """
+    datasets = benchmark_datasets() if datasets is None else datasets
+    per_dataset = {}
+    for dataset in datasets:
+        names = _scored_metrics(dataset)
+        if metric_names is not None:
+            names = [name for name in names if name in metric_names]
+        clips = _dataset_clips(dataset)
+        reports, _ = _metric_reports(dataset=dataset, clips=clips, metric_names=names)
+        # a metric whose pair-protocol scores are partly stored (e.g. leaderboard scores only) has no figure yet
+        reports = {name: report for name, report in reports.items() if _is_complete(report)}
+        per_dataset[dataset.pk] = (dataset, clips, reports)
+
+    table_datasets, cells, unavailable = [], {}, {}
+    for dataset, clips, reports in per_dataset.values():
+        benchmark = records.benchmark_of(dataset.name)
+        pairs = _pair_counts(clips, dataset.agreement_protocol)
+        entry = {
+            "id": dataset.pk,
+            "name": dataset.name,
+            "protocol": dataset.agreement_protocol,
+            "layout": dataset.judgement_layout,
+            "benchmark": benchmark,
+            "benchmark_title": records.published_records()[benchmark]["title"] if benchmark else None,
+            "pairs": pairs,
+        }
+        entry["columns"] = report_columns({"protocol": dataset.agreement_protocol, "pairs": pairs})
+        table_datasets.append(entry)
+        for name, report in reports.items():
+            cells.setdefault(name, {})[dataset.name] = {"ours": _row(report)}
+        for label, build in (
+            (
+                CALIBRATED,
+                lambda d=dataset, r=reports, c=clips: calibrated_cross_validation(dataset=d, reports=r, clips=c),
+            ),
+            (TRAINED_ELSEWHERE, lambda d=dataset, r=reports, c=clips: _trained_elsewhere(d, r, c, per_dataset)),
+        ):
+            try:
+                report, description = build()
+            except ValueError as error:
+                unavailable.setdefault(label, {})[dataset.name] = str(error)
+                continue
+            cells.setdefault(label, {})[dataset.name] = {
+                "ours": _row(report),
+                "calibration": _calibration_brief(description),
+            }
+    _add_published(cells, table_datasets)
+    metrics = [name for name in [*registry.all_metric_names(), CALIBRATED, TRAINED_ELSEWHERE] if name in cells]
+    records_only = sorted(name for name in cells if name not in metrics)
+    return {
+        "datasets": table_datasets,
+        "metrics": metrics,
+        "records_only": records_only,
+        "cells": cells,
+        "unavailable": unavailable,
+    }
+
+
+def _trained_elsewhere(dataset: Dataset, reports: dict, clips: list, per_dataset: dict) -> tuple:
+    training = [
+        (other, other_reports, other_clips)
+        for other, other_clips, other_reports in per_dataset.values()
+        if other.pk != dataset.pk
+    ]
+    if not training:
+        raise ValueError("no other dataset with judged pairs to train on")
+    return calibrated_transfer(dataset=dataset, reports=reports, training=training, clips=clips)
+
+
+def _calibration_brief(description: dict) -> dict:
+    return {
+        "mode": description["mode"],
+        "trained_on": description["trained_on"],
+        "features": description["features"],
+        "coefficients": description["model_on_all_pairs"]["coefficients"],
+        "training_pairs": description["model_on_all_pairs"]["training_pairs"],
+    }
+
+
+def _add_published(cells: dict, table_datasets: list[dict]) -> None:
+    """Each benchmark record goes into the cell of its platform counterpart (`ours`), or a row of its own."""
+    for entry in table_datasets:
+        if not entry["benchmark"]:
+            continue
+        for record in records.published_records()[entry["benchmark"]]["records"]:
+            row_name = record["ours"] or record["metric"]
+            cell = cells.setdefault(row_name, {}).setdefault(entry["name"], {})
+            cell.setdefault("published", []).append(
+                {key: record.get(key) for key in ("metric", "variant", "figures", "source")}
+            )
+
+
+def benchmark_fingerprint(*, datasets: list[Dataset]) -> str:
+    parts = [records.records_fingerprint(), calibration.DEFAULT_SEED]
+    parts += [[dataset.pk, dataset_fingerprint(dataset=dataset)] for dataset in datasets]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def benchmark_state():
+    """What the page shows at once: the cached table and whether it is still current (CacheState)."""
+    from metrics_bridge.services.dashboard_cache import cached_state
+
+    return cached_state(key="benchmark:all", fingerprint=benchmark_fingerprint(datasets=benchmark_datasets()))
+
+
+def benchmark_page_data() -> dict:
+    """The table for the page, recomputed when any dataset's data, scores or the records change."""
+    datasets = benchmark_datasets()
+    return cached_payload(
+        key="benchmark:all",
+        fingerprint=benchmark_fingerprint(datasets=datasets),
+        build=lambda: benchmark_table(datasets=datasets),
+    )
+
+
+# --- The pairs behind a cell ---------------------------------------------------------------------------
+
+
+def agreement_pairs(*, dataset: Dataset, metric: str) -> dict:
+    """Every judged pair of the dataset with the metric's two scores and verdict under the dataset's protocol:
+    {"protocol", "report": the metric's row, "pairs": [{"split", "clip", "key", "caption_a", "caption_b",
+    "score_a", "score_b", "answer", "prediction", "correct"}], "unscorable": [...]}. KeyError for an unknown metric.
+    """
+    from metrics_bridge.agreement import protocols
+    from metrics_bridge.services.agreement import metric_agreement
+    from metrics_bridge.services.contexts import version_context_for
+    from metrics_bridge.services.plans import gold_fingerprints_by_caption
+
+    scorer = registry.scorer_for(metric)
+    clips = _dataset_clips(dataset)
+    gold = gold_fingerprints_by_caption(dataset=dataset) if getattr(scorer, "uses_gold_annotations", False) else None
+    reports, _ = metric_agreement(
+        clips=clips,
+        scorer=scorer,
+        context=version_context_for(dataset=dataset),
+        gold_fingerprints=gold,
+        protocol_name=dataset.agreement_protocol,
+    )
+    report = reports[metric]
+    labels = dict(
+        (pk, (clip, key))
+        for pk, clip, key in CaptionPair.objects.filter(clip__dataset=dataset).values_list(
+            "pk", "clip__external_id", "source_key"
+        )
+    )
+    brace = dataset.agreement_protocol == protocols.BRACE
+    rows = []
+    for decision in report.decisions:
+        pair = decision.pair
+        truth = pair.truth
+        if decision.prediction is not None:
+            prediction = decision.prediction
+        elif decision.difference is not None and decision.difference == decision.difference:
+            prediction = "a" if decision.difference > 0 else ("b" if decision.difference < 0 else "tie")
+        else:
+            prediction = None
+        clip, key = labels.get(pair.pair_id, ("?", "?"))
+        rows.append(
+            {
+                "split": pair.split,
+                "clip": clip,
+                "key": key,
+                "caption_a": pair.caption_a,
+                "caption_b": pair.caption_b,
+                "score_a": decision.score_a,
+                "score_b": decision.score_b,
+                "answer": None if truth == 0 else ("a" if truth > 0 else "b"),
+                "prediction": prediction,
+                "correct": decision.correct,
+            }
+        )
+    plan_unscorable = []
+    if brace:
+        from metrics_bridge.agreement import brace as brace_protocol
+
+        plan_unscorable = [
+            {
+                "split": pair.split,
+                "clip": labels.get(pair.pair_id, ("?", "?"))[0],
+                "key": labels.get(pair.pair_id, ("?", "?"))[1],
+            }
+            for pair in brace_protocol.scoring_plan(clips).unscorable
+        ]
+    return {
+        "protocol": dataset.agreement_protocol,
+        "report": _row(report),
+        "pairs": rows,
+        "unscorable": plan_unscorable,
+    }

@@ -1,0 +1,117 @@
+"""The benchmark table (every metric on every human-judgement dataset, published records beside ours) and the
+pairs behind one of its cells. Admins only; the numbers come from metrics_bridge/services/benchmark.py."""
+
+import json
+
+from django.core.exceptions import BadRequest
+from django.core.paginator import Paginator
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_safe
+
+from accounts.roles import ADMIN, roles_required
+from annotation.models import Dataset
+from common.web_input import query_choice, query_page
+from metrics_bridge.scoring import registry
+from metrics_bridge.services import benchmark
+from ratings.models import CaptionPair
+
+PAIRS_PER_PAGE = 100
+
+
+@roles_required(ADMIN)
+@require_safe
+def benchmark_page(request):
+    """Who: admins. Total agreement of every metric on every dataset with judged pairs; ?format=json|csv.
+
+    The page answers at once with the cached table (flagged when the data changed since) and the browser asks
+    for the recomputation (a worker's task: fitting CALIBRATED on every dataset takes a while)."""
+    download = query_choice(request, "format", ("html", "json", "csv"), default="html")
+    stale = {}
+    if download in ("json", "csv"):
+        table = benchmark.benchmark_page_data()
+    else:
+        state = benchmark.benchmark_state()
+        refresh_url = reverse("metrics_bridge:benchmark_refresh")
+        if state.payload is None:
+            title = "Every metric on every human-judgement benchmark"
+            return render(
+                request, "metrics_bridge/dashboard_pending.html", {"title": title, "refresh_url": refresh_url}
+            )
+        table = state.payload
+        if not state.fresh:
+            stale = {"stale": True, "computed_at": state.computed_at, "refresh_url": refresh_url}
+    if download in ("json", "csv"):
+        from metrics_bridge.management.commands.metric_benchmark import benchmark_csv
+
+        content = json.dumps(table, indent=1) if download == "json" else benchmark_csv(table)
+        response = HttpResponse(content, content_type="application/json" if download == "json" else "text/csv")
+        response["Content-Disposition"] = f'attachment; filename="metric-benchmark.{download}"'
+        return response
+    datasets = table["datasets"]
+    rows = []
+    for name in [*table["metrics"], *table["records_only"]]:
+        cells = []
+        for dataset in datasets:
+            cell = table["cells"].get(name, {}).get(dataset["name"], {})
+            ours = cell.get("ours", {})
+            cells.append(
+                {
+                    "dataset": dataset,
+                    "total": ours.get("total"),
+                    "f1": ours.get("f1"),
+                    "splits": [(column, ours.get(column)) for column in dataset["columns"] if column != "total"],
+                    "published": cell.get("published", []),
+                    # the pairs behind a metric's cell; CALIBRATED's are on the dataset's agreement page
+                    "pairs_metric": name if name in registry.all_metric_names() else None,
+                    "calibration": cell.get("calibration"),
+                }
+            )
+        rows.append({"name": name, "cells": cells, "record_only": name in table["records_only"]})
+    context = {"datasets": datasets, "rows": rows, "unavailable": table.get("unavailable", {}), **stale}
+    return render(request, "metrics_bridge/benchmark.html", context)
+
+
+@roles_required(ADMIN)
+@require_http_methods(["GET", "POST"])
+def benchmark_refresh(request):
+    """Who: admins. POST: compute the benchmark table for the current data (a worker's task when one is alive,
+    inline otherwise). GET: whether the cached table is current yet."""
+    from metrics_bridge.tasks import request_benchmark_refresh
+
+    if request.method == "GET":
+        return JsonResponse({"fresh": benchmark.benchmark_state().fresh})
+    if request_benchmark_refresh():
+        return JsonResponse({"fresh": True})
+    return JsonResponse({"fresh": False, "queued": True}, status=202)
+
+
+@roles_required(ADMIN)
+@require_safe
+def agreement_pairs(request, dataset_id: int):
+    """Who: admins. The judged pairs behind one metric's agreement on a dataset: scores, answer, verdict."""
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    # Every parameter is checked before the (slow) agreement computation: a 400 names the one refused.
+    metric = query_choice(request, "metric", registry.all_metric_names())
+    if not metric:
+        raise BadRequest("The metric parameter is required (one of: " + ", ".join(registry.all_metric_names()) + ").")
+    split = query_choice(request, "split", CaptionPair.Split.values)
+    verdict = query_choice(request, "verdict", ("right", "wrong"))
+    page_number = query_page(request)
+    data = benchmark.agreement_pairs(dataset=dataset, metric=metric)
+    pairs = [row for row in data["pairs"] if not split or row["split"] == split]
+    if verdict:
+        pairs = [row for row in pairs if row["correct"] is (verdict == "right")]
+    page = Paginator(pairs, PAIRS_PER_PAGE).get_page(page_number)
+    context = {
+        "dataset": dataset,
+        "metric": metric,
+        "data": data,
+        "page": page,
+        "split": split,
+        "verdict": verdict,
+        "splits": sorted({row["split"] for row in data["pairs"]}),
+        "digits": 2 if data["protocol"] == "brace" else 1,
+    }
+    return render(request, "metrics_bridge/agreement_pairs.html", context)
