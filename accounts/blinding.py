@@ -1,6 +1,6 @@
 """The rater lock: corpus data whose authorship a rater must not see.
 
-Rule (README, "Blinding"): an account that is a rater in an *active* campaign on dataset D gets no
+Rule (docs/studies.md, "The rater lock"): an account that is a rater in an *active* campaign on dataset D gets no
 corpus endpoint or page that carries author kind, role, source label, system, pair split, gold
 answers, clip external ids or metric scores of D's captions, whatever other roles it holds
 (annotator, reviewer): lists leave D's rows out, and asking for D or one of its rows explicitly is

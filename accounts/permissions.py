@@ -23,7 +23,7 @@ class SchemaReaders(BasePermission):
     """The OpenAPI schema and its docs page: for annotators, reviewers and admins, not for raters.
 
     The schema lists every field and enum of the corpus (author kinds, splits, gold answers); raters
-    use the rating pages, and their few API endpoints are described in the README.
+    use the rating pages, and their few API endpoints are described in docs/studies.md.
     """
 
     message = "The API documentation is for annotators, reviewers and admins."

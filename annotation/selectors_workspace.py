@@ -76,7 +76,11 @@ def annotator_campaign_rows(*, annotator) -> list[AnnotatorCampaignRow]:
 
 @dataclass
 class CampaignClipRow:
+    """One clip of an annotation campaign. `state` is what every page says about it (review overview counts,
+    the campaign's clip list), so the overview's numbers are the detail page's."""
+
     clip: Clip
+    needed: int = 1  # the campaign's annotations per clip
     counted: int = 0
     submitted: int = 0
     in_progress: int = 0
@@ -86,13 +90,33 @@ class CampaignClipRow:
     review: AnnotationReview | None = None
     denial: str | None = None  # why the viewing reviewer may not review this clip
 
+    @property
+    def state(self) -> str:
+        """locked (for this reviewer) / gold / in review / ready / partly annotated / waiting."""
+        if self.denial:
+            return "locked"
+        if self.review and self.review.status == AnnotationReview.Status.PUBLISHED:
+            return "gold"
+        if self.review:
+            return "in review"
+        if self.submitted >= self.needed:
+            return "ready"
+        return "partly annotated" if self.submitted else "waiting"
+
+
+def review_counts(rows: list[CampaignClipRow]) -> dict[str, int]:
+    """How many clips are in each state (the review overview's columns)."""
+    counts = Counter(row.state for row in rows)
+    return {"clips": len(rows), "ready": counts["ready"], "in_review": counts["in review"], "gold": counts["gold"]}
+
 
 def campaign_clip_rows(*, campaign: AnnotationCampaign, viewer=None) -> list[CampaignClipRow]:
     """Every clip of the campaign with its annotation counts, skips and review state.
 
     With `viewer` (a reviewer) each row says whether they may review it (not if they annotated it).
     """
-    rows = {clip.pk: CampaignClipRow(clip=clip) for clip in campaign.clips.order_by("external_id")}
+    needed = campaign.annotations_per_clip
+    rows = {clip.pk: CampaignClipRow(clip=clip, needed=needed) for clip in campaign.clips.order_by("external_id")}
     tasks = AnnotationTask.objects.filter(campaign=campaign).select_related("annotator", "clip").order_by("created_at")
     for task in tasks:
         row = rows.get(task.clip_id)

@@ -19,6 +19,12 @@ urlpatterns = [
         name="staff_campaign_toggle",
     ),
     path("review/", views_review.review_home, name="review_home"),
+    path("review/status/", views_review.review_status, name="review_status"),
     path("review/campaigns/<id:campaign_id>/", views_review.review_campaign, name="review_campaign"),
+    path(
+        "review/campaigns/<id:campaign_id>/status/",
+        views_review.review_campaign_status,
+        name="review_campaign_status",
+    ),
     path("review/campaigns/<id:campaign_id>/clips/<id:clip_id>/", views_review.review_clip, name="review_clip"),
 ]

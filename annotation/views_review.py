@@ -4,6 +4,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
+from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import REVIEWER, roles_required
 from annotation import selectors_workspace
 from annotation.models import AnnotationCampaign, Clip
@@ -11,26 +12,31 @@ from annotation.services.annotation_reviews import campaign_review_denial, clip_
 from annotation.views_workspace import clip_player_context
 
 
+def _overview_rows(user) -> list[dict]:
+    rows = []
+    for campaign in selectors_workspace.campaigns_reviewed_by(user):
+        clip_rows = selectors_workspace.campaign_clip_rows(campaign=campaign, viewer=user)
+        rows.append({"campaign": campaign, **selectors_workspace.review_counts(clip_rows)})
+    return rows
+
+
+def _overview_version(rows: list[dict]) -> str:
+    return live_version([[value if key != "campaign" else value.pk for key, value in row.items()] for row in rows])
+
+
 @roles_required(REVIEWER)
 def review_home(request):
-    """Who: reviewers. Campaigns they review with clip counts, and the inter-annotator agreement overview."""
-    campaigns = selectors_workspace.campaigns_reviewed_by(request.user)
-    rows = []
-    for campaign in campaigns:
-        clip_rows = selectors_workspace.campaign_clip_rows(campaign=campaign, viewer=request.user)
-        rows.append(
-            {
-                "campaign": campaign,
-                "clips": len(clip_rows),
-                "ready": sum(1 for r in clip_rows if r.submitted >= 2 and not r.denial and not _published(r)),
-                "gold": sum(1 for r in clip_rows if _published(r)),
-            }
-        )
-    return render(request, "annotation/review_home.html", {"rows": rows})
+    """Who: reviewers. Campaigns they review with clip counts (as the campaign pages count them), and the
+    inter-annotator agreement overview; the page refreshes itself as annotators submit."""
+    rows = _overview_rows(request.user)
+    live = live_context(status_url=reverse("annotation:review_status"), version=_overview_version(rows), busy=False)
+    return render(request, "annotation/review_home.html", {"rows": rows, "live": live})
 
 
-def _published(row) -> bool:
-    return bool(row.review and row.review.status == "published")
+@roles_required(REVIEWER)
+def review_status(request):
+    """Who: reviewers. The review overview's live status (accounts/live.py)."""
+    return live_status_response(version=_overview_version(_overview_rows(request.user)), busy=False)
 
 
 def _campaign_for_reviewer(request, campaign_id: int) -> AnnotationCampaign:
@@ -41,12 +47,30 @@ def _campaign_for_reviewer(request, campaign_id: int) -> AnnotationCampaign:
     return campaign
 
 
+def _campaign_version(rows) -> str:
+    shown = [(row.clip.pk, row.submitted, row.in_progress, row.returned, len(row.skips), row.state) for row in rows]
+    return live_version(shown)
+
+
 @roles_required(REVIEWER)
 def review_campaign(request, campaign_id: int):
     """Who: the campaign's reviewers. Its clips: submissions k of N, review state; clips they annotated are locked."""
     campaign = _campaign_for_reviewer(request, campaign_id)
     rows = selectors_workspace.campaign_clip_rows(campaign=campaign, viewer=request.user)
-    return render(request, "annotation/review_campaign.html", {"campaign": campaign, "rows": rows})
+    live = live_context(
+        status_url=reverse("annotation:review_campaign_status", args=[campaign.pk]),
+        version=_campaign_version(rows),
+        busy=False,
+    )
+    return render(request, "annotation/review_campaign.html", {"campaign": campaign, "rows": rows, "live": live})
+
+
+@roles_required(REVIEWER)
+def review_campaign_status(request, campaign_id: int):
+    """Who: the campaign's reviewers. The campaign's clip list's live status."""
+    campaign = _campaign_for_reviewer(request, campaign_id)
+    rows = selectors_workspace.campaign_clip_rows(campaign=campaign, viewer=request.user)
+    return live_status_response(version=_campaign_version(rows), busy=False)
 
 
 @roles_required(REVIEWER)

@@ -12,7 +12,8 @@ import hashlib
 from pathlib import Path
 from urllib.parse import urlparse
 
-EMBEDDED_BROKER_URL = "filesystem://"
+# The host means nothing to the filesystem transport; naming it spares kombu's warning that none was supplied.
+EMBEDDED_BROKER_URL = "filesystem://localhost/"
 
 
 def embedded_broker_folder(*, database: dict, base_dir: Path) -> Path:

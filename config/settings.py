@@ -4,11 +4,12 @@ Embedded defaults (no variables set): SQLite file in the project folder, media i
 ./media, Celery on an embedded broker (kombu's filesystem transport, no server) that
 `./scripts/run` starts a worker for. DATABASE_URL, REDIS_URL and the S3 variables switch
 to PostgreSQL, Redis and S3-compatible storage. With DEBUG off the deployment settings
-are strict by default (see "Deployment security" below and the README).
+are strict by default (see "Deployment security" in docs/operations.md).
 """
 
 import os
 import tempfile
+import warnings
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,6 +20,10 @@ from config.env import ConfigurationError, env_bool, env_int, env_list, env_str,
 from config.secret_key import secret_key_problem
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# pydub warns when it is imported on a machine without a system ffmpeg; the product decodes audio with the
+# ffmpeg the imageio-ffmpeg package ships (annotation/services/ffmpeg.py), so the warning is noise.
+warnings.filterwarnings("ignore", message="Couldn't find ffmpeg or avconv", category=RuntimeWarning)
 
 DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = env_str("SECRET_KEY")
@@ -100,6 +105,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "accounts.context_processors.roles",
+                "annotation.context_processors.simulated_study",
             ],
         },
     },
@@ -314,17 +320,22 @@ USE_I18N = True
 USE_TZ = True
 
 # Runs, chunks, workers and imports log one JSON object per line under the `captioneval` logger
-# (common/structured_log.py); everything else goes through the plain console handler.
+# (common/structured_log.py); everything else goes through the plain console handler. A request answered 4xx is
+# not logged by Django (the server's access line already says it) and never with a traceback; a 5xx is, with it.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json_lines": {"()": "common.structured_log.JsonLinesFormatter"}},
+    "filters": {"no_client_error_tracebacks": {"()": "config.log_filters.NoTracebackForClientErrors"}},
     "handlers": {
-        "console": {"class": "logging.StreamHandler"},
+        "console": {"class": "logging.StreamHandler", "filters": ["no_client_error_tracebacks"]},
         "events": {"class": "logging.StreamHandler", "formatter": "json_lines"},
     },
     "loggers": {
-        "captioneval": {"handlers": ["events"], "level": env_str("EVENT_LOG_LEVEL") or "INFO", "propagate": False}
+        "captioneval": {"handlers": ["events"], "level": env_str("EVENT_LOG_LEVEL") or "INFO", "propagate": False},
+        "django.request": {"level": "ERROR"},
+        # a request with a Host header this site does not serve: the 400 in the access line says enough
+        "django.security.DisallowedHost": {"level": "CRITICAL"},
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL") or "WARNING"},
 }

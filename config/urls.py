@@ -1,7 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.templatetags.static import static
 from django.urls import include, path, register_converter
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from common.web_input import IdConverter
@@ -19,10 +21,16 @@ urlpatterns = [
     path("api/", include("config.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # An HTML page: anonymous visitors go to the login page rather than getting a bare 403.
-    path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="api-schema")), name="api-docs"),
+    path(
+        "api/docs/",
+        login_required(SpectacularSwaggerView.as_view(url_name="api-schema", template_name="core/api_docs.html")),
+        name="api-docs",
+    ),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    # Browsers ask for /favicon.ico on pages that name no icon (API JSON, the admin): the site's icon.
+    path("favicon.ico", RedirectView.as_view(url=static("core/favicon.svg"), permanent=False)),
 ]
 # No route serves MEDIA_ROOT: uploaded audio and workbooks are only reachable through views that check
 # who asks (annotation.views.clip_audio, the workbook downloads), in development too. /healthz is

@@ -13,6 +13,10 @@ import math
 from collections.abc import Sequence
 
 COLORS = ["#2f6db5", "#e08a1e", "#3a9a5b", "#c0392b", "#7e57c2", "#8d6e63", "#d81b60", "#546e7a"]
+#: Okabe & Ito's colour-blind-safe palette (yellow left out: too light on white), and a marker per series as well
+SAFE_COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#999933"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+#: points: at the width the pages show plots (about 10 in at 96 px per inch), 10 pt is 13 px
 STATUS_COLORS = {"matched": "#cdeedd", "missed": "#ffe9b8", "hallucinated": "#f8d0cc", "neutral": "#e6ecf3"}
 
 
@@ -49,27 +53,54 @@ def _finite(value) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
-def split_bars(
+def agreement_dots(
     *, splits: Sequence[str], metrics: dict[str, dict[str, float | None]], pair_counts: dict[str, int], title: str
 ) -> str:
-    """Grouped bars: per split (HC/HI/HM/MM/total), one bar per metric; y = agreement with people in %."""
+    """Small multiples, one panel per split (HC / HI / HM / MM / total): each metric a dot (its colour and marker the
+    same in every panel) at its agreement with people in %, best metric of the total on top; 50 % is chance."""
     if not metrics:
         return _empty("No metric scores yet: compute some to see this chart.")
-    figure, axes = _pyplot().subplots(figsize=(max(6.0, 1.2 * len(splits) + 0.25 * len(metrics) * len(splits)), 3.8))
-    width = 0.8 / len(metrics)
-    for index, (name, row) in enumerate(metrics.items()):
-        positions = [split + (index - (len(metrics) - 1) / 2) * width for split in range(len(splits))]
-        values = [row.get(split) if _finite(row.get(split)) else 0 for split in splits]
-        axes.bar(positions, values, width=width * 0.95, label=name, color=COLORS[index % len(COLORS)])
-    axes.set_xticks(range(len(splits)), [f"{split}\n(n = {pair_counts.get(split, 0)})" for split in splits])
-    axes.set_ylabel("agreement with people (% of pairs)")
-    axes.set_xlabel("split (pairs with a human preference)")
-    axes.set_ylim(0, 100)
-    axes.axhline(50, color="#999", linewidth=0.8, linestyle="--")
-    axes.set_title(title)
-    axes.legend(ncol=min(6, len(metrics)), fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
-    axes.grid(axis="y", alpha=0.3)
-    return _svg(figure)
+    names = sorted(metrics, key=lambda name: -(metrics[name].get("total") or 0))
+    pyplot = _pyplot()
+    with _readable_text():
+        figure, panels = pyplot.subplots(
+            1, len(splits), sharey=True, figsize=(10, 0.38 * len(names) + 1.9), squeeze=False
+        )
+        for panel, split in zip(panels[0], splits, strict=True):
+            panel.axvline(50, color="#888", linewidth=0.9, linestyle="--")
+            for row, name in enumerate(names):
+                value = metrics[name].get(split)
+                if not _finite(value):
+                    continue
+                style = {"color": SAFE_COLORS[row % len(SAFE_COLORS)], "marker": MARKERS[row % len(MARKERS)]}
+                panel.plot([value], [row], linestyle="none", markersize=8, label=name, clip_on=False, **style)
+            panel.set_title(f"{split}\n(n = {pair_counts.get(split, 0)} pairs)")
+            panel.set_xlim(0, 100)
+            panel.set_xticks([0, 50, 100])
+            panel.grid(axis="x", alpha=0.3)
+            panel.set_ylim(len(names) - 0.5, -0.5)
+        panels[0][0].set_yticks(range(len(names)), names)
+        figure.supxlabel("agreement with people (% of pairs with a human preference; dashed: chance)")
+        figure.suptitle(title)
+        figure.tight_layout()
+        return _svg(figure)
+
+
+def _readable_text():
+    """Text sizes for plots shown at page width: ticks and labels 10-11 pt (13-15 px), titles 12 pt."""
+    import matplotlib
+
+    return matplotlib.rc_context(
+        {
+            "font.size": 11,
+            "axes.titlesize": 11,
+            "axes.labelsize": 11,
+            "xtick.labelsize": 10.5,
+            "ytick.labelsize": 10.5,
+            "figure.titlesize": 12,
+            "legend.fontsize": 10.5,
+        }
+    )
 
 
 def system_bars(
@@ -80,13 +111,18 @@ def system_bars(
     if not rows:
         return _empty("No system has a value for this yet.")
     rows.sort(key=lambda row: row[1], reverse=True)
-    figure, axes = _pyplot().subplots(figsize=(max(6.0, 0.45 * len(rows) + 2), 4.2))
+    with _readable_text():
+        return _system_bars(rows, ylabel, title)
+
+
+def _system_bars(rows, ylabel: str, title: str) -> str:
+    figure, axes = _pyplot().subplots(figsize=(min(10.0, max(6.0, 0.6 * len(rows) + 2.5)), 4.6))
     positions = range(len(rows))
     heights = [v for _, v, _ in rows]
     lower = [v - ci[0] if ci else 0 for _, v, ci in rows]
     upper = [ci[1] - v if ci else 0 for _, v, ci in rows]
     axes.bar(positions, heights, color=COLORS[0], yerr=[lower, upper], capsize=3, ecolor="#333")
-    axes.set_xticks(list(positions), [name for name, _, _ in rows], rotation=60, ha="right", fontsize=8)
+    axes.set_xticks(list(positions), [name for name, _, _ in rows], rotation=35, ha="right")
     axes.set_ylabel(ylabel)
     axes.set_xlabel("captioning system (error bars: 95% bootstrap interval)")
     axes.set_title(title)
@@ -103,9 +139,16 @@ def metric_scatter(
     pairs = [(m, h) for m, h in zip(metric, human, strict=True) if _finite(m) and _finite(h)]
     if len(pairs) < 2:
         return _empty(f"Fewer than two rated captions have a {metric_name} score.")
-    x = np.array([m for m, _ in pairs])
-    y = np.array([h for _, h in pairs])
-    figure, axes = _pyplot().subplots(figsize=(5.6, 4.2))
+    with _readable_text():
+        return _scatter(
+            np.array([m for m, _ in pairs]), np.array([h for _, h in pairs]), metric_name, human_label, title
+        )
+
+
+def _scatter(x, y, metric_name: str, human_label: str, title: str) -> str:
+    import numpy as np
+
+    figure, axes = _pyplot().subplots(figsize=(7.5, 5))
     axes.scatter(x, y, s=14, alpha=0.6, color=COLORS[0], edgecolors="none")
     if np.ptp(x) > 0:
         slope, intercept = np.polyfit(x, y, 1)
@@ -117,10 +160,10 @@ def metric_scatter(
             linewidth=1.5,
             label=f"y = {slope:.2f} x + {intercept:.2f}",
         )
-        axes.legend(fontsize=8, loc="lower right")
+        axes.legend(loc="lower right")
     axes.set_xlabel(f"{metric_name} (caption score against all references)")
     axes.set_ylabel(human_label)
-    axes.set_title(f"{title} (n = {len(pairs)} captions)")
+    axes.set_title(f"{title} (n = {len(x)} captions)")
     axes.grid(alpha=0.3)
     return _svg(figure)
 

@@ -20,7 +20,8 @@ from common.broker import broker_identity
 from common.structured_log import log_event
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.chunks import ChunkOutcome, chunk_process, chunks_recover
-from metrics_bridge.services.runs import metric_run_dispatch, metric_run_execute, metric_run_start
+from metrics_bridge.services.dataset_runs import dataset_run_start
+from metrics_bridge.services.runs import metric_run_dispatch, metric_run_execute
 from metrics_bridge.services.sensitivity import sensitivity_report_compute, sensitivity_report_start
 from metrics_bridge.services.workers import (
     live_workers,
@@ -67,18 +68,13 @@ def current_broker() -> str:
 
 
 def start_metric_run(**kwargs):
-    """metric_run_start with this app's dispatcher (views, API, demo)."""
-    return metric_run_start(enqueue=enqueue_chunks, **kwargs)
+    """dataset_run_start with this app's dispatcher (views, API): every result the pages show, one run."""
+    return dataset_run_start(enqueue=enqueue_chunks, **kwargs)
 
 
 def execute_metric_run(*, run, on_progress=None, enqueue=enqueue_chunks, **kwargs):
     """Send the run's chunks to the workers and wait for the run to end (compute_metrics --wait)."""
     return metric_run_execute(run=run, enqueue=enqueue, on_progress=on_progress, **kwargs)
-
-
-def dispatch_metric_run(*, run) -> int:
-    """metric_run_dispatch with this app's dispatcher (runs planned by the dashboards' compute buttons)."""
-    return metric_run_dispatch(run=run, enqueue=enqueue_chunks)
 
 
 # --- Dashboards -----------------------------------------------------------------------------------
@@ -304,7 +300,8 @@ def generate_captions(job_id: int) -> str:
     except Exception as error:  # the job must not stay "captioning" forever; its end is logged with the key redacted
         return captioning_job_fail(job=job, error=error).status
     if job.system_id and job.status != job.Status.CANCELLED:
-        dispatch_metric_run(run=captioning_job_score(job=job, requested_by=job.requested_by))
+        run = captioning_job_score(job=job, requested_by=job.requested_by)
+        metric_run_dispatch(run=run, enqueue=enqueue_chunks)
     return job.status
 
 

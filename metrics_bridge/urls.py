@@ -12,6 +12,7 @@ from metrics_bridge import (
 app_name = "metrics_bridge"
 urlpatterns = [
     path("", views.metrics_home, name="home"),
+    path("status/", views.home_status, name="home_status"),
     path("runs/", views.run_start, name="run_start"),
     path("runs/<id:run_id>/", views.run_detail, name="run_detail"),
     path("runs/<id:run_id>/progress/", views.run_progress, name="run_progress"),
@@ -42,6 +43,11 @@ urlpatterns = [
     ),
     path("plots/<slug:kind>/<id:object_id>.svg", views_dashboards.plot, name="plot"),
     path("datasets/<id:dataset_id>/sensitivity/", views.dataset_sensitivity, name="dataset_sensitivity"),
+    path(
+        "datasets/<id:dataset_id>/sensitivity/status/",
+        views.dataset_sensitivity_status,
+        name="dataset_sensitivity_status",
+    ),
     path("evaluate/", views_captioning.evaluate, name="evaluate"),
     path("evaluate/estimate/", views_captioning.evaluate_estimate, name="evaluate_estimate"),
     path("evaluate/jobs/<id:job_id>/", views_captioning.evaluate_job, name="evaluate_job"),

@@ -14,8 +14,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
+from accounts.live import live_context, live_status_response
 from accounts.roles import ADMIN, roles_required
 from annotation.models import Caption, Dataset
+from common.web_input import query_id
 from metrics_bridge import plots
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
@@ -23,9 +25,7 @@ from metrics_bridge.scoring.system_level import JUDGE_DIMENSIONS
 from metrics_bridge.services import dashboards
 from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.dashboard_cache import cached_content, dataset_fingerprint
-from metrics_bridge.services.system_scores import system_scores_run_create
-from metrics_bridge.services.thumbs_report import thumbs_scores_run_create
-from metrics_bridge.tasks import dispatch_metric_run, request_dashboard_refresh, start_metric_run
+from metrics_bridge.tasks import request_dashboard_refresh, start_metric_run
 from ratings.models import Campaign
 
 COLUMNS = dashboards.COLUMNS
@@ -42,25 +42,20 @@ def _available_metrics() -> list[str]:
     return registry.available_metric_names(version_context_for(dataset=None))
 
 
-def _run_in_progress(request, dataset: Dataset) -> MetricRun | None:
-    run_id = request.GET.get("run", "")
-    return MetricRun.objects.filter(pk=int(run_id), dataset=dataset).first() if run_id.isdigit() else None
-
-
 def _download(content: str | bytes, filename: str, content_type: str) -> HttpResponse:
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
-def _start_run(request, plan, page_url: str):
-    """Plan a run for the ticked metrics, queue its chunks, and go back to the page that follows its progress."""
+def _start_run(request, dataset: Dataset, page_url: str):
+    """Start a metric run of the ticked metrics on the dataset (the same run from every page: it computes
+    everything the pages show) and go back to the page, which follows its progress."""
     try:
-        run = plan(_metric_names_posted(request))
+        run = start_metric_run(dataset=dataset, metric_names=_metric_names_posted(request), requested_by=request.user)
     except ValueError as error:
         messages.error(request, str(error))
         return redirect(page_url)
-    dispatch_metric_run(run=run)
     return redirect(f"{page_url}?run={run.pk}")
 
 
@@ -74,39 +69,59 @@ def _metric_names_posted(request) -> list[str] | None:
 
 
 # --- Cached numbers: shown at once, recomputed on the browser's request when the data changed -------------
+# Each dashboard page refreshes itself (accounts/live.py, static/core/js/live.js): its live status is
+# `dashboard_refresh` (GET), which also tells the browser to POST there when the numbers are stale.
+
+
+def _run_id(request) -> int | None:
+    """The run the page follows (?run=, set when a page started it); a bad id is a 400 naming the parameter."""
+    return query_id(request, "run", MetricRun)
+
+
+def _status_url(kind: str, target, run_id: int | None) -> str:
+    url = reverse("metrics_bridge:dashboard_refresh", args=[kind, target.pk])
+    return f"{url}?run={run_id}" if run_id else url
 
 
 def _page_payload(request, kind: str, target, *, fresh: bool) -> tuple[dict | None, dict]:
-    """(payload, template context about staleness). fresh=True (downloads) computes current numbers now."""
+    """(payload, template context: staleness, the run the page follows, its live status). fresh=True
+    (downloads) computes current numbers now."""
     if fresh:
         return dashboards.dashboard_refresh(kind=kind, target=target), {}
-    state = dashboards.dashboard_state(kind=kind, target=target)
-    if state.fresh:
-        return state.payload, {}
-    return state.payload, {
-        "stale": True,
-        "computed_at": state.computed_at,
-        "refresh_url": reverse("metrics_bridge:dashboard_refresh", args=[kind, target.pk]),
+    live = dashboards.dashboard_live(kind=kind, target=target, run_id=_run_id(request))
+    run_active = live.run is not None and not live.run.is_finished
+    context = {
+        "run": live.run,
+        "live": live_context(
+            status_url=_status_url(kind, target, _run_id(request)), version=live.version, busy=live.busy
+        ),
+        # plots are cached per data state: a new URL once the numbers were recomputed
+        "plot_version": live.state.computed_at.timestamp() if live.state.computed_at else "",
     }
+    if not live.state.fresh:
+        context.update({"stale": True, "computed_at": live.state.computed_at, "run_active": run_active})
+    return live.state.payload, context
 
 
-def _pending(request, kind: str, target, title: str):
+def _pending(request, kind: str, target, title: str, context: dict):
     """First view of a dashboard: the page answers at once and the browser asks for the computation."""
-    context = {"title": title, "refresh_url": reverse("metrics_bridge:dashboard_refresh", args=[kind, target.pk])}
-    return render(request, "metrics_bridge/dashboard_pending.html", context)
+    return render(request, "metrics_bridge/dashboard_pending.html", {"title": title, **context})
 
 
 @roles_required(ADMIN)
 @require_http_methods(["GET", "POST"])
 def dashboard_refresh(request, kind: str, object_id: int):
-    """Who: admins. POST: compute the dashboard's numbers for the current data (queued for a worker when one
-    is alive: the slow ones must not hold a web worker; inline otherwise). GET: whether they are current yet."""
+    """Who: admins. GET: the dashboard page's live status (accounts/live.py). POST: compute the dashboard's
+    numbers for the current data (queued for a worker when one is alive: the slow ones must not hold a web
+    worker; inline otherwise)."""
     try:
         target = dashboards.dashboard_target(kind=kind, object_id=object_id)
     except (ValueError, Dataset.DoesNotExist, Campaign.DoesNotExist):
         raise Http404("no such dashboard") from None
     if request.method == "GET":
-        return JsonResponse({"fresh": dashboards.dashboard_state(kind=kind, target=target).fresh})
+        live = dashboards.dashboard_live(kind=kind, target=target, run_id=_run_id(request))
+        refresh = reverse("metrics_bridge:dashboard_refresh", args=[kind, target.pk]) if live.needs_refresh else None
+        return live_status_response(version=live.version, busy=live.busy, refresh=refresh, fresh=live.state.fresh)
     if request_dashboard_refresh(kind=kind, object_id=target.pk):
         return JsonResponse({"fresh": True})
     return JsonResponse({"fresh": False, "queued": True}, status=202)
@@ -123,7 +138,7 @@ def dataset_agreement(request, dataset_id: int):
     download = request.GET.get("format")
     table, stale = _page_payload(request, "agreement", dataset, fresh=bool(download))
     if table is None:
-        return _pending(request, "agreement", dataset, f"Agreement with human judgements: {dataset.name}")
+        return _pending(request, "agreement", dataset, f"Agreement with human judgements: {dataset.name}", stale)
     if download == "csv":
         return _download(agreement_csv(table), f"agreement-{dataset.name}.csv", "text/csv")
     if download == "xlsx":
@@ -137,16 +152,18 @@ def dataset_agreement(request, dataset_id: int):
         (name, [(row.get(c), row.get(c) is not None and row.get(c) == table["best"][c]) for c in columns])
         for name, row in table["metrics"].items()
     ]
+    chart_metrics = dashboards.agreement_chart_metrics(table["metrics"], request.GET.getlist("chart"))
     context = {
         "dataset": dataset,
         "rows": rows,
+        "chart_metrics": chart_metrics,
+        "chart_query": ",".join(chart_metrics),
         "columns": columns,
         "brace": table.get("protocol") == "brace",
         "pairs": table["pairs"],
         "pair_counts": [table["pairs"].get(column, "") for column in columns],
         "unavailable": table["unavailable"],
         "available": _available_metrics(),
-        "run": _run_in_progress(request, dataset),
         **stale,
     }
     return render(request, "metrics_bridge/agreement.html", context)
@@ -194,14 +211,9 @@ def agreement_xlsx(table: dict) -> bytes:
 @roles_required(ADMIN)
 @require_POST
 def agreement_compute(request, dataset_id: int):
-    """Who: admins. Start a Celery run computing the ticked metrics' missing scores; the page shows its progress."""
+    """Who: admins. Start a metric run of the ticked metrics (missing scores only); the page shows its progress."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    try:
-        run = start_metric_run(dataset=dataset, metric_names=_metric_names_posted(request), requested_by=request.user)
-    except ValueError as error:
-        messages.error(request, str(error))
-        return redirect("metrics_bridge:dataset_agreement", dataset_id=dataset.pk)
-    return redirect(reverse("metrics_bridge:dataset_agreement", args=[dataset.pk]) + f"?run={run.pk}")
+    return _start_run(request, dataset, reverse("metrics_bridge:dataset_agreement", args=[dataset.pk]))
 
 
 # --- Leaderboard ----------------------------------------------------------------------------------------
@@ -215,7 +227,7 @@ def leaderboard(request, dataset_id: int):
     download = request.GET.get("format")
     table, stale = _page_payload(request, "leaderboard", dataset, fresh=download in ("csv", "json"))
     if table is None:
-        return _pending(request, "leaderboard", dataset, f"Leaderboard: {dataset.name}")
+        return _pending(request, "leaderboard", dataset, f"Leaderboard: {dataset.name}", stale)
     if download in ("csv", "json"):
         from metrics_bridge.management.commands.leaderboard import leaderboard_csv
 
@@ -266,7 +278,6 @@ def leaderboard(request, dataset_id: int):
         ],
         "unavailable": table["unavailable"],
         "available": _available_metrics(),
-        "run": _run_in_progress(request, dataset),
         **_domain_context(table, [row["system"] for row in systems], request.GET.get("domain_metric", "")),
         "judge_rows": [
             (name, [_fixed(breakdown.get(d), 2) for d in JUDGE_DIMENSIONS])
@@ -304,10 +315,9 @@ def _domain_context(table: dict, system_order: list[str], asked: str) -> dict:
 @roles_required(ADMIN)
 @require_POST
 def leaderboard_compute(request, dataset_id: int):
-    """Who: admins. Start a Celery run computing the system scores the current captions lack."""
+    """Who: admins. Start a metric run on the dataset (its system scores are part of it)."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    plan = lambda names: system_scores_run_create(dataset=dataset, metric_names=names, requested_by=request.user)  # noqa: E731
-    return _start_run(request, plan, reverse("metrics_bridge:leaderboard", args=[dataset.pk]))
+    return _start_run(request, dataset, reverse("metrics_bridge:leaderboard", args=[dataset.pk]))
 
 
 # --- THumBS -----------------------------------------------------------------------------------------------
@@ -323,7 +333,7 @@ def thumbs_dashboard(request, campaign_id: int):
     download = request.GET.get("format") == "json"
     report, stale = _page_payload(request, "thumbs", campaign, fresh=download)
     if report is None:
-        return _pending(request, "thumbs", campaign, f"THumBS report: {campaign.name}")
+        return _pending(request, "thumbs", campaign, f"THumBS report: {campaign.name}", stale)
     if download:
         return _download(json.dumps(report, indent=1), f"thumbs-{campaign.name}.json", "application/json")
     correlations = []
@@ -339,7 +349,6 @@ def thumbs_dashboard(request, campaign_id: int):
         "scatter_metric": request.GET.get("metric") or next(iter(report["correlations"]), ""),
         "metric_names": list(report["correlations"]),
         "available": _available_metrics(),
-        "run": _run_in_progress(request, campaign.dataset),
         **stale,
     }
     return render(request, "metrics_bridge/thumbs.html", context)
@@ -348,12 +357,10 @@ def thumbs_dashboard(request, campaign_id: int):
 @roles_required(ADMIN)
 @require_POST
 def thumbs_compute(request, campaign_id: int):
-    """Who: admins. Start a Celery run scoring the campaign's rated captions that lack scores."""
-    campaign = get_object_or_404(Campaign, pk=campaign_id, task_type=Campaign.TaskType.THUMBS)
-    plan = lambda names: thumbs_scores_run_create(  # noqa: E731
-        campaign=campaign, metric_names=names, requested_by=request.user
-    )
-    return _start_run(request, plan, reverse("metrics_bridge:thumbs_dashboard", args=[campaign.pk]))
+    """Who: admins. Start a metric run on the campaign's dataset (the campaign's corpora are part of it)."""
+    campaigns = Campaign.objects.select_related("dataset")
+    campaign = get_object_or_404(campaigns, pk=campaign_id, task_type=Campaign.TaskType.THUMBS)
+    return _start_run(request, campaign.dataset, reverse("metrics_bridge:thumbs_dashboard", args=[campaign.pk]))
 
 
 # --- One caption ------------------------------------------------------------------------------------------
@@ -402,7 +409,7 @@ def plot(request, kind: str, object_id: int):
     """Who: admins. An SVG plot, cached until its data changes; ?download=1 saves it as a file."""
     if kind not in PLOT_KINDS:
         raise Http404("no such plot")
-    parameters = {key: request.GET.get(key, "") for key in ("metric", "field", "system", "side", "score")}
+    parameters = {key: request.GET.get(key, "") for key in ("metric", "field", "system", "side", "metrics", "score")}
     svg = _plot_svg(kind, object_id, parameters)
     response = HttpResponse(svg, content_type="image/svg+xml")
     if request.GET.get("download"):
@@ -427,18 +434,19 @@ def _plot_svg(kind: str, object_id: int, parameters: dict) -> str:
     dataset = get_object_or_404(Dataset, pk=object_id)
     fingerprint = dataset_fingerprint(dataset=dataset)
     builders = {
-        "agreement-splits": lambda: _agreement_bars(dataset),
+        "agreement-splits": lambda: _agreement_chart(dataset, parameters["metrics"]),
         "leaderboard-win-rate": lambda: _win_rate_bars(dataset),
         "xace-attributes": lambda: _attribute_bars(dataset, parameters["system"], parameters["metric"]),
     }
     return cached_content(key=key, fingerprint=fingerprint, build=builders[kind])
 
 
-def _agreement_bars(dataset: Dataset) -> str:
+def _agreement_chart(dataset: Dataset, chosen: str) -> str:
     table = dashboards.agreement_page_data(dataset=dataset)
-    return plots.split_bars(
+    names = dashboards.agreement_chart_metrics(table["metrics"], [name for name in chosen.split(",") if name])
+    return plots.agreement_dots(
         splits=[column for column in table.get("columns", COLUMNS) if column != "f1"],
-        metrics=table["metrics"],
+        metrics={name: table["metrics"][name] for name in names},
         pair_counts=table["pairs"],
         title=f"Agreement with people per split: {dataset.name}",
     )
@@ -461,7 +469,7 @@ def _attribute_bars(dataset: Dataset, system: str, metric: str) -> str:
     metric = metric if metric in keys else "XACE"
     xace = dashboards.leaderboard_page_data(dataset=dataset).get(keys[metric], {})
     if system not in xace:
-        return plots.split_bars(splits=[], metrics={}, pair_counts={}, title="")
+        return plots.attribute_bars(categories={}, title="")
     return plots.attribute_bars(
         categories=xace[system]["attribute_categories"], title=f"{metric} attribute categories: {system}"
     )

@@ -14,6 +14,8 @@ class Source(models.TextChoices):
     WEB = "web", "Web page"
     WORKBOOK = "workbook", "Excel workbook"
     IMPORT = "import", "Imported data set"
+    # A simulated rater's judgement (the demo's study: ratings/services/simulated.py), never a person's.
+    SIMULATED = "simulated", "Simulated rater (demo)"
 
 
 class CaptionPair(TimeStampedModel):
@@ -193,6 +195,7 @@ class ItemEvent(models.Model):
         STALE_REFUSED = "stale_refused", "Stale submission refused"
         STALE_REPLACED = "stale_replaced", "Newer answer replaced after a conflict"
         WORKBOOK = "workbook", "Answer imported from a workbook"
+        SIMULATED = "simulated", "Answer of a simulated rater (demo)"
 
     item = models.ForeignKey(AssignmentItem, on_delete=models.CASCADE, related_name="events")
     kind = models.CharField(max_length=20, choices=Kind.choices)

@@ -46,6 +46,7 @@ urlpatterns += [
 # --- Offline THumBS workbooks ----------------------------------------------
 urlpatterns += [
     path("staff/workbooks/upload/", views_workbooks.workbook_upload, name="workbook_upload"),
+    path("staff/workbooks/uploads/status/", views_workbooks.workbook_uploads_status, name="workbook_uploads_status"),
     path(
         "staff/workbooks/uploads/<id:upload_id>/",
         views_workbooks.workbook_upload_detail,

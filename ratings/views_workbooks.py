@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_safe
 
+from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import ADMIN, roles_required
 from annotation.audio import stored_file_response
 from ratings.forms import WorkbookUploadForm
@@ -52,12 +53,31 @@ def workbook_upload(request):
         )
         workbook_upload_import(upload=upload, dry_run=data["dry_run"])
         return redirect("ratings:workbook_upload_detail", upload_id=upload.pk)
+    uploads = list(WorkbookUpload.objects.select_related("rater", "uploaded_by")[:RECENT_UPLOADS])
+    version, busy = _uploads_live(uploads)
     context = {
         "form": form,
-        "uploads": WorkbookUpload.objects.select_related("rater", "uploaded_by")[:RECENT_UPLOADS],
+        "uploads": uploads,
         "rater_options": form.rater_options(),
+        "live": live_context(status_url=reverse("ratings:workbook_uploads_status"), version=version, busy=busy),
     }
     return render(request, "ratings/workbooks/upload.html", context, status=400 if form.errors else 200)
+
+
+def _uploads_live(uploads: list[WorkbookUpload]) -> tuple[str, bool]:
+    """The recent uploads' live version, and whether one is still being imported (another admin's, say)."""
+    version = live_version([(upload.pk, upload.status, len(upload.errors)) for upload in uploads])
+    # pending with a summary: a dry run, which stays pending; without one: being imported right now
+    return version, any(upload.status == WorkbookUpload.Status.PENDING and not upload.summary for upload in uploads)
+
+
+@roles_required(ADMIN)
+@require_safe
+def workbook_uploads_status(request):
+    """Who: admins. The upload page's live status: its list of recent uploads shows new ones and outcomes."""
+    uploads = WorkbookUpload.objects.only("pk", "status", "errors", "summary")[:RECENT_UPLOADS]
+    version, busy = _uploads_live(list(uploads))
+    return live_status_response(version=version, busy=busy)
 
 
 @roles_required(ADMIN)

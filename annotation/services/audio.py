@@ -22,6 +22,7 @@ from django.db import transaction
 from pydub import AudioSegment
 
 from annotation.models import Clip
+from annotation.services.ffmpeg import audio_decode
 from annotation.services.importing import ImportDataError
 from annotation.services.rater_audio import rater_wav_from_path
 
@@ -78,8 +79,8 @@ def audio_inspect(*, path: Path | str, file_name: str) -> AudioInfo:
     """Decode the file and measure it. Raises AudioDecodeError (naming `file_name`) if it is not audio."""
     path = Path(path)
     try:
-        # The extension lets pydub read WAV itself; everything else (and WAV it cannot read) goes through ffmpeg.
-        segment = AudioSegment.from_file(path)
+        # pydub reads PCM WAV itself; everything else goes through ffmpeg (the system's or the bundled one).
+        segment = audio_decode(path)
     except Exception as error:  # pydub raises several types (CouldntDecodeError, IndexError on no audio stream, ...)
         reason = _decode_failure_reason(error).replace(f"{path}: ", "")  # the path may be a temporary copy
         raise AudioDecodeError(f"{file_name}: not decodable audio ({reason})") from None

@@ -1,8 +1,9 @@
-"""The demo corpus: synthetic clips with written captions, demo accounts and a few expert annotations.
+"""The demo corpus: a simulated study's clips, captions, accounts and annotation campaigns.
 
-Everything is keyed by names (dataset, clip external ids, system names, usernames), so running
-it again updates nothing that is already as described. Judgements (pairs, campaigns) are built by
-ratings.services.demo on top of this, and the `demo` command ties the steps together.
+Everything comes from the scenes of annotation/services/demo_scenes.py and is keyed by names (dataset, clip
+external ids, system names, usernames, campaign names), so running it again changes nothing that is already as
+described. Judgements (pairs, campaigns, simulated raters) are built by ratings.services.demo on top of this,
+and the `demo` command ties the steps together.
 """
 
 import secrets
@@ -15,167 +16,36 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset, ExpertAnnotation
+from annotation.models import AnnotationCampaign, Caption, CaptioningSystem, Clip, Dataset
+from annotation.services.annotation_campaigns import annotation_campaign_create, annotation_task_next
+from annotation.services.annotation_reviews import review_draft_save, review_open, review_publish
+from annotation.services.annotation_tasks import task_draft_save, task_submit
 from annotation.services.audio import clip_attach_audio
-from annotation.services.demo_audio import SOUNDS, demo_sound_write
-from annotation.services.expert_annotations import expert_annotation_save, expert_annotation_set_status
+from annotation.services.demo_audio import demo_sound_write
+from annotation.services.demo_scenes import (
+    SYSTEMS,
+    annotator_draft,
+    demo_scenes,
+    gold_draft,
+    scene_by_id,
+    scene_references,
+    system_caption,
+)
 
 DEMO_DATASET = "demo"
-GOOD_SYSTEM, GENERIC_SYSTEM, WRONG_SYSTEM = "demo-listener", "demo-generic", "demo-hallucinator"
-DEMO_SYSTEMS = {
-    GOOD_SYSTEM: "Demo system whose captions are accurate and specific.",
-    GENERIC_SYSTEM: "Demo system whose captions are vague or too short.",
-    WRONG_SYSTEM: "Demo system whose captions get events, order or fluency wrong.",
-}
+DEMO_DESCRIPTION = (
+    "A simulated study made by manage.py demo: synthesized sounds, reference captions written from templates, "
+    "seven simulated captioning systems of graded quality, and simulated raters and annotators."
+)
 # username -> roles; staff=True for the admin.
 DEMO_ACCOUNTS = {"admin": (ADMIN,), "annotator": (ANNOTATOR,), "reviewer": (REVIEWER,), "rater": (RATER,)}
-
-# external id -> (five references, {system: candidate}); the clip order follows demo_audio.SOUNDS.
-CAPTIONS: dict[str, tuple[list[str], dict[str, str]]] = {
-    "beep-three-times": (
-        [
-            "A steady high beep repeats three times.",
-            "A high-pitched electronic beep sounds three times with short pauses.",
-            "Three identical high tones beep one after another.",
-            "An electronic device beeps three times at a high pitch.",
-            "A short high beep is repeated three times in a row.",
-        ],
-        {
-            GOOD_SYSTEM: "A high-pitched beep repeats three times.",
-            GENERIC_SYSTEM: "An electronic sound is heard.",
-            WRONG_SYSTEM: "A dog barks twice while a car passes by.",
-        },
-    ),
-    "noise-swell": (
-        [
-            "White noise swells then fades.",
-            "A hissing noise grows louder and then slowly fades away.",
-            "Static rises in volume and then dies down.",
-            "A rushing hiss builds up gradually before fading out.",
-            "Steady static noise gets louder and then quieter.",
-        ],
-        {
-            GOOD_SYSTEM: "A hissing static noise grows louder and then fades away.",
-            GENERIC_SYSTEM: "Noise is heard in the background.",
-            WRONG_SYSTEM: "A woman speaks while birds chirp.",
-        },
-    ),
-    "rising-sweep-then-hum": (
-        [
-            "A rising sweep followed by a low hum.",
-            "A tone slides upward in pitch and then a low hum continues.",
-            "An electronic whoosh rises in pitch before a deep buzzing hum.",
-            "A pitch sweeps up quickly and is followed by a steady low drone.",
-            "A rising electronic tone gives way to a low humming sound.",
-        ],
-        {
-            GOOD_SYSTEM: "A tone rises in pitch and then a low hum follows.",
-            GENERIC_SYSTEM: "A machine is running.",
-            WRONG_SYSTEM: "A low hum is followed by a falling whistle.",
-        },
-    ),
-    "steady-low-hum": (
-        [
-            "A low hum continues steadily.",
-            "A deep electrical hum drones on without changing.",
-            "A constant low buzzing sound like a transformer.",
-            "A low-pitched drone hums steadily throughout.",
-            "An electric hum stays at the same low pitch the whole time.",
-        ],
-        {
-            GOOD_SYSTEM: "A steady low electrical hum drones on.",
-            GENERIC_SYSTEM: "A sound continues.",
-            WRONG_SYSTEM: "A high-pitched whistle blows repeatedly.",
-        },
-    ),
-    "crackling-bursts": (
-        [
-            "Short bursts of noise crackle at random intervals.",
-            "Static crackles and pops irregularly.",
-            "Brief crackling noises pop on and off.",
-            "Random short bursts of static crackle.",
-            "Irregular pops and crackles of noise are heard.",
-        ],
-        {
-            GOOD_SYSTEM: "Static crackles and pops at random moments.",
-            GENERIC_SYSTEM: "Some noises are heard.",
-            WRONG_SYSTEM: "A fire crackles while people talk and laugh loudly.",
-        },
-    ),
-    "falling-slide": (
-        [
-            "A tone slides down from high to low.",
-            "A whistling pitch falls steadily from high to low.",
-            "A high electronic tone glides downward in pitch.",
-            "A descending sweep moves from a high pitch to a low one.",
-            "A falling tone drops smoothly in pitch.",
-        ],
-        {
-            GOOD_SYSTEM: "A high tone slides down to a low pitch.",
-            GENERIC_SYSTEM: "A tone is playing.",
-            WRONG_SYSTEM: "A tone rises from low to high.",
-        },
-    ),
-    "two-tone-siren": (
-        [
-            "Two tones alternate like a siren.",
-            "A buzzy two-note alarm alternates rapidly between high and low.",
-            "An electronic siren switches between two pitches over and over.",
-            "Two harsh tones alternate quickly like an alarm.",
-            "A high and a low buzzing note take turns repeatedly.",
-        ],
-        {
-            GOOD_SYSTEM: "An alarm alternates quickly between two buzzing tones.",
-            GENERIC_SYSTEM: "An alarm is sounding.",
-            WRONG_SYSTEM: "An ambulance siren wails as it drives away into the distance.",
-        },
-    ),
-    "beep-over-quiet-noise": (
-        [
-            "A quiet hiss with a single beep in the middle.",
-            "Soft static plays and a one-second beep sounds halfway through.",
-            "A beep sounds once over faint background noise.",
-            "Faint hissing continues while a tone beeps once.",
-            "Low background static with one clear beep.",
-        ],
-        {
-            GOOD_SYSTEM: "A single beep sounds over faint static.",
-            GENERIC_SYSTEM: "A beep.",
-            WRONG_SYSTEM: "A beep beep sounds sounds over over the static.",
-        },
-    ),
-}
-
-# external id -> (events, relations, final status), saved as the demo annotator's work.
-EXPERT_ANNOTATIONS = {
-    "beep-three-times": (
-        [
-            {
-                "label": "beep",
-                "sources": ["electronic device"],
-                "attributes": ["high-pitched", "repeatedly", "electronic"],
-            }
-        ],
-        [],
-        ExpertAnnotation.Status.GOLD,
-    ),
-    "rising-sweep-then-hum": (
-        [
-            {"label": "sweep", "sources": ["electronic tone"], "attributes": ["rising", "quickly"]},
-            {"label": "hum", "sources": ["machine"], "attributes": ["low", "steady"]},
-        ],
-        [{"first_event": "sweep", "second_event": "hum", "kind": "before"}],
-        ExpertAnnotation.Status.GOLD,
-    ),
-    "beep-over-quiet-noise": (
-        [
-            {"label": "static", "sources": ["noise"], "attributes": ["faint", "continuous"]},
-            {"label": "beep", "sources": ["electronic device"], "attributes": ["clear"]},
-        ],
-        [{"first_event": "beep", "second_event": "static", "kind": "simultaneous"}],
-        ExpertAnnotation.Status.SUBMITTED,  # left for the demo reviewer to accept
-    ),
-}
+SIMULATED_ANNOTATORS = ("sim-annotator-1", "sim-annotator-2", "sim-annotator-3")
+SIMULATED_REVIEWER = "sim-reviewer"
+ANNOTATION_STUDY = "demo-annotation-study"
+ANNOTATION_STUDY_CLIPS = 12
+GOLD_PUBLISHED = 10  # of the study's clips; the others wait for the demo reviewer
+DEMO_ANNOTATION_CAMPAIGN = "demo-annotation"  # the demo annotator's own campaign
+DEMO_ANNOTATION_CLIPS = 8
 
 
 @dataclass(frozen=True)
@@ -205,22 +75,34 @@ def demo_accounts_ensure(*, reset_passwords: bool = False) -> list[DemoAccount]:
     return accounts
 
 
+def simulated_users_ensure(*, usernames, role: str) -> list:
+    """Accounts of simulated people: they cannot sign in (no usable password), they only hold the demo's work."""
+    user_model = get_user_model()
+    group = Group.objects.get(name=role)
+    users = []
+    for username in usernames:
+        user, created = user_model.objects.get_or_create(username=username, defaults={"first_name": "Simulated"})
+        if created:
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+        user.groups.add(group)
+        users.append(user)
+    return users
+
+
 @transaction.atomic
 def demo_corpus_ensure() -> Dataset:
-    """The `demo` dataset: clips, systems, five references and three candidates per clip (audio not yet)."""
-    dataset, _ = Dataset.objects.get_or_create(
-        name=DEMO_DATASET,
-        defaults={"description": "Synthetic tones, noise and sweeps with written captions (python manage.py demo)."},
-    )
+    """The `demo` dataset: a clip per scene, five references and a caption per simulated system (audio not yet)."""
+    dataset, _ = Dataset.objects.get_or_create(name=DEMO_DATASET, defaults={"description": DEMO_DESCRIPTION})
     systems = {
         name: CaptioningSystem.objects.get_or_create(name=name, defaults={"description": description})[0]
-        for name, description in DEMO_SYSTEMS.items()
+        for name, (description, _error, _rate) in SYSTEMS.items()
     }
-    for external_id, (references, candidates) in CAPTIONS.items():
+    for scene in demo_scenes():
         clip, _ = Clip.objects.get_or_create(
-            dataset=dataset, external_id=external_id, defaults={"file_name": f"{external_id}.wav"}
+            dataset=dataset, external_id=scene.external_id, defaults={"file_name": f"{scene.external_id}.wav"}
         )
-        for position, text in enumerate(references):
+        for position, text in enumerate(scene_references(scene.external_id)):
             Caption.objects.update_or_create(
                 clip=clip,
                 role=Caption.Role.REFERENCE,
@@ -228,15 +110,19 @@ def demo_corpus_ensure() -> Dataset:
                 defaults={
                     "text": text,
                     "author_kind": Caption.AuthorKind.HUMAN,
-                    "source_label": f"demo_human_{position + 1}",
+                    "source_label": f"person_{position + 1}",
                 },
             )
-        for system_name, text in candidates.items():
+        for system_name, system in systems.items():
             Caption.objects.update_or_create(
                 clip=clip,
                 role=Caption.Role.CANDIDATE,
-                system=systems[system_name],
-                defaults={"text": text, "author_kind": Caption.AuthorKind.MACHINE, "source_label": system_name},
+                system=system,
+                defaults={
+                    "text": system_caption(scene.external_id, system_name).text,
+                    "author_kind": Caption.AuthorKind.MACHINE,
+                    "source_label": system_name,
+                },
             )
     return dataset
 
@@ -244,48 +130,66 @@ def demo_corpus_ensure() -> Dataset:
 def demo_audio_ensure(*, dataset: Dataset) -> int:
     """Synthesize each clip's sound and store it through the audio ingestion; returns how many clips changed."""
     changed = 0
+    names = [scene.external_id for scene in demo_scenes()]
     with tempfile.TemporaryDirectory(prefix="demo-audio-") as folder:
-        for clip in Clip.objects.filter(dataset=dataset, external_id__in=list(SOUNDS)).select_related("dataset"):
+        for clip in Clip.objects.filter(dataset=dataset, external_id__in=names).select_related("dataset"):
             path = demo_sound_write(name=clip.external_id, folder=Path(folder))
             changed += clip_attach_audio(clip=clip, file=path, file_name=path.name)
     return changed
 
 
-@transaction.atomic
-def demo_expert_annotations_ensure(*, dataset: Dataset) -> list[ExpertAnnotation]:
-    """The demo annotator's graphs of a few clips (two gold, one submitted); already present ones are kept."""
-    annotator = get_user_model().objects.get(username="annotator")
-    annotations = []
-    for external_id, (events, relations, status) in EXPERT_ANNOTATIONS.items():
-        clip = Clip.objects.get(dataset=dataset, external_id=external_id)
-        existing = ExpertAnnotation.objects.filter(clip=clip, annotator=annotator).first()
-        if existing is not None:  # the demo users may have reviewed or edited it since: leave it
-            annotations.append(existing)
-            continue
-        annotation = expert_annotation_save(
-            clip=clip, annotator=annotator, events=events, relations=relations, status=ExpertAnnotation.Status.SUBMITTED
+def _clips(dataset: Dataset) -> list[Clip]:
+    return list(Clip.objects.filter(dataset=dataset).order_by("external_id"))
+
+
+def demo_annotation_study_ensure(*, dataset: Dataset) -> AnnotationCampaign:
+    """Three simulated annotators annotate the first clips independently, each with their own habits; a simulated
+    reviewer publishes the gold graph of most of them, leaving the rest for the demo reviewer. Left alone once made."""
+    existing = AnnotationCampaign.objects.filter(name=ANNOTATION_STUDY).first()
+    if existing is not None:
+        return existing
+    annotators = simulated_users_ensure(usernames=SIMULATED_ANNOTATORS, role=ANNOTATOR)
+    (simulated_reviewer,) = simulated_users_ensure(usernames=[SIMULATED_REVIEWER], role=REVIEWER)
+    demo_reviewer = get_user_model().objects.get(username="reviewer")
+    clips = _clips(dataset)[:ANNOTATION_STUDY_CLIPS]
+    with transaction.atomic():
+        campaign = annotation_campaign_create(
+            name=ANNOTATION_STUDY,
+            dataset=dataset,
+            clips=clips,
+            annotators=annotators,
+            reviewers=[simulated_reviewer, demo_reviewer],
+            annotations_per_clip=len(annotators),
+            seed=1,
+            instructions="Simulated study: every event you hear, its source, how it sounds, and what comes when.",
         )
-        annotations.append(expert_annotation_set_status(annotation=annotation, status=status, is_admin=True))
-    return annotations
+        for number, annotator in enumerate(annotators):
+            while (task := annotation_task_next(campaign=campaign, annotator=annotator)) is not None:
+                draft = annotator_draft(scene_by_id(task.clip.external_id), number)
+                saved = task_draft_save(task=task, annotator=annotator, base_version=task.draft_version, draft=draft)
+                task_submit(task=task, annotator=annotator, base_version=saved.version, confirm_warnings=True)
+        for clip in clips[:GOLD_PUBLISHED]:
+            review = review_open(campaign=campaign, clip=clip, reviewer=simulated_reviewer)
+            draft = gold_draft(scene_by_id(clip.external_id))
+            saved = review_draft_save(review=review, reviewer=simulated_reviewer, base_version=0, draft=draft)
+            review_publish(
+                review=review, reviewer=simulated_reviewer, base_version=saved.version, confirm_warnings=True
+            )
+    return campaign
 
 
-DEMO_ANNOTATION_CAMPAIGN = "demo-annotation"
-
-
-def demo_annotation_campaign_ensure(*, dataset: Dataset):
-    """An annotation campaign over the demo clips for the demo annotator (one annotation per clip), reviewed by
-    the demo reviewer; left alone when it exists."""
-    from annotation.models import AnnotationCampaign
-    from annotation.services.annotation_campaigns import annotation_campaign_create
-
+def demo_annotation_campaign_ensure(*, dataset: Dataset) -> AnnotationCampaign:
+    """A campaign for the demo annotator (one annotation per clip, clips the simulated study left out), reviewed
+    by the demo reviewer; left alone when it exists."""
     existing = AnnotationCampaign.objects.filter(name=DEMO_ANNOTATION_CAMPAIGN).first()
     if existing is not None:
         return existing
     users = get_user_model().objects
+    clips = _clips(dataset)[ANNOTATION_STUDY_CLIPS : ANNOTATION_STUDY_CLIPS + DEMO_ANNOTATION_CLIPS]
     return annotation_campaign_create(
         name=DEMO_ANNOTATION_CAMPAIGN,
         dataset=dataset,
-        clips=list(Clip.objects.filter(dataset=dataset).order_by("external_id")),
+        clips=clips,
         annotators=[users.get(username="annotator")],
         reviewers=[users.get(username="reviewer")],
         annotations_per_clip=1,

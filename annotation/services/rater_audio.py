@@ -3,11 +3,12 @@
 An uploaded file carries more than sound: WAV LIST/INFO, bext, iXML and cue chunks, ID3 tags, Vorbis
 comments, MP4 atoms, embedded pictures. A source file name or a title in any of them would reach a
 rater who opens the file. So raters never get the uploaded file (admins, annotators and reviewers
-still do): they get this copy, made once when the audio is stored. The file is decoded (pydub, which
-reads WAV itself and everything else through ffmpeg, taking only the audio samples) and the samples
-are written again by Python's `wave` module as 16-bit PCM, which writes exactly the RIFF header, the
-`fmt ` chunk (channels, rate, sample width) and the `data` chunk. The copy is stored under a random key
-(`Clip.rater_audio`, see annotation.models.rater_audio_path).
+still do): they get this copy, made once when the audio is stored. The file is decoded
+(annotation/services/ffmpeg.py: WAV by pydub itself, everything else by ffmpeg, the bundled one when the
+machine has none; only the audio samples are taken) and the samples are written again by Python's
+`wave` module as 16-bit PCM, which writes exactly the RIFF header, the `fmt ` chunk (channels, rate,
+sample width) and the `data` chunk. The copy is stored under a random key (`Clip.rater_audio`, see
+annotation.models.rater_audio_path).
 
 Clips stored before the copy existed get it from the `build_rater_audio` command (and its data
 migration), or, failing that, the first time a rater asks for them (`clip_rater_audio_ensure`).
@@ -25,6 +26,7 @@ from django.core.files.base import ContentFile
 from pydub import AudioSegment
 
 from annotation.models import Clip
+from annotation.services.ffmpeg import audio_decode
 
 RATER_SAMPLE_WIDTH = 2  # bytes: 16-bit PCM, which every browser plays
 
@@ -47,7 +49,7 @@ def rater_wav_bytes(segment: AudioSegment) -> bytes:
 
 def rater_wav_from_path(path: Path | str) -> bytes:
     """Decode an audio file and return its rater copy (raises what pydub raises for undecodable files)."""
-    return rater_wav_bytes(AudioSegment.from_file(path))
+    return rater_wav_bytes(audio_decode(path))
 
 
 @contextmanager

@@ -112,13 +112,13 @@ def log_linear_image(samples: np.ndarray, sample_rate: int) -> np.ndarray:
 
 def _decoded(clip: Clip) -> tuple[np.ndarray, int]:
     """(samples in [-1, 1] with shape (frames, channels), sample rate) of the stored audio."""
-    from pydub import AudioSegment
+    from annotation.services.ffmpeg import audio_decode
 
     suffix = Path(clip.audio.name).suffix
     with clip.audio.storage.open(clip.audio.name, "rb") as stored, tempfile.NamedTemporaryFile(suffix=suffix) as local:
         shutil.copyfileobj(stored, local)
         local.flush()
-        segment = AudioSegment.from_file(local.name)
+        segment = audio_decode(local.name)
     samples = np.asarray(segment.get_array_of_samples(), dtype=np.float64).reshape(-1, segment.channels)
     return samples / float(2 ** (8 * segment.sample_width - 1)), int(segment.frame_rate)
 

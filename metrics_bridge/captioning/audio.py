@@ -1,16 +1,20 @@
 """The stored clip transcoded to what a provider accepts: format, sample rate, channels, and a length limit.
 
-Decoding goes through pydub (ffmpeg for anything but plain WAV). A clip longer than the provider's limit
+Decoding goes through annotation/services/ffmpeg.py (ffmpeg, the bundled one when the machine has none, for
+anything but plain WAV); encoding MP3 through the same ffmpeg. A clip longer than the provider's limit
 (Qwen-Audio: 30 s) is cut to its first `max_seconds`, and the answer carries a note saying so.
 """
 
 from __future__ import annotations
 
 import io
+import tempfile
 from dataclasses import dataclass
 from pathlib import PurePath
 
 from pydub import AudioSegment
+
+from annotation.services.ffmpeg import audio_decode, ffmpeg_executable
 
 MIME_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg", "flac": "audio/flac"}
 
@@ -56,9 +60,10 @@ def prepare_audio(data: bytes, spec: AudioSpec, *, source_name: str) -> Prepared
     """Decode `data` (any format ffmpeg reads) and encode it as `spec` says. Raises AudioPrepareError."""
     hint = PurePath(source_name).suffix.lower().lstrip(".") or None
     try:
-        segment = AudioSegment.from_file(
-            io.BytesIO(data), format=hint if hint in ("wav", "mp3", "flac", "ogg") else None
-        )
+        with tempfile.NamedTemporaryFile(suffix=f".{hint}" if hint else "") as local:
+            local.write(data)
+            local.flush()
+            segment = audio_decode(local.name)
     except Exception as error:  # pydub raises several types (CouldntDecodeError, IndexError, ...)
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         raise AudioPrepareError(
@@ -72,6 +77,8 @@ def prepare_audio(data: bytes, spec: AudioSpec, *, source_name: str) -> Prepared
     segment = segment.set_channels(spec.channels).set_frame_rate(spec.sample_rate).set_sample_width(2)
     buffer = io.BytesIO()
     try:
+        if spec.format != "wav":  # pydub writes WAV itself; other formats go through ffmpeg
+            AudioSegment.converter = ffmpeg_executable()
         segment.export(buffer, format=spec.format)
     except Exception as error:
         raise AudioPrepareError(f"{source_name}: cannot encode the audio as {spec.format} ({error})") from None

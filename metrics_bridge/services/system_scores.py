@@ -143,26 +143,14 @@ def requested_scorers(metric_names: list[str] | None, *, dataset: Dataset) -> tu
     return scorers, unavailable, available
 
 
-def system_scores_run_create(
-    *, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None
-) -> MetricRun:
-    """A run with one chunk per (scorer, group of systems) still lacking a score of its current inputs.
-
-    Nothing is queued yet (`metric_run_dispatch` or `run_to_completion` send the chunks). As in
-    `runs.metric_run_create`, reading the data happens before the write transaction.
-    """
-    scorers, unavailable, available = requested_scorers(metric_names, dataset=dataset)
+def system_chunks_plan(*, dataset: Dataset, scorers: list, metric_names: list[str]) -> list[MetricRunChunk]:
+    """Unsaved chunks, one per (scorer, group of systems) still lacking a score of its current inputs for one
+    of `metric_names` (the available requested names)."""
     inputs = system_inputs(dataset_id=dataset.pk)
-    existing = current_system_scores(dataset=dataset, inputs=inputs, metric_names=available)
-    run = MetricRun(
-        dataset=dataset,
-        metrics=[name for scorer in scorers for name in scorer.metric_names if name in available],
-        unavailable=unavailable,
-        requested_by=requested_by,
-    )
+    existing = current_system_scores(dataset=dataset, inputs=inputs, metric_names=metric_names)
     chunks = []
     for scorer in scorers:
-        wanted = [name for name in scorer.metric_names if name in available]
+        wanted = [name for name in scorer.metric_names if name in metric_names]
         missing = [
             entry
             for system_id, entry in sorted(inputs.items(), key=lambda item: item[1].name)
@@ -171,18 +159,40 @@ def system_scores_run_create(
         group, size = [], 0
         for entry in missing:
             if group and size + len(entry.requests) > CHUNK_CAPTIONS:
-                chunks.append(_chunk(run, len(chunks), scorer, dataset, group))
+                chunks.append(_chunk(scorer, dataset, group))
                 group, size = [], 0
             group.append(entry)
             size += len(entry.requests)
         if group:
-            chunks.append(_chunk(run, len(chunks), scorer, dataset, group))
+            chunks.append(_chunk(scorer, dataset, group))
+    return chunks
+
+
+def system_scores_run_create(
+    *, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None
+) -> MetricRun:
+    """A run of system scores only (the `leaderboard` command computes what it prints); runs started from the
+    pages plan these chunks as part of a whole dataset run (metrics_bridge/services/dataset_runs.py).
+
+    Nothing is queued yet (`metric_run_dispatch` or `run_to_completion` send the chunks). As in
+    `runs.metric_run_create`, reading the data happens before the write transaction.
+    """
+    scorers, unavailable, available = requested_scorers(metric_names, dataset=dataset)
+    run = MetricRun(
+        dataset=dataset,
+        metrics=[name for scorer in scorers for name in scorer.metric_names if name in available],
+        unavailable=unavailable,
+        requested_by=requested_by,
+    )
+    chunks = system_chunks_plan(dataset=dataset, scorers=scorers, metric_names=available)
+    for index, chunk in enumerate(chunks):
+        chunk.index = index
     return metric_run_chunks_save(run=run, chunks=chunks)
 
 
-def _chunk(run, index, scorer, dataset, group: list[SystemInputs]) -> MetricRunChunk:
+def _chunk(scorer, dataset, group: list[SystemInputs]) -> MetricRunChunk:
     requests = [{"system_level": True, "dataset_id": dataset.pk, "system_id": entry.system_id} for entry in group]
-    return MetricRunChunk(run=run, index=index, metric=scorer.metric_names[0], requests=requests)
+    return MetricRunChunk(index=0, metric=scorer.metric_names[0], requests=requests)
 
 
 # --- Scoring a chunk (called from chunk_scoring.chunk_score) ------------------------------------------------------

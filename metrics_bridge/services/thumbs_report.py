@@ -22,7 +22,7 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import scorer_version, uses_gold_annotations
 from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.plans import PlannedBatch, chunk_requests_for, gold_fingerprints_by_caption
-from metrics_bridge.services.runs import chunks_for, metric_run_chunks_save
+from metrics_bridge.services.runs import chunks_for, metric_run_chunks_save, scorer_chunk
 from metrics_bridge.services.system_scores import current_versions, requested_scorers, run_to_completion
 from ratings.models import Assignment, Campaign, ThumbsRating
 from ratings.selectors import campaign_included_thumbs_ratings
@@ -134,21 +134,19 @@ def caption_metric_values(
     return values
 
 
-def thumbs_scores_run_create(
-    *, campaign: Campaign, metric_names: list[str] | None = None, requested_by=None
-) -> MetricRun:
-    """A run scoring the campaign's rated captions that lack a score of the requested metrics (nothing is
-    queued yet; planning happens before the write transaction, as in `runs.metric_run_create`)."""
-    scorers, unavailable, available = requested_scorers(metric_names, dataset=campaign.dataset)
+def campaign_chunks_plan(
+    *, campaign: Campaign, scorers: list, context, corpus_level_only: bool = False
+) -> tuple[list[MetricRunChunk], dict]:
+    """Unsaved chunks scoring the campaign's rated captions that lack a score of `scorers`, and the reference
+    sets they name. `corpus_level_only`: only the scorers whose scores depend on the batch (CIDEr-D, DATE: the
+    campaign's rated captions are their corpus); the others' scores are those of the all-references batch,
+    which a whole dataset run plans anyway."""
+    if corpus_level_only:
+        scorers = [scorer for scorer in scorers if scorer.corpus_level]
+    if not scorers:
+        return [], {}
     caption_ids = set(campaign_included_thumbs_ratings(campaign=campaign).values_list("caption_id", flat=True))
     batch = _campaign_batch(campaign, caption_ids)
-    context = version_context_for(dataset=campaign.dataset)
-    run = MetricRun(
-        dataset=campaign.dataset,
-        metrics=[name for scorer in scorers for name in scorer.metric_names if name in available],
-        unavailable=unavailable,
-        requested_by=requested_by,
-    )
     chunks, reference_sets = [], {}
     gold_fingerprints = _gold_fingerprints_for(scorers, campaign)
     for scorer in scorers:
@@ -157,9 +155,27 @@ def thumbs_scores_run_create(
         )
         reference_sets.update(batch_reference_sets)
         for chunk_requests in chunks_for(scorer, scorer_version(scorer, context), requests) if requests else []:
-            chunks.append(
-                MetricRunChunk(run=run, index=len(chunks), metric=scorer.metric_names[0], requests=chunk_requests)
-            )
+            chunks.append(scorer_chunk(scorer, chunk_requests))
+    return chunks, reference_sets
+
+
+def thumbs_scores_run_create(
+    *, campaign: Campaign, metric_names: list[str] | None = None, requested_by=None
+) -> MetricRun:
+    """A run scoring the campaign's rated captions that lack a score of the requested metrics (the
+    `thumbs_report` command; nothing is queued yet; planning happens before the write transaction, as in
+    `runs.metric_run_create`)."""
+    scorers, unavailable, available = requested_scorers(metric_names, dataset=campaign.dataset)
+    context = version_context_for(dataset=campaign.dataset)
+    run = MetricRun(
+        dataset=campaign.dataset,
+        metrics=[name for scorer in scorers for name in scorer.metric_names if name in available],
+        unavailable=unavailable,
+        requested_by=requested_by,
+    )
+    chunks, reference_sets = campaign_chunks_plan(campaign=campaign, scorers=scorers, context=context)
+    for index, chunk in enumerate(chunks):
+        chunk.index = index
     return metric_run_chunks_save(run=run, chunks=chunks, reference_sets=reference_sets)
 
 

@@ -286,6 +286,14 @@ def _score(value, *, name: str, caption_number: int) -> int:
     return value
 
 
+def caption_values_clean(values: dict, *, caption_number: int) -> dict:
+    """One caption's precision, recall and penalties checked as the rating pages check them (JudgementError)."""
+    return {
+        **{name: _score(values[name], name=name, caption_number=caption_number) for name in SCORE_NAMES},
+        **{name: _penalty(values[name], name=name, caption_number=caption_number) for name in PENALTY_NAMES},
+    }
+
+
 def _accepted(item: AssignmentItem, *, replacing: bool, previous: dict) -> None:
     """Complete the item (first time: stamp the time spent), bump its version, log the event."""
     was_completed = item.completed_at is not None

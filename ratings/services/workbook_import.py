@@ -1,6 +1,6 @@
 """Import a filled THumBS workbook for one rater into one campaign (command or upload page).
 
-Which campaign and which rater (the rule; README "Offline workbooks"):
+Which campaign and which rater (the rule; docs/studies.md, "Offline workbooks"):
 
 1. A workbook exported by this app has the rater's item tokens as record IDs. They resolve to exactly
    one (campaign, rater), and the import must name that campaign and that rater or it is refused:

@@ -50,11 +50,12 @@ ASSESSMENT_INSTRUCTIONS = (
 )
 EXAMPLE_INSTRUCTIONS = (
     "Please wear headphones to participate in this assessment.",
-    "Please adjust the volume of your laptop or headphones to ensure you can clearly hear the following sample "
-    "audio's content.",
+    "The rows below show how two captions of one clip were scored; adjust the volume of your laptop or headphones "
+    "on the first clip of the Assessment sheet.",
 )
-# The study's example clip, captions and scores (Example sheet of P1_excel.xlsx).
-EXAMPLE_RECORD_ID = "Example.flac"
+# The study's example captions and scores (Example sheet of P1_excel.xlsx). Its clip is not sent with the workbook
+# (it was the study's own recording), so the record says it is an example rather than naming a file that is not there.
+EXAMPLE_RECORD_ID = "Example (no audio)"
 EXAMPLE_ROWS = (
     (
         "In this park, there are a few crisp bird songs accompanied by the rumbling wind at the beginning, and there "

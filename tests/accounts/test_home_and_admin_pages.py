@@ -36,7 +36,20 @@ def test_admin_sees_counts_and_admin_links(client, make_user, demo_corpus):
     page = signed_in(client, make_user("boss", staff=True)).get("/").content.decode()
     row = page[page.index("<strong>demo</strong>") : page.index("</tr>", page.index("<strong>demo</strong>"))]
     cells = [cell.split("</td>")[0] for cell in row.split('<td class="num">')[1:]]
-    assert cells == ["8", "0", "40", "24", "9", "0"]  # clips, with audio, references, candidates, pairs, annotations
+    from annotation.models import Caption, Clip
+    from ratings.models import CaptionPair
+
+    captions = Caption.objects.corpus().filter(clip__dataset=demo_corpus)  # HI pairs' copies are no corpus data
+    expected = [
+        Clip.objects.filter(dataset=demo_corpus).count(),
+        0,
+        captions.filter(role="reference").count(),
+        captions.filter(role="candidate").count(),
+        CaptionPair.objects.filter(clip__dataset=demo_corpus).count(),
+        0,
+    ]  # clips, with audio, references, candidates, pairs, annotations
+    assert cells == [str(count) for count in expected] and expected[0] >= 40
+    assert 'href="/metrics/"' in page  # the metrics card leads to the dashboards
     assert f'href="/admin/annotation/clip/?dataset__id__exact={demo_corpus.pk}"' in page
     assert 'href="/admin/"' in page
     assert 'href="/api/docs/"' in page
@@ -48,7 +61,7 @@ def test_annotator_sees_datasets_but_no_admin_links(client, make_user, demo_corp
     assert "/admin/" not in page
     assert 'href="/api/clips/?dataset=demo"' in page
     assert "Expert annotations" in page
-    assert 'href="/api/metric-runs/"' in page
+    assert "/api/metric-runs/" not in page and 'href="/metrics/"' not in page  # no card to a page they cannot use
 
 
 def test_rater_sees_entry_point_but_no_corpus(client, make_user, demo_corpus):

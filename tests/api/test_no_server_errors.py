@@ -116,11 +116,12 @@ def _module_source(module) -> str:
 
 
 def _query_parameters_read(view) -> set[str]:
-    """Every `request.GET` key read in the view's module (views read some in helpers beside them)."""
+    """Every `request.GET` key read in the view's module, directly or through `query_id` (views read some in
+    helpers beside them)."""
     while hasattr(view, "__wrapped__"):
         view = view.__wrapped__
     source = _module_source(inspect.getmodule(view))
-    return set(re.findall(r"""request\.GET(?:\.get\(|\[)\s*["']([\w-]+)["']""", source))
+    return set(re.findall(r"""(?:request\.GET(?:\.get\(|\[)|query_id\(request,)\s*["']([\w-]+)["']""", source))
 
 
 def _real_ids(world) -> dict[str, int]:

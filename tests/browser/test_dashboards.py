@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from annotation.models import Caption, Dataset
 from metrics_bridge.models import MetricRun
-from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
+from ratings.models import Campaign, ThumbsRating
 from tests.chunk_gate import ChunkGate
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
@@ -46,23 +46,16 @@ def watch_run_finish(page, what: str) -> None:
 
 
 def test_dashboards_on_the_demo_data(page_for, live_server, make_user, media_root, artifacts):
-    call_command("demo", stdout=io.StringIO())
-    dataset = Dataset.objects.exclude(name__startswith="clotho").get()
+    call_command("demo", "--no-metrics", stdout=io.StringIO())  # the simulated study, metrics computed below
+    dataset = Dataset.objects.get(name="demo")
     campaign = Campaign.objects.get(task_type="thumbs")
-    raters = [make_user(n, "rater") for n in ("r1", "r2", "r3")]
-    rate(campaign, list(campaign.captions.all()) or list(Caption.objects.filter(role="candidate")), raters[:2])
-    pairwise = Campaign.objects.get(task_type="pairwise")
-    for index, pair in enumerate(CaptionPair.objects.filter(clip__dataset=dataset).order_by("pk")):
-        for offset, rater in enumerate(raters):  # people mostly prefer caption a, sometimes b or neither
-            choice = "a" if (index + offset) % 4 else ("b" if offset % 2 else "none")
-            PairwiseVote.objects.create(rater=rater, pair=pair, campaign=pairwise, choice=choice)
     page = page_for(make_user("chief", staff=True))
     page.set_default_timeout(60_000)  # computing pages on a loaded 2-core machine
 
     page.goto(f"{live_server.url}/metrics/")
     page.click(f"a[href='/metrics/datasets/{dataset.pk}/leaderboard/']")
     page.wait_for_selector("#leaderboard-table")  # the first view computed itself through the refresh request
-    page.locator("details", has_text="Compute / recompute system scores").click()
+    page.locator("details", has_text="Compute metrics").click()
     page.check("input[name='metrics'][value='ROUGE_L']")
     page.check("input[name='metrics'][value='BLEU_4']")
     page.click("#compute-button")
@@ -74,7 +67,7 @@ def test_dashboards_on_the_demo_data(page_for, live_server, make_user, media_roo
 
     page.goto(f"{live_server.url}/metrics/datasets/{dataset.pk}/agreement/")
     page.wait_for_selector("#agreement-table")
-    page.locator("details", has_text="Compute / recompute scores").click()
+    page.locator("details", has_text="Compute metrics").click()
     page.check("input[name='metrics'][value='ROUGE_L']")
     page.click("#compute-button")
     watch_run_finish(page, "agreement")
@@ -89,7 +82,7 @@ def test_dashboards_on_the_demo_data(page_for, live_server, make_user, media_roo
 
     page.goto(f"{live_server.url}/metrics/campaigns/{campaign.pk}/thumbs/")
     page.wait_for_selector("#alpha-table")
-    page.locator("details", has_text="Compute / recompute caption scores").click()
+    page.locator("details", has_text="Compute metrics").click()
     page.check("input[name='metrics'][value='ROUGE_L']")
     page.click("#compute-button")
     watch_run_finish(page, "thumbs")
@@ -135,14 +128,17 @@ def test_clotho_slice_with_a_submitted_system_computed_by_a_real_worker(
 
     page.click("text=See it on the leaderboard")
     page.wait_for_selector("#leaderboard-table", timeout=120_000)  # computed by the worker (refresh task)
-    page.locator("details", has_text="Compute / recompute system scores").click()
+    page.locator("details", has_text="Compute metrics").click()
     for metric in ("BLEU_4", "ROUGE_L", "CIDEr_D"):
         page.check(f"input[name='metrics'][value='{metric}']")
     gate.allow(gate.arrived() + 1)  # one chunk of the coming run may be scored, then the run waits
     page.click("#compute-button")
     page.wait_for_selector("#dashboard-run")
-    # The bar shows the run half done (1 of 3 chunks), then done once the gate opens: it moves without a reload.
-    page.wait_for_function("document.getElementById('dashboard-run-count')?.innerText.includes('1/3')")
+    # The bar shows one chunk of the run done (its caption scores and system scores: one run), then done once the
+    # gate opens: it moves without a reload.
+    total = MetricRun.objects.order_by("-pk").first().chunks_total
+    assert total > 3  # the caption-score chunks and the three system-score chunks
+    page.wait_for_function(f"document.getElementById('dashboard-run-count')?.innerText.includes('1/{total}')")
     gate.open()
     page.wait_for_function(
         "document.getElementById('dashboard-run-status')?.innerText.toLowerCase().includes('done')", timeout=120_000
@@ -153,5 +149,6 @@ def test_clotho_slice_with_a_submitted_system_computed_by_a_real_worker(
     row = page.locator("#leaderboard-table tr", has_text="my-system").inner_text()
     assert row.count("—") <= 2, row  # its metric values are there (the human columns may be empty)
     run = MetricRun.objects.order_by("-pk").first()
-    assert run.status == "done" and run.chunks_total == 3
+    system_chunks = [chunk for chunk in run.chunks.all() if chunk.requests[0].get("system_level")]
+    assert run.status == "done" and len(system_chunks) == 3  # one run: caption scores and the systems' scores
     page.screenshot(path=str(artifacts / "dashboard_leaderboard_clotho.png"), full_page=True)

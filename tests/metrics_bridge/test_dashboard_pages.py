@@ -127,7 +127,8 @@ def test_agreement_page_and_downloads_equal_agreement_report(
     assert xlsx_rows == rows
 
     svg = admin_client.get(f"/metrics/plots/agreement-splits/{dataset.pk}.svg")
-    assert svg["Content-Type"] == "image/svg+xml" and b"agreement with people (% of pairs)" in svg.content
+    assert svg["Content-Type"] == "image/svg+xml"
+    assert b"agreement with people (% of pairs with a human preference" in svg.content
     download = admin_client.get(f"/metrics/plots/agreement-splits/{dataset.pk}.svg?download=1")
     assert download["Content-Disposition"].startswith("attachment;")
 
@@ -220,7 +221,9 @@ def test_a_page_answers_at_once_with_flagged_old_numbers_until_the_browser_asks_
 ):
     url = f"/metrics/datasets/{dataset.pk}/leaderboard/"
     first = admin_client.get(url).content.decode()
-    assert "Computing</strong> this dashboard for the first time" in first and "dashboard_refresh.js" in first
+    assert "Computing</strong> this dashboard for the first time" in first and 'id="live"' in first
+    status = admin_client.get(f"/metrics/dashboards/leaderboard/{dataset.pk}/refresh/").json()
+    assert status["busy"] and status["refresh"] == f"/metrics/dashboards/leaderboard/{dataset.pk}/refresh/"
     fresh_page(admin_client, url, "leaderboard", dataset.pk)
     assert admin_client.post(f"/metrics/dashboards/leaderboard/{dataset.pk}/refresh/").status_code == 200
     PairwiseVote.objects.filter(choice="a").first().delete()  # the data changes
@@ -228,4 +231,5 @@ def test_a_page_answers_at_once_with_flagged_old_numbers_until_the_browser_asks_
     assert "the data changed since these numbers were computed" in stale and 'id="leaderboard-table"' in stale
     fresh_page(admin_client, url, "leaderboard", dataset.pk)
     assert admin_client.post("/metrics/dashboards/nope/1/refresh/").status_code == 404
-    assert admin_client.get(f"/metrics/dashboards/leaderboard/{dataset.pk}/refresh/").json() == {"fresh": True}
+    status = admin_client.get(f"/metrics/dashboards/leaderboard/{dataset.pk}/refresh/").json()
+    assert status["fresh"] and not status["busy"] and status["refresh"] is None

@@ -58,10 +58,11 @@ def test_audio_goes_to_s3_under_random_keys_and_a_rater_plays_it_with_a_range_re
     # clip's rater copy (its samples only, no metadata)
     s3 = stack.s3.client()
     keys = [entry["Key"] for entry in s3.list_objects_v2(Bucket=S3_BUCKET, Prefix="audio/")["Contents"]]
-    assert len(keys) == len(demo["clips"]) == 8
+    assert len(keys) == len(demo["clips"]) >= 40
     assert all(re.fullmatch(r"audio/[0-9a-f]{32}\.wav", key) for key in keys), keys
     copies = [entry["Key"] for entry in s3.list_objects_v2(Bucket=S3_BUCKET, Prefix="rater-audio/")["Contents"]]
-    assert len(copies) == 8 and all(re.fullmatch(r"rater-audio/[0-9a-f]{32}\.wav", key) for key in copies), copies
+    assert len(copies) == len(keys), copies
+    assert all(re.fullmatch(r"rater-audio/[0-9a-f]{32}\.wav", key) for key in copies), copies
     # A rater asks for an item's audio (the per-item URL raters get): the app streams the rater copy from S3
     # itself (what it sends is the listening proof), and a seeking player's Range request gets exactly those bytes
     rater = signed_in(stack, "rater", demo["passwords"]["rater"])

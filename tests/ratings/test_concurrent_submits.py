@@ -69,7 +69,7 @@ def test_simultaneous_submits_on_sqlite_in_a_server_process(tmp_path):
         "DEBUG": "false",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "127.0.0.1",
-        # Plain HTTP on loopback, as behind a TLS-terminating proxy (the deploy switches of the README).
+        # Plain HTTP on loopback, as behind a TLS-terminating proxy (the deploy switches of docs/operations.md).
         "SECURE_SSL_REDIRECT": "false",
         "SESSION_COOKIE_SECURE": "false",
         "CSRF_COOKIE_SECURE": "false",

@@ -5,9 +5,9 @@ from metrics_bridge.management.checks import check_for_computing
 from metrics_bridge.management.report_commands import RUN_FAILURES, not_computed_error
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
+from metrics_bridge.services.dataset_runs import dataset_run_create
 from metrics_bridge.services.runs import (
     MetricsMissingError,
-    metric_run_create,
     metric_run_dispatch,
     metrics_missing_check,
     metrics_not_computed,
@@ -18,8 +18,10 @@ from metrics_bridge.worker_process import WorkerOnDemand
 
 class Command(BaseCommand):
     help = (
-        "Compute automatic metrics for a dataset (default: every metric that can run here). The chunks go to the "
-        "Celery workers; with --wait the command follows the run, and starts a temporary worker when none is alive."
+        "Compute automatic metrics for a dataset (default: every metric that can run here): caption scores for the "
+        "agreement table, THumBS correlations and caption pages, and system scores for the leaderboard, as one run. "
+        "The chunks go to the Celery workers; with --wait the command follows the run, and starts a temporary "
+        "worker when none is alive."
     )
 
     # System checks run in handle() (metrics_bridge/management/checks.py): with --wait, after the temporary
@@ -47,7 +49,7 @@ class Command(BaseCommand):
             return
         known = registry.all_metric_names()
         unknown = sorted(set(metric_names or ()) - set(known))
-        if unknown:  # before a worker is started for nothing; metric_run_create says the same
+        if unknown:  # before a worker is started for nothing; dataset_run_create says the same
             raise CommandError(f"unknown metric(s): {', '.join(unknown)} (known: {', '.join(known)})")
         warm_up = metric_names or known
         run = None
@@ -77,7 +79,7 @@ class Command(BaseCommand):
         self, dataset_row: Dataset, metric_names: list[str] | None, *, slow_resources_loading: bool = False
     ) -> MetricRun:
         try:
-            run = metric_run_create(
+            run = dataset_run_create(
                 dataset=dataset_row, metric_names=metric_names, slow_resources_loading=slow_resources_loading
             )
         except ValueError as error:

@@ -1,8 +1,20 @@
-"""`python manage.py demo`: a small, self-contained demo of the whole platform.
+"""`python manage.py demo`: a simulated study that shows what the platform is for, built in about a minute.
 
 The command lives in metrics_bridge because it ties all three apps together (annotation <- ratings
-<- metrics_bridge) and only this app may import the other two.
+<- metrics_bridge) and only this app may import the other two. What it builds (deterministic: the same every time
+on a fresh database):
+- 44 clips of synthesized sound scenes with five reference captions each and the captions of seven simulated
+  captioning systems of graded quality (annotation/services/demo_scenes.py);
+- an annotation study: three simulated annotators, gold published by a simulated reviewer for most clips, and a
+  campaign for the demo annotator;
+- a THumBS and a pairwise (HC / HI / HM / MM) study judged by twelve simulated raters, one careless and one failing
+  the attention checks (ratings/services/demo.py), with the demo rater's share left to do;
+- a finished metric run of the DEMO_METRICS, and the dashboards computed from it.
+The metric run is scored by a worker process (a temporary one, as `compute_metrics --wait` starts, when none is
+alive) while this command builds the annotation study, so both cores work.
 """
+
+import time
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -10,78 +22,148 @@ from annotation.selectors import dataset_corpus_counts
 from annotation.services.demo import (
     demo_accounts_ensure,
     demo_annotation_campaign_ensure,
+    demo_annotation_study_ensure,
     demo_audio_ensure,
     demo_corpus_ensure,
-    demo_expert_annotations_ensure,
 )
 from annotation.services.importing import ImportDataError
-from metrics_bridge.models import MetricRun
-from metrics_bridge.tasks import start_metric_run
-from ratings.services.demo import demo_campaigns_ensure, demo_pairs_ensure
+from metrics_bridge.models import MetricRun, MetricRunChunk
+from metrics_bridge.scoring import registry
+from metrics_bridge.services.dashboards import dashboard_refresh, dashboard_state
+from metrics_bridge.services.dataset_runs import dataset_run_create
+from metrics_bridge.tasks import request_dashboard_refresh
+from metrics_bridge.worker_process import WorkerOnDemand
+from ratings.models import Campaign
+from ratings.services.demo import SIMULATED_RATERS, demo_campaigns_ensure, demo_pairs_ensure
 
-DEMO_METRICS = ["BLEU_4", "ROUGE_L"]
+#: n-gram metrics, Sentence-BERT and FENSE: enough for every dashboard, computed in well under a minute. METEOR
+#: (a Java runtime that loads a paraphrase table) and the others are a "Compute metrics" away on any dashboard.
+DEMO_METRICS = ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "ROUGE_L", "CIDEr_D", "SBERT", "FENSE"]
+RUN_TIMEOUT_SECONDS = DASHBOARD_TIMEOUT_SECONDS = 600
 
 
 class Command(BaseCommand):
     help = (
-        "Build the `demo` dataset (synthetic audio, reference and candidate captions, pairs, a THumBS and a pairwise "
-        "campaign, expert annotations), the accounts admin/annotator/reviewer/rater, and compute BLEU and ROUGE-L. "
-        "Safe to run again."
+        "Build a simulated study on the `demo` dataset (synthesized clips, seven simulated captioning systems, "
+        "twelve simulated raters, three simulated annotators and gold annotations), the accounts "
+        "admin/annotator/reviewer/rater, a finished metric run and the dashboards. Safe to run again."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--reset-passwords", action="store_true", help="Give existing demo accounts new passwords")
-        parser.add_argument("--no-metrics", action="store_true", help="Skip the metric run")
+        parser.add_argument("--no-metrics", action="store_true", help="Skip the metric run and the dashboards")
+        parser.add_argument(
+            "--metrics",
+            default=",".join(DEMO_METRICS),
+            help="Comma-separated metrics of the demo's run (default: %(default)s); FENSE is the slowest",
+        )
         parser.add_argument(
             "--url", default="http://127.0.0.1:8000/", help="Address of the app, printed for signing in"
         )
+        parser.add_argument(
+            "--no-sign-in",
+            action="store_true",
+            help="Do not print where to sign in (./scripts/run says it once the server answers)",
+        )
 
-    def handle(self, *args, reset_passwords: bool, no_metrics: bool, url: str, **options):
+    def handle(
+        self, *args, reset_passwords: bool, no_metrics: bool, metrics: str, url: str, no_sign_in: bool, **options
+    ):
+        self.metric_names = [name.strip() for name in metrics.split(",") if name.strip()]
+        unknown = sorted(set(self.metric_names) - set(registry.all_metric_names()))
+        if unknown:
+            raise CommandError(f"unknown metric(s): {', '.join(unknown)}")
+        started = time.monotonic()
         accounts = demo_accounts_ensure(reset_passwords=reset_passwords)
         dataset = demo_corpus_ensure()
         try:
             changed_audio = demo_audio_ensure(dataset=dataset)
         except ImportDataError as error:
             raise CommandError(f"demo audio: {error}") from None
-        annotations = demo_expert_annotations_ensure(dataset=dataset)
-        pairs = demo_pairs_ensure(dataset=dataset)
-        campaigns = demo_campaigns_ensure(dataset=dataset, pairs=pairs)
-        annotation_campaign = demo_annotation_campaign_ensure(dataset=dataset)
-
+        runs = []
+        with WorkerOnDemand(say=self._say, warm_up=[] if no_metrics else self.metric_names) as enqueue:
+            if not no_metrics:
+                enqueue.ensure_worker()  # it boots, and loads its models, while the study is built
+            pairs = demo_pairs_ensure(dataset=dataset)
+            if not no_metrics:  # the pairs and captions are there: most of the run can be scored meanwhile
+                runs.append(self._start_run(dataset, enqueue))
+            campaigns = demo_campaigns_ensure(dataset=dataset, pairs=pairs)
+            annotation_study = demo_annotation_study_ensure(dataset=dataset)
+            annotation_campaign = demo_annotation_campaign_ensure(dataset=dataset)
+            if not no_metrics:
+                self._finish(runs[0], enqueue)
+                # what needed the ratings (the THumBS campaign's corpus for CIDEr-D), planned once the first run
+                # stored everything else
+                self._finish(self._start_run(dataset, enqueue), enqueue)
+                self._refresh_dashboards(dataset, watchdog=enqueue.check_alive)
         counts = dataset_corpus_counts(dataset=dataset)
         self.stdout.write(
-            f"dataset {dataset.name}: {counts['clips']} clips ({counts['clips_with_audio']} with audio, "
-            f"{changed_audio} stored now), {counts['reference_captions']} references, "
-            f"{counts['candidate_captions']} candidates, {len(pairs)} pairs, {len(annotations)} expert annotations"
+            f"Simulated study on dataset {dataset.name}: {counts['clips']} clips ({counts['clips_with_audio']} with "
+            f"audio, {changed_audio} stored now), {counts['reference_captions']} references, "
+            f"{counts['candidate_captions']} candidates, {len(pairs)} pairs"
         )
         for campaign in campaigns:
             self.stdout.write(
-                f"campaign {campaign.name} ({campaign.task_type}): {campaign.assignments.count()} rater(s)"
+                f"campaign {campaign.name} ({campaign.task_type}): {campaign.assignments.count()} rater(s), "
+                f"{len(SIMULATED_RATERS)} of them simulated"
             )
         self.stdout.write(
-            f"annotation campaign {annotation_campaign.name}: "
-            f"{annotation_campaign.clips.count()} clips for the annotator"
+            f"annotation campaigns {annotation_study.name} (3 simulated annotators, gold published) and "
+            f"{annotation_campaign.name}: {annotation_campaign.clips.count()} clips for the annotator"
         )
-
-        if not no_metrics:
-            try:
-                run = start_metric_run(dataset=dataset, metric_names=DEMO_METRICS)
-            except ValueError as error:
-                raise CommandError(f"metric run: {error}") from None
-            run.refresh_from_db()
-            self.stdout.write(
-                f"metric run {run.pk} ({', '.join(run.metrics)}): {run.get_status_display().lower()}, "
-                f"{run.chunks_done}/{run.chunks_total} chunks"
-                + ("" if run.is_finished else " (queued: a Celery worker scores it, e.g. the one ./scripts/run starts)")
-            )
-            if run.status == MetricRun.Status.FAILED:
-                raise CommandError(f"metric run {run.pk} failed: {run.error}")
-
+        self.stdout.write(f"built in {time.monotonic() - started:.0f} s")
         self.stdout.write("")
         self.stdout.write(accounts_table(accounts))
         if any(not account.password for account in accounts):
             self.stdout.write("Unchanged passwords are not shown; --reset-passwords gives those accounts new ones.")
-        self.stdout.write(f"Sign in at {url}")
+        if not no_sign_in:
+            self.stdout.write(f"Sign in at {url}")
+
+    def _say(self, message: str) -> None:
+        self.stdout.write(message)
+
+    def _start_run(self, dataset, enqueue: WorkerOnDemand) -> MetricRun:
+        """A metric run of the demo's metrics' missing scores, its chunks sent to the worker (scored meanwhile)."""
+        run = dataset_run_create(dataset=dataset, metric_names=self.metric_names, slow_resources_loading=True)
+        enqueue(list(run.chunks.filter(status=MetricRunChunk.Status.PENDING).values_list("pk", flat=True)))
+        return run
+
+    def _finish(self, run: MetricRun, enqueue: WorkerOnDemand) -> None:
+        """Wait for a run whose chunks were sent (the worker's heartbeat is watched), then report it."""
+        deadline = time.monotonic() + RUN_TIMEOUT_SECONDS
+        run.refresh_from_db()
+        while not run.is_finished:
+            enqueue.check_alive()
+            if time.monotonic() > deadline:
+                raise CommandError(f"metric run {run.pk} not finished after {RUN_TIMEOUT_SECONDS} s")
+            time.sleep(0.3)
+            run.refresh_from_db()
+        self._report_run(run)
+
+    def _report_run(self, run: MetricRun) -> None:
+        self.stdout.write(
+            f"metric run {run.pk} ({', '.join(run.metrics)}): {run.get_status_display().lower()}, "
+            f"{run.chunks_done}/{run.chunks_total} chunks"
+        )
+        if run.status != MetricRun.Status.DONE:
+            raise CommandError(f"metric run {run.pk} ended {run.get_status_display().lower()}: {run.error}")
+
+    def _refresh_dashboards(self, dataset, *, watchdog) -> None:
+        """The dashboards' numbers, so their first view shows them at once: the THumBS reports (bootstrap
+        intervals, the slowest) on the worker while this process computes the agreement table and leaderboard."""
+        campaigns = list(Campaign.objects.filter(dataset=dataset, task_type=Campaign.TaskType.THUMBS))
+        queued = [
+            campaign for campaign in campaigns if not request_dashboard_refresh(kind="thumbs", object_id=campaign.pk)
+        ]
+        dashboard_refresh(kind="agreement", target=dataset)
+        dashboard_refresh(kind="leaderboard", target=dataset)
+        deadline = time.monotonic() + DASHBOARD_TIMEOUT_SECONDS
+        while queued:
+            watchdog()
+            queued = [campaign for campaign in queued if not dashboard_state(kind="thumbs", target=campaign).fresh]
+            if queued and time.monotonic() > deadline:
+                raise CommandError(f"the worker did not compute the THumBS report in {DASHBOARD_TIMEOUT_SECONDS} s")
+            time.sleep(0.5)
 
 
 def accounts_table(accounts) -> str:

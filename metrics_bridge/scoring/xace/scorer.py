@@ -12,7 +12,7 @@ graph is not applicable and stored as None (matching.py), left out of averages a
 
 Macro average over the factors (Eq. 7-8) when a factor is not applicable: "present" (the average of the
 factors present) is used. Measured on Clotho-Eval (bench/xace_agreement_bench.py, FENSE protocol, 1,555
-pairs): see the README's metric notes for the figures of both readings.
+pairs): see docs/metrics.md for the figures of both readings.
 
 Version string: xace-wo-cm-<variant>-<macro reading>-<node similarity>-<extractor>-<model and libraries>.
 Departures from the paper, on purpose:

@@ -72,7 +72,8 @@
       return body;
     }).catch(() => null);
   }
-  if (task.editable) runChecks();
+  // A fresh clip is checked after its first save, not greeted with "add an event" before anything was typed.
+  if (task.editable && (start.draft.events || []).length) runChecks();
 
   // -- submit -----------------------------------------------------------------------------------------
   function submit(confirmWarnings) {

@@ -40,10 +40,15 @@
     container.appendChild(table);
   }
 
-  document.querySelectorAll("[data-agreement-url]").forEach((container) => {
-    fetch(container.dataset.agreementUrl, {credentials: "same-origin"})
-      .then((response) => (response.ok ? response.json() : Promise.reject(new Error(String(response.status)))))
-      .then((data) => render(container, data))
-      .catch(() => { container.textContent = "The agreement could not be computed."; });
-  });
+  function load() {
+    document.querySelectorAll("[data-agreement-url]").forEach((container) => {
+      fetch(container.dataset.agreementUrl, {credentials: "same-origin"})
+        .then((response) => (response.ok ? response.json() : Promise.reject(new Error(String(response.status)))))
+        .then((data) => render(container, data))
+        .catch(() => { container.textContent = "The agreement could not be computed."; });
+    });
+  }
+
+  load();
+  document.addEventListener("live:updated", load); // the overview was refreshed (static/core/js/live.js)
 })();
