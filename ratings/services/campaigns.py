@@ -156,18 +156,27 @@ def campaign_add_raters(*, campaign: Campaign, raters: list[AbstractBaseUser]) -
 
 
 @transaction.atomic
-def assignment_add_items(*, assignment: Assignment, items: list) -> list[AssignmentItem]:
-    """Append items (clips or pairs) the assignment lacks, shuffled, with per-rater caption order and sides."""
+def assignment_add_items(
+    *, assignment: Assignment, items: list, rng: random.Random | None = None, shuffle: bool = True
+) -> list[AssignmentItem]:
+    """Append items (clips or pairs) the assignment lacks, shuffled, with per-rater caption order and sides.
+
+    `rng`: the rater's random source (default: seeded per campaign and rater); `shuffle=False` keeps the
+    order of `items` (a crowd study places its attention checks itself).
+    """
     campaign = assignment.campaign
     is_pairwise = campaign.task_type == Campaign.TaskType.PAIRWISE
     present = {_item_key(campaign, item) for item in assignment.items.all()}
     new_items = [item for item in items if item.pk not in present]
-    rng = _rater_random(campaign, assignment.rater)
-    rng.shuffle(new_items)
+    rng = rng or _rater_random(campaign, assignment.rater)
+    if shuffle:
+        rng.shuffle(new_items)
     next_position = (assignment.items.order_by("-position").values_list("position", flat=True).first() or 0) + 1
     caption_ids_by_clip: dict[int, list[int]] = {}
     if not is_pairwise:
-        for caption_id, clip_id in campaign.captions.order_by("pk").values_list("pk", "clip_id"):
+        wanted_clips = [item.pk for item in new_items]
+        captions = campaign.captions.filter(clip_id__in=wanted_clips).order_by("pk").values_list("pk", "clip_id")
+        for caption_id, clip_id in captions:
             caption_ids_by_clip.setdefault(clip_id, []).append(caption_id)
     rows = []
     for offset, item in enumerate(new_items):
