@@ -27,6 +27,7 @@ from ratings.services.headphone import (
     trial_is_played,
     trial_sound_fetch,
 )
+from ratings.services.participants import participant_for_user
 
 INSTRUCTIONS = {
     HeadphoneCheck.Kind.ANTIPHASE: {
@@ -72,6 +73,10 @@ def headphone_check_default(request):
 @never_cache
 def headphone_check(request, kind: str):
     """Who: raters. Volume calibration, then six trials (each plays once); POST scores the attempt."""
+    participant = participant_for_user(request.user)
+    if participant is not None:
+        # Crowd participants take the screens on their study's path, with the study's number of attempts.
+        return redirect("study:entry", slug=participant.study.slug)
     kind = _kind(kind)
     next_url = _safe_next(request)
     status = headphone_status(rater=request.user, kind=kind)

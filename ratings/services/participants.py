@@ -27,12 +27,12 @@ from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.roles import RATER
+from accounts.roles import PARTICIPANT, RATER
 from ratings.crowd_platforms import Arrival
 from ratings.models import AssignmentItem
 from ratings.models_study import Participant, ParticipantEvent, Platform, Study, StudySlot
 from ratings.services.headphone import headphone_status
-from ratings.services.study_shares import share_allocate, share_release
+from ratings.services.study_shares import expired_shares_release, share_allocate, share_release
 
 USERNAME_PREFIX = "p-"
 STAGES = [choice for choice, _ in Participant.Stage.choices]
@@ -79,7 +79,7 @@ def _participant_user():
     user = get_user_model()(username=USERNAME_PREFIX + secrets.token_hex(8))
     user.set_unusable_password()
     user.save()
-    user.groups.add(Group.objects.get_or_create(name=RATER)[0])
+    user.groups.add(*(Group.objects.get_or_create(name=name)[0] for name in (RATER, PARTICIPANT)))
     return user
 
 
@@ -140,6 +140,9 @@ def participant_arrive(*, study: Study, arrival: Arrival, address: str, now: dat
     except IntegrityError:
         # The same id arrived twice at once (two tabs, a double click): the other request created it.
         return Participant.objects.get(**lookup)
+    if not study_has_free_slot(study=study, now=now):
+        # Every item is covered or reserved: this arrival ends at once with the "study full" code.
+        participant = _finish(participant, expected=None, status=Participant.Status.FULL, kind="full", now=now)
     return participant
 
 
@@ -161,7 +164,7 @@ def preview_participant_create(*, study: Study, by) -> Participant:
 # --- The path --------------------------------------------------------------------------------------------
 
 
-def _stage_needed(study: Study, stage: str) -> bool:
+def stage_needed(study: Study, stage: str) -> bool:
     if stage == Participant.Stage.QUESTIONNAIRE:
         return bool(study.questionnaire)
     if stage == Participant.Stage.SCREENING:
@@ -171,7 +174,7 @@ def _stage_needed(study: Study, stage: str) -> bool:
 
 def _next_stage(study: Study, stage: str) -> str:
     for later in STAGES[STAGES.index(stage) + 1 :]:
-        if _stage_needed(study, later):
+        if stage_needed(study, later):
             return later
     return Participant.Stage.FINISHED
 
@@ -327,6 +330,24 @@ def participant_finish_if_done(*, participant: Participant, now: datetime | None
     return participant
 
 
+def participant_items_finish_or_next(*, participant: Participant) -> tuple[Participant, str | None]:
+    """The token of the participant's next unanswered item, or (once all are answered) None and the finished
+    participant."""
+    next_token = (
+        AssignmentItem.objects.filter(
+            assignment__campaign=participant.study.campaign,
+            assignment__rater=participant.user,
+            completed_at__isnull=True,
+        )
+        .order_by("position")
+        .values_list("token", flat=True)
+        .first()
+    )
+    if next_token is not None:
+        return participant, next_token
+    return participant_finish_if_done(participant=participant), None
+
+
 def participant_return(*, participant: Participant) -> Participant:
     """The participant leaves the study before the end: their unanswered items go to the next participants."""
     if participant.stage == Participant.Stage.FINISHED:
@@ -352,5 +373,11 @@ def participant_reservation_check(*, participant: Participant, now: datetime | N
     return participant
 
 
-def study_has_free_slot(*, study: Study) -> bool:
-    return StudySlot.objects.filter(study=study, participant__isnull=True).exists()
+def study_has_free_slot(*, study: Study, now: datetime | None = None) -> bool:
+    """Whether a new participant could get a share (reservations that ran out are released first)."""
+    if StudySlot.objects.filter(study=study, participant__isnull=True).exists():
+        return True
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        expired_shares_release(study=locked, now=now or timezone.now())
+        return StudySlot.objects.filter(study=study, participant__isnull=True).exists()

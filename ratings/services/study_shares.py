@@ -357,6 +357,15 @@ def expired_shares_release(*, study: Study, now: datetime) -> int:
     return count
 
 
+def expired_shares_release_now(*, study: Study) -> int:
+    """Time out the participants whose reservation ran out (the admin page calls this before showing the study)."""
+    now = timezone.now()
+    if not Participant.objects.filter(study=study, stage=Participant.Stage.ITEMS, reserved_until__lt=now).exists():
+        return 0
+    with transaction.atomic():
+        return expired_shares_release(study=_locked_study(study), now=now)
+
+
 # --- Coverage -----------------------------------------------------------------------------------------
 
 

@@ -1,0 +1,162 @@
+"""Crowd studies for the tests: small corpora published as studies, and a participant walking the path over HTTP."""
+
+import re
+import secrets
+from datetime import timedelta
+from urllib.parse import urlencode
+
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from ratings.models import AssignmentItem, HeadphoneCheck
+from ratings.models_study import Participant, Study
+from ratings.services.campaigns import campaign_setup
+from ratings.services.studies import study_publish
+from tests.ratings.campaign_data import corpus_build
+
+ITEM_URL = re.compile(r"/ratings/items/([a-z0-9]+)/$")
+QUESTIONNAIRE = [
+    {"key": "age_band", "label": "Your age", "choices": ["18-24", "25-34", "35+"], "required": True},
+    {"key": "device", "label": "Headphone model", "choices": [], "required": False},
+]
+
+
+def prolific_id() -> str:
+    return secrets.token_hex(12)
+
+
+def mturk_worker_id() -> str:
+    return "A" + secrets.token_hex(6).upper()
+
+
+def pairwise_study(
+    *, name: str = "crowd-pairs", clip_count: int = 6, judgements: int = 2, hc: int = 6, gold: int = 4, **settings
+) -> Study:
+    """A pairwise campaign (`hc` HC pairs to cover, `gold` gold HI pairs as checks) published as a study."""
+    dataset, clips, _ = corpus_build(name=f"{name}-data", clip_count=clip_count)
+    campaign = campaign_setup(
+        name=name,
+        dataset=dataset,
+        task_type="pairwise",
+        judgements_per_item=judgements,
+        split_counts={"HC": hc, "HI": gold},
+        gold_from_hi=True,
+        title="Sound descriptions",
+    )
+    defaults = {
+        "consent_text": "You agree to listen.",
+        "questionnaire": QUESTIONNAIRE,
+        "screens": Study.Screens.NONE,
+        "items_per_participant": 3,
+        "attention_checks": 2,
+        "reward": 2,
+        "exclude_same_answer": False,
+    }
+    return study_publish(campaign=campaign, **{**defaults, **settings})
+
+
+def thumbs_study(*, name: str = "crowd-thumbs", clip_count: int = 8, judgements: int = 2, **settings) -> Study:
+    dataset, clips, systems = corpus_build(name=f"{name}-data", clip_count=clip_count)
+    campaign = campaign_setup(
+        name=name,
+        dataset=dataset,
+        task_type="thumbs",
+        judgements_per_item=judgements,
+        clips=clips[: clip_count - 2],  # two clips outside the campaign: catch captions can come from them too
+        systems=systems[:2],
+        human_captions_per_clip=1,
+        title="Rate descriptions",
+    )
+    defaults = {
+        "consent_text": "You agree to listen.",
+        "questionnaire": [],
+        "screens": Study.Screens.NONE,
+        "items_per_participant": 3,
+        "attention_checks": 1,
+        "exclude_same_answer": False,
+    }
+    return study_publish(campaign=campaign, **{**defaults, **settings})
+
+
+def arrival_url(study: Study, **params) -> str:
+    return f"{reverse('study:entry', kwargs={'slug': study.slug})}?{urlencode(params)}"
+
+
+def prolific_arrive(study: Study, pid: str | None = None, *, client: Client | None = None, address="10.0.0.1"):
+    """A browser arriving from Prolific; returns (client, response of the arrival)."""
+    client = client or Client(REMOTE_ADDR=address)
+    pid = pid or prolific_id()
+    response = client.get(arrival_url(study, PROLIFIC_PID=pid, STUDY_ID="a" * 24, SESSION_ID="b" * 24))
+    return client, response
+
+
+def participant_of(client: Client) -> Participant:
+    return Participant.objects.get(user_id=int(client.session["_auth_user_id"]))
+
+
+def walk_to_items(client: Client, study: Study) -> Participant:
+    """Landing -> consent -> questionnaire -> instructions with the practice -> start: the share is reserved."""
+    slug = study.slug
+    assert client.post(reverse("study:entry", kwargs={"slug": slug})).status_code == 302
+    assert client.post(reverse("study:consent", kwargs={"slug": slug}), {"decision": "agree"}).status_code == 302
+    if study.questionnaire:
+        response = client.post(reverse("study:questionnaire", kwargs={"slug": slug}), {"age_band": "25-34"})
+        assert response.status_code == 302, response.content[:500]
+    practice = client.post(reverse("study:instructions", kwargs={"slug": slug}), {"side": "left", "precision_1": "5"})
+    assert practice.status_code == 200
+    response = client.post(reverse("study:start", kwargs={"slug": slug}))
+    assert response.status_code == 302
+    return participant_of(client)
+
+
+def item_answer_post(client: Client, item: AssignmentItem, *, side: str = "left", precision: int = 4):
+    """Open the item page, report listening (the clip counts as heard long ago) and submit; returns the response."""
+    url = reverse("ratings:item", kwargs={"token": item.token})
+    page = client.get(url)
+    assert page.status_code == 200, (page.status_code, page.get("Location"))
+    version = re.search(rb'name="version" value="(\d+)"', page.content).group(1).decode()
+    AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=30))
+    listened = client.post(f"{url}listened/", "{}", content_type="application/json")
+    assert listened.status_code == 200, listened.content
+    if item.pair_id is not None:
+        return client.post(url, {"version": version, "side": side})
+    data = {"version": version, "synthesized": "no"}
+    for number in range(1, len(item.caption_order) + 1):
+        data.update(
+            {
+                f"precision_{number}": str(precision),
+                f"recall_{number}": "3",
+                f"fluency_{number}": "0",
+                f"conciseness_{number}": "0",
+                f"irrelevance_{number}": "0",
+            }
+        )
+    return client.post(url, data)
+
+
+def share_items(participant: Participant) -> list[AssignmentItem]:
+    return list(
+        AssignmentItem.objects.filter(
+            assignment__campaign=participant.study.campaign, assignment__rater=participant.user
+        ).order_by("position")
+    )
+
+
+def answer_share(client: Client, participant: Participant, *, side_for=None, precision_for=None) -> None:
+    """Answer every item of the share in order, following the pages' redirects."""
+    for item in share_items(participant):
+        side = side_for(item) if side_for else "left"
+        precision = precision_for(item) if precision_for else 4
+        response = item_answer_post(client, item, side=side, precision=precision)
+        assert response.status_code == 302, response.content[:800]
+
+
+def headphone_fail(check: HeadphoneCheck) -> None:
+    """Answer every trial of an attempt wrongly (all sounds played first)."""
+    from ratings.services.headphone import headphone_check_submit, screen
+    from tests.ratings.campaign_data import headphone_trials_play
+
+    check = headphone_trials_play(check)
+    test = screen(check.kind)
+    headphone_check_submit(check=check, answers=[(test.trial_answer(trial) + 1) % 3 for trial in check.trials])
