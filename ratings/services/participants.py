@@ -32,7 +32,12 @@ from ratings.crowd_platforms import Arrival
 from ratings.models import AssignmentItem
 from ratings.models_study import Participant, ParticipantEvent, Platform, Study, StudySlot
 from ratings.services.headphone import headphone_status
-from ratings.services.study_shares import expired_shares_release, share_allocate, share_release
+from ratings.services.study_shares import (
+    expired_shares_release,
+    participant_locked_with_study,
+    share_allocate,
+    share_release,
+)
 
 USERNAME_PREFIX = "p-"
 STAGES = [choice for choice, _ in Participant.Stage.choices]
@@ -72,7 +77,11 @@ def _event(participant: Participant, kind: str, **detail) -> None:
 
 
 def _locked(participant: Participant) -> Participant:
-    return Participant.objects.select_for_update().select_related("study__campaign", "user").get(pk=participant.pk)
+    return (
+        Participant.objects.select_for_update(of=("self",))
+        .select_related("study__campaign", "user")
+        .get(pk=participant.pk)
+    )
 
 
 def _participant_user():
@@ -313,7 +322,8 @@ def participant_finish_if_done(*, participant: Participant, now: datetime | None
     from ratings.services.study_exclusion import exclusion_apply_rules
 
     with transaction.atomic():
-        participant = _locked(participant)
+        # The study first: exclusion gives slots back, which only happens under the study's lock.
+        participant = participant_locked_with_study(participant)
         if participant.stage != Participant.Stage.ITEMS:
             return participant
         items = AssignmentItem.objects.filter(
@@ -378,6 +388,6 @@ def study_has_free_slot(*, study: Study, now: datetime | None = None) -> bool:
     if StudySlot.objects.filter(study=study, participant__isnull=True).exists():
         return True
     with transaction.atomic():
-        locked = Study.objects.select_for_update().get(pk=study.pk)
+        locked = Study.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=study.pk)
         expired_shares_release(study=locked, now=now or timezone.now())
         return StudySlot.objects.filter(study=study, participant__isnull=True).exists()

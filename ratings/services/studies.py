@@ -112,7 +112,7 @@ def study_publish(*, campaign: Campaign, excluded_campaigns=(), **settings) -> S
 @transaction.atomic
 def study_settings_update(*, study: Study, excluded_campaigns=None, **settings) -> Study:
     """Change a published study's settings; the share size and checks apply to participants who start later."""
-    study = Study.objects.select_for_update().select_related("campaign").get(pk=study.pk)
+    study = Study.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=study.pk)
     unknown = set(settings) - set(STUDY_SETTING_FIELDS)
     if unknown:
         raise StudySetupError(f"unknown study setting {sorted(unknown)[0]}")

@@ -18,7 +18,11 @@ from django.utils import timezone
 from ratings.models import AssignmentItem, PairwiseVote, ThumbsRating
 from ratings.models_study import AttentionCheck, Participant, ParticipantEvent
 from ratings.services.quality import median_or_none, pairwise_answer_sequence, straightlining, thumbs_answer_sequence
-from ratings.services.study_shares import slots_release_for_exclusion, slots_retake_for_reinstatement
+from ratings.services.study_shares import (
+    participant_locked_with_study,
+    slots_release_for_exclusion,
+    slots_retake_for_reinstatement,
+)
 
 CATCH_PRECISION_MAX = 2
 
@@ -94,9 +98,7 @@ def exclusion_apply_rules(*, participant: Participant) -> list[str]:
 def participant_exclude(*, participant: Participant, reasons: list[str], by=None) -> Participant:
     """Leave the participant's judgements out of every figure (kept, flagged) and free their slots."""
     with transaction.atomic():
-        participant = (
-            Participant.objects.select_for_update().select_related("study__campaign", "user").get(pk=participant.pk)
-        )
+        participant = participant_locked_with_study(participant)
         if participant.is_excluded:
             return participant
         participant.excluded_at = timezone.now()
@@ -113,9 +115,7 @@ def participant_exclude(*, participant: Participant, reasons: list[str], by=None
 def participant_reinstate(*, participant: Participant, by) -> Participant:
     """Count the participant's judgements again (logged with the admin); slots are taken back where still free."""
     with transaction.atomic():
-        participant = (
-            Participant.objects.select_for_update().select_related("study__campaign", "user").get(pk=participant.pk)
-        )
+        participant = participant_locked_with_study(participant)
         if not participant.is_excluded:
             return participant
         previous = participant.exclusion_reasons

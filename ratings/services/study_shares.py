@@ -95,12 +95,26 @@ def _subject(clip_id: int, pair_id: int | None) -> int:
     return pair_id if pair_id is not None else clip_id
 
 
+# Lock order, everywhere: the study row, then the participant row, then items. of=("self",): only these rows
+# (PostgreSQL would otherwise also lock every joined row: the campaign, the dataset, the user).
+
+
 def _locked_study(study: Study) -> Study:
-    return Study.objects.select_for_update().select_related("campaign").get(pk=study.pk)
+    return Study.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=study.pk)
 
 
 def _locked_participant(participant: Participant) -> Participant:
-    return Participant.objects.select_for_update().select_related("study__campaign", "user").get(pk=participant.pk)
+    return (
+        Participant.objects.select_for_update(of=("self",))
+        .select_related("study__campaign", "user")
+        .get(pk=participant.pk)
+    )
+
+
+def participant_locked_with_study(participant: Participant) -> Participant:
+    """Lock the participant's study, then the participant (call inside a transaction); the fresh participant."""
+    _locked_study(participant.study)
+    return _locked_participant(participant)
 
 
 def spread_positions(*, count: int, length: int, rng: random.Random) -> list[int]:
@@ -300,8 +314,7 @@ def share_release(*, participant: Participant, status: str, kind: str, now: date
     """End a participation that did not complete (timed out, returned): give its unanswered items back."""
     now = now or timezone.now()
     with transaction.atomic():
-        _locked_study(participant.study)
-        participant = _locked_participant(participant)
+        participant = participant_locked_with_study(participant)
         if participant.stage == Participant.Stage.FINISHED:
             return participant
         detail = _release(participant, answered_too=False)
@@ -316,15 +329,14 @@ def share_release(*, participant: Participant, status: str, kind: str, now: date
 def slots_release_for_exclusion(*, participant: Participant) -> dict:
     """An excluded participant's slots go back to the pool (their answers stay, left out of every figure)."""
     with transaction.atomic():
-        _locked_study(participant.study)
-        return _release(_locked_participant(participant), answered_too=True)
+        return _release(participant_locked_with_study(participant), answered_too=True)
 
 
 def slots_retake_for_reinstatement(*, participant: Participant) -> dict:
     """A reinstated participant takes back a free slot of each item they answered, where one is left."""
     with transaction.atomic():
-        study = _locked_study(participant.study)
-        participant = _locked_participant(participant)
+        participant = participant_locked_with_study(participant)
+        study = participant.study
         answered = AssignmentItem.objects.filter(
             assignment__campaign=study.campaign, assignment__rater=participant.user, completed_at__isnull=False
         ).exclude(attention_checks__kind=AttentionCheck.Kind.GOLD_PAIR)
