@@ -13,7 +13,7 @@ from ratings.models import AssignmentItem, HeadphoneCheck
 from ratings.models_study import Participant, Study
 from ratings.services.campaigns import campaign_setup
 from ratings.services.studies import study_publish
-from tests.ratings.campaign_data import corpus_build
+from tests.ratings.campaign_data import corpus_build, headphone_pass_give
 
 ITEM_URL = re.compile(r"/ratings/items/([a-z0-9]+)/$")
 QUESTIONNAIRE = [
@@ -103,6 +103,10 @@ def walk_to_items(client: Client, study: Study) -> Participant:
     if study.questionnaire:
         response = client.post(reverse("study:questionnaire", kwargs={"slug": slug}), {"age_band": "25-34"})
         assert response.status_code == 302, response.content[:500]
+    if study.screen_kinds:
+        for kind in study.screen_kinds:
+            headphone_pass_give(participant_of(client).user, kind=kind)
+        assert client.get(reverse("study:headphones", kwargs={"slug": slug})).status_code == 302
     practice = client.post(reverse("study:instructions", kwargs={"slug": slug}), {"side": "left", "precision_1": "5"})
     assert practice.status_code == 200
     response = client.post(reverse("study:start", kwargs={"slug": slug}))
