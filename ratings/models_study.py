@@ -173,6 +173,10 @@ class Participant(TimeStampedModel):
         """What the pay export says: excluded wins over the status it ended with."""
         return "excluded" if self.is_excluded else self.status
 
+    @property
+    def outcome_label(self) -> str:
+        return "Excluded" if self.is_excluded else self.get_status_display()
+
 
 class ParticipantEvent(models.Model):
     """What happened to a participant, in order: arrival, stages, screening, release, exclusion, reinstatement."""

@@ -71,6 +71,7 @@ from ratings.services.study_report import participant_code
 from ratings.views_headphone import INSTRUCTIONS as SCREEN_TEXTS
 
 ENTER_SALT = "study-enter"
+FRAME_SUBMITS = "study_frame_submits"
 STAGE_URLS = {
     Participant.Stage.LANDING: "study:entry",
     Participant.Stage.CONSENT: "study:consent",
@@ -251,7 +252,9 @@ def _landing(request, study: Study, participant: Participant):
         _context(
             study,
             participant,
-            enter_url=reverse("study:enter", kwargs={"slug": study.slug, "token": token}) if token else "",
+            enter_url=f"{reverse('study:enter', kwargs={'slug': study.slug, 'token': token})}?framed=1"
+            if token
+            else "",
             status_url=reverse("study:status", kwargs={"slug": study.slug, "token": token}) if token else "",
             mturk_submit_url=mturk_submit_url(participant.platform_data.get("turkSubmitTo", ""))
             if study.platform == MTURK
@@ -268,6 +271,9 @@ def study_enter(request, slug: str, token: str):
     study = _study(slug)
     participant = _participant_from_token(study, token)
     _sign_in(request, participant)
+    if request.GET.get("framed") == "1":
+        # Opened from MTurk's frame: that frame submits the HIT, so the end page here must not.
+        request.session[FRAME_SUBMITS] = True
     return redirect(stage_url(participant))
 
 
@@ -490,5 +496,6 @@ def study_end(request, study: Study, participant: Participant):
             code=code,
             redirect=end_redirect(participant, code),
             redirect_seconds=settings.STUDY_END_REDIRECT_SECONDS,
+            frame_submits=bool(request.session.get(FRAME_SUBMITS)),
         ),
     )

@@ -241,7 +241,7 @@ def questionnaire_answers_clean(*, study: Study, answers: dict) -> dict:
     for question in study.questionnaire:
         value = str(answers.get(question["key"], "")).strip()
         if not value and question.get("required"):
-            raise StageError(f"please answer: {question['label']}")
+            raise StageError(f"Please answer: {question['label']}")
         if value and question.get("choices") and value not in question["choices"]:
             raise StageError(f"{question['label']}: choose one of the options")
         if len(value) > 200:

@@ -450,3 +450,42 @@ def test_gold_pairs_are_checks_not_items(pairwise_study):
     regular = StudySlot.objects.filter(study=pairwise_study).values_list("pair_id", flat=True).distinct()
     assert not CaptionPair.objects.filter(pk__in=regular).exclude(gold_choice="").exists()
     assert StudySlot.objects.filter(study=pairwise_study).count() == 6 * 2
+
+
+def test_an_excluded_thumbs_participant_and_catch_captions_count_in_no_figure_or_export(make_user):
+    from metrics_bridge.services.dashboards import caption_page_data
+    from metrics_bridge.services.leaderboard import thumbs_means
+    from metrics_bridge.services.thumbs_report import campaign_rating_rows
+    from ratings.services.study_exclusion import participant_exclude
+    from ratings.services.study_export import study_thumbs_csv
+
+    study = thumbs_study(judgements=2, items_per_participant=6, attention_checks=1)
+    kept_client, _ = prolific_arrive(study, address="10.6.0.1")
+    kept = walk_to_items(kept_client, study)
+    answer_share(kept_client, kept, precision_for=lambda item: 2)
+    gone_client, _ = prolific_arrive(study, address="10.6.0.2")
+    gone = walk_to_items(gone_client, study)
+    answer_share(gone_client, gone, precision_for=lambda item: 5)
+    for client in (kept_client, gone_client):
+        client.get(f"/study/{study.slug}/items/")
+    participant_exclude(participant=gone, reasons=["careless"], by=make_user("organiser", staff=True))
+    catch_ids = set(AttentionCheck.objects.values_list("caption_id", flat=True))
+    # By hand: the kept participant's ratings of campaign captions, nothing else.
+    expected = ThumbsRating.objects.filter(rater=kept.user).exclude(caption_id__in=catch_ids)
+    assert expected.exists() and ThumbsRating.objects.filter(rater=gone.user).exists()
+    rows = campaign_rating_rows(campaign=study.campaign)
+    assert sorted((rater, caption) for rater, caption, _ in rows) == sorted(
+        expected.values_list("rater_id", "caption_id")
+    )
+    means = thumbs_means(dataset=study.campaign.dataset)
+    by_hand = {}
+    for rating in expected.filter(caption__system__isnull=False).select_related("caption"):
+        by_hand.setdefault(rating.caption.system_id, []).append(float(rating.overall))
+    assert {system: (round(mean, 6), count) for system, (mean, count) in means.items()} == {
+        system: (round(sum(values) / len(values), 6), len(values)) for system, values in by_hand.items()
+    }
+    exported = list(csv.DictReader(io.StringIO(study_thumbs_csv(study=study))))
+    assert len(exported) == expected.count() and {row["rater"] for row in exported} == {kept.user.username}
+    shared = expected.filter(caption__in=ThumbsRating.objects.filter(rater=gone.user).values("caption")).first()
+    page = caption_page_data(caption=shared.caption)
+    assert [rating.rater_id for rating in page["ratings"]] == [kept.user_id]

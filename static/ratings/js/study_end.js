@@ -1,7 +1,7 @@
 /*
  * End page of a crowd study: after a short countdown, take the participant back to their platform
  * (Prolific's completion URL, a panel's redirect) or submit the MTurk form. The button does it at once.
- * A study window opened from an MTurk frame leaves the submitting to that frame (it watches the study).
+ * (A study window opened from an MTurk frame gets no countdown: that frame submits the HIT.)
  */
 (function () {
   "use strict";
@@ -9,11 +9,6 @@
   if (!target) return;
   const countdown = target.querySelector(".countdown");
   const isForm = target.tagName === "FORM";
-  if (isForm && window.opener && !window.opener.closed) {
-    const text = target.querySelector(".redirect-text");
-    if (text) text.textContent = "Go back to the MTurk tab: the HIT submits itself there. You can close this window.";
-    return;
-  }
   let seconds = parseInt(target.dataset.seconds, 10);
   if (!(seconds >= 0)) seconds = 5;
   function go() {
