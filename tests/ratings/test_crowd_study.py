@@ -489,3 +489,20 @@ def test_an_excluded_thumbs_participant_and_catch_captions_count_in_no_figure_or
     shared = expected.filter(caption__in=ThumbsRating.objects.filter(rater=gone.user).values("caption")).first()
     page = caption_page_data(caption=shared.caption)
     assert [rating.rater_id for rating in page["ratings"]] == [kept.user_id]
+
+
+def test_the_export_study_command_writes_the_benchmark_file_and_names_what_is_wrong(pairwise_study, tmp_path):
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    client, _ = prolific_arrive(pairwise_study)
+    participant = walk_to_items(client, pairwise_study)
+    answer_share(client, participant, side_for=_good_side)
+    out = tmp_path / "study.json"
+    call_command("export_study", "--campaign", pairwise_study.campaign.name, "--out", str(out))
+    items = json.loads(out.read_text())
+    assert sum(len(entry[-1]) for item in items for key, entry in item.items() if key == "HC") == 3
+    assert all(set(item) <= {"raw_name", "audio_id", "references", "HC"} for item in items), "no gold check in it"
+    with pytest.raises(CommandError, match="no campaign named 'nope'"):
+        call_command("export_study", "--campaign", "nope")
