@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ratings.models import AssignmentItem, CaptionPair, PairwiseVote, ThumbsRating
-from ratings.models_study import AttentionCheck, Participant, ParticipantEvent, StudySlot
+from ratings.models_study import AttentionCheck, Participant, ParticipantEvent, Study, StudySlot
 from ratings.selectors import included_thumbs_ratings, included_votes
 from ratings.services.participants import preview_participant_create
 from ratings.services.study_exclusion import participant_reinstate
@@ -506,3 +506,86 @@ def test_the_export_study_command_writes_the_benchmark_file_and_names_what_is_wr
     assert all(set(item) <= {"raw_name", "audio_id", "references", "HC"} for item in items), "no gold check in it"
     with pytest.raises(CommandError, match="no campaign named 'nope'"):
         call_command("export_study", "--campaign", "nope")
+
+
+# --- The admin's pages -----------------------------------------------------------------------------------
+
+
+def test_an_admin_publishes_a_campaign_in_a_few_clicks_and_sees_refusals_named(client, make_user):
+    from ratings.services.campaigns import campaign_setup
+    from tests.ratings.campaign_data import corpus_build
+
+    dataset, _, _ = corpus_build(name="publish-data", clip_count=4)
+    campaign = campaign_setup(
+        name="publish-me", dataset=dataset, task_type="pairwise", split_counts={"HC": 4, "HI": 1}, gold_from_hi=True
+    )
+    client.force_login(make_user("organiser", staff=True))
+    url = reverse("ratings:study_publish", args=[campaign.pk])
+    page = client.get(url)
+    assert page.status_code == 200 and "age_band | Your age" in page.content.decode()
+    form = {
+        "platform": "prolific",
+        "estimated_minutes": "15",
+        "reward": "2.50",
+        "reward_currency": "gbp",
+        "consent_text": "Consent.",
+        "questionnaire_text": "age | Your age | young ; old *\nbad key | x",
+        "screens": "antiphase",
+        "screen_attempts": "2",
+        "items_per_participant": "2",
+        "attention_checks": "2",
+        "time_limit_minutes": "30",
+        "exclude_failed_checks": "2",
+        "exclude_median_seconds_below": "0",
+        "exclude_same_answer": "on",
+    }
+    refused = client.post(url, form)
+    assert refused.status_code == 400 and "questionnaire line 2: key &#x27;bad key&#x27;" in refused.content.decode()
+    form["questionnaire_text"] = "age | Your age | young ; old *"
+    refused = client.post(url, form)
+    assert refused.status_code == 400 and "2 attention checks need as many gold HI pairs" in refused.content.decode()
+    assert not Study.objects.exists(), "nothing half-written"
+    form["attention_checks"] = "1"
+    published = client.post(url, form)
+    study = Study.objects.get()
+    assert published["Location"] == reverse("ratings:study_detail", args=[study.pk])
+    assert study.reward_currency == "GBP" and study.questionnaire == [
+        {"key": "age", "label": "Your age", "choices": ["young", "old"], "required": True}
+    ]
+    assert StudySlot.objects.filter(study=study).count() == 4 * campaign.judgements_per_item
+    detail = client.get(published["Location"]).content.decode()
+    assert f"/study/{study.slug}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}" in detail
+    assert f"https://app.prolific.com/submissions/complete?cc={study.completion_code}" in detail
+
+
+def test_closing_the_study_stops_arrivals_and_answers_until_it_is_reopened(client, pairwise_study, make_user):
+    rater_client, _ = prolific_arrive(pairwise_study)
+    participant = walk_to_items(rater_client, pairwise_study)
+    client.force_login(make_user("organiser", staff=True))
+    client.post(reverse("ratings:study_detail", args=[pairwise_study.pk]), {"action": "close"})
+    _, arrival = prolific_arrive(pairwise_study, address="10.9.0.1")
+    assert arrival.status_code == 410 and "closed" in arrival.content.decode()
+    item = share_items(participant)[0]
+    closed = rater_client.get(reverse("ratings:item", kwargs={"token": item.token}))
+    assert closed.status_code == 302
+    assert rater_client.get(closed["Location"]).status_code == 410
+    client.post(reverse("ratings:study_detail", args=[pairwise_study.pk]), {"action": "reopen"})
+    assert item_answer_post(rater_client, item).status_code == 302
+
+
+def test_the_study_pages_are_for_admins_only(client, pairwise_study, make_user):
+    urls = [
+        reverse("ratings:study_list"),
+        reverse("ratings:study_detail", args=[pairwise_study.pk]),
+        reverse("ratings:study_settings", args=[pairwise_study.pk]),
+        reverse("ratings:study_live", args=[pairwise_study.pk]),
+        reverse("ratings:study_pay_export", args=[pairwise_study.pk]),
+        reverse("ratings:study_export", args=[pairwise_study.pk]),
+        reverse("ratings:study_publish", args=[pairwise_study.campaign.pk]),
+    ]
+    client.force_login(make_user("someone", "rater", "annotator", "reviewer"))
+    assert {client.get(url).status_code for url in urls} == {403}
+    client.force_login(make_user("organiser", staff=True))
+    assert {client.get(url).status_code for url in urls} == {200, 302}
+    pay = client.get(reverse("ratings:study_pay_export", args=[pairwise_study.pk]))
+    assert pay["Content-Type"].startswith("text/csv") and pay.content.decode().startswith("platform,participant_id")
