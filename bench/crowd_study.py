@@ -36,7 +36,6 @@ import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -49,14 +48,9 @@ import numpy as np
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_DIR))
 
-from bench.load_ratings import Recorder, percentile, process_tree_cpu, wait_until_idle  # noqa: E402
-from scripts.stack import (  # noqa: E402  (no Django import)
-    PrivatePostgres,
-    free_port,
-    gunicorn_start,
-    gunicorn_stop,
-    loopback_production_env,
-)
+from bench.load_ratings import Recorder, latency_table, process_tree_cpu, wait_until_idle  # noqa: E402
+from bench.load_ratings import Run as LoadRun  # noqa: E402
+from scripts.stack import free_port, gunicorn_start, loopback_production_env  # noqa: E402  (no Django import)
 
 CSRF_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 VERSION_RE = re.compile(r'name="version" value="(\d+)"')
@@ -373,30 +367,8 @@ class Participant:
 # --- Orchestration --------------------------------------------------------------------------------------
 
 
-class Run:
-    """One database's run: the processes it started, stopped by `stop()` (idempotent) or the watchdog."""
-
-    def __init__(self, *, kind: str, args, folder: Path):
-        self.kind, self.args, self.folder = kind, args, folder
-        self.postgres: PrivatePostgres | None = None
-        self.web: subprocess.Popen | None = None
-        self.env: dict[str, str] = {}
-
-    def database_url(self) -> str:
-        if self.kind == "sqlite":
-            return f"sqlite:///{self.folder / 'db.sqlite3'}"
-        if self.args.database_url:
-            return self.args.database_url
-        self.postgres = PrivatePostgres(free_port()).start()
-        return self.postgres.url
-
-    def app(self, *arguments: str, timeout: float = 900) -> str:
-        result = subprocess.run(
-            [sys.executable, *arguments], cwd=PROJECT_DIR, env=self.env, capture_output=True, text=True, timeout=timeout
-        )
-        if result.returncode:
-            raise RuntimeError(f"{' '.join(arguments)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-        return result.stdout
+class Run(LoadRun):
+    """One database's run (the load_ratings bench's, seeded with a study instead)."""
 
     def start(self, participants: int) -> dict:
         self.env = {key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "SECURE_"))}
@@ -452,17 +424,6 @@ class Run:
         settled = wait_until_idle(self.web.pid, timeout=self.args.settle_seconds)
         print(f"[{self.kind}] gunicorn ({self.args.web_workers} workers) on {port}; idle after start-up: {settled}")
         return {"base_url": base_url, **seeded}
-
-    def stop_web(self) -> None:
-        if self.web:
-            gunicorn_stop(self.web)
-            self.web = None
-
-    def stop(self) -> None:
-        self.stop_web()
-        if self.postgres:
-            self.postgres.stop()
-            self.postgres = None
 
 
 RUNS: list[Run] = []
@@ -520,32 +481,8 @@ def report(
         f"{timing['client_cpu_seconds'] / timing['wall_seconds'] * 100:.0f}% of one core, gunicorn CPU "
         f"{server_cpu / timing['wall_seconds'] * 100:.0f}% of one core"
     ]
-    lines.append(f"{'endpoint':22} {'count':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>6}")
-    figures = {}
-    for endpoint in sorted(set(recorder.latencies) | set(recorder.errors)):
-        values = recorder.latencies.get(endpoint) or [float("nan")]
-        row = {
-            "count": len(recorder.latencies.get(endpoint, [])),
-            "p50_ms": percentile(values, 0.50) * 1000,
-            "p95_ms": percentile(values, 0.95) * 1000,
-            "p99_ms": percentile(values, 0.99) * 1000,
-            "max_ms": max(values) * 1000,
-            "errors": len(recorder.errors.get(endpoint, [])),
-        }
-        figures[endpoint] = row
-        lines.append(
-            f"{endpoint:22} {row['count']:6d} {row['p50_ms']:8.1f} {row['p95_ms']:8.1f} {row['p99_ms']:8.1f} "
-            f"{row['max_ms']:8.1f} {row['errors']:6d}"
-        )
-    for endpoint, messages in recorder.errors.items():
-        for message in sorted(set(messages))[:3]:
-            lines.append(f"  error at {endpoint}: {message}")
-    everything = [value for values in recorder.latencies.values() for value in values]
-    if everything:
-        lines.append(
-            f"{'all requests':22} {len(everything):6d} {percentile(everything, 0.5) * 1000:8.1f} "
-            f"{percentile(everything, 0.95) * 1000:8.1f} {percentile(everything, 0.99) * 1000:8.1f}"
-        )
+    table, figures = latency_table(recorder)
+    lines.extend(table)
     lines.append(
         f"database check: {checked['participants']} participants {checked['outcomes']}; {checked['judged']} of "
         f"{checked['needed']} judgements on {checked['regular_pairs']} pairs; problems: {checked['problem_count']}"

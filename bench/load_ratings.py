@@ -482,16 +482,9 @@ def drive(target: dict, args) -> tuple[Recorder, dict]:
     return recorder, {"wall_seconds": wall, "client_cpu_seconds": time.process_time() - cpu_began}
 
 
-def report(kind: str, recorder: Recorder, timing: dict, server_cpu: float, checked: dict) -> dict:
-    requests_total = sum(len(values) for values in recorder.latencies.values())
-    errors_total = sum(len(values) for values in recorder.errors.values())
-    lines = [
-        f"\n== {kind}: {requests_total} requests in {timing['wall_seconds']:.1f} s = "
-        f"{requests_total / timing['wall_seconds']:.0f} req/s; errors {errors_total}; "
-        f"load generator CPU {timing['client_cpu_seconds'] / timing['wall_seconds'] * 100:.0f}% of one core, "
-        f"gunicorn CPU {server_cpu / timing['wall_seconds'] * 100:.0f}% of one core"
-    ]
-    lines.append(f"{'endpoint':22} {'count':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>6}")
+def latency_table(recorder: Recorder) -> tuple[list[str], dict]:
+    """Lines of p50/p95/p99/max and errors per endpoint (and over all requests), and the figures per endpoint."""
+    lines = [f"{'endpoint':22} {'count':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>6}"]
     figures = {}
     for endpoint in sorted(set(recorder.latencies) | set(recorder.errors)):
         values = recorder.latencies.get(endpoint) or [float("nan")]
@@ -517,6 +510,20 @@ def report(kind: str, recorder: Recorder, timing: dict, server_cpu: float, check
             f"{'all':22} {len(all_latencies):6d} {statistics.median(all_latencies) * 1000:8.1f} "
             f"{percentile(all_latencies, 0.95) * 1000:8.1f} {percentile(all_latencies, 0.99) * 1000:8.1f}"
         )
+    return lines, figures
+
+
+def report(kind: str, recorder: Recorder, timing: dict, server_cpu: float, checked: dict) -> dict:
+    requests_total = sum(len(values) for values in recorder.latencies.values())
+    errors_total = sum(len(values) for values in recorder.errors.values())
+    lines = [
+        f"\n== {kind}: {requests_total} requests in {timing['wall_seconds']:.1f} s = "
+        f"{requests_total / timing['wall_seconds']:.0f} req/s; errors {errors_total}; "
+        f"load generator CPU {timing['client_cpu_seconds'] / timing['wall_seconds'] * 100:.0f}% of one core, "
+        f"gunicorn CPU {server_cpu / timing['wall_seconds'] * 100:.0f}% of one core"
+    ]
+    table, figures = latency_table(recorder)
+    lines.extend(table)
     lines.append(
         f"exactly-once check: {checked['accepted_submissions']} accepted submissions, "
         f"{checked['ratings_in_database']} ratings stored / {checked['ratings_expected']} expected, "

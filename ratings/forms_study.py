@@ -26,7 +26,7 @@ class StudySettingsForm(forms.Form):
         required=False,
         help_text="What participants read on the landing page. Leave out dataset, system and split names.",
     )
-    estimated_minutes = forms.IntegerField(min_value=1, max_value=600, initial=20)
+    estimated_minutes = forms.IntegerField(label="Estimated minutes", min_value=1, max_value=600, initial=20)
     reward = forms.DecimalField(min_value=0, max_digits=8, decimal_places=2, initial=0)
     reward_currency = forms.CharField(max_length=3, initial="GBP")
     minimum_hourly_pay = forms.DecimalField(
@@ -58,18 +58,30 @@ class StudySettingsForm(forms.Form):
         "clip, which must get precision ≤ 2) put among the captions of that many items.",
     )
     time_limit_minutes = forms.IntegerField(
-        min_value=1, max_value=1440, initial=60, help_text="A share is reserved this long; then it goes to others."
+        label="Time limit (minutes)",
+        min_value=1,
+        max_value=1440,
+        initial=60,
+        help_text="A share is reserved this long; then it goes to others.",
     )
     exclude_failed_checks = forms.IntegerField(
-        min_value=0, max_value=20, initial=2, help_text="Exclude at this many failed checks (0: never)."
+        label="Failed checks that exclude",
+        min_value=0,
+        max_value=20,
+        initial=2,
+        help_text="Exclude at this many failed checks (0: never).",
     )
     exclude_median_seconds_below = forms.FloatField(
-        min_value=0, initial=0, help_text="Exclude when the median time per item is below this (0: never)."
+        label="Shortest median seconds per item",
+        min_value=0,
+        initial=0,
+        help_text="Exclude when the median time per item is below this (0: never).",
     )
     exclude_same_answer = forms.BooleanField(
         required=False, initial=True, label="Exclude the same answer on every item"
     )
     redirect_url = forms.URLField(
+        label="Redirect URL",
         required=False,
         assume_scheme="https",
         max_length=500,

@@ -39,8 +39,6 @@ from ratings.services.headphone import (
     headphone_check_start,
     headphone_check_submit,
     headphone_status,
-    screen,
-    trial_is_played,
 )
 from ratings.services.participants import (
     ArrivalRefusedError,
@@ -68,7 +66,7 @@ from ratings.services.study_practice import (
     practice_wav,
 )
 from ratings.services.study_report import participant_code
-from ratings.views_headphone import INSTRUCTIONS as SCREEN_TEXTS
+from ratings.views_headphone import headphone_check_page
 
 ENTER_SALT = "study-enter"
 FRAME_SUBMITS = "study_frame_submits"
@@ -359,28 +357,7 @@ def study_headphones(request, study: Study, participant: Participant):
                 _context(study, participant, check=check, status=status, trial_count=len(check.trials)),
             )
     status = headphone_status(rater=participant.user, kind=kind, allowed_failures=attempts)
-    trials = [
-        {"number": number, "field": form[f"trial_{number}"], "is_played": trial_is_played(trial)}
-        for number, trial in enumerate(check.trials, start=1)
-    ]
-    return render(
-        request,
-        "ratings/headphone_check.html",
-        _context(
-            study,
-            participant,
-            check=check,
-            kind=kind,
-            text=SCREEN_TEXTS[kind],
-            form=form,
-            trials=trials,
-            status=status,
-            next_url="",
-            pass_mark=screen(kind).PASS_MARK,
-            trial_count=len(check.trials),
-        ),
-        status=400 if form.errors else 200,
-    )
+    return headphone_check_page(request, check=check, form=form, status=status, context=_context(study, participant))
 
 
 # --- Instructions and the practice item -------------------------------------------------------------------

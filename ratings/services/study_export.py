@@ -18,27 +18,11 @@ from annotation.models import Caption
 from ratings.models import Campaign, CaptionPair
 from ratings.models_study import Study
 from ratings.selectors import campaign_included_votes
-from ratings.services.thumbs_export import rows_csv, thumbs_rating_rows
+from ratings.services.thumbs_export import AUTHORSHIP_KEYS, RATING_KEYS, rows_csv, thumbs_rating_rows
 
 VOTE_VALUES = {"a": 1, "b": -1, "none": 0}
-THUMBS_COLUMNS = [
-    (key, key)
-    for key in (
-        "clip",
-        "caption",
-        "author_kind",
-        "system",
-        "rater",
-        "precision",
-        "recall",
-        "fluency",
-        "conciseness",
-        "irrelevance",
-        "synthesized",
-        "comment",
-        "overall",
-    )
-]
+# A rating row of thumbs_export (authorship included), named by clip rather than by the rater's record id.
+THUMBS_COLUMNS = [("clip", "clip"), *((key, key) for key in (*RATING_KEYS, *AUTHORSHIP_KEYS) if key != "record_id")]
 
 
 class StudyExportError(ValueError):

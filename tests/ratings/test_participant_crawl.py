@@ -15,18 +15,18 @@ clips, captions, study and participants filled in: no staff, corpus or metric en
 import re
 
 import pytest
-from django.db import connection
 from django.test import Client
 from django.urls import get_resolver, reverse
 from django.urls.resolvers import RegexPattern, URLResolver
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from annotation.models import Caption, Clip
 from ratings.models import AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.models_study import Participant, Study
 from ratings.services.campaigns import campaign_setup
 from ratings.services.studies import study_publish
 from tests.ratings.blinding_crawl import RaterCrawl, Secrets
-from tests.ratings.campaign_data import clip_audio_attach, headphone_pass_give
+from tests.ratings.campaign_data import headphone_pass_give
+from tests.ratings.crawl_corpus import DATASET, SYSTEMS, crawl_corpus_build, ids_start_at
 from tests.ratings.study_data import (
     QUESTIONNAIRE,
     answer_share,
@@ -39,8 +39,6 @@ from tests.ratings.study_data import (
 
 pytestmark = pytest.mark.django_db
 
-DATASET = "dsname-kestrel"
-SYSTEMS = ("sysname-osprey", "sysname-merlin")
 ID_STARTS = {
     Clip: 7_300_000,
     Caption: 7_100_000,
@@ -60,44 +58,12 @@ PARTICIPANT_PATHS = re.compile(
 )
 
 
-def _ids_start_at(model, start: int) -> None:
-    table = model._meta.db_table
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), %s)", [start])
-        else:
-            cursor.execute("DELETE FROM sqlite_sequence WHERE name = %s", [table])
-            cursor.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)", [table, start])
-
-
 @pytest.fixture
 def crowd_world(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     for model, start in ID_STARTS.items():
-        _ids_start_at(model, start)
-    dataset = Dataset.objects.create(name=DATASET, description="dsname-kestrel recordings")
-    systems = [CaptioningSystem.objects.create(name=name) for name in SYSTEMS]
-    for number in range(1, 7):
-        clip = Clip.objects.create(dataset=dataset, external_id=f"clipext-heron-{number}.wav")
-        clip_audio_attach(clip)
-        for position in range(3):
-            Caption.objects.create(
-                clip=clip,
-                text=f"water runs over stones, take {number}{position}",
-                role="reference",
-                author_kind="human",
-                position=position,
-                source_label=f"srclabel-plover-h{number}{position}",
-            )
-        for system in systems:
-            Caption.objects.create(
-                clip=clip,
-                text=f"a stream flows past rocks, version {number} {system.name[-6:]}".replace("sysname-", ""),
-                role="candidate",
-                author_kind="machine",
-                system=system,
-                source_label=f"srclabel-plover-{system.name}",
-            )
+        ids_start_at(model, start)
+    dataset, systems = crawl_corpus_build(clip_count=6)
     pairwise = campaign_setup(
         name=f"{DATASET}-pairs",
         dataset=dataset,
