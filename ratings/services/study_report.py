@@ -25,6 +25,17 @@ from ratings.models import AssignmentItem, ItemEvent
 from ratings.models_study import AttentionCheck, Participant, Study
 
 CHANGE_KINDS = (ItemEvent.Kind.CHANGED, ItemEvent.Kind.STALE_REPLACED)
+MTURK_PAY_COLUMNS = (
+    "HITId",
+    "AssignmentId",
+    "WorkerId",
+    "status",
+    "completion_code",
+    "minutes",
+    "reasons",
+    "Approve",
+    "Reject",
+)
 PAY_COLUMNS = (
     "platform",
     "participant_id",
@@ -175,13 +186,36 @@ def _action(participant: Participant) -> str:
 
 
 def study_pay_csv(*, study: Study) -> str:
-    """The pay export (see the module docstring); previews are left out."""
+    """The pay export (see the module docstring); previews are left out.
+
+    An MTurk study's file has MTurk's own column names for the ids and its `Approve` ("x") and `Reject` (the
+    reasons) columns, which its batch upload reads.
+    """
+    is_mturk = study.platform == "mturk"
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(PAY_COLUMNS)
+    writer.writerow(MTURK_PAY_COLUMNS if is_mturk else PAY_COLUMNS)
     for row in study_participant_rows(study=study):
         participant = row.participant
         data = participant.platform_data or {}
+        action = _action(participant)
+        reasons = "; ".join(participant.exclusion_reasons)
+        minutes = f"{row.minutes:.1f}" if row.minutes is not None else ""
+        if is_mturk:
+            writer.writerow(
+                [
+                    data.get("hitId", ""),
+                    data.get("assignmentId", ""),
+                    participant.platform_id,
+                    participant.outcome,
+                    row.code,
+                    minutes,
+                    reasons,
+                    "x" if action in ("approve", "screen-out") else "",
+                    (reasons or "excluded") if action == "reject" else "",
+                ]
+            )
+            continue
         writer.writerow(
             [
                 participant.platform,
@@ -190,9 +224,9 @@ def study_pay_csv(*, study: Study) -> str:
                 data.get("hitId", ""),
                 participant.outcome,
                 row.code,
-                f"{row.minutes:.1f}" if row.minutes is not None else "",
-                "; ".join(participant.exclusion_reasons),
-                _action(participant),
+                minutes,
+                reasons,
+                action,
             ]
         )
     return buffer.getvalue()

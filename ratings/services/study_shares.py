@@ -369,9 +369,37 @@ def expired_shares_release(*, study: Study, now: datetime) -> int:
     return count
 
 
+BEFORE_ITEMS = (
+    Participant.Stage.LANDING,
+    Participant.Stage.CONSENT,
+    Participant.Stage.QUESTIONNAIRE,
+    Participant.Stage.SCREENING,
+    Participant.Stage.INSTRUCTIONS,
+)
+
+
+def abandoned_arrivals_time_out(*, study: Study, now: datetime) -> int:
+    """Participants who stopped before their share, for longer than the time limit, are timed out (no slot to free)."""
+    abandoned = Participant.objects.filter(
+        study=study,
+        stage__in=BEFORE_ITEMS,
+        updated_at__lt=now - timedelta(minutes=study.time_limit_minutes),
+    )
+    count = 0
+    for participant in abandoned:
+        ParticipantEvent.objects.create(participant=participant, kind="timed_out", detail={"stage": participant.stage})
+        count += 1
+    abandoned.update(
+        stage=Participant.Stage.FINISHED, status=Participant.Status.TIMED_OUT, finished_at=now, updated_at=now
+    )
+    return count
+
+
 def expired_shares_release_now(*, study: Study) -> int:
-    """Time out the participants whose reservation ran out (the admin page calls this before showing the study)."""
+    """Time out the participants whose reservation ran out, or who abandoned the study before their share (the
+    admin page calls this before showing the study)."""
     now = timezone.now()
+    abandoned_arrivals_time_out(study=study, now=now)
     if not Participant.objects.filter(study=study, stage=Participant.Stage.ITEMS, reserved_until__lt=now).exists():
         return 0
     with transaction.atomic():

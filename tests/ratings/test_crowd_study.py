@@ -589,3 +589,33 @@ def test_the_study_pages_are_for_admins_only(client, pairwise_study, make_user):
     assert {client.get(url).status_code for url in urls} == {200, 302}
     pay = client.get(reverse("ratings:study_pay_export", args=[pairwise_study.pk]))
     assert pay["Content-Type"].startswith("text/csv") and pay.content.decode().startswith("platform,participant_id")
+
+
+def test_an_mturk_pay_csv_has_mturks_batch_columns_and_abandoned_arrivals_time_out(settings):
+    study = make_pairwise_study(name="mturk-pay", platform="mturk", screens="none", questionnaire=[])
+    submit_to = "https://workersandbox.mturk.com"
+    worker = mturk_worker_id()
+    done = Client(REMOTE_ADDR="10.10.0.1")
+    done.get(arrival_url(study, workerId=worker, assignmentId="Q" * 30, hitId="R" * 30, turkSubmitTo=submit_to))
+    participant = walk_to_items(done, study)
+    answer_share(done, participant, side_for=_good_side)
+    end = done.get(done.get(f"/study/{study.slug}/items/")["Location"]).content.decode()
+    assert f'action="{submit_to}/mturk/externalSubmit"' in end and 'name="assignmentId" value="' + "Q" * 30 in end
+    stalled = Client(REMOTE_ADDR="10.10.0.2")
+    stalled.get(
+        arrival_url(study, workerId=mturk_worker_id(), assignmentId="S" * 30, hitId="R" * 30, turkSubmitTo=submit_to)
+    )
+    Participant.objects.filter(platform_data__assignmentId="S" * 30).update(
+        updated_at=timezone.now() - timedelta(minutes=study.time_limit_minutes + 1)
+    )
+    from ratings.services.study_shares import expired_shares_release_now
+
+    expired_shares_release_now(study=study)
+    rows = list(csv.DictReader(io.StringIO(study_pay_csv(study=study))))
+    assert list(rows[0]) == [
+        "HITId", "AssignmentId", "WorkerId", "status", "completion_code", "minutes", "reasons", "Approve", "Reject"
+    ]  # fmt: skip
+    by_assignment = {row["AssignmentId"]: row for row in rows}
+    assert (by_assignment["Q" * 30]["WorkerId"], by_assignment["Q" * 30]["Approve"]) == (worker, "x")
+    assert by_assignment["Q" * 30]["completion_code"] == study.completion_code
+    assert (by_assignment["S" * 30]["status"], by_assignment["S" * 30]["Approve"]) == ("timed_out", "")
