@@ -183,7 +183,8 @@ def campaign_clips_without_audio(*, campaign: Campaign) -> int:
 
 
 def raters_with_assignments() -> QuerySet:
-    """Users in the rater group or assigned in some campaign, with their campaigns prefetched."""
+    """Users in the rater group or assigned in some campaign, with their campaigns prefetched (crowd participants
+    are listed on their study's page instead)."""
     from django.contrib.auth import get_user_model
     from django.db.models import Prefetch
 
@@ -193,6 +194,7 @@ def raters_with_assignments() -> QuerySet:
     return (
         get_user_model()
         .objects.filter(Q(groups__name=RATER) | Q(assignments__isnull=False))
+        .filter(participant__isnull=True)
         .distinct()
         .prefetch_related(Prefetch("assignments", queryset=assignments))
         .order_by("username")

@@ -619,3 +619,14 @@ def test_an_mturk_pay_csv_has_mturks_batch_columns_and_abandoned_arrivals_time_o
     assert (by_assignment["Q" * 30]["WorkerId"], by_assignment["Q" * 30]["Approve"]) == (worker, "x")
     assert by_assignment["Q" * 30]["completion_code"] == study.completion_code
     assert (by_assignment["S" * 30]["status"], by_assignment["S" * 30]["Approve"]) == ("timed_out", "")
+
+
+def test_participants_are_not_offered_as_raters_of_other_campaigns(client, pairwise_study, make_user):
+    from ratings.forms import rater_candidates
+
+    prolific_arrive(pairwise_study)
+    participant = Participant.objects.get()
+    regular = make_user("regular", "rater")
+    assert list(rater_candidates()) == [regular]
+    client.force_login(make_user("organiser", staff=True))
+    assert participant.user.username not in client.get(reverse("ratings:rater_list")).content.decode()
