@@ -87,7 +87,7 @@ def _tone_wav(frequency: float, seconds: float) -> bytes:
     return buffer.getvalue()
 
 
-def seed(*, participants: int, share: int, checks: int, judgements: int, clip_seconds: float) -> dict:
+def seed(*, participants: int, share: int, checks: int, judgements: int, clip_seconds: float, screens: str) -> dict:
     """The study; returns its slug and, per clip audio (sha256), the word its own captions carry."""
     _django()
     from django.core.files.base import ContentFile
@@ -151,7 +151,7 @@ def seed(*, participants: int, share: int, checks: int, judgements: int, clip_se
         campaign=campaign,
         consent_text="A bench.",
         questionnaire=questionnaire_parse(DEFAULT_QUESTIONNAIRE),
-        screens="antiphase",
+        screens=screens,
         items_per_participant=share,
         attention_checks=checks,
         time_limit_minutes=60,
@@ -403,6 +403,8 @@ class Run(LoadRun):
                 str(self.args.judgements),
                 "--clip-seconds",
                 str(self.args.clip_seconds),
+                "--screens",
+                self.args.screens,
             )
             .strip()
             .splitlines()[-1]
@@ -539,6 +541,7 @@ def main() -> None:
         command_parser.add_argument("--checks", type=int, default=2)
         command_parser.add_argument("--judgements", type=int, default=4)
         command_parser.add_argument("--clip-seconds", type=float, default=2.0)
+        command_parser.add_argument("--screens", choices=["antiphase", "none"], default="antiphase")
     seed_parser.add_argument("--participants", type=int, required=True)
     verify_parser.add_argument("--slug", required=True)
     verify_parser.add_argument("--seen", type=Path, required=True)
@@ -563,6 +566,7 @@ def main() -> None:
                     checks=args.checks,
                     judgements=args.judgements,
                     clip_seconds=args.clip_seconds,
+                    screens=args.screens,
                 )
             )
         )
