@@ -20,6 +20,21 @@ class NavEntry:
     active_prefixes: tuple[str, ...] = ()
 
 
+#: every page under /metrics/ but "Evaluate a model", which has its own entry
+METRICS_PREFIXES = tuple(
+    f"/metrics/{section}/"
+    for section in (
+        "runs",
+        "datasets",
+        "campaigns",
+        "captions",
+        "systems",
+        "dashboards",
+        "plots",
+        "annotation-agreement",
+    )
+)
+
 NAVIGATION: dict[str, list[NavEntry]] = {
     RATER: [
         NavEntry("My ratings", "ratings:home", ("/ratings/items/", "/ratings/campaigns/", "/ratings/headphones/")),
@@ -39,7 +54,8 @@ NAVIGATION: dict[str, list[NavEntry]] = {
         NavEntry("Crowd studies", "ratings:study_list", ("/ratings/staff/studies/",)),
         NavEntry("Raters", "ratings:rater_list", ("/ratings/staff/raters/",)),
         NavEntry("Workbooks", "ratings:workbook_upload", ("/ratings/staff/workbooks/",)),
-        NavEntry("Metrics", "metrics_bridge:home", ("/metrics/",)),
+        NavEntry("Metrics", "metrics_bridge:home", METRICS_PREFIXES),
+        NavEntry("Evaluate a model", "metrics_bridge:evaluate", ("/metrics/evaluate/",)),
         NavEntry("API docs", "api-docs"),
         NavEntry("Admin", "admin:index", ("/admin/",)),
     ],

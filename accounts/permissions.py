@@ -19,42 +19,6 @@ class ActionRolesMixin:
         return [HasRole(*roles)()]
 
 
-class RaterLockMixin:
-    """Applies the rater lock (accounts/blinding.py) to a read-only corpus viewset.
-
-    `blinded_dataset_lookup` is the queryset path to the row's dataset id (e.g. "clip__dataset_id");
-    lists drop blinded datasets' rows, a `?dataset=` naming one and a blinded row itself get 403.
-    """
-
-    blinded_dataset_lookup = "dataset_id"
-
-    def filter_queryset(self, queryset):
-        from accounts.blinding import blinded_dataset_ids, dataset_visible_check
-
-        queryset = super().filter_queryset(queryset)
-        hidden = blinded_dataset_ids(self.request.user)
-        if not hidden:
-            return queryset
-        dataset_name = self.request.query_params.get("dataset")
-        if dataset_name:
-            from annotation.models import Dataset
-
-            dataset_visible_check(
-                self.request.user, Dataset.objects.filter(name=dataset_name).values_list("pk", flat=True).first()
-            )
-        if getattr(self, "action", None) == "list":
-            return queryset.exclude(**{f"{self.blinded_dataset_lookup}__in": hidden})
-        return queryset
-
-    def get_object(self):
-        from accounts.blinding import dataset_visible_check
-
-        obj = super().get_object()
-        dataset_id = type(obj).objects.filter(pk=obj.pk).values_list(self.blinded_dataset_lookup, flat=True).first()
-        dataset_visible_check(self.request.user, dataset_id)
-        return obj
-
-
 class SchemaReaders(BasePermission):
     """The OpenAPI schema and its docs page: for annotators, reviewers and admins, not for raters.
 

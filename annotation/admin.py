@@ -14,6 +14,7 @@ from annotation.models import (
     Dataset,
     EventAttribute,
     EventSource,
+    EventSpan,
     ExpertAnnotation,
     SoundEvent,
     TemporalRelation,
@@ -93,8 +94,8 @@ class CaptionAdmin(admin.ModelAdmin):
 
 @admin.register(AttributeTag)
 class AttributeTagAdmin(admin.ModelAdmin):
-    list_display = ["text", "category", "synonym_group", "antonym_groups"]
-    list_filter = ["category"]
+    list_display = ["text", "category", "synonym_group", "antonym_groups", "template", "origin"]
+    list_filter = ["category", "origin"]
     search_fields = ["text"]
 
 
@@ -135,6 +136,11 @@ class EventSourceInline(admin.TabularInline):
     extra = 0
 
 
+class EventSpanInline(admin.TabularInline):
+    model = EventSpan
+    extra = 0
+
+
 class EventAttributeInline(admin.TabularInline):
     model = EventAttribute
     extra = 0
@@ -148,13 +154,13 @@ class SoundEventAdmin(admin.ModelAdmin):
     search_fields = ["label", "annotation__clip__external_id"]
     list_select_related = ["annotation__clip__dataset", "annotation__annotator"]
     raw_id_fields = ["annotation"]
-    inlines = [EventSourceInline, EventAttributeInline]
+    inlines = [EventSpanInline, EventSourceInline, EventAttributeInline]
 
 
 @admin.register(EventSource)
 class EventSourceAdmin(admin.ModelAdmin):
-    list_display = ["text", "event", "position"]
-    list_filter = ["event__annotation__clip__dataset"]
+    list_display = ["text", "event", "position", "listed"]
+    list_filter = ["listed", "event__annotation__clip__dataset"]
     search_fields = ["text", "event__label"]
     list_select_related = ["event"]
     raw_id_fields = ["event"]

@@ -19,10 +19,10 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from accounts.permissions import ActionRolesMixin, RaterLockMixin
+from accounts.permissions import ActionRolesMixin
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role, user_roles
 from annotation import selectors
-from annotation.api_helpers import filter_by_params, json_import_respond
+from annotation.api_helpers import RaterLockMixin, filter_by_params, json_import_respond
 from annotation.models import (
     AnnotationTask,
     AttributeTag,
@@ -130,7 +130,8 @@ class CaptionViewSet(RaterLockMixin, ActionRolesMixin, viewsets.ReadOnlyModelVie
     serializer_class = CaptionSerializer
 
     def get_queryset(self):
-        queryset = Caption.objects.select_related("system").order_by("clip_id", "role", "position", "id")
+        # The corpus: an HI pair's copy of another clip's caption is not one of this clip's captions.
+        queryset = Caption.objects.corpus().select_related("system").order_by("clip_id", "role", "position", "id")
         lookups = {"clip": "clip_id", "dataset": "clip__dataset__name", "role": "role", "system": "system__name"}
         return filter_by_params(queryset, self.request, lookups)
 
@@ -158,7 +159,7 @@ class AttributeTagViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
 
 def _annotation_queryset():
     attributes = EventAttribute.objects.select_related("tag").order_by("position")
-    events = SoundEvent.objects.prefetch_related("sources", Prefetch("attributes", queryset=attributes))
+    events = SoundEvent.objects.prefetch_related("sources", "spans", Prefetch("attributes", queryset=attributes))
     relations = TemporalRelation.objects.select_related("first_event", "second_event").order_by("pk")
     return ExpertAnnotation.objects.select_related("annotator").prefetch_related(
         Prefetch("events", queryset=events.order_by("position")), Prefetch("relations", queryset=relations)

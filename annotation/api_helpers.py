@@ -1,27 +1,70 @@
-"""Small pieces every app's API uses: query-parameter filters and JSON file imports."""
+"""Small pieces every app's API uses: query-parameter filters, the rater lock of corpus viewsets, JSON file imports."""
 
 import json
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from accounts.blinding import blinded_dataset_ids, dataset_visible_check
+from annotation.models import Dataset
 from annotation.serializers import ImportSummarySerializer, JsonImportInputSerializer
 from annotation.services.importing import ImportDataError
+from common.web_input import QueryParameterError, query_value
 
 
 def filter_by_params(queryset, request, lookups: dict[str, str]):
-    """Apply `?param=value` filters named in `lookups` ({param: ORM lookup}); blank values are ignored."""
+    """Apply `?param=value` filters named in `lookups` ({param: ORM lookup}); blank values are ignored.
+
+    Each value is checked against the field its lookup reaches (common/web_input.py): a 400 names the
+    parameter of an id out of the database's range, a word for a number, a value outside the choices.
+    They filter lists only: a viewset's other actions (a row, its custom actions) ignore them, and the
+    schema documents them on the list operation alone (config/api_schema.py).
+    """
+    view = (getattr(request, "parser_context", None) or {}).get("view")
+    if getattr(view, "action", "list") not in ("list", None):
+        return queryset
     for param, lookup in lookups.items():
         value = request.query_params.get(param, "").strip()
         if not value:
             continue
         try:
-            queryset = queryset.filter(**{lookup: value})
-        except (ValueError, DjangoValidationError):
-            raise ValidationError({param: f"{value!r} is not a valid value"}) from None
+            queryset = queryset.filter(**{lookup: query_value(queryset.model, lookup, param, value, using=queryset.db)})
+        except QueryParameterError as error:
+            raise ValidationError({param: [str(error)]}) from None
     return queryset
+
+
+class RaterLockMixin:
+    """Applies the rater lock (accounts/blinding.py) to a read-only corpus viewset.
+
+    It lives in the corpus layer, not in accounts, because it looks datasets up by name (accounts imports no app).
+
+    `blinded_dataset_lookup` is the queryset path to the row's dataset id (e.g. "clip__dataset_id");
+    lists drop blinded datasets' rows, a `?dataset=` naming one and a blinded row itself get 403.
+    """
+
+    blinded_dataset_lookup = "dataset_id"
+
+    def filter_queryset(self, queryset):
+        queryset = super().filter_queryset(queryset)
+        hidden = blinded_dataset_ids(self.request.user)
+        if not hidden:
+            return queryset
+        dataset_name = self.request.query_params.get("dataset")
+        if dataset_name:
+            dataset_visible_check(
+                self.request.user, Dataset.objects.filter(name=dataset_name).values_list("pk", flat=True).first()
+            )
+        if getattr(self, "action", None) == "list":
+            return queryset.exclude(**{f"{self.blinded_dataset_lookup}__in": hidden})
+        return queryset
+
+    def get_object(self):
+        obj = super().get_object()
+        dataset_id = type(obj).objects.filter(pk=obj.pk).values_list(self.blinded_dataset_lookup, flat=True).first()
+        dataset_visible_check(self.request.user, dataset_id)
+        return obj
 
 
 def uploaded_json_load(upload) -> object:

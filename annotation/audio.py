@@ -2,9 +2,10 @@
 
 import mimetypes
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 
 from django.http import FileResponse, HttpResponse, StreamingHttpResponse
+from django.utils import timezone
 
 from annotation.models import Clip
 
@@ -57,7 +58,14 @@ def audio_content_type(name: str) -> str:
     return AUDIO_CONTENT_TYPES.get(extension) or mimetypes.guess_type(name)[0] or "application/octet-stream"
 
 
-def _file_part(handle, first: int, length: int) -> Iterator[bytes]:
+# on_served(first=..., count=..., size=..., started_at=...): what a response actually sent, once it is done.
+ServedCallback = Callable[..., None]
+
+
+def _file_part(handle, first: int, length: int, on_served: ServedCallback | None = None, size: int = 0):
+    """The bytes [first, first + length) in chunks; `on_served` learns how many went out, even if the client
+    stopped early (the server closes the iterator then), and when the first one did."""
+    sent, started_at = 0, None
     try:
         handle.seek(first)
         remaining = length
@@ -66,20 +74,33 @@ def _file_part(handle, first: int, length: int) -> Iterator[bytes]:
             if not chunk:
                 break
             remaining -= len(chunk)
+            started_at = started_at or timezone.now()
             yield chunk
+            sent += len(chunk)  # counted once the server asked for the next chunk: this one was written
     finally:
         handle.close()
+        if on_served is not None and sent:
+            on_served(first=first, count=sent, size=size, started_at=started_at)
 
 
-def clip_audio_response(clip: Clip, range_header: str | None, *, disclose_name: bool = True) -> HttpResponse:
-    """200 with the whole file, 206 with the requested bytes, or 416 when the range is outside the file.
+def stored_file_response(
+    field_file,
+    range_header: str | None,
+    *,
+    disclose_name: bool = True,
+    on_served: ServedCallback | None = None,
+    content_type: str | None = None,
+) -> HttpResponse:
+    """A stored file with byte ranges: 200 with the whole file, 206 with the requested bytes, or 416 when the
+    range is outside the file.
 
     `disclose_name=False` (audio served to raters) sends no Content-Disposition, which would carry the
-    stored file's name (FileResponse adds one from the file object).
+    stored file's name (FileResponse adds one from the file object). `on_served` is told which bytes
+    were sent when the body is done (the rater's listening proof, ratings/services/listening.py).
     """
-    storage, name = clip.audio.storage, clip.audio.name
+    storage, name = field_file.storage, field_file.name
     size = storage.size(name)
-    content_type = audio_content_type(name)
+    content_type = content_type or audio_content_type(name)
     try:
         byte_range = byte_range_parse(range_header, size)
     except RangeNotSatisfiableError:
@@ -88,16 +109,26 @@ def clip_audio_response(clip: Clip, range_header: str | None, *, disclose_name: 
         response["Accept-Ranges"] = "bytes"
         return response
     handle = storage.open(name, "rb")
-    if byte_range is None:
+    if byte_range is None and on_served is None:
         response = FileResponse(handle, content_type=content_type)
+        response["Content-Length"] = str(size)
+    elif byte_range is None:
+        body = _file_part(handle, 0, size, on_served, size)
+        response = StreamingHttpResponse(body, content_type=content_type)
         response["Content-Length"] = str(size)
     else:
         first, last = byte_range
         length = last - first + 1
-        response = StreamingHttpResponse(_file_part(handle, first, length), status=206, content_type=content_type)
+        body = _file_part(handle, first, length, on_served, size)
+        response = StreamingHttpResponse(body, status=206, content_type=content_type)
         response["Content-Range"] = f"bytes {first}-{last}/{size}"
         response["Content-Length"] = str(length)
     response["Accept-Ranges"] = "bytes"
     if not disclose_name and "Content-Disposition" in response:
         del response["Content-Disposition"]
     return response
+
+
+def clip_audio_response(clip: Clip, range_header: str | None, *, disclose_name: bool = True) -> HttpResponse:
+    """The clip's audio as uploaded (annotators, reviewers, admins), with byte ranges."""
+    return stored_file_response(clip.audio, range_header, disclose_name=disclose_name)

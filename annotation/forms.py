@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 
 from accounts.roles import ANNOTATOR, REVIEWER
-from annotation.models import AnnotationTask, Clip, Dataset
+from annotation.models import Clip, Dataset
 
 
 def _users_with_role(role: str):
@@ -66,8 +66,3 @@ class AnnotationCampaignForm(forms.Form):
         if not data["clips"]:
             self.add_error("dataset", f"{dataset.name} has no clips")
         return data
-
-
-class SkipForm(forms.Form):
-    reason = forms.ChoiceField(choices=AnnotationTask.SkipReason.choices, widget=forms.RadioSelect)
-    comment = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))

@@ -62,12 +62,21 @@ def clip_audio_path(clip: "Clip", filename: str) -> str:
     return f"audio/{secrets.token_hex(16)}{suffix[:8]}"
 
 
+def rater_audio_path(clip: "Clip", filename: str) -> str:
+    """A random object key for the clip's rater copy (see services/rater_audio.py), always a WAV."""
+    return f"rater-audio/{secrets.token_hex(16)}.wav"
+
+
 class Clip(TimeStampedModel):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="clips")
     # AudioCaps YouTube id, Clotho file name, or a workbook record ID such as "3.wav".
     external_id = models.CharField(max_length=255)
     file_name = models.CharField(max_length=255, blank=True)
+    # The file as uploaded (admins, annotators and reviewers hear it; its tags and chunks are kept).
     audio = models.FileField(upload_to=clip_audio_path, blank=True, max_length=500)
+    # What raters get: the audio decoded and written again as a plain WAV with nothing but its samples
+    # (no tags, no chunks, no name), made once when the audio is stored (services/rater_audio.py).
+    rater_audio = models.FileField(upload_to=rater_audio_path, blank=True, max_length=500, editable=False)
     sha256 = models.CharField(max_length=64, blank=True)
     duration_seconds = models.FloatField(null=True, blank=True)
     sample_rate = models.PositiveIntegerField(null=True, blank=True)
@@ -105,6 +114,16 @@ class CaptioningSystem(TimeStampedModel):
         return self.name
 
 
+class CaptionQuerySet(models.QuerySet):
+    def corpus(self) -> "CaptionQuerySet":
+        """The dataset's own captions: without the copies pair generation made for HI pairs (`pair_artefact`).
+
+        Every reader that treats captions as corpus data (THumBS caption selection, leaderboards, system
+        captions, reference sets, corpus counts and exports) goes through this.
+        """
+        return self.filter(pair_artefact=False)
+
+
 class Caption(TimeStampedModel):
     class Role(models.TextChoices):
         REFERENCE = "reference", "Reference"
@@ -128,6 +147,17 @@ class Caption(TimeStampedModel):
     # Set when a newer submission of the system replaced this caption for its clip. The caption stays
     # (ratings and pairs may point at it) but no longer stands for the system on leaderboards.
     superseded_at = models.DateTimeField(null=True, blank=True)
+    # Something a reader of the caption should know, e.g. that a model heard only the first 30 s of the clip.
+    note = models.TextField(blank=True)
+    # A copy of another clip's caption that pair generation made for an HI pair (the "human incorrect"
+    # side must belong to the pair's clip). It exists for that pair only and is not corpus data.
+    pair_artefact = models.BooleanField(default=False)
+    # For a pair artefact: the caption it copies (its clip is the HI pair's foreign clip).
+    copied_from = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="pair_copies"
+    )
+
+    objects = CaptionQuerySet.as_manager()
 
     class Meta:
         ordering = ["clip", "role", "position", "id"]
@@ -186,7 +216,8 @@ ATTRIBUTE_CATEGORIES = ["Duration", "Volume", "Pitch", "Location", "Count", "Dis
 
 
 class AttributeTag(models.Model):
-    """An entry of the AudioCaps-F attribute tag library."""
+    """An entry of the attribute tag library: AudioCaps-F's library, plus this product's own tags (the Count
+    category), each marked by its origin."""
 
     class Category(models.TextChoices):
         DURATION = "Duration"
@@ -199,10 +230,18 @@ class AttributeTag(models.Model):
         TONE = "Tone"
         OTHER = "Other"
 
+    class Origin(models.TextChoices):
+        AUDIOCAPS_F = "audiocaps-f", "AudioCaps-F's tag library"
+        PRODUCT = "product", "This product's extension of the library"
+
     text = models.CharField(max_length=100, unique=True)
     category = models.CharField(max_length=20, choices=Category.choices)
     synonym_group = models.PositiveIntegerField()
     antonym_groups = models.JSONField(default=list, blank=True)
+    origin = models.CharField(max_length=12, choices=Origin.choices, default=Origin.AUDIOCAPS_F)
+    # For a placeholder tag ("on a xxx"): the same with "___" where the annotator types a word ("on a ___").
+    # An attribute that fills it in ("on a table") belongs to this tag.
+    template = models.CharField(max_length=100, blank=True)
 
     class Meta:
         ordering = ["category", "synonym_group", "text"]
@@ -260,34 +299,47 @@ class SoundEvent(models.Model):
     annotation = models.ForeignKey(ExpertAnnotation, on_delete=models.CASCADE, related_name="events")
     label = models.CharField(max_length=255)
     position = models.PositiveSmallIntegerField()
-    # Optional time span in the clip (seconds), taken from a waveform selection in the editor.
-    onset_seconds = models.FloatField(null=True, blank=True)
-    offset_seconds = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["annotation", "position"]
         constraints = [
             models.UniqueConstraint(fields=["annotation", "position"], name="event_unique_position"),
             models.UniqueConstraint(fields=["annotation", "label"], name="event_unique_label"),
-            models.CheckConstraint(
-                condition=Q(onset_seconds__isnull=True) | Q(onset_seconds__gte=0), name="event_onset_not_negative"
-            ),
-            models.CheckConstraint(
-                condition=Q(onset_seconds__isnull=True)
-                | Q(offset_seconds__isnull=True)
-                | Q(offset_seconds__gte=models.F("onset_seconds")),
-                name="event_offset_after_onset",
-            ),
         ]
 
     def __str__(self) -> str:
         return self.label
 
 
+class EventSpan(models.Model):
+    """One occurrence of an event in the clip (seconds): a car passing three times has three spans."""
+
+    event = models.ForeignKey(SoundEvent, on_delete=models.CASCADE, related_name="spans")
+    position = models.PositiveSmallIntegerField()
+    onset_seconds = models.FloatField()
+    offset_seconds = models.FloatField()
+
+    class Meta:
+        ordering = ["event", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["event", "position"], name="span_unique_position"),
+            models.CheckConstraint(condition=Q(onset_seconds__gte=0), name="span_onset_not_negative"),
+            models.CheckConstraint(
+                condition=Q(offset_seconds__gte=models.F("onset_seconds")), name="span_offset_after_onset"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.onset_seconds:.2f}–{self.offset_seconds:.2f} s"
+
+
 class EventSource(models.Model):
     event = models.ForeignKey(SoundEvent, on_delete=models.CASCADE, related_name="sources")
     text = models.CharField(max_length=255)
     position = models.PositiveSmallIntegerField()
+    # True when the text is in the product's list of common sound sources (annotation/data/sound_sources.json);
+    # other sources are kept and flagged, as free-text attributes are.
+    listed = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["event", "position"]
@@ -295,6 +347,10 @@ class EventSource(models.Model):
 
     def __str__(self) -> str:
         return self.text
+
+    @property
+    def is_free_text(self) -> bool:
+        return not self.listed
 
 
 class EventAttribute(models.Model):

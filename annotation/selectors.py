@@ -1,18 +1,24 @@
 """Read-only queries over the corpus."""
-from collections.abc import Iterable
 
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset, ExpertAnnotation, SoundEvent, TemporalRelation
+from annotation.models import (
+    AttributeTag,
+    Caption,
+    CaptioningSystem,
+    Clip,
+    Dataset,
+    ExpertAnnotation,
+    SoundEvent,
+    TemporalRelation,
+)
+from annotation.vocabulary import AttributeVocabulary
 
 
-def dataset_list_with_counts() -> QuerySet[Dataset]:
-    return Dataset.objects.annotate(
-        clip_count=Count("clips", distinct=True),
-        clips_with_audio_count=Count("clips", filter=~Q(clips__audio=""), distinct=True),
-        caption_count=Count("clips__captions", distinct=True),
-    ).order_by("name")
+def attribute_vocabulary() -> AttributeVocabulary:
+    """The attribute tag library (tags and templates) that attributes are linked to and checked against."""
+    return AttributeVocabulary(AttributeTag.objects.order_by("pk").values_list("pk", "text", "template"))
 
 
 def _count_per_dataset(queryset: QuerySet, dataset_path: str) -> Subquery:
@@ -32,8 +38,12 @@ def dataset_overview() -> QuerySet[Dataset]:
     return Dataset.objects.annotate(
         clip_count=_count_per_dataset(Clip.objects.all(), "dataset"),
         clips_with_audio_count=_count_per_dataset(Clip.objects.exclude(audio=""), "dataset"),
-        reference_count=_count_per_dataset(Caption.objects.filter(role=Caption.Role.REFERENCE), "clip__dataset"),
-        candidate_count=_count_per_dataset(Caption.objects.filter(role=Caption.Role.CANDIDATE), "clip__dataset"),
+        reference_count=_count_per_dataset(
+            Caption.objects.corpus().filter(role=Caption.Role.REFERENCE), "clip__dataset"
+        ),
+        candidate_count=_count_per_dataset(
+            Caption.objects.corpus().filter(role=Caption.Role.CANDIDATE), "clip__dataset"
+        ),
         expert_annotation_count=_count_per_dataset(ExpertAnnotation.objects.all(), "clip__dataset"),
         # Caption pairs belong to the ratings app; reaching them through the clips' reverse relation
         # keeps this module free of ratings imports.
@@ -52,9 +62,10 @@ def dataset_overview() -> QuerySet[Dataset]:
 
 
 def dataset_corpus_counts(*, dataset: Dataset) -> dict[str, int]:
-    """Clip, caption and GOLD expert-annotation counts of one dataset, and its systems' names."""
+    """Clip, caption and GOLD expert-annotation counts of one dataset, and its systems' names (corpus captions
+    only: not the copies pair generation makes for HI pairs)."""
     clips = Clip.objects.filter(dataset=dataset)
-    captions = Caption.objects.filter(clip__dataset=dataset)
+    captions = Caption.objects.corpus().filter(clip__dataset=dataset)
     candidates = captions.filter(role=Caption.Role.CANDIDATE)
     gold = ExpertAnnotation.objects.filter(clip__dataset=dataset, status=ExpertAnnotation.Status.GOLD)
     return {
@@ -84,36 +95,27 @@ def dataset_gold_annotations(*, dataset: Dataset) -> QuerySet[ExpertAnnotation]:
 def _with_graph(queryset: QuerySet[ExpertAnnotation]) -> QuerySet[ExpertAnnotation]:
     relations = TemporalRelation.objects.select_related("first_event", "second_event").order_by("pk")
     return queryset.prefetch_related(
-        "events__sources", "events__attributes", Prefetch("relations", queryset=relations)
+        "events__sources", "events__attributes", "events__spans", Prefetch("relations", queryset=relations)
     )
 
 
 def annotation_as_audiocaps_f(annotation: ExpertAnnotation) -> dict[str, dict]:
     """{event: {"source": [...], "attr": [...]}} in order, plus "relations" ({other event: kind}, this event
-    first) and "onset" / "offset" on the events that have them. Use on an annotation fetched with its graph
-    (dataset_gold_annotations, gold_annotation_documents)."""
+    first) and "spans" ([[onset, offset], ...] in seconds) on the events that have them. Use on an annotation
+    fetched with its graph (dataset_gold_annotations)."""
     document: dict[str, dict] = {}
     for event in sorted(annotation.events.all(), key=lambda e: e.position):
         node: dict = {
             "source": [source.text for source in sorted(event.sources.all(), key=lambda s: s.position)],
             "attr": [attribute.text for attribute in sorted(event.attributes.all(), key=lambda a: a.position)],
         }
-        if event.onset_seconds is not None:
-            node["onset"] = event.onset_seconds
-        if event.offset_seconds is not None:
-            node["offset"] = event.offset_seconds
+        spans = sorted(event.spans.all(), key=lambda span: span.position)
+        if spans:
+            node["spans"] = [[span.onset_seconds, span.offset_seconds] for span in spans]
         document[event.label] = node
     for relation in annotation.relations.all():
         document[relation.first_event.label].setdefault("relations", {})[relation.second_event.label] = relation.kind
     return document
-
-
-def gold_annotation_documents(*, clip_ids: Iterable[int]) -> dict[int, dict[str, dict]]:
-    """clip id -> its gold annotation as annotation_as_audiocaps_f gives it (clips without gold are absent)."""
-    gold = ExpertAnnotation.objects.filter(clip_id__in=list(clip_ids), status=ExpertAnnotation.Status.GOLD)
-    return {
-        annotation.clip_id: annotation_as_audiocaps_f(annotation) for annotation in _with_graph(gold.order_by("pk"))
-    }
 
 
 def submitted_annotation_documents(*, dataset: Dataset, campaign=None) -> dict[int, dict[str, dict]]:
@@ -130,4 +132,3 @@ def submitted_annotation_documents(*, dataset: Dataset, campaign=None) -> dict[i
         by_annotator = documents.setdefault(annotation.clip_id, {})
         by_annotator[annotation.annotator.username] = annotation_as_audiocaps_f(annotation)
     return documents
-

@@ -11,11 +11,12 @@ from annotation.models import (
     AnnotationReview,
     AnnotationTask,
     Clip,
-    Dataset,
     EventSource,
+    ExpertAnnotation,
     SoundEvent,
 )
 from annotation.services.annotation_campaigns import COUNTED, OPEN, annotator_progress
+from annotation.vocabulary import sound_sources
 
 TaskStatus = AnnotationTask.Status
 
@@ -151,35 +152,36 @@ def campaigns_with_counts() -> QuerySet[AnnotationCampaign]:
     )
 
 
-def source_suggestions(*, dataset: Dataset, clip: Clip, user, limit: int = 3000) -> dict[str, list[str]]:
-    """Words already used in the dataset's annotations, most used first: {"sources": [...], "events": [...]}.
+def source_suggestions(*, clip: Clip, user, limit: int = 3000) -> dict[str, list[str]]:
+    """Words for the editor's type-ahead, most used first: {"sources": [...], "events": [...]}.
 
-    Blind: other people's annotations of this very clip are left out (the user's own are kept).
+    From every dataset's annotations (a new dataset starts with the words of the others), the sources then
+    followed by the product's list of common sound sources. Blind: other people's annotations of this very
+    clip, or of the same audio in another dataset, are left out (the user's own are kept).
     """
-    events = SoundEvent.objects.filter(annotation__clip__dataset=dataset).exclude(
-        Q(annotation__clip=clip) & ~Q(annotation__annotator=user)
-    )
-    sources = EventSource.objects.filter(event__annotation__clip__dataset=dataset).exclude(
-        Q(event__annotation__clip=clip) & ~Q(event__annotation__annotator=user)
-    )
+    same_audio = Q(clip=clip) | (Q(clip__sha256=clip.sha256) if clip.sha256 else Q(pk__in=[]))
+    others = ExpertAnnotation.objects.filter(same_audio).exclude(annotator=user).values("pk")
+    events = SoundEvent.objects.exclude(annotation__in=others)
+    sources = EventSource.objects.exclude(event__annotation__in=others)
 
-    def ranked(queryset, text_field: str) -> list[str]:
+    def ranked(queryset, text_field: str, extra=()) -> list[str]:
         rows = queryset.order_by().values(text_field).annotate(uses=Count("pk")).order_by("-uses", text_field)[:limit]
         seen, words = set(), []
-        for row in rows:
-            text = " ".join(row[text_field].split())
+        for text in [row[text_field] for row in rows] + list(extra):
+            text = " ".join(text.split())
             if text and text.casefold() not in seen:
                 seen.add(text.casefold())
                 words.append(text)
         return words
 
-    return {"sources": ranked(sources, "text"), "events": ranked(events, "label")}
+    return {"sources": ranked(sources, "text", sound_sources()), "events": ranked(events, "label")}
 
 
 def tag_library_entries() -> list[dict]:
-    """The attribute tag library for the editor's type-ahead: [{"text", "category"}] in category order."""
+    """The attribute tag library for the editor's type-ahead, in category order:
+    [{"text", "category", "template", "origin"}] ("template": "on a ___" for a placeholder tag, else "")."""
     from annotation.models import ATTRIBUTE_CATEGORIES, AttributeTag
 
     order = {name: index for index, name in enumerate(ATTRIBUTE_CATEGORIES)}
-    tags = AttributeTag.objects.values("text", "category")
+    tags = AttributeTag.objects.values("text", "category", "template", "origin")
     return sorted(tags, key=lambda tag: (order.get(tag["category"], 99), tag["text"].casefold()))

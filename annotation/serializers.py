@@ -99,7 +99,7 @@ class CaptionSerializer(serializers.ModelSerializer):
 class AttributeTagSerializer(serializers.ModelSerializer):
     class Meta:
         model = AttributeTag
-        fields = ["id", "text", "category", "synonym_group", "antonym_groups"]
+        fields = ["id", "text", "category", "synonym_group", "antonym_groups", "template", "origin"]
 
 
 # --- Expert annotations (read) ---------------------------------------------
@@ -119,10 +119,15 @@ class EventAttributeSerializer(serializers.ModelSerializer):
 class SoundEventSerializer(serializers.ModelSerializer):
     sources = serializers.SlugRelatedField(slug_field="text", many=True, read_only=True)
     attributes = EventAttributeSerializer(many=True, read_only=True)
+    spans = serializers.SerializerMethodField(help_text="The event's occurrences, [[onset, offset], ...] in seconds")
 
     class Meta:
         model = SoundEvent
-        fields = ["label", "sources", "attributes"]
+        fields = ["label", "sources", "attributes", "spans"]
+
+    @extend_schema_field(serializers.ListField(child=serializers.ListField(child=serializers.FloatField())))
+    def get_spans(self, event: SoundEvent) -> list[list[float]]:
+        return [[span.onset_seconds, span.offset_seconds] for span in event.spans.all()]
 
 
 class TemporalRelationSerializer(serializers.ModelSerializer):
@@ -151,6 +156,20 @@ class EventInputSerializer(serializers.Serializer):
     label = serializers.CharField(max_length=255)
     sources = serializers.ListField(child=serializers.CharField(max_length=255), default=list)
     attributes = serializers.ListField(child=serializers.CharField(max_length=255), default=list)
+    spans = serializers.ListField(
+        child=serializers.ListField(
+            child=serializers.FloatField(min_value=0, max_value=86400), min_length=2, max_length=2
+        ),
+        default=list,
+        max_length=100,
+        help_text="Occurrences, [[onset, offset], ...] in seconds",
+    )
+
+    def validate_spans(self, spans):
+        for index, (onset, offset) in enumerate(spans):
+            if offset < onset:
+                raise serializers.ValidationError(f"spans[{index}]: ends ({offset} s) before it starts ({onset} s)")
+        return spans
 
 
 class RelationInputSerializer(serializers.Serializer):
@@ -174,27 +193,6 @@ class ExpertAnnotationInputSerializer(serializers.Serializer):
 
 class ExpertAnnotationStatusSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=ExpertAnnotation.Status.choices)
-
-
-# --- Blinded views for raters ------------------------------------------------
-
-
-class BlindClipSerializer(AudioUrlMixin, serializers.ModelSerializer):
-    """A clip as a rater needs it: the audio and its waveform, nothing about its origin."""
-
-    audio_url = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Clip
-        fields = ["id", "audio_url", "duration_seconds", "waveform_peaks"]
-
-
-class BlindCaptionSerializer(serializers.ModelSerializer):
-    """A caption as a rater sees it: its text only (no role, author kind, system or source label)."""
-
-    class Meta:
-        model = Caption
-        fields = ["id", "text"]
 
 
 # --- Uploads (admins) --------------------------------------------------------

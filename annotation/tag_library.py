@@ -1,21 +1,44 @@
-"""The AudioCaps-F attribute tag library shipped with the product (annotation/data/attribute_tags.json)."""
+"""The attribute tag library shipped with the product: AudioCaps-F's released library
+(annotation/data/attribute_tags.json, kept as released) and this product's extension of it
+(annotation/data/attribute_tags_extension.json: the Count category's tags)."""
+
 import json
 from pathlib import Path
 
-TAGS_FILE = Path(__file__).resolve().parent / "data" / "attribute_tags.json"
+from annotation.vocabulary import tag_template
+
+DATA = Path(__file__).resolve().parent / "data"
+TAGS_FILE = DATA / "attribute_tags.json"
+EXTENSION_FILE = DATA / "attribute_tags_extension.json"
 # The released tag file calls the variation category "Change"; the X-ACE paper (Table 9) and the
 # schema name it "Variation".
 CATEGORY_NAMES = {"Change": "Variation"}
 
 
-def attribute_tags_seed(tag_model) -> None:
-    """Create or update every library tag; takes the model so data migrations can pass the historical one."""
-    for text, entry in json.loads(TAGS_FILE.read_text()).items():
+def _seed_file(tag_model, path: Path, extra_defaults) -> None:
+    for text, entry in json.loads(path.read_text()).items():
         tag_model.objects.update_or_create(
             text=text,
             defaults={
                 "category": CATEGORY_NAMES.get(entry["class"], entry["class"]),
                 "synonym_group": entry["sym"],
                 "antonym_groups": entry.get("ant", []),
+                **extra_defaults(text),
             },
         )
+
+
+def attribute_tags_seed(tag_model) -> None:
+    """Create or update every AudioCaps-F tag; takes the model so data migrations can pass the historical one."""
+    _seed_file(tag_model, TAGS_FILE, lambda text: {})
+
+
+def attribute_tag_extensions_seed(tag_model) -> None:
+    """Mark the placeholder tags of AudioCaps-F's library as templates and add the product's own tags (origin
+    "product"); for data migrations from 0007 on, like attribute_tags_seed."""
+    for tag in tag_model.objects.all():
+        template = tag_template(tag.text)
+        if template != tag.template:
+            tag.template = template
+            tag.save(update_fields=["template"])
+    _seed_file(tag_model, EXTENSION_FILE, lambda text: {"origin": "product", "template": tag_template(text)})

@@ -5,19 +5,20 @@ from annotation import views, views_review, views_workspace
 app_name = "annotation"
 urlpatterns = [
     path("", views.home, name="home"),
-    path("clips/<int:clip_id>/audio/", views.clip_audio, name="clip-audio"),
-    path("clips/<int:clip_id>/spectrogram.png", views.clip_spectrogram, name="clip-spectrogram"),
+    path("clips/<id:clip_id>/audio/", views.clip_audio, name="clip-audio"),
+    path("clips/<id:clip_id>/spectrogram.png", views.clip_spectrogram, name="clip-spectrogram"),
+    path("clips/<id:clip_id>/waveform.json", views.clip_waveform, name="clip-waveform"),
     path("annotate/", views_workspace.annotator_home, name="annotator_home"),
-    path("annotate/campaigns/<int:campaign_id>/next/", views_workspace.campaign_next, name="campaign_next"),
-    path("annotate/tasks/<int:task_id>/", views_workspace.task_page, name="task"),
+    path("annotate/campaigns/<id:campaign_id>/next/", views_workspace.campaign_next, name="campaign_next"),
+    path("annotate/tasks/<id:task_id>/", views_workspace.task_page, name="task"),
     path("annotate/staff/campaigns/", views_workspace.campaign_list, name="staff_campaigns"),
-    path("annotate/staff/campaigns/<int:campaign_id>/", views_workspace.campaign_detail, name="staff_campaign"),
+    path("annotate/staff/campaigns/<id:campaign_id>/", views_workspace.campaign_detail, name="staff_campaign"),
     path(
-        "annotate/staff/campaigns/<int:campaign_id>/toggle/",
+        "annotate/staff/campaigns/<id:campaign_id>/toggle/",
         views_workspace.campaign_toggle,
         name="staff_campaign_toggle",
     ),
     path("review/", views_review.review_home, name="review_home"),
-    path("review/campaigns/<int:campaign_id>/", views_review.review_campaign, name="review_campaign"),
-    path("review/campaigns/<int:campaign_id>/clips/<int:clip_id>/", views_review.review_clip, name="review_clip"),
+    path("review/campaigns/<id:campaign_id>/", views_review.review_campaign, name="review_campaign"),
+    path("review/campaigns/<id:campaign_id>/clips/<id:clip_id>/", views_review.review_clip, name="review_clip"),
 ]

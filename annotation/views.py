@@ -1,6 +1,6 @@
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpResponseRedirect
+from django.http import FileResponse, Http404, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_safe
@@ -10,7 +10,7 @@ from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER, roles_required, us
 from annotation import selectors
 from annotation.audio import clip_audio_response
 from annotation.models import Clip
-from annotation.services.spectrogram import clip_spectrogram_ensure
+from annotation.services.spectrogram import CHANNELS, SCALES, clip_spectrogram_ensure, clip_waveform_ensure
 
 
 @login_required
@@ -57,22 +57,45 @@ def clip_audio(request, clip_id: int):
 @roles_required(ANNOTATOR, REVIEWER, ADMIN)
 @require_safe
 def clip_spectrogram(request, clip_id: int):
-    """Who: annotators, reviewers, admins. The clip's spectrogram image (computed once, then cached in storage)."""
+    """Who: annotators, reviewers, admins. The clip's spectrogram, a grey PNG the page colours (computed once, then
+    cached in storage): ?scale=mel|linear (default mel), ?channel=mix|left|right (default mix)."""
+    scale, channel = request.GET.get("scale", "mel"), request.GET.get("channel", "mix")
+    if scale not in SCALES or channel not in CHANNELS:
+        return HttpResponseBadRequest(f"scale is one of {', '.join(SCALES)}; channel one of {', '.join(CHANNELS)}")
+    return _clip_media(
+        request, clip_id, lambda clip: clip_spectrogram_ensure(clip=clip, scale=scale, channel=channel), "image/png"
+    )
+
+
+@roles_required(ANNOTATOR, REVIEWER, ADMIN)
+@require_safe
+def clip_waveform(request, clip_id: int):
+    """Who: annotators, reviewers, admins. The clip's waveform per channel (JSON, one byte per 5 ms bucket)."""
+    return _clip_media(request, clip_id, lambda clip: clip_waveform_ensure(clip=clip), "application/json")
+
+
+def _clip_media(request, clip_id: int, ensure, content_type: str):
+    """Serve what `ensure(clip)` computed from the clip's audio and keeps in storage.
+
+    Behind the rater lock like the clip's audio (a rater of an active campaign on the clip's dataset gets 403):
+    spectrogram and waveform show the same sound by another route.
+    """
     clip = get_object_or_404(Clip, pk=clip_id)
+    dataset_visible_check(request.user, clip.dataset_id)
     if not clip.audio:
         raise Http404("This clip has no audio")
     try:
-        name = clip_spectrogram_ensure(clip=clip)
+        name = ensure(clip)
     except FileNotFoundError:
         raise Http404("The audio file of this clip is missing from storage") from None
     except Exception as error:  # undecodable stored audio: say so rather than a 500
-        raise Http404(f"No spectrogram for this clip's audio ({type(error).__name__})") from None
+        raise Http404(f"Nothing to show for this clip's audio ({type(error).__name__})") from None
     storage = clip.audio.storage
     if settings.USES_S3_STORAGE:
         response = HttpResponseRedirect(storage.url(name))
         add_never_cache_headers(response)
         return response
-    response = FileResponse(storage.open(name, "rb"), content_type="image/png")
+    response = FileResponse(storage.open(name, "rb"), content_type=content_type)
     # The page asks for ?v=<audio sha256 prefix>: a new audio file gets a new URL.
     response["Cache-Control"] = "private, max-age=86400"
     return response

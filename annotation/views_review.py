@@ -72,7 +72,7 @@ def review_clip(request, campaign_id: int, clip_id: int):
         "clip": clip,
         "review_urls": review_urls,
         "tag_library": selectors_workspace.tag_library_entries(),
-        "suggestions": selectors_workspace.source_suggestions(dataset=campaign.dataset, clip=clip, user=request.user),
+        "suggestions": selectors_workspace.source_suggestions(clip=clip, user=request.user),
         **clip_player_context(clip),
     }
     return render(request, "annotation/review_clip.html", context)

@@ -22,6 +22,8 @@ from annotation.services.annotation_campaigns import (
 )
 from annotation.services.annotation_drafts import empty_draft
 from annotation.services.annotation_tasks import EDITABLE
+from annotation.services.spectrogram import LOWEST_HZ
+from annotation.vocabulary import sound_sources
 
 
 @roles_required(ANNOTATOR)
@@ -48,13 +50,24 @@ def campaign_next(request, campaign_id: int):
 
 
 def clip_player_context(clip) -> dict:
+    """What the annotation player needs: the audio, stored peaks, and where its spectrogram and channel waveforms
+    are (URLs versioned by the audio's hash, so a new file is never shown an old image)."""
+    version = f"?v={clip.sha256[:12]}"
+    options = {}
+    if clip.audio:
+        options = {
+            "spectrogramUrl": reverse("annotation:clip-spectrogram", args=[clip.pk]) + version,
+            "waveformUrl": reverse("annotation:clip-waveform", args=[clip.pk]) + version,
+            "topHz": (clip.sample_rate or 22050) / 2,
+            "lowestHz": LOWEST_HZ,
+            "channels": clip.channels or 1,
+        }
     return {
         "audio_url": reverse("annotation:clip-audio", args=[clip.pk]) if clip.audio else "",
-        "spectrogram_url": (
-            f"{reverse('annotation:clip-spectrogram', args=[clip.pk])}?v={clip.sha256[:12]}" if clip.audio else ""
-        ),
         "peaks": clip.waveform_peaks,
         "duration": clip.duration_seconds,
+        "player_options": options,
+        "sound_sources": list(sound_sources()),
     }
 
 
@@ -91,9 +104,7 @@ def task_page(request, task_id: int):
         "task_urls": task_urls,
         "progress": annotator_progress(campaign=campaign, annotator=request.user),
         "tag_library": selectors_workspace.tag_library_entries(),
-        "suggestions": selectors_workspace.source_suggestions(
-            dataset=campaign.dataset, clip=task.clip, user=request.user
-        ),
+        "suggestions": selectors_workspace.source_suggestions(clip=task.clip, user=request.user),
         "skip_reasons": AnnotationTask.SkipReason.choices,
         **clip_player_context(task.clip),
     }

@@ -6,9 +6,11 @@ For each database (a private PostgreSQL cluster started here, and the SQLite def
      rater assigned every clip;
   2. starts gunicorn with config/gunicorn.py (the Docker image's settings, DEBUG off), `--web-workers` workers;
   3. runs one thread per rater for `--seconds` s, each doing what the rating page does: open the item
-     (GET /ratings/items/<token>/), wait until the clip has played (`--clip-seconds`: the server refuses
-     "listened" before that, so this is the pace of a real rater; each rater starts at a random moment
-     within the first clip), report listening (POST …/listened/), submit a THumBS rating with random scores
+     (GET /ratings/items/<token>/), fetch its audio as the player does (GET …/audio/: the server records the
+     bytes it sent), wait until the clip has played (`--clip-seconds`: the server refuses "listened" before
+     the whole file went out and that long since its first byte, so this is the pace of a real rater; each
+     rater starts at a random moment within the first clip), report listening (POST …/listened/), submit a
+     THumBS rating with random scores
      (POST …/, answered by a redirect to the next item), then open the next item;
   4. stops gunicorn and checks the database: every accepted submission is stored exactly once with the
      values sent (one rating per caption, one `submitted` event), nothing refused or unanswered is stored,
@@ -70,7 +72,12 @@ def _django():
 def seed(*, raters: int, clips: int, clip_seconds: float) -> dict:
     """The campaign, its raters and their sessions; returns what the load threads need."""
     _django()
+    import io
+    import wave
+
     from django.contrib.auth.models import Group, User
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
     from django.test import Client
     from django.utils import timezone
 
@@ -79,8 +86,22 @@ def seed(*, raters: int, clips: int, clip_seconds: float) -> dict:
     from ratings.services.campaigns import campaign_setup
 
     dataset = Dataset.objects.create(name="load-bench")
+    # One quiet 8 kHz WAV of the clip's length for every clip, as audio and as its rater copy (already plain).
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as output:
+        output.setnchannels(1)
+        output.setsampwidth(2)
+        output.setframerate(8000)
+        output.writeframes(b"\x00\x01" * int(8000 * clip_seconds))
+    audio_name = default_storage.save("rater-audio/load-bench.wav", ContentFile(buffer.getvalue()))
     clip_rows = Clip.objects.bulk_create(
-        Clip(dataset=dataset, external_id=f"load-{index:05d}.wav", duration_seconds=clip_seconds)
+        Clip(
+            dataset=dataset,
+            external_id=f"load-{index:05d}.wav",
+            duration_seconds=clip_seconds,
+            audio=audio_name,
+            rater_audio=audio_name,
+        )
         for index in range(clips)
     )
     Caption.objects.bulk_create(
@@ -265,13 +286,15 @@ def rater_loop(
         page = recorder.timed("GET item", http, "GET", item_url, expect=200)
         if page is None:
             return
-        opened = time.monotonic()
         csrf = CSRF_RE.search(page.text).group(1)
         version = VERSION_RE.search(page.text).group(1)
         captions = sorted({int(number) for number in CAPTION_RE.findall(page.text)})
         headers = {"X-CSRFToken": http.cookies.get("csrftoken"), "Referer": item_url}
-        # The player reports "listened" when the clip has played to its end.
-        time.sleep(max(0.0, opened + clip_seconds + 0.02 - time.monotonic()))
+        if recorder.timed("GET audio", http, "GET", item_url + "audio/", expect=200) is None:
+            continue
+        # The player reports "listened" when the clip has played to its end: the whole clip after the audio
+        # arrived (its first byte went out before this moment, so the server's clock agrees).
+        time.sleep(clip_seconds + 0.02)
         if time.monotonic() >= stop_at:
             return
         listened = recorder.timed(

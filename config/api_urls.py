@@ -8,6 +8,7 @@ from rest_framework.routers import APIRootView, DefaultRouter
 
 from annotation.api import register_routes as register_annotation_routes
 from annotation.api_workspace import register_routes as register_workspace_routes
+from common.web_input import ID_REGEX
 from metrics_bridge.api import register_routes as register_metrics_routes
 from ratings.api import register_routes as register_ratings_routes
 
@@ -30,6 +31,15 @@ class RoleAwareAPIRootView(APIRootView):
 
 
 class RoleAwareRouter(DefaultRouter):
+    def get_lookup_regex(self, viewset, lookup_prefix=""):
+        """Row ids (the default `pk` lookup) are 1-18 digits (common/web_input.py): a word or a number beyond the
+        database's range matches no route (a JSON 404) instead of reaching the ORM. A viewset that looks rows up
+        otherwise (assignment items: raters use tokens) declares its own `lookup_value_regex`."""
+        if hasattr(viewset, "lookup_value_regex") or getattr(viewset, "lookup_field", "pk") != "pk":
+            return super().get_lookup_regex(viewset, lookup_prefix)
+        lookup_url_kwarg = getattr(viewset, "lookup_url_kwarg", None) or "pk"
+        return f"(?P<{lookup_prefix}{lookup_url_kwarg}>{ID_REGEX})"
+
     def get_api_root_view(self, api_urls=None):
         self.APIRootView = type(
             "RoleAwareAPIRoot",

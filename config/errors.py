@@ -8,9 +8,14 @@ database is down and the navigation cannot be built), a plain page without the l
 
 import logging
 
-from django.http import HttpResponseServerError
+from django.core.exceptions import SuspiciousOperation
+from django.db.models import ProtectedError, RestrictedError
+from django.http import HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.template import loader
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
 
 logger = logging.getLogger(__name__)
 
@@ -29,16 +34,34 @@ def _message(exception) -> str:
     return text
 
 
+def _api_error(request, status: int, default: str, exception=None) -> JsonResponse | None:
+    """Under /api/ an error answers JSON in DRF's shape ({"detail": ...}), as the API's own errors do: an API
+    client (or its schema, which documents JSON errors) never gets an HTML page, e.g. for a URL no route matches."""
+    if not request.path.startswith("/api/"):
+        return None
+    return JsonResponse({"detail": _message(exception) or default}, status=status)
+
+
 def bad_request(request, exception, template_name="400.html"):
-    return render(request, template_name, {"message": _message(exception)}, status=400)
+    # A refused Host header (DisallowedHost) or another suspicious request: its message repeats what the
+    # client sent (the host name), so the page says nothing of it.
+    message = "" if isinstance(exception, SuspiciousOperation) else _message(exception)
+    return _api_error(request, 400, "Bad request.", None if message == "" else exception) or render(
+        request, template_name, {"message": message}, status=400
+    )
 
 
 def permission_denied(request, exception, template_name="403.html"):
-    return render(request, template_name, {"message": _message(exception)}, status=403)
+    return _api_error(request, 403, "You do not have permission to perform this action.", exception) or render(
+        request, template_name, {"message": _message(exception)}, status=403
+    )
 
 
 def page_not_found(request, exception, template_name="404.html"):
-    return render(request, template_name, {"message": _message(exception)}, status=404)
+    # A 404 from the URL resolver carries its internal details (the tried patterns): never shown.
+    return _api_error(request, 404, "Not found.") or render(
+        request, template_name, {"message": _message(exception)}, status=404
+    )
 
 
 def server_error(request, template_name="500.html"):
@@ -64,3 +87,14 @@ def csrf_failure(request, reason=""):
         },
         status=403,
     )
+
+
+def api_exception_handler(exc, context):
+    """DRF's handler, plus: deleting a row that others still point to (on_delete=PROTECT / RESTRICT) is a 409
+    saying what refers to it, not a 500 (e.g. a captioning system that has captions)."""
+    if isinstance(exc, ProtectedError | RestrictedError):
+        blocking = exc.protected_objects if isinstance(exc, ProtectedError) else exc.restricted_objects
+        kinds = sorted({str(row._meta.verbose_name_plural) for row in blocking})
+        detail = f"It cannot be deleted while {len(blocking)} row(s) refer to it ({', '.join(kinds)})."
+        return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
+    return exception_handler(exc, context)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from config.broker import EMBEDDED_BROKER_URL, embedded_broker_folder, embedded_broker_options
+from common.broker import EMBEDDED_BROKER_URL, embedded_broker_folder, embedded_broker_options
 from config.env import ConfigurationError, env_bool, env_int, env_list, env_str, env_url
 from config.secret_key import secret_key_problem
 
@@ -175,7 +175,7 @@ if REDIS_URL:
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=5)}
 else:
-    # Embedded broker: messages are files in a folder of this database's (see config/broker.py); a real
+    # Embedded broker: messages are files in a folder of this database's (see common/broker.py); a real
     # worker process consumes them (./scripts/run starts one, `compute_metrics --wait` starts a temporary
     # one when none is alive). Nothing runs eagerly unless a test asks for it.
     CELERY_BROKER_DIR = Path(
@@ -248,6 +248,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "config.api_schema.CaptionEvalAutoSchema",
+    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
 }
@@ -296,6 +297,19 @@ WORKBOOK_MAX_UNCOMPRESSED_BYTES = env_int("WORKBOOK_MAX_UNCOMPRESSED_BYTES", 200
 LLM_API_BASE = env_url("LLM_API_BASE", schemes={"http", "https"})
 LLM_API_KEY = env_str("LLM_API_KEY")
 LLM_MODEL = env_str("LLM_MODEL")
+# Captioning through audio-language-model APIs ("Evaluate a model", generate_captions). Keys are read from the
+# environment when a job runs, never stored; the page may only name the variables listed here.
+CAPTIONING_KEY_VARIABLES = env_list(
+    "CAPTIONING_KEY_VARIABLES", ["OPENAI_API_KEY", "GEMINI_API_KEY", "DASHSCOPE_API_KEY"]
+)
+# A JSON file adding to or correcting the built-in price table (metrics_bridge/captioning/pricing.py).
+CAPTIONING_PRICE_TABLE = env_str("CAPTIONING_PRICE_TABLE")
+# Metrics a model's new captions are scored with (empty: every metric that can run here, LLM judges included
+# when LLM_API_BASE is set).
+CAPTIONING_METRICS = env_list("CAPTIONING_METRICS", [])
+CAPTIONING_REQUEST_TIMEOUT_SECONDS = env_int("CAPTIONING_REQUEST_TIMEOUT_SECONDS", 120, minimum=1)
+# A running job whose process sent no heartbeat for this long is taken over by the next worker (it died).
+CAPTIONING_JOB_STALE_SECONDS = env_int("CAPTIONING_JOB_STALE_SECONDS", 120, minimum=5)
 # Local resources of optional metrics (passed to the scorers through their ScoringContext).
 SPICE_CORENLP_DIR = env_str("SPICE_CORENLP_DIR")
 SPICE_CACHE_DIR = env_str("SPICE_CACHE_DIR")
@@ -308,11 +322,11 @@ USE_I18N = True
 USE_TZ = True
 
 # Runs, chunks, workers and imports log one JSON object per line under the `captioneval` logger
-# (config/structured_log.py); everything else goes through the plain console handler.
+# (common/structured_log.py); everything else goes through the plain console handler.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json_lines": {"()": "config.structured_log.JsonLinesFormatter"}},
+    "formatters": {"json_lines": {"()": "common.structured_log.JsonLinesFormatter"}},
     "handlers": {
         "console": {"class": "logging.StreamHandler"},
         "events": {"class": "logging.StreamHandler", "formatter": "json_lines"},

@@ -1,10 +1,14 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.urls import include, path
+from django.urls import include, path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from common.web_input import IdConverter
 from config.authentication import ThrottledObtainAuthToken
+
+# `<id:name>` in every urls.py: row ids of 1-18 digits (common/web_input.py). Registered before the apps' URLs load.
+register_converter(IdConverter, "id")
 
 urlpatterns = [
     path("", include("annotation.urls")),

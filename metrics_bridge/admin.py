@@ -2,7 +2,15 @@
 
 from django.contrib import admin
 
-from metrics_bridge.models import LLMResponse, MetricRun, MetricRunChunk, MetricScore, ReferenceSet
+from metrics_bridge.models import (
+    CaptioningJob,
+    LLMResponse,
+    MetricRun,
+    MetricRunChunk,
+    MetricScore,
+    ModelAnswer,
+    ReferenceSet,
+)
 
 
 class MetricRunChunkInline(admin.TabularInline):
@@ -88,3 +96,34 @@ class LLMResponseAdmin(admin.ModelAdmin):
     @admin.display(description="prompt hash", ordering="prompt_hash")
     def short_hash(self, response: LLMResponse) -> str:
         return response.prompt_hash[:12]
+
+
+@admin.register(CaptioningJob)
+class CaptioningJobAdmin(admin.ModelAdmin):
+    """Read-only: jobs are started on the "Evaluate a model" page or with `generate_captions`."""
+
+    list_display = ["id", "dataset", "provider", "model", "system_name", "status", "clips_total", "created_at"]
+    list_filter = ["status", "provider", "dataset"]
+    search_fields = ["model", "system_name", "error"]
+    list_select_related = ["dataset"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(ModelAnswer)
+class ModelAnswerAdmin(admin.ModelAdmin):
+    """The answer cache (read-only); deleting an answer makes the next run ask for it again."""
+
+    list_display = ["id", "provider", "model", "text", "prompt_tokens", "completion_tokens", "cost", "created_at"]
+    list_filter = ["provider", "model"]
+    search_fields = ["text", "audio_sha256"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -12,9 +12,9 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from accounts.permissions import ActionRolesMixin, RaterLockMixin
+from accounts.permissions import ActionRolesMixin
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role
-from annotation.api_helpers import filter_by_params
+from annotation.api_helpers import RaterLockMixin, filter_by_params
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.serializers import MetricRunInputSerializer, MetricRunSerializer, MetricScoreSerializer
 from metrics_bridge.services.runs import metric_run_cancel

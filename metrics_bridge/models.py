@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.db import models
 
-from annotation.models import Caption, CaptioningSystem, Dataset, TimeStampedModel
+from annotation.models import Caption, CaptioningSystem, Clip, Dataset, TimeStampedModel
 
 
 class MetricRun(TimeStampedModel):
@@ -257,3 +257,120 @@ class PhraseVector(models.Model):
 
     def __str__(self) -> str:
         return f"{self.text[:40]} ({self.model})"
+
+
+class ModelAnswer(models.Model):
+    """An audio-language model's caption of one audio file under one prompt: the cache a re-run reads.
+
+    Keyed by (provider, model, prompt, audio sha256), so a re-run asks only for what is missing and a changed
+    prompt asks again. Keeps what the API returned (raw response, token counts, latency, cost) and a note
+    when the clip was trimmed to the model's limit. Failed requests leave no row.
+    """
+
+    provider = models.CharField(max_length=20)
+    model = models.CharField(max_length=200)
+    prompt_sha256 = models.CharField(max_length=64)
+    audio_sha256 = models.CharField(max_length=64)
+    prompt = models.TextField()
+    text = models.TextField()  # the caption: markdown stripped, one line
+    raw_text = models.TextField(blank=True)  # the model's text as it came
+    raw_response = models.JSONField(default=dict, blank=True)
+    finish_reason = models.CharField(max_length=50, blank=True)
+    latency_seconds = models.FloatField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    audio_tokens = models.PositiveIntegerField(null=True, blank=True)
+    audio_seconds = models.FloatField(default=0)  # sent (after trimming)
+    cost = models.FloatField(null=True, blank=True)  # US dollars; None: no price for the model
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "model", "prompt_sha256", "audio_sha256"], name="model_answer_unique_request"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.model}: {self.text[:60]}"
+
+
+class CaptioningJob(TimeStampedModel):
+    """Captioning a dataset's clips through a model's API, filing the answers as a captioning system, and the
+    metric run that scores them. Started by `generate_captions` or the "Evaluate a model" page.
+
+    The API key is never stored: only the name of the environment variable it is read from.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Captioning"
+        DONE = "done", "Done"
+        DONE_WITH_FAILURES = "done_with_failures", "Done, some clips failed"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    ACTIVE_STATUSES = (Status.PENDING, Status.RUNNING)
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="captioning_jobs")
+    provider = models.CharField(max_length=20)
+    model = models.CharField(max_length=200)
+    base_url = models.CharField(max_length=500, blank=True)
+    api_key_variable = models.CharField(max_length=100)
+    system_name = models.CharField(max_length=100)
+    system = models.ForeignKey(
+        CaptioningSystem, on_delete=models.SET_NULL, null=True, blank=True, related_name="captioning_jobs"
+    )
+    prompt_set = models.CharField(max_length=255, default="audiocapbench")
+    prompts = models.JSONField(default=dict)  # {domain: [variants]}: what was asked
+    concurrency = models.PositiveSmallIntegerField(default=4)
+    clip_limit = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    clips_total = models.PositiveIntegerField(default=0)
+    estimated_cost = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    metric_run = models.ForeignKey(MetricRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    # Renewed while a process works on the job: a job whose process died is taken over once it is stale.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(concurrency__gte=1), name="captioning_job_concurrency")
+        ]
+
+    def __str__(self) -> str:
+        return f"captioning job {self.pk}: {self.provider}/{self.model} on {self.dataset} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status not in self.ACTIVE_STATUSES
+
+
+class CaptioningJobItem(models.Model):
+    """What became of one clip in a job: answered (asked now or read from the cache) or failed, and why."""
+
+    class Outcome(models.TextChoices):
+        REQUESTED = "requested", "Answered by the API"
+        CACHED = "cached", "Answer from the cache"
+        FAILED = "failed", "Failed"
+
+    job = models.ForeignKey(CaptioningJob, on_delete=models.CASCADE, related_name="items")
+    clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="+")
+    outcome = models.CharField(max_length=10, choices=Outcome.choices)
+    prompt_variant = models.PositiveSmallIntegerField(default=0)
+    answer = models.ForeignKey(ModelAnswer, on_delete=models.SET_NULL, null=True, blank=True, related_name="items")
+    requests = models.PositiveSmallIntegerField(default=0)  # HTTP requests this job sent for the clip
+    error = models.TextField(blank=True)
+    raw_response = models.JSONField(default=dict, blank=True)  # of a failed request, if the server said anything
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["job", "clip"]
+        constraints = [models.UniqueConstraint(fields=["job", "clip"], name="captioning_item_once_per_clip")]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id} clip {self.clip_id}: {self.outcome}"

@@ -204,3 +204,71 @@ def audio_graph(*, graph: dict, statuses: dict[str, str], title: str, per_row: i
             box(x, top - index // 2, f"{first} —{relation}→ {second}", status)
     axes.set_title(title, fontsize=10)
     return _svg(figure)
+
+
+def graph_matches(
+    *,
+    candidate: dict,
+    reference: dict,
+    matches: Sequence[tuple[str, str, float]],
+    statuses: dict[str, dict[str, str]],
+    titles: tuple[str, str],
+) -> str:
+    """Two audio graphs side by side (the caption's on the left, e.g. the gold annotation's on the right), each
+    event a box listing its sources and attributes, and a line with the match score between matched events.
+
+    `matches`: (candidate event, reference event, score); `statuses`: {"candidate": ..., "reference": ...} as
+    audio_graph takes them (box colours: matched / missed / hallucinated)."""
+    sides = {
+        "candidate": list((candidate.get("node") or {}).items()),
+        "reference": list((reference.get("node") or {}).items()),
+    }
+    if not sides["candidate"] and not sides["reference"]:
+        return _empty("(no events on either side)", 6, 1.2)
+
+    def lines(node: dict) -> int:
+        return 1 + len(node.get("source", [])) + len(node.get("attr", []))
+
+    heights = {side: [lines(node) for _, node in events] for side, events in sides.items()}
+    total = max(sum(h) + 1.2 * len(h) for h in heights.values()) + 0.5
+    figure, axes = _pyplot().subplots(figsize=(8.6, max(2.2, 0.34 * total + 0.8)))
+    axes.axis("off")
+    axes.set_xlim(-1.6, 7.6)
+    axes.set_ylim(-total, 1.0)
+    centres: dict[str, dict[str, float]] = {"candidate": {}, "reference": {}}
+    for side, x in (("candidate", 0.0), ("reference", 6.0)):
+        axes.text(x, 0.6, titles[0 if side == "candidate" else 1], ha="center", fontsize=10, fontweight="bold")
+        top = 0.0
+        for (event, node), height in zip(sides[side], heights[side], strict=True):
+            children = [f"source: {s}" for s in node.get("source", [])] + [
+                f"attribute: {a}" for a in node.get("attr", [])
+            ]
+            status = statuses.get(side, {}).get(f"event:{event}", "neutral")
+            middle = top - (height - 1) / 2
+            axes.text(
+                x,
+                middle,
+                "\n".join([event, *children]),
+                ha="center",
+                va="center",
+                fontsize=8.5,
+                linespacing=1.5,
+                bbox={
+                    "boxstyle": "round,pad=0.4",
+                    "facecolor": STATUS_COLORS.get(status, STATUS_COLORS["neutral"]),
+                    "edgecolor": "#777",
+                },
+            )
+            centres[side][event] = middle
+            top -= height + 1.2
+    for first, second, score in matches:
+        if first in centres["candidate"] and second in centres["reference"]:
+            y0, y1 = centres["candidate"][first], centres["reference"][second]
+            axes.annotate(
+                "",
+                xy=(4.55, y1),
+                xytext=(1.45, y0),
+                arrowprops={"arrowstyle": "-", "color": "#3a9a5b", "linewidth": 1.4},
+            )
+            axes.text(3.0, (y0 + y1) / 2 + 0.25, f"{score:.2f}", ha="center", fontsize=8, color="#2d6b45")
+    return _svg(figure)

@@ -47,7 +47,8 @@ def dataset_clip_rows(
     """
     references: dict[int, list[tuple[int, str]]] = defaultdict(list)
     candidates: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    captions = Caption.objects.filter(clip__dataset=dataset).order_by("clip_id", "position", "pk")
+    # Corpus captions: an HI pair's copy of another clip's caption is scored through its pair, not as a candidate.
+    captions = Caption.objects.corpus().filter(clip__dataset=dataset).order_by("clip_id", "position", "pk")
     for caption_id, clip_id, text, role in captions.values_list("pk", "clip_id", "text", "role"):
         target = references if role == Caption.Role.REFERENCE else candidates
         target[clip_id].append((caption_id, text))
@@ -145,7 +146,7 @@ def reference_lists_by_clip(
     *, clip_ids: set[int] | None = None, dataset: Dataset | None = None
 ) -> dict[str, tuple[str, ...]]:
     """str(clip_id) -> the clip's reference captions in order, for the given clips or every clip of a dataset."""
-    rows = Caption.objects.filter(role=Caption.Role.REFERENCE)
+    rows = Caption.objects.corpus().filter(role=Caption.Role.REFERENCE)
     rows = rows.filter(clip__dataset=dataset) if dataset is not None else rows.filter(clip_id__in=clip_ids or ())
     lists: dict[str, list[str]] = defaultdict(list)
     for clip_id, text in rows.order_by("clip_id", "position", "pk").values_list("clip_id", "text"):
@@ -154,8 +155,8 @@ def reference_lists_by_clip(
 
 
 def dataset_texts(*, dataset: Dataset) -> tuple[str, ...]:
-    """Every distinct caption text of the dataset (references and candidates)."""
-    rows = Caption.objects.filter(clip__dataset=dataset).order_by("pk").values_list("text", flat=True)
+    """Every distinct caption text of the dataset (references and candidates, no pair artefacts)."""
+    rows = Caption.objects.corpus().filter(clip__dataset=dataset).order_by("pk").values_list("text", flat=True)
     return tuple(dict.fromkeys(rows))
 
 

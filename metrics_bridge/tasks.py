@@ -16,9 +16,8 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection, transaction
 from django.utils import timezone
 
-from config.broker import broker_identity
-from config.celery import app
-from config.structured_log import log_event
+from common.broker import broker_identity
+from common.structured_log import log_event
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.chunks import ChunkOutcome, chunk_process, chunks_recover
 from metrics_bridge.services.runs import metric_run_dispatch, metric_run_execute, metric_run_start
@@ -57,12 +56,14 @@ def enqueue_chunks(chunk_ids: list[int]) -> None:
 
 
 def runs_execute_eagerly() -> bool:
-    return bool(app.conf.task_always_eager)
+    # The project's Celery app (config/celery.py), reached through the task: this layer does not import config.
+    return bool(score_chunk.app.conf.task_always_eager)
 
 
 def current_broker() -> str:
     """This process's broker, named without credentials (what worker heartbeats are matched on)."""
-    return broker_identity(app.conf.broker_url, app.conf.broker_transport_options)
+    conf = score_chunk.app.conf
+    return broker_identity(conf.broker_url, conf.broker_transport_options)
 
 
 def start_metric_run(**kwargs):
@@ -255,3 +256,37 @@ def _worker_shutdown(sender=None, **kwargs) -> None:
     if _heartbeat is not None:
         _heartbeat.stop()
         log_event(logger, "worker_stopped", worker=_heartbeat.worker_name, pid=os.getpid())
+
+
+# --- Captioning through a model's API ("Evaluate a model") ------------------------------------------------
+
+#: a dataset captioned clip by clip through an API can take hours
+CAPTIONING_TIME_LIMIT_SECONDS = 24 * 3600
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, max_retries=0, time_limit=CAPTIONING_TIME_LIMIT_SECONDS)
+def generate_captions(job_id: int) -> str:
+    """Caption a job's clips, file the answers as its system, and queue the metric run that scores them.
+    Safe to deliver twice: the job is claimed first (a second delivery finds it taken while its heartbeat lives)."""
+    from metrics_bridge.services.captioning import (
+        captioning_job_claim,
+        captioning_job_fail,
+        captioning_job_run,
+        captioning_job_score,
+    )
+
+    job = captioning_job_claim(job_id=job_id)
+    if job is None:
+        return "skipped"
+    try:
+        job = captioning_job_run(job=job)
+    except Exception as error:  # the job must not stay "captioning" forever; its end is logged with the key redacted
+        return captioning_job_fail(job=job, error=error).status
+    if job.system_id and job.status != job.Status.CANCELLED:
+        dispatch_metric_run(run=captioning_job_score(job=job, requested_by=job.requested_by))
+    return job.status
+
+
+def enqueue_captioning_job(job_id: int) -> None:
+    """Send the job's task message once the transaction commits (with eager Celery, in tests, it runs then)."""
+    transaction.on_commit(lambda: generate_captions.apply_async(args=[job_id]))

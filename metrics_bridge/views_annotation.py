@@ -8,6 +8,7 @@ from django.views.decorators.http import require_safe
 from accounts.roles import REVIEWER, roles_required
 from annotation.models import AnnotationCampaign, Clip, Dataset
 from annotation.services.annotation_reviews import campaign_review_denial, clip_review_denial
+from common.web_input import query_id
 from metrics_bridge.agreement.annotation_agreement import FACTORS
 from metrics_bridge.services.annotation_agreement import clip_annotation_matching, dataset_annotation_agreement
 
@@ -24,14 +25,15 @@ def annotation_agreement(request):
     ?dataset=<id> or ?campaign=<id>; &format=json gives the data (the review overview loads it).
     """
     campaign = None
-    if request.GET.get("campaign"):
-        campaign = get_object_or_404(AnnotationCampaign.objects.select_related("dataset"), pk=request.GET["campaign"])
+    campaign_id = query_id(request, "campaign", AnnotationCampaign)
+    if campaign_id is not None:
+        campaign = get_object_or_404(AnnotationCampaign.objects.select_related("dataset"), pk=campaign_id)
         denial = campaign_review_denial(campaign=campaign, user=request.user)
         if denial:
             raise PermissionDenied(denial)
         dataset = campaign.dataset
     else:
-        dataset = get_object_or_404(Dataset, pk=request.GET.get("dataset") or 0)
+        dataset = get_object_or_404(Dataset, pk=query_id(request, "dataset", Dataset) or 0)
     report = dataset_annotation_agreement(dataset=dataset, campaign=campaign)
     if request.GET.get("format") == "json":
         return JsonResponse(

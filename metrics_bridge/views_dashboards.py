@@ -16,9 +16,10 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from accounts.roles import ADMIN, roles_required
 from annotation.models import Caption, Dataset
-from metrics_bridge import plots, selectors
+from metrics_bridge import plots
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
+from metrics_bridge.scoring.system_level import JUDGE_DIMENSIONS
 from metrics_bridge.services import dashboards
 from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.dashboard_cache import cached_content, dataset_fingerprint
@@ -213,7 +214,7 @@ def leaderboard(request, dataset_id: int):
     if download in ("csv", "json"):
         from metrics_bridge.management.commands.leaderboard import leaderboard_csv
 
-        keys = ("dataset", "systems", "rank_agreement", *(key for _, key, _ in XACE_TABLES))
+        keys = ("dataset", "systems", "rank_agreement", *(key for _, key, _ in XACE_TABLES), "judge", "domains")
         public = {key: table[key] for key in keys if key in table}
         public["systems"] = [{k: v for k, v in row.items() if k != "win_rate_ci"} for row in table["systems"]]
         if download == "csv":
@@ -261,9 +262,38 @@ def leaderboard(request, dataset_id: int):
         "unavailable": table["unavailable"],
         "available": _available_metrics(),
         "run": _run_in_progress(request, dataset),
+        **_domain_context(table, [row["system"] for row in systems], request.GET.get("domain_metric", "")),
+        "judge_rows": [
+            (name, [_fixed(breakdown.get(d), 2) for d in JUDGE_DIMENSIONS])
+            for name, breakdown in sorted(table.get("judge", {}).items())
+        ],
         **stale,
     }
     return render(request, "metrics_bridge/leaderboard.html", context)
+
+
+#: the metric the per-domain table shows first: AudioCapBench's primary (its judge), else an embedding metric
+DOMAIN_METRIC_PREFERENCE = ("LLM_JUDGE_3D", "FENSE", "SBERT")
+
+
+def _domain_context(table: dict, system_order: list[str], asked: str) -> dict:
+    """The per-domain table (AudioCapBench's per-category tables) for one metric, chosen on the page."""
+    domains = table.get("domains") or {"domains": [], "systems": {}}
+    metrics = [name for name in table["rank_agreement"] if name not in XACE_FACTORS]
+    if asked not in metrics:
+        asked = next((name for name in DOMAIN_METRIC_PREFERENCE if name in metrics), metrics[0] if metrics else "")
+    rows = []
+    for name in system_order:
+        by_domain = domains["systems"].get(name, {})
+        cells = []
+        for domain in domains["domains"]:
+            entry = by_domain.get(domain)
+            value = entry["metrics"].get(asked) if entry else None
+            cells.append(
+                (_fixed(value, 4), entry["captions"] if entry else 0, ", ".join(entry["datasets"]) if entry else "")
+            )
+        rows.append((name, cells))
+    return {"domain_names": domains["domains"], "domain_rows": rows, "domain_metric": asked, "domain_metrics": metrics}
 
 
 @roles_required(ADMIN)
@@ -330,22 +360,20 @@ def caption_page(request, caption_id: int):
     """Who: admins. The clip player, the caption, its references, every score, ratings, pair outcomes, X-ACE graphs."""
     caption = get_object_or_404(Caption.objects.select_related("clip__dataset", "system"), pk=caption_id)
     data = dashboards.caption_page_data(caption=caption)
-    scores = selectors.caption_scores(caption=caption)
-    # The caption's own scores: against all of its clip's references (what leaderboards and THumBS correlations
-    # use); the pair protocol's leave-one-out and corpus-batch scores are listed apart.
-    references = tuple(data["references"])
-    own = [s for s in scores if tuple(s.reference_set.texts) == references and not s.reference_set.context]
-    own_ids = {s.pk for s in own}
-    xace = next(
-        (score for score in own + scores if score.metric in XACE_VARIANTS and score.details.get("factors")), None
-    )
+    # In use: against all of the clip's references, under its current gold annotation for X-ACE (what leaderboards
+    # and THumBS correlations read), X-ACE first; earlier gold or versions behind a toggle; the pair protocol apart.
+    scores = dashboards.caption_scores_by_use(caption=caption, references=tuple(data["references"]))
+    xace = next((s for s in scores.in_use if s.metric in XACE_VARIANTS and s.details.get("factors")), None)
     context = {
         "caption": caption,
         "clip": caption.clip,
         "audio_url": reverse("annotation:clip-audio", args=[caption.clip_id]) if caption.clip.audio else "",
-        "scores": own,
-        "other_scores": [s for s in scores if s.pk not in own_ids],
+        "scores": scores.in_use,
+        "superseded_scores": scores.superseded,
+        "other_scores": scores.protocol,
+        "has_gold": scores.gold is not None,
         "xace": xace,
+        "xace_against_gold": bool(xace and xace.details.get("reference_from") == "expert_annotation"),
         **data,
     }
     return render(request, "metrics_bridge/caption.html", context)
@@ -353,7 +381,14 @@ def caption_page(request, caption_id: int):
 
 # --- Plots ------------------------------------------------------------------------------------------------
 
-PLOT_KINDS = ("agreement-splits", "leaderboard-win-rate", "xace-attributes", "thumbs-scatter", "caption-graph")
+PLOT_KINDS = (
+    "agreement-splits",
+    "leaderboard-win-rate",
+    "xace-attributes",
+    "thumbs-scatter",
+    "caption-graph",
+    "caption-matches",
+)
 
 
 @roles_required(ADMIN)
@@ -362,7 +397,7 @@ def plot(request, kind: str, object_id: int):
     """Who: admins. An SVG plot, cached until its data changes; ?download=1 saves it as a file."""
     if kind not in PLOT_KINDS:
         raise Http404("no such plot")
-    parameters = {key: request.GET.get(key, "") for key in ("metric", "field", "system", "side")}
+    parameters = {key: request.GET.get(key, "") for key in ("metric", "field", "system", "side", "score")}
     svg = _plot_svg(kind, object_id, parameters)
     response = HttpResponse(svg, content_type="image/svg+xml")
     if request.GET.get("download"):
@@ -375,12 +410,11 @@ def plot(request, kind: str, object_id: int):
 
 def _plot_svg(kind: str, object_id: int, parameters: dict) -> str:
     key = f"plot:{kind}:{object_id}:" + "|".join(f"{k}={v}" for k, v in sorted(parameters.items()))
-    if kind == "caption-graph":
+    if kind in ("caption-graph", "caption-matches"):
         caption = get_object_or_404(Caption.objects.select_related("clip__dataset"), pk=object_id)
         fingerprint = dataset_fingerprint(dataset=caption.clip.dataset)
-        return cached_content(
-            key=key, fingerprint=fingerprint, build=lambda: _caption_graph(caption, parameters)
-        )
+        build = _caption_graph if kind == "caption-graph" else _caption_matches
+        return cached_content(key=key, fingerprint=fingerprint, build=lambda: build(caption, parameters))
     if kind == "thumbs-scatter":
         campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=object_id)
         fingerprint = dashboards.campaign_fingerprint(campaign=campaign)
@@ -448,13 +482,43 @@ def _thumbs_scatter(campaign: Campaign, parameters: dict) -> str:
     )
 
 
-def _caption_graph(caption: Caption, parameters: dict) -> str:
+def _xace_score(caption: Caption, parameters: dict):
+    """The X-ACE score ?score=<id> of this caption, else its newest one of ?metric= (default XACE)."""
     from metrics_bridge.models import MetricScore
 
+    scores = MetricScore.objects.filter(caption=caption, metric__in=XACE_VARIANTS)
+    if parameters["score"].isdigit():
+        score = scores.filter(pk=int(parameters["score"])).first()
+    else:
+        metric = parameters["metric"] if parameters["metric"] in XACE_VARIANTS else "XACE"
+        score = scores.filter(metric=metric).order_by("-created_at").first()
+    if score is None or not score.details.get("graphs"):
+        raise Http404("no X-ACE explanation for this caption")
+    return score
+
+
+def _caption_matches(caption: Caption, parameters: dict) -> str:
+    score = _xace_score(caption, parameters)
+    graphs = score.details["graphs"]
+    matches = [
+        (node["node"], node["match"], node["score"])
+        for node in score.details.get("factors", {}).get("event", {}).get("matched", [])
+        if node.get("match")
+    ]
+    gold = score.details.get("reference_from") == "expert_annotation"
+    return plots.graph_matches(
+        candidate=graphs.get("candidate", {}),
+        reference=graphs.get("reference", {}),
+        matches=matches,
+        statuses={side: xace_node_statuses(score.details, side) for side in ("candidate", "reference")},
+        titles=("caption graph", "gold annotation graph" if gold else "reference captions graph"),
+    )
+
+
+def _caption_graph(caption: Caption, parameters: dict) -> str:
     side = parameters["side"]
-    metric = parameters["metric"] if parameters["metric"] in XACE_VARIANTS else "XACE"
-    score = MetricScore.objects.filter(caption=caption, metric=metric).order_by("-created_at").first()
-    if score is None or side not in ("candidate", "reference"):
+    score = _xace_score(caption, parameters)
+    if side not in ("candidate", "reference"):
         raise Http404("no X-ACE explanation for this caption")
     graph = score.details.get("graphs", {}).get(side, {})
     return plots.audio_graph(graph=graph, statuses=xace_node_statuses(score.details, side), title=f"{side} graph")

@@ -16,8 +16,15 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
 def celery_worker_command(
-    *, name: str, pool: str = "solo", concurrency: int = 1, loglevel: str = "INFO", prefetch_multiplier: int = 1
+    *,
+    name: str,
+    pool: str = "solo",
+    concurrency: int = 1,
+    loglevel: str = "INFO",
+    prefetch_multiplier: int = 1,
+    include: list[str] | None = None,
 ) -> list[str]:
+    """`include`: more modules the worker imports at start (Celery's --include; tests add their hooks so)."""
     return [
         sys.executable,
         "-m",
@@ -32,6 +39,7 @@ def celery_worker_command(
         "--without-mingle",
         f"--loglevel={loglevel}",
         f"--hostname={name}",
+        *([f"--include={','.join(include)}"] if include else []),
     ]
 
 
@@ -40,10 +48,10 @@ class WorkerProcess:
 
     def __init__(
         self, *, name: str, log_path: Path, env: dict | None = None, pool: str = "solo", concurrency: int = 1,
-        prefetch_multiplier: int = 1,
+        prefetch_multiplier: int = 1, include: list[str] | None = None,
     ):
         self.name, self.log_path, self.pool, self.concurrency = name, log_path, pool, concurrency
-        self.prefetch_multiplier = prefetch_multiplier
+        self.prefetch_multiplier, self.include = prefetch_multiplier, include
         self.env = {**os.environ, **(env or {})}
         self.process: subprocess.Popen | None = None
 
@@ -52,7 +60,7 @@ class WorkerProcess:
             self.process = subprocess.Popen(
                 celery_worker_command(
                     name=self.name, pool=self.pool, concurrency=self.concurrency,
-                    prefetch_multiplier=self.prefetch_multiplier,
+                    prefetch_multiplier=self.prefetch_multiplier, include=self.include,
                 ),
                 cwd=PROJECT_DIR,
                 env=self.env,
@@ -106,8 +114,12 @@ class WorkerOnDemand:
     died or sent no heartbeat within `start_timeout` seconds.
     """
 
-    def __init__(self, *, say=print, start_timeout: float = 120, warm_up: list[str] | None = None):
-        self.say, self.start_timeout, self.warm_up = say, start_timeout, list(warm_up or [])
+    #: Seconds a temporary worker has to send its first heartbeat before the command gives up on it.
+    START_TIMEOUT = 120
+
+    def __init__(self, *, say=print, start_timeout: float | None = None, warm_up: list[str] | None = None):
+        self.say, self.warm_up = say, list(warm_up or [])
+        self.start_timeout = self.START_TIMEOUT if start_timeout is None else start_timeout
         self.worker: WorkerProcess | None = None
         self._checked = False
         self._started_at = 0.0

@@ -18,10 +18,11 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from accounts.permissions import ActionRolesMixin, RaterLockMixin
+from accounts.permissions import ActionRolesMixin
 from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER, user_has_role
-from annotation.api_helpers import filter_by_params, json_import_respond
+from annotation.api_helpers import RaterLockMixin, filter_by_params, json_import_respond
 from annotation.serializers import ImportSummarySerializer, JsonImportInputSerializer
+from ratings import projection
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.serializers import (
     AssignmentItemSerializer,
@@ -37,7 +38,7 @@ from ratings.serializers import (
     RaterThumbsRatingSerializer,
     ThumbsRatingSerializer,
 )
-from ratings.services.campaigns import campaign_add_raters, campaign_create
+from ratings.services.campaigns import CampaignSetupError, campaign_add_raters, campaign_create
 from ratings.services.pairwise_import import pairwise_judgements_import
 
 OWN_ROWS_FOR_RATERS = {"list": (RATER,), "retrieve": (RATER,), "*": (ADMIN,)}
@@ -45,7 +46,8 @@ OWN_ROWS_FOR_RATERS = {"list": (RATER,), "retrieve": (RATER,), "*": (ADMIN,)}
 
 class RaterBlindedMixin:
     """Admins get `serializer_class` over all rows; everyone else (raters) `rater_serializer_class` over
-    their own rows in campaigns (imported votes belong to none), filtered only by study (campaign id).
+    their own rows, built by the rater projection (`rater_rows`, ratings/projection.py): in the rater's
+    order and terms, never in database order. Raters filter only by study (campaign id).
 
     `rater_field` names the row's user field (e.g. "rater" or "assignment__rater"); `campaign_field`
     its campaign. Raters cannot filter by caption, pair, clip or assignment id: such filters would let
@@ -60,20 +62,26 @@ class RaterBlindedMixin:
     def _is_admin(self) -> bool:
         return user_has_role(self.request.user, ADMIN)
 
-    def get_serializer_class(self):
-        if getattr(self, "swagger_fake_view", False) or self._is_admin():
-            return self.serializer_class
-        return self.rater_serializer_class
+    def _is_rater_view(self) -> bool:
+        return not getattr(self, "swagger_fake_view", False) and not self._is_admin()
 
-    def get_serializer_context(self):
-        context = super().get_serializer_context()
-        if (
-            not getattr(self, "swagger_fake_view", False)
-            and self.request.user.is_authenticated
-            and not self._is_admin()
-        ):
-            context["items"] = rater_items_by_subject(rater=self.request.user)
-        return context
+    def get_serializer_class(self):
+        return self.rater_serializer_class if self._is_rater_view() else self.serializer_class
+
+    def rater_rows(self, assignments) -> list:
+        """The rows a rater lists, from the projection, in the rater's order."""
+        raise NotImplementedError
+
+    def rater_assignment_scope(self):
+        """The signed-in rater's assignments, narrowed by `?study=`."""
+        assignments = projection.rater_assignments(rater=self.request.user)
+        return filter_by_params(assignments, self.request, {"study": "campaign_id"})
+
+    def list(self, request, *args, **kwargs):
+        if not self._is_rater_view():
+            return super().list(request, *args, **kwargs)
+        page = self.paginate_queryset(self.rater_rows(self.rater_assignment_scope()))
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     def scoped(self, queryset):
         if getattr(self, "swagger_fake_view", False):  # schema generation has no real user
@@ -82,15 +90,6 @@ class RaterBlindedMixin:
             return filter_by_params(queryset, self.request, self.admin_lookups)
         queryset = queryset.filter(**{self.rater_field: self.request.user, f"{self.campaign_field}__isnull": False})
         return filter_by_params(queryset, self.request, {"study": f"{self.campaign_field}_id"})
-
-
-def rater_items_by_subject(*, rater) -> dict[tuple[int, int], AssignmentItem]:
-    """The rater's items keyed by (campaign id, clip id) for THumBS and (campaign id, pair id) for pairs."""
-    items = {}
-    for item in AssignmentItem.objects.filter(assignment__rater=rater).select_related("assignment"):
-        key = item.pair_id if item.pair_id is not None else item.clip_id
-        items[(item.assignment.campaign_id, key)] = item
-    return items
 
 
 @extend_schema(
@@ -165,7 +164,10 @@ class CampaignViewSet(ActionRolesMixin, mixins.CreateModelMixin, viewsets.ReadOn
         not_raters = [name for name in usernames if not user_has_role(users[name], RATER)]
         if not_raters:
             raise ValidationError({"raters": f"not in the rater group: {', '.join(not_raters)}"})
-        campaign_add_raters(campaign=campaign, raters=[users[name] for name in usernames])
+        try:
+            campaign_add_raters(campaign=campaign, raters=[users[name] for name in usernames])
+        except CampaignSetupError as error:
+            raise ValidationError({"raters": str(error)}) from None
         return self._respond(campaign, status.HTTP_200_OK)
 
 
@@ -196,6 +198,9 @@ class AssignmentViewSet(RaterBlindedMixin, ActionRolesMixin, viewsets.ReadOnlyMo
         )
         return self.scoped(queryset)
 
+    def rater_rows(self, assignments) -> list:
+        return projection.studies(assignments)
+
 
 @extend_schema(
     tags=["assignments"],
@@ -216,6 +221,8 @@ class AssignmentItemViewSet(RaterBlindedMixin, ActionRolesMixin, viewsets.ReadOn
     rater_field = "assignment__rater"
     campaign_field = "assignment__campaign"
     admin_lookups = {"assignment": "assignment_id", "campaign": "assignment__campaign__name"}
+    # Admins address an item by id, raters by its token (ratings.models.opaque_token: URL-safe characters).
+    lookup_value_regex = "[A-Za-z0-9_-]{1,32}"
 
     def get_object(self):
         # Raters address their items by token, never by database id.
@@ -231,6 +238,9 @@ class AssignmentItemViewSet(RaterBlindedMixin, ActionRolesMixin, viewsets.ReadOn
             "assignment_id", "position"
         )
         return self.scoped(queryset)
+
+    def rater_rows(self, assignments) -> list:
+        return projection.items(assignments)
 
 
 @extend_schema(
@@ -257,6 +267,9 @@ class ThumbsRatingViewSet(RaterBlindedMixin, mixins.ListModelMixin, ActionRolesM
         )
         return self.scoped(queryset)
 
+    def rater_rows(self, assignments) -> list:
+        return projection.ratings(assignments)
+
 
 @extend_schema(
     tags=["judgements"],
@@ -281,6 +294,9 @@ class PairwiseVoteViewSet(RaterBlindedMixin, mixins.ListModelMixin, ActionRolesM
             "pair_id", "rater__username", "campaign_id"
         )
         return self.scoped(queryset)
+
+    def rater_rows(self, assignments) -> list:
+        return projection.votes(assignments)
 
 
 @extend_schema(tags=["imports"])

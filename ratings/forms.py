@@ -18,7 +18,7 @@ from accounts.roles import RATER
 from annotation.models import CaptioningSystem, Clip, Dataset
 from ratings.models import Assignment, Campaign, ThumbsRating
 from ratings.services.campaigns import DEFAULT_JUDGEMENTS
-from ratings.services.judgements import CaptionScores
+from ratings.services.judgements import PLAIN_PENALTY, PLAIN_VERSION, CaptionScores
 
 SCORE_CHOICES = [(str(value), str(value)) for value in range(1, 6)]
 PENALTY_FIELDS = ("fluency", "conciseness", "irrelevance")
@@ -35,8 +35,26 @@ RUBRIC = {
 PENALTY_PRESETS = ("0", "-0.1", "-0.5", "-1", "-2")
 
 
+class PlainPenaltyField(forms.DecimalField):
+    """A penalty typed plainly ("-0.5"): padded text or an exponent ("-5e-1") is refused, not read as a number."""
+
+    def to_python(self, value):
+        if isinstance(value, str) and value not in self.empty_values and not PLAIN_PENALTY.fullmatch(value):
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        return super().to_python(value)
+
+
+class PlainVersionField(forms.IntegerField):
+    """The item version a page was built from: digits only ("1.0", " 1" and "0.5" are refused)."""
+
+    def to_python(self, value):
+        if isinstance(value, str) and value not in self.empty_values and not PLAIN_VERSION.fullmatch(value):
+            raise forms.ValidationError("The page's item version is not valid; reload the page.", code="invalid")
+        return super().to_python(value)
+
+
 def _penalty_field(*, label: str) -> forms.DecimalField:
-    return forms.DecimalField(
+    return PlainPenaltyField(
         label=label,
         max_digits=2,
         decimal_places=1,
@@ -57,7 +75,7 @@ class ItemVersionForm(forms.Form):
     """What every item form carries: the item version the page was built from, and whether the rater
     chose to replace a newer answer (after a conflict was shown)."""
 
-    version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+    version = PlainVersionField(min_value=0, widget=forms.HiddenInput)
     replacing = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
 
@@ -160,7 +178,11 @@ class CampaignCreateForm(forms.Form):
         required=False,
         help_text="Blank: 4 for pairwise (as in the FENSE data), 3 for THumBS.",
     )
-    seed = forms.IntegerField(initial=0, help_text="The same seed on the same data gives the same pairs and orders.")
+    seed = forms.IntegerField(
+        initial=0,
+        help_text="The same seed on the same data gives the same pairs and captions. Each rater's order and sides "
+        "are drawn from a secret of their own, so raters cannot work them out.",
+    )
     clip_ids = forms.CharField(
         label="Clips",
         required=False,

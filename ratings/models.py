@@ -49,10 +49,6 @@ class CaptionPair(TimeStampedModel):
     def __str__(self) -> str:
         return f"{self.clip} {self.split} {self.source_key}"
 
-    @property
-    def is_gold(self) -> bool:
-        return bool(self.gold_choice)
-
 
 TOKEN_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # no look-alikes (l/1, o/0): people copy these from workbooks
 TOKEN_LENGTH = 16  # 80 random bits
@@ -115,6 +111,9 @@ class Assignment(TimeStampedModel):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    # Seeds this rater's item order, caption orders and sides (ratings/projection.py). Random and never
+    # shown, so nothing a rater knows (ids, the campaign seed) predicts those orders.
+    order_key = models.CharField(max_length=32, default=opaque_token, editable=False)
 
     class Meta:
         ordering = ["campaign", "rater"]
@@ -146,6 +145,10 @@ class AssignmentItem(models.Model):
     # For THumBS: caption ids in the order this rater sees them.
     caption_order = models.JSONField(default=list, blank=True)
     first_shown_at = models.DateTimeField(null=True, blank=True)
+    # What the server sent of the clip's rater audio to this rater (ratings/services/listening.py):
+    # {"file": storage name, "size": bytes, "ranges": [[first, end), ...]}, and when the first byte went.
+    audio_served = models.JSONField(default=dict, blank=True)
+    audio_first_served_at = models.DateTimeField(null=True, blank=True)
     listened_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     seconds_spent = models.FloatField(null=True, blank=True)
@@ -274,11 +277,6 @@ class PairwiseVote(TimeStampedModel):
 
     def __str__(self) -> str:
         return f"{self.rater} on {self.pair}: {self.choice}"
-
-    @property
-    def signed_value(self) -> int:
-        """+1 when a is better, -1 when b is better, 0 without preference (the FENSE encoding)."""
-        return {"a": 1, "b": -1}.get(self.choice, 0)
 
 
 class HeadphoneCheck(TimeStampedModel):

@@ -3,7 +3,7 @@
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from annotation.models import Caption, Dataset
+from annotation.models import Dataset
 from annotation.selectors import dataset_corpus_counts
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.models_study import AttentionCheck, Participant
@@ -39,19 +39,6 @@ def dataset_stats(*, dataset: Dataset) -> dict:
 
 
 # --- Rating pages and campaign administration (web) -----------------------
-
-
-def rater_assignments_with_progress(*, rater: AbstractBaseUser) -> QuerySet[Assignment]:
-    """The rater's assignments in active campaigns, with `item_count` and `completed_count`."""
-    return (
-        Assignment.objects.filter(rater=rater, campaign__is_active=True)
-        .select_related("campaign")
-        .annotate(
-            item_count=Count("items"),
-            completed_count=Count("items", filter=Q(items__completed_at__isnull=False)),
-        )
-        .order_by("campaign__name")
-    )
 
 
 def assignment_next_item(*, assignment: Assignment) -> AssignmentItem | None:
@@ -94,12 +81,6 @@ def item_neighbours(*, item: AssignmentItem) -> dict:
     items = item.assignment.items
     previous = items.filter(position__lt=item.position).order_by("-position").values_list("token", flat=True).first()
     return {"previous_token": previous, "next_open_token": item_next_open_token(item=item)}
-
-
-def thumbs_item_captions(*, item: AssignmentItem) -> list[Caption]:
-    """The item's captions in the order this rater sees them."""
-    by_id = Caption.objects.in_bulk(item.caption_order)
-    return [by_id[caption_id] for caption_id in item.caption_order if caption_id in by_id]
 
 
 def campaigns_with_progress() -> QuerySet[Campaign]:
@@ -180,6 +161,17 @@ def campaign_assignments_with_progress(*, campaign: Campaign) -> QuerySet[Assign
 def campaign_clips_without_audio(*, campaign: Campaign) -> int:
     """How many of the campaign's assigned clips have no audio (raters cannot finish those items)."""
     return campaign.dataset.clips.filter(assignment_items__assignment__campaign=campaign, audio="").distinct().count()
+
+
+def campaign_donor_clip_count(*, campaign: Campaign) -> int:
+    """How many clips the campaign's HI pairs take their other caption from (not rated in the campaign)."""
+    return (
+        campaign.pairs.filter(split=CaptionPair.Split.HI, caption_b__copied_from__isnull=False)
+        .order_by()  # (the model ordering would join into the DISTINCT)
+        .values("caption_b__copied_from__clip_id")
+        .distinct()
+        .count()
+    )
 
 
 def raters_with_assignments() -> QuerySet:

@@ -10,8 +10,9 @@ from rest_framework import serializers
 
 from annotation.models import Caption, Dataset
 from annotation.serializers import CaptionSerializer
+from ratings import projection
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
-from ratings.services.judgements import item_answer, vote_side
+from ratings.services.judgements import item_answer
 
 # --- Caption pairs --------------------------------------------------------------
 
@@ -157,10 +158,10 @@ class PairwiseVoteSerializer(serializers.ModelSerializer):
 
 # --- Blinded views for raters ------------------------------------------------------
 #
-# A rater gets only what the rating pages need, in the rater's own terms: items by their random
-# token, captions by their number in the rater's order (THumBS) or by side (pairs), answers by
-# number or side. No caption, pair, clip or dataset id or name, no a/b orientation, no split or
-# gold flag, and the campaign only by the title meant for raters.
+# A rater gets only what the rating pages need, in the rater's own terms and order (ratings/projection.py
+# builds every row): items by their random token, captions by their number in the rater's order (THumBS)
+# or by side (pairs), answers by number or side. No caption, pair, clip or dataset id or name, no a/b
+# orientation, no split or gold flag, and the campaign only by the title meant for raters.
 
 
 class RaterAssignmentSerializer(serializers.ModelSerializer):
@@ -175,28 +176,9 @@ class RaterAssignmentSerializer(serializers.ModelSerializer):
         fields = ["study_id", "study", "task_type", "item_count", "completed_count"]
 
 
-def _caption_ids(item: AssignmentItem) -> list[int]:
-    if item.pair_id is not None:
-        return [item.pair.caption_a_id, item.pair.caption_b_id]
-    return list(item.caption_order)
-
-
 def rater_item_captions(item: AssignmentItem, captions_by_id: dict[int, Caption]) -> list[dict]:
     """The captions as this rater sees them: {"key": "left"/"right", "text"} for a pair, {"key": number, "text"}."""
-    if item.pair_id is not None:
-        pair = item.pair
-        left, right = (
-            (pair.caption_a_id, pair.caption_b_id) if item.a_on_left else (pair.caption_b_id, pair.caption_a_id)
-        )
-        return [
-            {"key": "left", "text": captions_by_id[left].text},
-            {"key": "right", "text": captions_by_id[right].text},
-        ]
-    return [
-        {"key": str(number), "text": captions_by_id[caption_id].text}
-        for number, caption_id in enumerate(item.caption_order, start=1)
-        if caption_id in captions_by_id
-    ]
+    return [{"key": caption.key, "text": caption.text} for caption in projection.item_captions(item, captions_by_id)]
 
 
 class RaterAssignmentItemListSerializer(serializers.ListSerializer):
@@ -204,8 +186,7 @@ class RaterAssignmentItemListSerializer(serializers.ListSerializer):
 
     def to_representation(self, data):
         items = list(data.all() if hasattr(data, "all") else data)
-        caption_ids = {caption_id for item in items for caption_id in _caption_ids(item)}
-        self.context["captions_by_id"] = Caption.objects.in_bulk(caption_ids)
+        self.context["captions_by_id"] = projection.captions_by_id_for(items)
         return super().to_representation(items)
 
 
@@ -260,9 +241,7 @@ class RaterAssignmentItemSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(RaterCaptionSerializer(many=True))
     def get_captions(self, item: AssignmentItem) -> list[dict]:
-        captions_by_id = self.context.get("captions_by_id")
-        if captions_by_id is None:
-            captions_by_id = Caption.objects.in_bulk(_caption_ids(item))
+        captions_by_id = self.context.get("captions_by_id") or projection.captions_by_id_for([item])
         return rater_item_captions(item, captions_by_id)
 
     def get_listened(self, item: AssignmentItem) -> bool:
@@ -276,60 +255,25 @@ class RaterAssignmentItemSerializer(serializers.ModelSerializer):
         return item_answer(item=item) if item.completed_at else {}
 
 
-class RaterThumbsRatingSerializer(serializers.ModelSerializer):
-    """One of the rater's own ratings: the item token and the caption's number in the rater's order."""
+class RaterThumbsRatingSerializer(serializers.Serializer):
+    """One of the rater's own ratings (a projection.RaterRating): the item token and the caption's number."""
 
-    item = serializers.SerializerMethodField()
-    caption = serializers.SerializerMethodField(help_text="The caption's number on the item's page")
-    overall = serializers.DecimalField(max_digits=4, decimal_places=2, read_only=True)
-
-    class Meta:
-        model = ThumbsRating
-        fields = [
-            "item",
-            "caption",
-            "precision",
-            "recall",
-            "fluency",
-            "conciseness",
-            "irrelevance",
-            "overall",
-            "synthesized",
-            "comment",
-            "updated_at",
-        ]
-
-    def _item(self, rating: ThumbsRating) -> AssignmentItem | None:
-        return self.context["items"].get((rating.campaign_id, rating.caption.clip_id))
-
-    def get_item(self, rating: ThumbsRating) -> str | None:
-        item = self._item(rating)
-        return item.token if item else None
-
-    def get_caption(self, rating: ThumbsRating) -> int | None:
-        item = self._item(rating)
-        if item is None or rating.caption_id not in item.caption_order:
-            return None
-        return item.caption_order.index(rating.caption_id) + 1
+    item = serializers.CharField(source="item.token", help_text="The item's token")
+    caption = serializers.IntegerField(source="number", help_text="The caption's number on the item's page")
+    precision = serializers.IntegerField(source="rating.precision")
+    recall = serializers.IntegerField(source="rating.recall")
+    fluency = serializers.DecimalField(source="rating.fluency", max_digits=2, decimal_places=1)
+    conciseness = serializers.DecimalField(source="rating.conciseness", max_digits=2, decimal_places=1)
+    irrelevance = serializers.DecimalField(source="rating.irrelevance", max_digits=2, decimal_places=1)
+    overall = serializers.DecimalField(source="rating.overall", max_digits=4, decimal_places=2)
+    synthesized = serializers.CharField(source="rating.synthesized")
+    comment = serializers.CharField(source="rating.comment")
+    updated_at = serializers.DateTimeField(source="rating.updated_at")
 
 
-class RaterPairwiseVoteSerializer(serializers.ModelSerializer):
-    """One of the rater's own votes: the item token and the side chosen (never a/b)."""
+class RaterPairwiseVoteSerializer(serializers.Serializer):
+    """One of the rater's own votes (a projection.RaterVote): the item token and the side chosen (never a/b)."""
 
-    item = serializers.SerializerMethodField()
-    side = serializers.SerializerMethodField(help_text="left, right or none, as on the rater's page")
-
-    class Meta:
-        model = PairwiseVote
-        fields = ["item", "side", "updated_at"]
-
-    def _item(self, vote: PairwiseVote) -> AssignmentItem | None:
-        return self.context["items"].get((vote.campaign_id, vote.pair_id))
-
-    def get_item(self, vote: PairwiseVote) -> str | None:
-        item = self._item(vote)
-        return item.token if item else None
-
-    def get_side(self, vote: PairwiseVote) -> str | None:
-        item = self._item(vote)
-        return vote_side(vote=vote, a_on_left=item.a_on_left) if item else None
+    item = serializers.CharField(source="item.token", help_text="The item's token")
+    side = serializers.CharField(help_text="left, right or none, as on the rater's page")
+    updated_at = serializers.DateTimeField(source="vote.updated_at")

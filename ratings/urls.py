@@ -8,7 +8,7 @@ urlpatterns: list = []
 # --- Rater pages (items by their random token, never a database id) --------------------------------------
 urlpatterns += [
     path("", views.rater_home, name="home"),
-    path("campaigns/<int:campaign_id>/next/", views.campaign_next, name="campaign_next"),
+    path("campaigns/<id:campaign_id>/next/", views.campaign_next, name="campaign_next"),
     path("items/<str:token>/", views.item_page, name="item"),
     path("items/<str:token>/audio/", views.item_audio, name="item_audio"),
     path("items/<str:token>/listened/", views.item_listened, name="item_listened"),
@@ -22,7 +22,7 @@ urlpatterns += [
         name="headphone_calibration_audio",
     ),
     path(
-        "headphones/attempts/<int:check_id>/trials/<int:trial_number>.wav",
+        "headphones/attempts/<id:check_id>/trials/<id:trial_number>.wav",
         views_headphone.headphone_trial_audio,
         name="headphone_trial_audio",
     ),
@@ -32,48 +32,48 @@ urlpatterns += [
 urlpatterns += [
     path("staff/campaigns/", views_staff.campaign_list, name="campaign_list"),
     path("staff/campaigns/new/", views_staff.campaign_create, name="campaign_create"),
-    path("staff/campaigns/<int:campaign_id>/", views_staff.campaign_detail, name="campaign_detail"),
-    path("staff/campaigns/<int:campaign_id>/quality/", views_staff.campaign_quality, name="campaign_quality"),
+    path("staff/campaigns/<id:campaign_id>/", views_staff.campaign_detail, name="campaign_detail"),
+    path("staff/campaigns/<id:campaign_id>/quality/", views_staff.campaign_quality, name="campaign_quality"),
     path(
-        "staff/campaigns/<int:campaign_id>/raters/<int:rater_id>/exclusion/",
+        "staff/campaigns/<id:campaign_id>/raters/<id:rater_id>/exclusion/",
         views_staff.campaign_rater_exclusion,
         name="campaign_rater_exclusion",
     ),
     path("staff/raters/", views_staff.rater_list, name="rater_list"),
-    path("staff/raters/<int:rater_id>/headphone-reset/", views_staff.headphone_reset, name="headphone_reset"),
+    path("staff/raters/<id:rater_id>/headphone-reset/", views_staff.headphone_reset, name="headphone_reset"),
 ]
 
 # --- Crowd studies (admins; the participants' pages are under /study/, ratings/urls_study.py) ------------
 urlpatterns += [
     path("staff/studies/", views_study_staff.study_list, name="study_list"),
-    path("staff/campaigns/<int:campaign_id>/publish/", views_study_staff.study_publish_page, name="study_publish"),
-    path("staff/studies/<int:study_id>/", views_study_staff.study_detail, name="study_detail"),
-    path("staff/studies/<int:study_id>/settings/", views_study_staff.study_settings_page, name="study_settings"),
-    path("staff/studies/<int:study_id>/live/", views_study_staff.study_live, name="study_live"),
+    path("staff/campaigns/<id:campaign_id>/publish/", views_study_staff.study_publish_page, name="study_publish"),
+    path("staff/studies/<id:study_id>/", views_study_staff.study_detail, name="study_detail"),
+    path("staff/studies/<id:study_id>/settings/", views_study_staff.study_settings_page, name="study_settings"),
+    path("staff/studies/<id:study_id>/live/", views_study_staff.study_live, name="study_live"),
     path(
-        "staff/studies/<int:study_id>/participants/<int:participant_id>/",
+        "staff/studies/<id:study_id>/participants/<id:participant_id>/",
         views_study_staff.study_participant,
         name="study_participant",
     ),
-    path("staff/studies/<int:study_id>/pay.csv", views_study_staff.study_pay_export, name="study_pay_export"),
-    path("staff/studies/<int:study_id>/export/", views_study_staff.study_benchmark_export, name="study_export"),
+    path("staff/studies/<id:study_id>/pay.csv", views_study_staff.study_pay_export, name="study_pay_export"),
+    path("staff/studies/<id:study_id>/export/", views_study_staff.study_benchmark_export, name="study_export"),
 ]
 
 # --- Offline THumBS workbooks ----------------------------------------------
 urlpatterns += [
     path("staff/workbooks/upload/", views_workbooks.workbook_upload, name="workbook_upload"),
     path(
-        "staff/workbooks/uploads/<int:upload_id>/",
+        "staff/workbooks/uploads/<id:upload_id>/",
         views_workbooks.workbook_upload_detail,
         name="workbook_upload_detail",
     ),
     path(
-        "staff/workbooks/uploads/<int:upload_id>/file/",
+        "staff/workbooks/uploads/<id:upload_id>/file/",
         views_workbooks.workbook_upload_file,
         name="workbook_upload_file",
     ),
     path(
-        "staff/campaigns/<int:campaign_id>/raters/<int:rater_id>/workbook/",
+        "staff/campaigns/<id:campaign_id>/raters/<id:rater_id>/workbook/",
         views_workbooks.campaign_workbook_download,
         name="campaign_workbook_download",
     ),

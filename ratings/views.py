@@ -13,13 +13,11 @@ from django.conf import settings
 from django.http import Http404, HttpResponseBadRequest, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.cache import add_never_cache_headers
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts.roles import RATER, roles_required
-from annotation.audio import clip_audio_response
-from ratings import selectors
+from ratings import projection, selectors
 from ratings.forms import PENALTY_FIELDS, PENALTY_PRESETS, RUBRIC, PairwiseItemForm, ThumbsItemForm
 from ratings.models import Assignment, AssignmentItem, Campaign
 from ratings.models_study import Participant
@@ -30,14 +28,13 @@ from ratings.services.judgements import (
     item_answer,
     item_change_open,
     item_draft_save,
-    item_mark_listened,
     item_mark_shown,
-    listening_seconds_required,
     pairwise_item_submit,
     thumbs_item_submit,
 )
+from ratings.services.listening import item_mark_listened, listening_seconds_required
 from ratings.services.participants import participant_for_user, participant_reservation_check
-from ratings.services.rater_audio import rater_audio_redirect_url
+from ratings.services.rater_audio import item_audio_response
 from ratings.views_study import stage_url
 
 
@@ -119,7 +116,7 @@ def rater_home(request):
         request,
         "ratings/rater_home.html",
         {
-            "assignments": selectors.rater_assignments_with_progress(rater=request.user),
+            "assignments": projection.studies(projection.rater_assignments(rater=request.user, active_only=True)),
             "headphones": screen_missing(rater=request.user, campaign=None),
         },
     )
@@ -143,13 +140,20 @@ def campaign_next(request, campaign_id: int):
     item = selectors.assignment_next_item(assignment=assignment)
     if item is not None:
         return redirect("ratings:item", token=item.token)
-    return render(request, "ratings/campaign_done.html", {"assignment": assignment})
+    context = {"assignment": assignment, "items": projection.assignment_items(assignment)}
+    return render(request, "ratings/campaign_done.html", context)
 
 
 @item_view
 def item_page(request, item: AssignmentItem):
-    """Who: the rater the item is assigned to. GET shows the item (or its submitted answer); POST submits."""
+    """Who: the rater the item is assigned to. GET shows the item (or its submitted answer); POST submits.
+
+    `?change=1` on a submitted item opens its form: that re-opening is logged here too (once per answer
+    version), whether the rater came through "Change my answer" or typed the address.
+    """
     item = item_mark_shown(item=item)
+    if request.method == "GET" and request.GET.get("change") == "1" and item.completed_at is not None:
+        item_change_open(item=item)
     if item.assignment.campaign.task_type == Campaign.TaskType.PAIRWISE:
         return _pairwise_page(request, item)
     return _thumbs_page(request, item)
@@ -223,7 +227,7 @@ def _thumbs_initial(item: AssignmentItem, answer: dict) -> dict:
 
 
 def _thumbs_page(request, item: AssignmentItem):
-    captions = selectors.thumbs_item_captions(item=item)
+    captions = projection.item_captions(item)
     if request.method == "POST":
         form = ThumbsItemForm(request.POST, caption_count=len(captions))
 
@@ -259,8 +263,7 @@ def _thumbs_page(request, item: AssignmentItem):
 
 
 def _pairwise_page(request, item: AssignmentItem):
-    pair = item.pair
-    left, right = (pair.caption_a, pair.caption_b) if item.a_on_left else (pair.caption_b, pair.caption_a)
+    left, right = projection.item_captions(item)
     if request.method == "POST":
         form = PairwiseItemForm(request.POST)
         outcome = _submission(
@@ -327,22 +330,9 @@ def item_draft(request, item: AssignmentItem):
 @item_view
 @require_safe
 def item_audio(request, item: AssignmentItem):
-    """Who: the item's rater only (404 for anyone else). The clip's audio under the item's own URL.
-
-    No file name is disclosed (no Content-Disposition); on S3 the browser is sent to a short-lived
-    pre-signed URL of a random object key, or the file is streamed when its key is an old, named one.
-    """
-    clip = item.clip
-    if not clip.audio:
-        raise Http404("This clip has no audio")
-    redirect_url = rater_audio_redirect_url(clip)
-    if redirect_url:
-        response = HttpResponseRedirect(redirect_url)
-        add_never_cache_headers(response)
-        return response
+    """Who: the item's rater only (404 for anyone else). The clip's rater copy (samples only, no metadata)
+    under the item's own URL, streamed by the app (also on S3) so that what it sends is the listening proof."""
     try:
-        response = clip_audio_response(clip, request.headers.get("Range"), disclose_name=False)
+        return item_audio_response(item=item, range_header=request.headers.get("Range"), head=request.method == "HEAD")
     except FileNotFoundError:
-        raise Http404("The audio file of this clip is missing from storage") from None
-    response["Cache-Control"] = "private, max-age=3600"
-    return response
+        raise Http404("This clip has no audio") from None

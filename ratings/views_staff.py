@@ -46,6 +46,13 @@ def campaign_create(request):
             form.add_error(None, str(error))
         else:
             messages.success(request, f"Campaign {campaign.name} created.")
+            donors = selectors.campaign_donor_clip_count(campaign=campaign)
+            if donors:
+                messages.info(
+                    request,
+                    f"Clips giving the HI pairs their other caption: {donors} (not rated in this campaign; none of "
+                    "its raters has them among their items, so nobody recognises those captions).",
+                )
             clips_without_audio = selectors.campaign_clips_without_audio(campaign=campaign)
             if clips_without_audio:
                 messages.warning(
@@ -78,10 +85,14 @@ def campaign_detail(request, campaign_id: int):
             return redirect("ratings:campaign_detail", campaign_id=campaign.pk)
         if raters_form.is_bound and raters_form.is_valid():
             added = list(raters_form.cleaned_data["raters"])
-            campaign_add_raters(campaign=campaign, raters=added)
-            names = ", ".join(user.get_username() for user in added)
-            messages.success(request, f"Added to {campaign.name}: {names}. Each got a balanced share of the items.")
-            return redirect("ratings:campaign_detail", campaign_id=campaign.pk)
+            try:
+                campaign_add_raters(campaign=campaign, raters=added)
+            except CampaignSetupError as error:
+                raters_form.add_error(None, str(error))
+            else:
+                names = ", ".join(user.get_username() for user in added)
+                messages.success(request, f"Added to {campaign.name}: {names}. Each got a balanced share of the items.")
+                return redirect("ratings:campaign_detail", campaign_id=campaign.pk)
     context = {
         "campaign": campaign,
         "is_thumbs": campaign.task_type == Campaign.TaskType.THUMBS,

@@ -10,10 +10,10 @@ from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_safe
 
 from accounts.roles import ADMIN, roles_required
-from annotation.audio import clip_audio_response
+from annotation.audio import stored_file_response
 from ratings.forms import WorkbookUploadForm
 from ratings.models import Assignment, AssignmentItem, Campaign, WorkbookUpload
-from ratings.services.rater_audio import rater_audio_redirect_url
+from ratings.services.rater_audio import RATER_AUDIO_TYPE, rater_audio_redirect_url
 from ratings.services.workbook_import import upload_error_kind
 from ratings.services.workbooks import (
     LINKS_LOCAL,
@@ -123,7 +123,8 @@ def campaign_workbook_download(request, campaign_id: int, rater_id: int):
 def workbook_audio(request, token: str):
     """Who: anyone with a signed link from an exported workbook (no sign-in: raters open it from Excel).
 
-    The link names the rater's item by its token; the response carries no file name.
+    The link names the rater's item by its token; the response is the clip's rater copy (no metadata) and
+    carries no file name.
     """
     item_token = audio_token_read(token)
     item = (
@@ -133,12 +134,14 @@ def workbook_audio(request, token: str):
     )
     if item is None or not item.clip.audio:
         raise Http404("This audio link is invalid or has expired; ask for a new workbook")
-    redirect_url = rater_audio_redirect_url(item.clip)
-    if redirect_url:
-        response = HttpResponseRedirect(redirect_url)
-        add_never_cache_headers(response)
-        return response
     try:
-        return clip_audio_response(item.clip, request.headers.get("Range"), disclose_name=False)
+        redirect_url = rater_audio_redirect_url(item.clip)
+        if redirect_url:
+            response = HttpResponseRedirect(redirect_url)
+            add_never_cache_headers(response)
+            return response
+        return stored_file_response(
+            item.clip.rater_audio, request.headers.get("Range"), disclose_name=False, content_type=RATER_AUDIO_TYPE
+        )
     except FileNotFoundError:
         raise Http404("The audio file of this clip is missing from storage") from None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.db import connection
 
-from config.broker import EMBEDDED_BROKER_URL, embedded_broker_options
+from common.broker import EMBEDDED_BROKER_URL, embedded_broker_options
 from metrics_bridge.worker_process import WorkerProcess
 
 __all__ = ["WorkerProcess", "free_port", "start_redis_server", "test_database_url", "worker_env"]

@@ -1,9 +1,15 @@
-"""Fixtures shared by every test package."""
+"""Fixtures shared by every test package, and the rule that no test skips silently (tests/skip_policy.py)."""
 from pathlib import Path
 
 import pytest
 
+from tests.skip_policy import SkipPolicy
+
 SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(SkipPolicy(config), "skip-policy")
 
 
 @pytest.fixture(scope="session")
@@ -104,6 +110,7 @@ def embedded_celery(transactional_db, tmp_path, settings):
 def _worker_factory(tmp_path, settings, *, broker_url):
     from config.celery import app
     from tests.celery_worker import WorkerProcess, embedded_broker_conf, worker_env
+    from tests.chunk_gate import FOLDER_VARIABLE
 
     broker_dir = tmp_path / "broker"
     saved = {key: app.conf.get(key) for key in ("broker_url", "broker_transport_options", "result_backend")}
@@ -119,10 +126,16 @@ def _worker_factory(tmp_path, settings, *, broker_url):
     _reset_broker_connections(app)
     workers: list[WorkerProcess] = []
 
-    def start_worker(**extra_env) -> WorkerProcess:
+    def start_worker(gate=None, **extra_env) -> WorkerProcess:
+        """A worker process; with `gate` (tests/chunk_gate.py) each chunk waits until the test lets it through."""
+        if gate is not None:
+            extra_env[FOLDER_VARIABLE] = str(gate.folder)
         env = worker_env(broker_url=broker_url, broker_dir=broker_dir, **extra_env)
         worker = WorkerProcess(
-            name=f"test-worker-{len(workers)}@localhost", log_path=tmp_path / f"worker{len(workers)}.log", env=env
+            name=f"test-worker-{len(workers)}@localhost",
+            log_path=tmp_path / f"worker{len(workers)}.log",
+            env=env,
+            include=["tests.chunk_gate"] if gate is not None else None,
         )
         workers.append(worker.start())
         return worker

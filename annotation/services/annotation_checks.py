@@ -6,10 +6,11 @@ same list before submitting (it asks the server: POST .../checks/), so there is 
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import asdict, dataclass
 
-from annotation.graph_rules import relations_analyse
+from annotation.vocabulary import AttributeVocabulary, library_key, source_is_listed
+from common.graph_rules import relations_analyse
+from common.time_relations import time_conflict
 
 ERROR, WARNING = "error", "warning"
 
@@ -26,19 +27,14 @@ class Check:
         return asdict(self)
 
 
-def library_key(text: str) -> str:
-    """How attributes are compared with the tag library: trimmed, case-folded, single spaces."""
-    return " ".join(text.split()).casefold()
-
-
 def _event_name(event: dict) -> str:
     return repr(event["label"].strip()) if event["label"].strip() else f"#{event['id']}"
 
 
-def draft_checks(*, draft: dict, library: Collection[str], clip_duration: float | None = None) -> list[Check]:
+def draft_checks(*, draft: dict, library: AttributeVocabulary, clip_duration: float | None = None) -> list[Check]:
     """Every problem of a validated draft (see annotation_drafts.draft_validate), errors first.
 
-    `library`: the tag library's texts as library_key() gives them.
+    `library`: the attribute tag library (its tags and templates).
     """
     checks: list[Check] = []
     events = draft["events"]
@@ -64,25 +60,16 @@ def draft_checks(*, draft: dict, library: Collection[str], clip_duration: float 
         else:
             seen_labels[label] = index
         checks.extend(_children_checks(event, field, library))
-        if clip_duration and event["offset"] is not None and event["offset"] > clip_duration + 0.05:
-            checks.append(
-                Check(
-                    ERROR,
-                    "time_outside_clip",
-                    f"Event {_event_name(event)} ends at {event['offset']} s, "
-                    f"after the clip's end ({clip_duration:.2f} s).",
-                    f"{field}.offset",
-                    event["id"],
-                )
-            )
+        checks.extend(_span_checks(event, field, clip_duration))
     names = {event["id"]: _event_name(event) for event in events}
     report = relations_analyse(((r["first"], r["second"], r["kind"]) for r in draft["relations"]), names=names)
     for index, message in report.contradictions:
         checks.append(Check(ERROR, "contradiction", f"Contradictory relations: {message}.", f"relations[{index}]"))
+    checks.extend(_time_checks(draft, report, names))
     return sorted(checks, key=lambda check: check.level != ERROR)
 
 
-def _children_checks(event: dict, field: str, library: Collection[str]) -> list[Check]:
+def _children_checks(event: dict, field: str, library: AttributeVocabulary) -> list[Check]:
     checks = []
     sources = [text for text in event["sources"] if text.strip()]
     attributes = [text for text in event["attributes"] if text.strip()]
@@ -107,9 +94,72 @@ def _children_checks(event: dict, field: str, library: Collection[str]) -> list[
                 message = f"Event {name} lists the {kind} {text.strip()!r} twice."
                 checks.append(Check(WARNING, f"duplicate_{kind}", message, where, event["id"]))
             seen.add(key)
-            if kind == "attribute" and key not in library:
+            if kind == "attribute" and library.tag_of(text) is None:
                 message = f"Event {name}: the attribute {text.strip()!r} is not in the tag library."
                 checks.append(Check(WARNING, "free_attribute", message, where, event["id"]))
+            if kind == "source" and not source_is_listed(text):
+                message = f"Event {name}: the source {text.strip()!r} is not in the list of sound sources."
+                checks.append(Check(WARNING, "free_source", message, where, event["id"]))
+    return checks
+
+
+def _span_checks(event: dict, field: str, clip_duration: float | None) -> list[Check]:
+    checks = []
+    name = _event_name(event)
+    spans = event["spans"]
+    for index, (_onset, offset) in enumerate(spans):
+        if clip_duration and offset > clip_duration + 0.05:
+            message = f"Event {name} ends at {offset} s, after the clip's end ({clip_duration:.2f} s)."
+            checks.append(Check(ERROR, "time_outside_clip", message, f"{field}.spans[{index}]", event["id"]))
+    for index in range(1, len(spans)):  # spans are sorted by onset
+        if spans[index][0] < spans[index - 1][1]:
+            message = (
+                f"Event {name}: occurrences {spans[index - 1][0]:.2f}–{spans[index - 1][1]:.2f} s and "
+                f"{spans[index][0]:.2f}–{spans[index][1]:.2f} s overlap; join them or tell them apart."
+            )
+            checks.append(Check(WARNING, "overlapping_spans", message, f"{field}.spans[{index}]", event["id"]))
+    return checks
+
+
+def _time_checks(draft: dict, report, names: dict) -> list[Check]:
+    """A stated relation the spans contradict is an error (the editor offers the fix); one the chain rule
+    implies from right relations, yet against the spans, is a warning a reviewer confirms."""
+    checks = []
+    spans = {event["id"]: event["spans"] for event in draft["events"]}
+    stated = set()
+    for index, relation in enumerate(draft["relations"]):
+        first, second = relation["first"], relation["second"]
+        stated.add(frozenset((first, second)))
+        conflict = time_conflict(relation["kind"], spans[first], spans[second], (names[first], names[second]))
+        if conflict is not None:
+            checks.append(
+                Check(
+                    ERROR,
+                    "time_contradiction",
+                    f"Relation against the time spans: {conflict.message}.",
+                    f"relations[{index}]",
+                    first,
+                )
+            )
+    for relation in report.implied:
+        if frozenset((relation.first, relation.second)) in stated or relation.via is None:
+            continue
+        conflict = time_conflict(
+            relation.kind,
+            spans[relation.first],
+            spans[relation.second],
+            (names[relation.first], names[relation.second]),
+        )
+        if conflict is not None:
+            checks.append(
+                Check(
+                    WARNING,
+                    "implied_time_contradiction",
+                    f"The chain rule implies a relation against the time spans: {conflict.message}.",
+                    "relations",
+                    relation.first,
+                )
+            )
     return checks
 
 

@@ -3,11 +3,13 @@
 A draft is what the browser editor autosaves while an annotator (or a reviewer making gold) works:
 
     {"events": [{"id": "e1", "label": "barking", "sources": ["dog"], "attributes": ["loud"],
-                 "onset": 0.4, "offset": 2.1}],
+                 "spans": [[0.4, 2.1], [5.0, 6.25]]}],
      "relations": [{"first": "e1", "second": "e2", "kind": "before"}],
      "note": "free text for the reviewer"}
 
-Event ids are the editor's own (relations survive renaming). A draft may be unfinished (an empty
+Event ids are the editor's own (relations survive renaming). "spans" are the event's occurrences in the
+clip, [onset, offset] in seconds, kept sorted; a draft of the earlier form, with one "onset" / "offset" per
+event (a tab opened before the change, a local copy), is read as one span. A draft may be unfinished (an empty
 event name, a missing source): those are the automated checks' business at submit time
 (annotation_checks.py). What no draft may hold is malformed data or a contradiction between
 relations: `draft_validate` refuses them with a message naming the field.
@@ -26,7 +28,7 @@ from typing import Any
 from django.db import models, transaction
 from django.utils import timezone
 
-from annotation.graph_rules import KINDS, relations_analyse
+from common.graph_rules import KINDS, relations_analyse
 
 MAX_EVENTS = 200
 MAX_CHILDREN = 100
@@ -36,7 +38,8 @@ MAX_ID = 40
 MAX_NOTE = 5000
 MAX_SECONDS = 24 * 3600.0
 DRAFT_KEYS = {"events", "relations", "note"}
-EVENT_KEYS = {"id", "label", "sources", "attributes", "onset", "offset"}
+MAX_SPANS = 100
+EVENT_KEYS = {"id", "label", "sources", "attributes", "spans", "onset", "offset"}
 RELATION_KEYS = {"first", "second", "kind"}
 
 
@@ -101,6 +104,39 @@ def _seconds(value: Any, field: str) -> float | None:
     return round(float(value), 3)
 
 
+def _spans(raw: dict, field: str) -> list[list[float]]:
+    """The event's spans, sorted; the earlier single "onset" / "offset" is read as one span."""
+    if "spans" in raw and ("onset" in raw or "offset" in raw):
+        raise DraftInvalidError(f"{field}.spans", 'give "spans" or the earlier "onset" / "offset", not both')
+    if "spans" not in raw:
+        onset, offset = _seconds(raw.get("onset"), f"{field}.onset"), _seconds(raw.get("offset"), f"{field}.offset")
+        if onset is None and offset is None:
+            return []
+        onset, offset = (offset, offset) if onset is None else (onset, onset if offset is None else offset)
+        if offset < onset:
+            raise DraftInvalidError(f"{field}.offset", f"ends ({offset} s) before it starts ({onset} s)")
+        return [[onset, offset]]
+    value = raw["spans"]
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise DraftInvalidError(f"{field}.spans", f"expected a list of [onset, offset], got {_type_name(value)}")
+    if len(value) > MAX_SPANS:
+        raise DraftInvalidError(f"{field}.spans", f"more than {MAX_SPANS} spans")
+    spans = []
+    for index, span in enumerate(value):
+        where = f"{field}.spans[{index}]"
+        if not isinstance(span, list) or len(span) != 2:
+            raise DraftInvalidError(where, f"expected [onset, offset] in seconds, got {_type_name(span)}")
+        onset, offset = _seconds(span[0], f"{where}[0]"), _seconds(span[1], f"{where}[1]")
+        if onset is None or offset is None:
+            raise DraftInvalidError(where, "expected [onset, offset] in seconds, got null")
+        if offset < onset:
+            raise DraftInvalidError(where, f"ends ({offset} s) before it starts ({onset} s)")
+        spans.append([onset, offset])
+    return sorted(spans)
+
+
 def _unknown_key(data: dict, allowed: set[str], field: str) -> None:
     unknown = sorted(set(data) - allowed)
     if unknown:
@@ -134,17 +170,13 @@ def draft_validate(data: Any) -> dict:
         if event_id in ids:
             raise DraftInvalidError(f"{field}.id", f"{event_id!r} is also the id of events[{ids[event_id]}]")
         ids[event_id] = index
-        onset, offset = _seconds(raw.get("onset"), f"{field}.onset"), _seconds(raw.get("offset"), f"{field}.offset")
-        if onset is not None and offset is not None and offset < onset:
-            raise DraftInvalidError(f"{field}.offset", f"ends ({offset} s) before it starts ({onset} s)")
         events.append(
             {
                 "id": event_id,
                 "label": _text(raw.get("label", ""), f"{field}.label"),
                 "sources": _text_list(raw.get("sources"), f"{field}.sources"),
                 "attributes": _text_list(raw.get("attributes"), f"{field}.attributes"),
-                "onset": onset,
-                "offset": offset,
+                "spans": _spans(raw, field),
             }
         )
     relations = _relations_validate(data.get("relations", []), ids, events)
@@ -219,8 +251,7 @@ def draft_to_graph(draft: dict) -> tuple[list[dict], list[dict]]:
             "label": labels[event["id"]],
             "sources": [text.strip() for text in event["sources"] if text.strip()],
             "attributes": [text.strip() for text in event["attributes"] if text.strip()],
-            "onset": event.get("onset"),
-            "offset": event.get("offset"),
+            "spans": [list(span) for span in event.get("spans", [])],
         }
         for event in draft["events"]
     ]
@@ -233,7 +264,7 @@ def draft_to_graph(draft: dict) -> tuple[list[dict], list[dict]]:
 
 def draft_from_annotation(annotation) -> dict:
     """A stored ExpertAnnotation as an editor draft (event ids e1, e2, ... in order)."""
-    events = list(annotation.events.order_by("position").prefetch_related("sources", "attributes"))
+    events = list(annotation.events.order_by("position").prefetch_related("sources", "attributes", "spans"))
     ids = {event.pk: f"e{index + 1}" for index, event in enumerate(events)}
     return {
         "events": [
@@ -242,8 +273,9 @@ def draft_from_annotation(annotation) -> dict:
                 "label": event.label,
                 "sources": [source.text for source in sorted(event.sources.all(), key=lambda s: s.position)],
                 "attributes": [a.text for a in sorted(event.attributes.all(), key=lambda a: a.position)],
-                "onset": event.onset_seconds,
-                "offset": event.offset_seconds,
+                "spans": [
+                    [s.onset_seconds, s.offset_seconds] for s in sorted(event.spans.all(), key=lambda s: s.position)
+                ],
             }
             for event in events
         ],

@@ -11,8 +11,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import AnnotationTask, AttributeTag, ExpertAnnotation
-from annotation.services.annotation_checks import ERROR, WARNING, Check, draft_checks, has_errors, library_key
+from annotation.models import AnnotationTask, ExpertAnnotation
+from annotation.selectors import attribute_vocabulary
+from annotation.services.annotation_checks import ERROR, WARNING, Check, draft_checks, has_errors
 from annotation.services.annotation_drafts import (
     DraftConflictError,
     SavedDraft,
@@ -40,10 +41,6 @@ class SubmitRefusedError(Exception):
         super().__init__(f"the annotation has {what}")
 
 
-def tag_library_keys() -> set[str]:
-    return {library_key(text) for text in AttributeTag.objects.values_list("text", flat=True)}
-
-
 def _editable_guard(annotator: AbstractBaseUser):
     def guard(task: AnnotationTask) -> None:
         if task.annotator_id != annotator.pk:
@@ -65,14 +62,14 @@ def task_draft_save(*, task: AnnotationTask, annotator: AbstractBaseUser, base_v
 def task_checks(*, task: AnnotationTask, draft: dict | None = None) -> list[Check]:
     """The automated checks of `draft` (validated here), or of the stored draft."""
     clean = draft_validate(task.draft if draft is None else draft)
-    return draft_checks(draft=clean, library=tag_library_keys(), clip_duration=task.clip.duration_seconds)
+    return draft_checks(draft=clean, library=attribute_vocabulary(), clip_duration=task.clip.duration_seconds)
 
 
 def checked_graph(*, draft: dict, clip, confirm_warnings: bool) -> tuple[list[dict], list[dict]]:
     """(events, relations) of a stored draft that passes the automated checks (SubmitRefusedError otherwise:
     errors always, warnings unless confirmed). Shared by submitting and by publishing gold."""
     clean = draft_validate(draft)
-    checks = draft_checks(draft=clean, library=tag_library_keys(), clip_duration=clip.duration_seconds)
+    checks = draft_checks(draft=clean, library=attribute_vocabulary(), clip_duration=clip.duration_seconds)
     if has_errors(checks) or (not confirm_warnings and any(check.level == WARNING for check in checks)):
         raise SubmitRefusedError(checks)
     return draft_to_graph(clean)

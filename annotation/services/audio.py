@@ -2,8 +2,9 @@
 
 Decoding happens before anything is written, so a file that is not audio is refused with an error
 naming it and leaves no row change and no stored file behind. Files go to the configured default
-storage (local folder or S3) under a name that includes a hash prefix of their content: a changed
+storage (local folder or S3) under a random name (annotation.models.clip_audio_path): a changed
 file never overwrites the stored copy of the old one, so a failed transaction cannot lose audio.
+Storing a file also stores its rater copy (services/rater_audio.py: the samples only, no metadata).
 """
 
 import hashlib
@@ -16,11 +17,13 @@ from typing import BinaryIO
 
 import numpy as np
 from django.core.files import File
+from django.core.files.base import ContentFile
 from django.db import transaction
 from pydub import AudioSegment
 
 from annotation.models import Clip
 from annotation.services.importing import ImportDataError
+from annotation.services.rater_audio import rater_wav_from_path
 
 WAVEFORM_BUCKETS = 800
 HASH_CHUNK_BYTES = 1024 * 1024
@@ -142,10 +145,12 @@ def clips_store_audio(*, attachments: Iterable[AudioAttachment]) -> int:
                 clip, info = attachment.clip, attachment.info
                 if clip_audio_is_current(clip=clip, sha256=info.sha256):
                     continue
-                old_name = clip.audio.name if clip.audio else ""
+                old_names = [field.name for field in (clip.audio, clip.rater_audio) if field]
                 with open(attachment.path, "rb") as handle:
                     clip.audio.save(_stored_file_name(attachment.file_name, info.sha256), File(handle), save=False)
                 stored_names.append((clip.audio.storage, clip.audio.name))
+                clip.rater_audio.save("rater.wav", ContentFile(rater_wav_from_path(attachment.path)), save=False)
+                stored_names.append((clip.rater_audio.storage, clip.rater_audio.name))
                 clip.sha256 = info.sha256
                 clip.duration_seconds = info.duration_seconds
                 clip.sample_rate = info.sample_rate
@@ -154,6 +159,7 @@ def clips_store_audio(*, attachments: Iterable[AudioAttachment]) -> int:
                 clip.save(
                     update_fields=[
                         "audio",
+                        "rater_audio",
                         "sha256",
                         "duration_seconds",
                         "sample_rate",
@@ -162,8 +168,9 @@ def clips_store_audio(*, attachments: Iterable[AudioAttachment]) -> int:
                         "updated_at",
                     ]
                 )
-                if old_name and old_name != clip.audio.name:
-                    transaction.on_commit(_deleter(clip.audio.storage, old_name))
+                for old_name in old_names:
+                    if old_name not in (clip.audio.name, clip.rater_audio.name):
+                        transaction.on_commit(_deleter(clip.audio.storage, old_name))
                 changed += 1
     except BaseException:
         for storage, name in stored_names:

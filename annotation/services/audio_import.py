@@ -18,7 +18,7 @@ from annotation.services.audio import (
     file_sha256,
 )
 from annotation.services.importing import ImportDataError, ImportSummary, dataset_get_existing
-from config.structured_log import logged_import
+from common.structured_log import logged_import
 
 AUDIOCAPS_FILE_NAME = re.compile(r"^Y(?P<youtube_id>.+)\.[^.]+$")
 

@@ -4,11 +4,18 @@ Format: {"Y<youtube_id>.wav": {event: {"source": [...], "attr": [...]}, ...}, ..
 and attributes keep their order (position) and their exact text, so import -> export reproduces
 the input. This product's annotations may also carry, per event, optional keys that readers of the
 plain format ignore: "relations": {other event: "before" | "after" | "simultaneous"} (this event
-<kind> the other one) and "onset" / "offset" in seconds; they are written only when present, so an
-annotation without them exports exactly as the released file.
-A key matches the dataset's clip whose external_id is `<youtube_id>` (as the AudioCaps-Eval
-pairwise import creates them) or whose file_name is the key; missing clips are created.
-Attributes link to the tag library by case-insensitive, trimmed text; others stay free text (tag=None).
+<kind> the other one) and "spans": [[onset, offset], ...] in seconds (the event's occurrences; the
+earlier single "onset" / "offset" pair still imports, as one span); they are written only when present,
+so an annotation without them exports exactly as the released file.
+
+Clip keys: AudioCaps-F's are "Y<youtube_id>.wav"; other datasets' clips are keyed by their file name or
+external id as it came in ("34.wav", "kitchen 02.flac"). A key matches the dataset's clip whose file_name
+is the key, else whose external_id is the key, else, for a "Y<id>.wav" key, whose external_id is <id> (as
+the AudioCaps-Eval pairwise import creates them); a missing clip is created with the key as its file name
+(and <id> as its external id for a "Y<id>.wav" key). The export writes each clip's file name, else its
+external id when that names a file, else "Y<external id>.wav", so every imported key comes back as it was.
+Attributes link to the tag library by case-insensitive, trimmed text (or the template they fill in); others
+stay free text (tag=None); sources are marked listed when they are in the list of common sound sources.
 Re-importing leaves an annotation whose events are identical untouched and replaces the events of
 one that differs, so the final state never depends on how often the import ran.
 """
@@ -26,18 +33,17 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.graph_rules import relations_analyse
 from annotation.models import (
-    AttributeTag,
     Clip,
     Dataset,
     EventAttribute,
     EventSource,
+    EventSpan,
     ExpertAnnotation,
     SoundEvent,
     TemporalRelation,
 )
-from annotation.selectors import annotation_as_audiocaps_f, dataset_gold_annotations
+from annotation.selectors import annotation_as_audiocaps_f, attribute_vocabulary, dataset_gold_annotations
 from annotation.services.importing import (
     ImportDataError,
     ImportSummary,
@@ -50,13 +56,18 @@ from annotation.services.importing import (
     json_type_name,
     text_field_check,
 )
-from config.structured_log import logged_import
+from annotation.vocabulary import AttributeVocabulary, source_is_listed
+from common.graph_rules import relations_analyse
+from common.structured_log import logged_import
 
 EXPERT_USERNAME = "audiocaps-f-experts"
 EXPERT_ROLE = "annotator"
 CLIP_KEY = re.compile(r"^Y(?P<youtube_id>.+)\.wav$")
+# An external id that already names a file is exported as it is (a workbook's "34.wav"), not as "Y34.wav.wav".
+FILE_NAME = re.compile(r"\.(wav|flac|mp3|ogg|oga|opus|m4a|aac|aif|aiff|wma|webm)$", re.IGNORECASE)
 EVENT_SHAPE = 'expected {"source": [...], "attr": [...]}'
-EVENT_KEYS = {"source", "attr", "relations", "onset", "offset"}
+EVENT_KEYS = {"source", "attr", "relations", "spans", "onset", "offset"}
+MAX_SPANS = 100
 LABEL_LENGTH = SoundEvent._meta.get_field("label").max_length
 SOURCE_LENGTH = EventSource._meta.get_field("text").max_length
 ATTRIBUTE_LENGTH = EventAttribute._meta.get_field("text").max_length
@@ -70,19 +81,16 @@ class EventSpec:
     attributes: tuple[str, ...]
     # (other event label, kind): this event <kind> the other one
     relations: tuple[tuple[str, str], ...] = ()
-    onset: float | None = None
-    offset: float | None = None
+    # sorted pairs of seconds: onset, offset
+    spans: tuple[tuple[float, float], ...] = ()
 
 
 @dataclass(frozen=True)
 class ClipAnnotationSpec:
     key: str
-    youtube_id: str
+    #: <id> of a "Y<id>.wav" key, else None
+    youtube_id: str | None
     events: tuple[EventSpec, ...]
-
-
-def tag_text_normalize(text: str) -> str:
-    return text.strip().casefold()
 
 
 IMPORT_STATUSES = (ExpertAnnotation.Status.GOLD, ExpertAnnotation.Status.SUBMITTED)
@@ -128,8 +136,7 @@ def audiocaps_f_import(
                 username=EXPERT_USERNAME, role=EXPERT_ROLE, summary=summary, kind="annotator accounts"
             )
         clips = _clips_ensure(dataset, specs, summary)
-        tags = {tag_text_normalize(tag.text): tag.pk for tag in AttributeTag.objects.all()}
-        _annotations_ensure(specs, clips, annotator, tags, summary, status)
+        _annotations_ensure(specs, clips, annotator, attribute_vocabulary(), summary, status)
     return summary
 
 
@@ -152,18 +159,19 @@ def audiocaps_f_parse(*, data: Any, source_name: str) -> list[ClipAnnotationSpec
     specs = []
     for key, raw_events in data.items():
         where = f'{source_name}: key "{key}"'
-        match = CLIP_KEY.match(key)
-        if match is None:
-            raise ImportDataError(f'{where}: expected a clip key "Y<youtube_id>.wav"')
+        if not key.strip() or key != key.strip():
+            raise ImportDataError(f"{where}: a clip key is its file name or id, without spaces around it")
         if len(key) > EXTERNAL_ID_LENGTH:
             raise ImportDataError(f"{where}: longer than {EXTERNAL_ID_LENGTH} characters")
+        match = CLIP_KEY.match(key)
         if not isinstance(raw_events, dict):
             raise ImportDataError(f"{where}: expected an object {{event: {{...}}}}, got {json_type_name(raw_events)}")
         events = tuple(
             _event_parse(label, raw_event, f'{where} event "{label}"') for label, raw_event in raw_events.items()
         )
         _relations_check(events, where)
-        specs.append(ClipAnnotationSpec(key=key, youtube_id=match.group("youtube_id"), events=events))
+        youtube_id = match.group("youtube_id") if match else None
+        specs.append(ClipAnnotationSpec(key=key, youtube_id=youtube_id, events=events))
     return specs
 
 
@@ -185,9 +193,7 @@ def _event_parse(label: str, raw_event: Any, where: str) -> EventSpec:
             text_field_check(value=value, where=f'{where} key "{name}" index {index}', max_length=max_length)
             for index, value in enumerate(values)
         )
-    onset, offset = (_seconds_parse(raw_event.get(key), f'{where} key "{key}"') for key in ("onset", "offset"))
-    if onset is not None and offset is not None and offset < onset:
-        raise ImportDataError(f'{where} key "offset": {offset} is before the onset {onset}')
+    spans = _spans_parse(raw_event, where)
     relations = raw_event.get("relations") or {}
     if not isinstance(relations, dict):
         raise ImportDataError(
@@ -203,9 +209,45 @@ def _event_parse(label: str, raw_event: Any, where: str) -> EventSpec:
         sources=lists["source"],
         attributes=lists["attr"],
         relations=tuple(relations.items()),
-        onset=onset,
-        offset=offset,
+        spans=spans,
     )
+
+
+def _spans_parse(raw_event: dict, where: str) -> tuple[tuple[float, float], ...]:
+    """The event's "spans": [[onset, offset], ...], or the earlier single "onset" and "offset" (one span)."""
+    if "spans" in raw_event and ("onset" in raw_event or "offset" in raw_event):
+        raise ImportDataError(f'{where} key "spans": give "spans" or "onset" / "offset", not both')
+    if "spans" not in raw_event:
+        onset, offset = (_seconds_parse(raw_event.get(key), f'{where} key "{key}"') for key in ("onset", "offset"))
+        if onset is None and offset is None:
+            return ()
+        if onset is None or offset is None:
+            missing = "onset" if onset is None else "offset"
+            raise ImportDataError(f'{where} key "{missing}": missing (a span needs both onset and offset)')
+        if offset < onset:
+            raise ImportDataError(f'{where} key "offset": {offset} is before the onset {onset}')
+        return ((onset, offset),)
+    raw_spans = raw_event["spans"]
+    if raw_spans is None:
+        return ()
+    if not isinstance(raw_spans, list):
+        raise ImportDataError(
+            f'{where} key "spans": expected a list of [onset, offset], got {json_type_name(raw_spans)}'
+        )
+    if len(raw_spans) > MAX_SPANS:
+        raise ImportDataError(f'{where} key "spans": more than {MAX_SPANS} spans')
+    spans = []
+    for index, span in enumerate(raw_spans):
+        place = f'{where} key "spans" index {index}'
+        if not isinstance(span, list) or len(span) != 2:
+            raise ImportDataError(f"{place}: expected [onset, offset] in seconds, got {json.dumps(span)[:60]}")
+        onset, offset = _seconds_parse(span[0], f"{place} onset"), _seconds_parse(span[1], f"{place} offset")
+        if onset is None or offset is None:
+            raise ImportDataError(f"{place}: expected [onset, offset] in seconds, got {json.dumps(span)[:60]}")
+        if offset < onset:
+            raise ImportDataError(f"{place}: the offset {offset} is before the onset {onset}")
+        spans.append((onset, offset))
+    return tuple(sorted(spans))
 
 
 def _seconds_parse(value: Any, where: str) -> float | None:
@@ -235,21 +277,33 @@ def _relations_check(events: tuple[EventSpec, ...], where: str) -> None:
 
 
 def _clips_ensure(dataset: Dataset, specs: list[ClipAnnotationSpec], summary: ImportSummary) -> dict[str, Clip]:
-    """Clip per input key: by external_id = youtube id, else by file_name = key, else a new clip."""
+    """Clip per input key: by file_name = key, else external_id = key, else external_id = <id> of a
+    "Y<id>.wav" key, else a new clip (see the module docstring)."""
     existing = list(Clip.objects.filter(dataset=dataset))
     by_external_id = {clip.external_id: clip for clip in existing}
     by_file_name = {clip.file_name: clip for clip in existing if clip.file_name}
     clips, new_clips, key_of_clip = {}, [], {}
     for spec in specs:
-        clip = by_external_id.get(spec.youtube_id) or by_file_name.get(spec.key)
+        clip = (
+            by_file_name.get(spec.key)
+            or by_external_id.get(spec.key)
+            or (by_external_id.get(spec.youtube_id) if spec.youtube_id else None)
+        )
         if clip is not None and id(clip) in key_of_clip:
             raise ImportDataError(
                 f'{summary.source_name}: key "{spec.key}": same clip as key "{key_of_clip[id(clip)]}"'
             )
         if clip is None:
-            clip = Clip(dataset=dataset, external_id=spec.youtube_id, file_name=spec.key)
+            external_id = spec.youtube_id or spec.key
+            if external_id in by_external_id:  # "Yab.wav" when a clip "ab" with another file name exists
+                raise ImportDataError(
+                    f'{summary.source_name}: key "{spec.key}": clip "{external_id}" of dataset {dataset.name} '
+                    f'has the file name "{by_external_id[external_id].file_name}"'
+                )
+            clip = Clip(dataset=dataset, external_id=external_id, file_name=spec.key)
             new_clips.append(clip)
-            by_external_id[spec.youtube_id] = clip
+            by_external_id[external_id] = clip
+            by_file_name[spec.key] = clip
         clips[spec.key] = clip
         key_of_clip[id(clip)] = spec.key
     Clip.objects.bulk_create(new_clips)
@@ -259,34 +313,23 @@ def _clips_ensure(dataset: Dataset, specs: list[ClipAnnotationSpec], summary: Im
 
 
 def _stored_graphs(annotation_ids: list[int]) -> dict[int, tuple]:
-    """annotation id -> (events, relations) as stored, in order; an event is
-    (label, sources, [(attribute text, tag id)], onset, offset), a relation (first label, second label, kind)."""
+    """annotation id -> (events, relations) as stored, in order; an event is (label, [(source text, listed)],
+    [(attribute text, tag id)], spans), a relation (first label, second label, kind)."""
     events: dict[int, list[tuple]] = {pk: [] for pk in annotation_ids}
     relations: dict[int, list[tuple]] = {pk: [] for pk in annotation_ids}
     event_rows = SoundEvent.objects.filter(annotation_id__in=annotation_ids).order_by("annotation_id", "position")
-    sources: dict[int, list[str]] = {}
-    for event_id, text in (
-        EventSource.objects.filter(event__annotation_id__in=annotation_ids)
-        .order_by("event_id", "position")
-        .values_list("event_id", "text")
-    ):
-        sources.setdefault(event_id, []).append(text)
-    attributes: dict[int, list[tuple]] = {}
-    for event_id, text, tag_id in (
-        EventAttribute.objects.filter(event__annotation_id__in=annotation_ids)
-        .order_by("event_id", "position")
-        .values_list("event_id", "text", "tag_id")
-    ):
-        attributes.setdefault(event_id, []).append((text, tag_id))
+    children: dict[str, dict[int, list[tuple]]] = {"sources": {}, "attributes": {}, "spans": {}}
+    queries = {
+        "sources": EventSource.objects.values_list("event_id", "text", "listed"),
+        "attributes": EventAttribute.objects.values_list("event_id", "text", "tag_id"),
+        "spans": EventSpan.objects.values_list("event_id", "onset_seconds", "offset_seconds"),
+    }
+    for kind, query in queries.items():
+        for event_id, *values in query.filter(event__annotation_id__in=annotation_ids).order_by("event_id", "position"):
+            children[kind].setdefault(event_id, []).append(tuple(values))
     for event in event_rows:
         events[event.annotation_id].append(
-            (
-                event.label,
-                tuple(sources.get(event.pk, [])),
-                tuple(attributes.get(event.pk, [])),
-                event.onset_seconds,
-                event.offset_seconds,
-            )
+            (event.label, *(tuple(children[kind].get(event.pk, [])) for kind in ("sources", "attributes", "spans")))
         )
     for annotation_id, first, second, kind in (
         TemporalRelation.objects.filter(annotation_id__in=annotation_ids)
@@ -297,14 +340,13 @@ def _stored_graphs(annotation_ids: list[int]) -> dict[int, tuple]:
     return {pk: (tuple(events[pk]), tuple(relations[pk])) for pk in annotation_ids}
 
 
-def _wanted_graph(spec: ClipAnnotationSpec, tags: dict[str, int]) -> tuple:
+def _wanted_graph(spec: ClipAnnotationSpec, library: AttributeVocabulary) -> tuple:
     events = tuple(
         (
             e.label,
-            e.sources,
-            tuple((text, tags.get(tag_text_normalize(text))) for text in e.attributes),
-            e.onset,
-            e.offset,
+            tuple((text, source_is_listed(text)) for text in e.sources),
+            tuple((text, library.tag_of(text)) for text in e.attributes),
+            e.spans,
         )
         for e in spec.events
     )
@@ -312,7 +354,9 @@ def _wanted_graph(spec: ClipAnnotationSpec, tags: dict[str, int]) -> tuple:
     return events, relations
 
 
-def _annotations_ensure(specs, clips, annotator, tags: dict[str, int], summary: ImportSummary, status: str) -> None:
+def _annotations_ensure(
+    specs, clips, annotator, library: AttributeVocabulary, summary: ImportSummary, status: str
+) -> None:
     gold = ExpertAnnotation.Status.GOLD
     clip_ids = [clip.pk for clip in clips.values()]
     annotations = {
@@ -325,7 +369,7 @@ def _annotations_ensure(specs, clips, annotator, tags: dict[str, int], summary: 
     replaced_ids, unchanged, gold_kept = [], 0, 0
     for spec in specs:
         clip = clips[spec.key]
-        wanted = _wanted_graph(spec, tags)
+        wanted = _wanted_graph(spec, library)
         annotation = annotations.get(clip.pk)
         if annotation is None:
             annotation = ExpertAnnotation(clip=clip, annotator=annotator, status=status)
@@ -364,25 +408,21 @@ def _annotations_ensure(specs, clips, annotator, tags: dict[str, int], summary: 
     summary.add("events", "unchanged", len(kept_events))
     summary.add("event sources", "unchanged", sum(len(event[1]) for event in kept_events))
     summary.add("event attributes", "unchanged", sum(len(event[2]) for event in kept_events))
-    free = [
-        text for spec in specs for e in spec.events for text in e.attributes if tag_text_normalize(text) not in tags
-    ]
+    free = [text for spec in specs for e in spec.events for text in e.attributes if library.tag_of(text) is None]
     summary.extra["attributes in the tag library"] = sum(len(e.attributes) for s in specs for e in s.events) - len(free)
     summary.extra["free attributes (not in the tag library)"] = len(free)
-    summary.extra["distinct free attribute texts"] = len({tag_text_normalize(text) for text in free})
+    summary.extra["distinct free attribute texts"] = len({text.strip().casefold() for text in free})
 
 
 def _events_create(to_fill: list[tuple[ExpertAnnotation, tuple]], summary: ImportSummary) -> None:
     events, children, relations = [], [], []
     for annotation, (wanted_events, wanted_relations) in to_fill:
         by_label = {}
-        for position, (label, sources, attributes, onset, offset) in enumerate(wanted_events):
-            event = SoundEvent(
-                annotation=annotation, label=label, position=position, onset_seconds=onset, offset_seconds=offset
-            )
+        for position, (label, sources, attributes, spans) in enumerate(wanted_events):
+            event = SoundEvent(annotation=annotation, label=label, position=position)
             by_label[label] = event
             events.append(event)
-            children.append((event, sources, attributes))
+            children.append((event, sources, attributes, spans))
         relations.extend(
             (annotation, by_label[first], by_label[second], kind) for first, second, kind in wanted_relations
         )
@@ -390,15 +430,23 @@ def _events_create(to_fill: list[tuple[ExpertAnnotation, tuple]], summary: Impor
     if any(event.pk is None for event in events):
         raise RuntimeError("this database does not return primary keys from bulk inserts")
     sources = [
-        EventSource(event=event, text=text, position=i) for event, texts, _ in children for i, text in enumerate(texts)
+        EventSource(event=event, text=text, listed=listed, position=i)
+        for event, pairs, _, _ in children
+        for i, (text, listed) in enumerate(pairs)
     ]
     attributes = [
         EventAttribute(event=event, text=text, tag_id=tag_id, position=i)
-        for event, _, pairs in children
+        for event, _, pairs, _ in children
         for i, (text, tag_id) in enumerate(pairs)
+    ]
+    spans = [
+        EventSpan(event=event, position=i, onset_seconds=onset, offset_seconds=offset)
+        for event, _, _, event_spans in children
+        for i, (onset, offset) in enumerate(event_spans)
     ]
     EventSource.objects.bulk_create(sources)
     EventAttribute.objects.bulk_create(attributes)
+    EventSpan.objects.bulk_create(spans)
     TemporalRelation.objects.bulk_create(
         TemporalRelation(annotation=annotation, first_event=first, second_event=second, kind=kind)
         for annotation, first, second, kind in relations
@@ -406,6 +454,8 @@ def _events_create(to_fill: list[tuple[ExpertAnnotation, tuple]], summary: Impor
     summary.add("events", "created", len(events))
     summary.add("event sources", "created", len(sources))
     summary.add("event attributes", "created", len(attributes))
+    if spans:
+        summary.add("event spans", "created", len(spans))
     if relations:
         summary.add("event relations", "created", len(relations))
 
@@ -414,19 +464,33 @@ def _events_create(to_fill: list[tuple[ExpertAnnotation, tuple]], summary: Impor
 
 
 def audiocaps_f_clip_key(clip: Clip) -> str:
-    """The `Y<youtube_id>.wav` key of a clip: its file name when it has that form, else built from external_id."""
-    if CLIP_KEY.match(clip.file_name or ""):
+    """The key a clip is exported under: its file name as it came in, else its external id when that names a
+    file ("34.wav"), else the AudioCaps-F key "Y<external id>.wav" of a YouTube id."""
+    if clip.file_name:
         return clip.file_name
+    if FILE_NAME.search(clip.external_id):
+        return clip.external_id
     return f"Y{clip.external_id}.wav"
 
 
 def audiocaps_f_export(*, dataset_name: str) -> dict[str, dict]:
-    """GOLD annotations of the dataset in the AudioCaps-F format (one per clip), in import order."""
+    """GOLD annotations of the dataset in the AudioCaps-F format (one per clip), in import order.
+
+    Two clips whose keys would be the same (a file name "Yab.wav" and a YouTube id "ab") are refused with an
+    error naming both, rather than one silently overwriting the other."""
     dataset = dataset_get_existing(name=dataset_name)
-    return {
-        audiocaps_f_clip_key(annotation.clip): annotation_as_audiocaps_f(annotation)
-        for annotation in dataset_gold_annotations(dataset=dataset)
-    }
+    exported: dict[str, dict] = {}
+    clip_of_key: dict[str, Clip] = {}
+    for annotation in dataset_gold_annotations(dataset=dataset):
+        key = audiocaps_f_clip_key(annotation.clip)
+        if key in clip_of_key:
+            raise ImportDataError(
+                f'dataset {dataset.name}: clips "{clip_of_key[key].external_id}" and "{annotation.clip.external_id}" '
+                f'would both be exported as "{key}"'
+            )
+        clip_of_key[key] = annotation.clip
+        exported[key] = annotation_as_audiocaps_f(annotation)
+    return exported
 
 
 def audiocaps_f_export_to_path(*, dataset_name: str, path: Path | str) -> int:

@@ -11,16 +11,18 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.graph_rules import relations_analyse
 from annotation.models import (
-    AttributeTag,
     Clip,
     EventAttribute,
     EventSource,
+    EventSpan,
     ExpertAnnotation,
     SoundEvent,
     TemporalRelation,
 )
+from annotation.selectors import attribute_vocabulary
+from annotation.vocabulary import source_is_listed
+from common.graph_rules import relations_analyse
 
 Status = ExpertAnnotation.Status
 
@@ -34,11 +36,6 @@ REVIEWER_TRANSITIONS = {
 
 class ExpertAnnotationError(Exception):
     """The annotation cannot be saved or moved as asked; the message says why."""
-
-
-def attribute_tag_lookup() -> dict[str, AttributeTag]:
-    """Tag library keyed by lower-cased text (annotators type 'Loud' or 'loud')."""
-    return {tag.text.lower(): tag for tag in AttributeTag.objects.all()}
 
 
 def _non_blank(texts: Sequence[str]) -> list[str]:
@@ -63,35 +60,33 @@ def _check_graph(events: Sequence[dict], relations: Sequence[dict]) -> None:
         if frozenset((first, second)) in seen_pairs:
             raise ExpertAnnotationError(f"relations[{index}]: {first!r} and {second!r} are already related")
         seen_pairs.add(frozenset((first, second)))
-    report = relations_analyse(
-        (r["first_event"].strip(), r["second_event"].strip(), r["kind"]) for r in relations
-    )
+    report = relations_analyse((r["first_event"].strip(), r["second_event"].strip(), r["kind"]) for r in relations)
     if report.contradictions:
         index, message = report.contradictions[0]
         raise ExpertAnnotationError(f"relations[{index}]: contradiction: {message}")
 
 
 def _graph_write(annotation: ExpertAnnotation, events: Sequence[dict], relations: Sequence[dict]) -> None:
-    """Replace the annotation's events (with sources, attributes, times) and relations."""
-    annotation.events.all().delete()  # cascades to sources, attributes and relations
-    tags = attribute_tag_lookup()
+    """Replace the annotation's events (with sources, attributes, spans) and relations."""
+    annotation.events.all().delete()  # cascades to sources, attributes, spans and relations
+    library = attribute_vocabulary()
     event_by_label = {}
     for event_position, event_data in enumerate(events):
         event = SoundEvent.objects.create(
-            annotation=annotation,
-            label=event_data["label"].strip(),
-            position=event_position,
-            onset_seconds=event_data.get("onset"),
-            offset_seconds=event_data.get("offset"),
+            annotation=annotation, label=event_data["label"].strip(), position=event_position
         )
         event_by_label[event.label] = event
         EventSource.objects.bulk_create(
-            EventSource(event=event, text=text, position=position)
+            EventSource(event=event, text=text, position=position, listed=source_is_listed(text))
             for position, text in enumerate(_non_blank(event_data.get("sources", [])))
         )
         EventAttribute.objects.bulk_create(
-            EventAttribute(event=event, text=text, position=position, tag=tags.get(" ".join(text.split()).lower()))
+            EventAttribute(event=event, text=text, position=position, tag_id=library.tag_of(text))
             for position, text in enumerate(_non_blank(event_data.get("attributes", [])))
+        )
+        EventSpan.objects.bulk_create(
+            EventSpan(event=event, position=position, onset_seconds=onset, offset_seconds=offset)
+            for position, (onset, offset) in enumerate(sorted(event_data.get("spans") or []))
         )
     TemporalRelation.objects.bulk_create(
         TemporalRelation(
@@ -116,9 +111,10 @@ def expert_annotation_save(
 ) -> ExpertAnnotation:
     """Create or replace `annotator`'s graph of `clip` (in `campaign`, or outside any campaign).
 
-    `events`: [{"label": str, "sources": [str], "attributes": [str], "onset": s | None, "offset": s | None}];
+    `events`: [{"label": str, "sources": [str], "attributes": [str], "spans": [[onset, offset], ...]}];
     `relations`: [{"first_event": label, "second_event": label, "kind": before/after/simultaneous}].
-    Attributes that match a library tag (case-insensitively) are linked to it; others are kept as free text.
+    Attributes that match a library tag (case-insensitively, or filling in a template) are linked to it, others
+    are kept as free text; sources are marked listed when they are in the list of common sound sources.
     A gold annotation is frozen: a reviewer must revoke gold before it can change.
     """
     if status not in (Status.DRAFT, Status.SUBMITTED):

@@ -32,7 +32,7 @@ from annotation.services.importing import (
     file_stem,
     text_nul_check,
 )
-from config.structured_log import logged_import
+from common.structured_log import logged_import
 
 CLOTHO_CAPTION_COLUMN = re.compile(r"^caption_(\d+)$")
 AUDIOCAPS_COLUMNS = ("audiocap_id", "youtube_id", "start_time", "caption")

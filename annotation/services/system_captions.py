@@ -34,7 +34,7 @@ from annotation.services.importing import (
     json_type_name,
     text_nul_check,
 )
-from config.structured_log import logged_import
+from common.structured_log import logged_import
 
 CSV_COLUMNS = ("file_name", "caption_predicted")
 SYSTEM_NAME_LENGTH = CaptioningSystem._meta.get_field("name").max_length
@@ -194,11 +194,42 @@ def system_captions_import(*, content: bytes, source_name: str, dataset_name: st
     return summary
 
 
+def system_captions_file(
+    *, dataset: Dataset, system_name: str, captions: dict[int, tuple[str, str]], source_label: str
+) -> tuple[CaptioningSystem, ImportSummary]:
+    """File captions made elsewhere in the app (a model's answers) as a system's captions of the dataset's clips,
+    in one transaction, with the same rules as an import. `captions`: {clip id: (text, note)}; the note says what
+    a reader should know about the caption (e.g. the model heard only part of the clip)."""
+    system_name = system_name_validate(name=system_name)
+    known = Clip.objects.filter(dataset=dataset, pk__in=list(captions)).values_list("pk", flat=True)
+    foreign = set(captions) - set(known)
+    if foreign:
+        raise ImportDataError(f"clip id(s) {sorted(foreign)[:5]} are not clips of dataset {dataset.name}")
+    empty = [clip_id for clip_id, (text, _) in captions.items() if not text.strip()]
+    if empty:
+        raise ImportDataError(f"the caption of clip id(s) {sorted(empty)[:5]} is empty")
+    resolved = [(clip_id, text.strip(), source_label) for clip_id, (text, _) in sorted(captions.items())]
+    notes = {clip_id: note for clip_id, (_, note) in captions.items()}
+    summary = ImportSummary(source_name=source_label)
+    with transaction.atomic():
+        system, created = CaptioningSystem.objects.get_or_create(name=system_name)
+        summary.add("captioning systems", "created" if created else "unchanged")
+        _captions_replace(system=system, resolved=resolved, summary=summary, notes=notes)
+    return system, summary
+
+
 def _captions_replace(
-    *, system: CaptioningSystem, resolved: list[tuple[int, str, str]], summary: ImportSummary
+    *,
+    system: CaptioningSystem,
+    resolved: list[tuple[int, str, str]],
+    summary: ImportSummary,
+    notes: dict[int, str] | None = None,
 ) -> None:
+    notes = notes or {}
     clip_ids = [clip_id for clip_id, _, _ in resolved]
-    mine = Caption.objects.filter(system=system, clip_id__in=clip_ids, role=Caption.Role.CANDIDATE).order_by("pk")
+    mine = (
+        Caption.objects.corpus().filter(system=system, clip_id__in=clip_ids, role=Caption.Role.CANDIDATE).order_by("pk")
+    )
     current: dict[int, list[Caption]] = {}
     earlier: dict[tuple[int, str], Caption] = {}
     for caption in mine:
@@ -223,6 +254,7 @@ def _captions_replace(
         if (clip_id, text) in earlier:
             caption = earlier[(clip_id, text)]
             caption.superseded_at = None
+            caption.note = notes.get(clip_id, caption.note)
             revived.append(caption)
             summary.add("system captions", "updated")
         else:
@@ -234,13 +266,14 @@ def _captions_replace(
                     author_kind=Caption.AuthorKind.MACHINE,
                     system=system,
                     source_label=reference[:SOURCE_LABEL_LENGTH],
+                    note=notes.get(clip_id, ""),
                 )
             )
             summary.add("system captions", "created")
     changed = superseded + revived
     for caption in changed:
         caption.updated_at = now
-    Caption.objects.bulk_update(changed, ["superseded_at", "updated_at"])
+    Caption.objects.bulk_update(changed, ["superseded_at", "updated_at", "note"])
     Caption.objects.bulk_create(created)
     summary.extra["captions superseded"] = len(superseded)
 

@@ -7,7 +7,7 @@ precision and recall. A factor absent from both graphs of a pair is not applicab
 out, never counted as 1). Per factor the pair values are averaged per clip, then over the clips where
 the factor applied to at least one pair; the result is None when it applied nowhere.
 
-Relations: an annotation's stated relations are closed under the chain rule (annotation.graph_rules, the
+Relations: an annotation's stated relations are closed under the chain rule (common.graph_rules, the
 same rule the editor shows), then written as X-ACE relation nodes (after = before with the events
 swapped, simultaneous = and), so "A before B, B before C" and "A before C, A before B" agree on A-C.
 
@@ -22,10 +22,11 @@ from itertools import combinations
 
 import numpy as np
 
-from annotation.graph_rules import AFTER, BEFORE, relations_analyse
+from common.graph_rules import AFTER, BEFORE, relations_analyse
+from metrics_bridge.agreement.event_matching import clip_events, disagreements, label_graph, match_clip_events
 from metrics_bridge.scoring.xace.graph import AND, AudioGraph
 from metrics_bridge.scoring.xace.graph import BEFORE as XACE_BEFORE
-from metrics_bridge.scoring.xace.matching import MATCH_THRESHOLD, PhraseSimilarity, graph_phrases, match_graphs
+from metrics_bridge.scoring.xace.matching import PhraseSimilarity, graph_phrases, match_graphs
 
 FACTORS = ("event", "source", "attribute", "relation")
 #: clip key -> annotator -> AudioCaps-F document {event: {"source": [...], "attr": [...], "relations": {...}}}
@@ -181,46 +182,29 @@ def annotation_agreement(submissions: Submissions, *, encoder: Encoder, antonyms
 
 
 def matched_events(documents: dict[str, dict], *, encoder: Encoder, antonyms=None) -> dict:
-    """Events of one clip's annotations grouped across annotators, and the clip's per-factor agreement.
+    """Events of one clip's annotations matched across annotators by meaning (event_matching.py), the clip's
+    per-factor agreement, and where the annotators disagree, lowest agreement first.
 
-    Two events of different annotators are linked when each is the other's best match by X-ACE's event
-    similarity and S >= MATCH_THRESHOLD; a group is a connected set of linked events. Returns
-    {"annotators": [...], "groups": [{"events": {annotator: [labels]}, "similarity": min link S}],
-     "factors": {factor: F or None}, "pairs": [{"annotators": [a, b], "factors": {...}}]}.
+    Returns {"annotators": [...], "groups": [{"events": {annotator: [labels]}, "similarity": weakest link,
+    "links": [...], "merged": gold proposal}], "relations": [relations between groups], "factors": {factor: F
+    or None}, "pairs": [{"annotators": [a, b], "factors": {...}}], "disagreements": [{"factor", "agreement",
+    "items"}]}.
     """
     annotators = sorted(documents)
     graphs = {annotator: annotation_graph(documents[annotator]) for annotator in annotators}
-    similarity = similarity_for(graphs.values(), encoder, antonyms)
-    nodes = [(annotator, event) for annotator in annotators for event in graphs[annotator].events]
-    parent = {node: node for node in nodes}
-    link_scores: dict[tuple, float] = {}
-
-    def root(node):
-        while parent[node] != node:
-            parent[node] = parent[parent[node]]
-            node = parent[node]
-        return node
-
-    pairs = []
-    for a, b in combinations(annotators, 2):
-        pairs.append({"annotators": [a, b], "factors": pair_agreement(graphs[a], graphs[b], similarity)})
-        a_events, b_events = list(graphs[a].events), list(graphs[b].events)
-        scores = similarity.event_matrix(graphs[a], graphs[b], a_events, b_events)
-        if not scores.size:
-            continue
-        for i, event in enumerate(a_events):
-            j = int(np.argmax(scores[i]))
-            if int(np.argmax(scores[:, j])) == i and scores[i, j] >= MATCH_THRESHOLD:
-                first, second = root((a, event)), root((b, b_events[j]))
-                parent[second] = first
-                link_scores[(a, event, b, b_events[j])] = float(scores[i, j])
-    groups: dict[tuple, dict] = {}
-    for node in nodes:
-        group = groups.setdefault(root(node), {"events": {}, "similarity": None})
-        group["events"].setdefault(node[0], []).append(node[1])
-    for (a, event, _b, _other), score in link_scores.items():
-        group = groups[root((a, event))]
-        group["similarity"] = score if group["similarity"] is None else min(group["similarity"], score)
-    ordered = sorted(groups.values(), key=lambda g: -len(g["events"]))
-    clip_pairs = [PairAgreement("clip", tuple(p["annotators"]), p["factors"]) for p in pairs]
-    return {"annotators": annotators, "groups": ordered, "factors": _clip_means(clip_pairs), "pairs": pairs}
+    events = clip_events(documents)
+    similarity = similarity_for([*graphs.values(), *map(label_graph, events.values())], encoder, antonyms)
+    match = match_clip_events(events, similarity)
+    pairs = [
+        {"annotators": [a, b], "factors": pair_agreement(graphs[a], graphs[b], similarity)}
+        for a, b in combinations(annotators, 2)
+    ]
+    factors = _clip_means([PairAgreement("clip", tuple(p["annotators"]), p["factors"]) for p in pairs])
+    return {
+        "annotators": annotators,
+        "groups": match.groups_json(),
+        "relations": match.relations,
+        "factors": factors,
+        "pairs": pairs,
+        "disagreements": disagreements(match.groups, match.relations, annotators, factors),
+    }

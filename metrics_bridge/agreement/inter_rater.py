@@ -9,12 +9,6 @@ icc_2k_of_ratings(ratings) -> IntraclassCorrelation(value, items, raters)
     ICC(2,k) (two-way random, absolute agreement, mean of k raters) over the items rated by the most
     common complete set of raters; icc_2k(matrix) on a complete items x raters matrix.
 rater_bias(ratings) -> {rater: (mean difference from the other raters on the same items, items)}
-vote_agreement(votes_per_pair) -> VoteAgreement(fleiss_kappa, percent_agreement, unanimous_percent, ...)
-    votes_per_pair: per judged pair, the raters' votes (+1 a better, -1 b better, 0 no preference).
-    Fleiss' kappa via statsmodels; it assumes the same number of raters per item, so only items
-    with the most common number of votes are used (items_used says how many). percent_agreement
-    is the mean share of agreeing rater pairs per item (Fleiss' observed agreement P-bar, in %);
-    unanimous_percent the share of items where every rater gave the same vote.
 """
 
 from __future__ import annotations
@@ -26,7 +20,6 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 THUMBS_FIELDS = ("precision", "recall", "fluency", "conciseness", "irrelevance", "overall")
-VOTE_CATEGORIES = (-1, 0, 1)
 
 
 def reliability_matrix(ratings: Iterable[tuple[Hashable, Hashable, float | None]]) -> np.ndarray:
@@ -66,46 +59,6 @@ def thumbs_alpha(
         field: krippendorff_alpha_interval((rater, item, values.get(field)) for rater, item, values in rows)
         for field in fields
     }
-
-
-@dataclass(frozen=True)
-class VoteAgreement:
-    fleiss_kappa: float
-    percent_agreement: float
-    unanimous_percent: float
-    items_used: int
-    items_total: int
-    raters_per_item: int
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
-def vote_agreement(votes_per_pair: Iterable[Sequence[int]]) -> VoteAgreement:
-    from statsmodels.stats.inter_rater import fleiss_kappa
-
-    votes = [list(v) for v in votes_per_pair]
-    total = len(votes)
-    sizes = Counter(len(v) for v in votes if len(v) >= 2)
-    if not sizes:
-        return VoteAgreement(float("nan"), float("nan"), float("nan"), 0, total, 0)
-    raters = max(sizes, key=lambda size: (sizes[size], size))
-    used = [v for v in votes if len(v) == raters]
-    table = np.array([[v.count(category) for category in VOTE_CATEGORIES] for v in used])
-    pair_agreement = (table * (table - 1)).sum(axis=1) / (raters * (raters - 1))
-    unanimous = (table.max(axis=1) == raters).mean()
-    if len(set(VOTE_CATEGORIES) & {c for v in used for c in v}) < 2:
-        kappa = float("nan")  # a single category overall: chance agreement is 1, kappa undefined
-    else:
-        kappa = float(fleiss_kappa(table, method="fleiss"))
-    return VoteAgreement(
-        fleiss_kappa=kappa,
-        percent_agreement=float(100 * pair_agreement.mean()),
-        unanimous_percent=float(100 * unanimous),
-        items_used=len(used),
-        items_total=total,
-        raters_per_item=raters,
-    )
 
 
 @dataclass(frozen=True)

@@ -21,16 +21,10 @@ from collections.abc import Sequence
 
 from . import fluency, sbert
 from .base import ScoreResult, ScoringContext, ScoringRequest
-from .fluency.synthesis import normalise
 
 ERROR_THRESHOLD = 0.9
 PENALTY = 0.9
 IMPLEMENTATION_REVISION = 2
-
-
-def preprocess(text: str) -> str:
-    """FENSE's text_preprocess: drop punctuation, lower-case (spaces collapsed)."""
-    return normalise(text)
 
 
 def penalised(similarity: float, error_probability: float) -> float:

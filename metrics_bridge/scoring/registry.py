@@ -135,10 +135,3 @@ def close_all() -> None:
 
     if meteor_process._shared is not None:
         meteor_process._shared.close()
-
-
-def reset_for_tests() -> None:
-    """Forget the cached instances (a test that edits SCORER_FACTORIES calls this)."""
-    global _instances
-    with _lock:
-        _instances = None

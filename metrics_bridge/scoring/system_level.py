@@ -30,6 +30,9 @@ from .base import ScoreResult, ScoringContext, ScoringRequest
 FACTOR_NAMES = ("event", "source", "attribute", "relation")
 #: the X-ACE scorers' overall metric names: their details carry factor and attribute-category breakdowns
 XACE_OVERALL = ("XACE", "XACE_CAPTIONS")
+#: AudioCapBench's judge: its caption details carry the three dimensions the system value averages
+JUDGE_3D = "LLM_JUDGE_3D"
+JUDGE_DIMENSIONS = ("accuracy", "completeness", "hallucination")
 ATTRIBUTE_CATEGORIES = ("Duration", "Volume", "Pitch", "Location", "Count", "Distance", "Variation", "Tone", "Other")
 
 
@@ -70,8 +73,15 @@ def caption_means(metric_names: Sequence[str], results: dict[str, list[ScoreResu
         details = {"captions": len(values), "aggregate": "mean of caption scores"}
         if name in XACE_OVERALL:
             details.update(xace_breakdown([result.details for result in results[name]]))
+        if name == JUDGE_3D:
+            details["judge"] = judge_breakdown([result.details for result in results[name]])
         means[name] = SystemValue(_mean(values), details)
     return means
+
+
+def judge_breakdown(details: Sequence[dict]) -> dict:
+    """Means of the AudioCapBench judge's accuracy, completeness and hallucination (10 = nothing invented)."""
+    return {dimension: _mean(d.get(dimension) for d in details) for dimension in JUDGE_DIMENSIONS}
 
 
 def xace_breakdown(details: Sequence[dict]) -> dict:

@@ -24,7 +24,12 @@ from metrics_bridge.services.plans import (
     scorer_reference_context,
 )
 from metrics_bridge.services.reference_sets import reference_set_key
-from metrics_bridge.services.runs import metric_run_create, metric_run_execute
+from metrics_bridge.services.runs import (
+    metric_run_create,
+    metric_run_execute,
+    metrics_missing_check,
+    metrics_not_computed,
+)
 from ratings.models import Campaign
 
 SPLITS = ("HC", "HI", "HM", "MM")
@@ -212,6 +217,11 @@ def agreement_report_build(
     on `calibrate_on` too for CALIBRATED). `slow_resources_loading`: see metric_run_create.
 
     Without `metric_names`: every available metric plus CALIBRATED.
+
+    Raises MetricsMissingError naming every metric that was asked for and is not in the table: a metric named in
+    `metric_names` that cannot run here (SPICE without CoreNLP) or whose scores were not computed (a chunk
+    failed, the run ended early). Without `metric_names`, the metrics that cannot run here and a CALIBRATED
+    that cannot be fitted are listed under "unavailable" instead: the default asks only for what can run.
     """
     wanted = None if metric_names is None else [name for name in metric_names if name != CALIBRATED]
     wants_calibrated = metric_names is None or CALIBRATED in metric_names
@@ -221,10 +231,7 @@ def agreement_report_build(
         dataset=dataset, metric_names=wanted, slow_resources_loading=slow_resources_loading, protocol_only=True
     )
     run = metric_run_execute(run=run, enqueue=enqueue, on_progress=on_progress, watchdog=watchdog)
-    unavailable = dict(run.unavailable)
-    if run.status != MetricRun.Status.DONE:
-        for name in run.metrics:
-            unavailable[name] = f"computation failed in metric run {run.pk}: {run.error}"
+    unavailable = {**run.unavailable, **metrics_not_computed(run)}
     computed = [name for name in run.metrics if name not in unavailable]
     if calibrate_on is not None:
         training_run = metric_run_create(dataset=calibrate_on, metric_names=computed, protocol_only=True)
@@ -236,7 +243,10 @@ def agreement_report_build(
             )
     if wants_calibrated:
         computed.append(CALIBRATED)
-    return agreement_table(dataset=dataset, metric_names=computed, unavailable=unavailable, calibrate_on=calibrate_on)
+    report = agreement_table(dataset=dataset, metric_names=computed, unavailable=unavailable, calibrate_on=calibrate_on)
+    requested = list(metric_names) if metric_names is not None else list(run.metrics)
+    metrics_missing_check(requested=requested, delivered=report["metrics"], reasons=report.get("unavailable", {}))
+    return report
 
 
 def calibration_summary(*, dataset: Dataset) -> dict | None:

@@ -21,6 +21,7 @@ import threading
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -28,10 +29,11 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from config.structured_log import log_event
+from common.structured_log import log_event
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, SystemScore
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.runs import Enqueue, chunk_score, chunks_mark_dispatched, metric_run_refresh_progress
+from metrics_bridge.services.chunk_scoring import chunk_score
+from metrics_bridge.services.runs import Enqueue, chunks_mark_dispatched, metric_run_refresh_progress
 from metrics_bridge.services.score_storage import ScoreRow, metric_scores_upsert
 
 logger = logging.getLogger("captioneval.metric_runs")
@@ -64,9 +66,11 @@ def max_attempts() -> int:
     return settings.METRICS_CHUNK_MAX_ATTEMPTS
 
 
-def chunk_claim(*, chunk_id: int, worker: str) -> MetricRunChunk | None:
-    """Take the chunk for scoring, or None when it is not claimable (done, leased by a live worker, run over)."""
-    now = timezone.now()
+def chunk_claim(*, chunk_id: int, worker: str, now: datetime | None = None) -> MetricRunChunk | None:
+    """Take the chunk for scoring, or None when it is not claimable (done, leased by a live worker, run over).
+
+    `now`: the time leases are judged and given at (tests drive leases with a clock of their own)."""
+    now = now or timezone.now()
     token = uuid.uuid4().hex
     claimable = Q(status=Status.PENDING) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
     # A subquery on the run table, not a join: the row conditions stay on the chunk row itself, which
@@ -105,8 +109,19 @@ class LeaseKeeper:
     actually protects the scores, this only lets the log say so early.
     """
 
-    def __init__(self, *, chunk_id: int, token: str, seconds: int):
+    def __init__(
+        self,
+        *,
+        chunk_id: int,
+        token: str,
+        seconds: int,
+        clock: Callable[[], datetime] = timezone.now,
+        renew_every: float | None = None,
+    ):
+        """`clock` gives the time a renewal counts from and `renew_every` the wait between renewals (a third of
+        the lease): tests pass their own, to drive leases without waiting for them."""
         self.chunk_id, self.token, self.seconds = chunk_id, token, seconds
+        self.clock, self.renew_every = clock, renew_every if renew_every is not None else seconds / 3
         self.lost = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -126,11 +141,11 @@ class LeaseKeeper:
 
     def _renew_until_stopped(self) -> None:
         try:
-            while not self._stop.wait(self.seconds / 3):
+            while not self._stop.wait(self.renew_every):
                 try:
                     renewed = MetricRunChunk.objects.filter(
                         pk=self.chunk_id, lease_token=self.token, status=Status.RUNNING
-                    ).update(lease_expires_at=timezone.now() + timedelta(seconds=self.seconds))
+                    ).update(lease_expires_at=self.clock() + timedelta(seconds=self.seconds))
                 except DatabaseError as error:  # e.g. the connection was terminated: try again next time
                     log_event(
                         logger,

@@ -6,18 +6,22 @@ any change (a vote, a finished chunk, a new submission) shows current numbers an
 Nothing here starts a metric computation: pages offer a button for that (a Celery run with progress).
 """
 
+from dataclasses import dataclass
+
 from django.db.models import Count, Max
 
 from annotation.models import Caption, Dataset
 from metrics_bridge import selectors
 from metrics_bridge.agreement import protocol
 from metrics_bridge.scoring import registry
-from metrics_bridge.selectors import dataset_clip_rows
+from metrics_bridge.scoring.base import gold_annotation_fingerprint, uses_gold_annotations
+from metrics_bridge.selectors import dataset_clip_rows, gold_annotations_by_clip
 from metrics_bridge.services.agreement import SPLITS, _request_key, _stored_scores, agreement_table
 from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.dashboard_cache import CacheState, cached_payload, cached_state, dataset_fingerprint
 from metrics_bridge.services.leaderboard import leaderboard_table, win_rate_intervals
-from metrics_bridge.services.plans import gold_fingerprints_by_caption, protocol_clips
+from metrics_bridge.services.leaderboard_domains import domain_fingerprint
+from metrics_bridge.services.plans import GOLD_MARK, gold_fingerprints_by_caption, protocol_clips, reference_context
 from metrics_bridge.services.system_scores import current_versions, system_inputs
 from metrics_bridge.services.thumbs_report import campaign_rating_rows, caption_metric_values, thumbs_report_table
 from ratings.models import AssignmentItem, Campaign, CaptionPair, ThumbsRating
@@ -91,8 +95,15 @@ def _key(kind: str, object_id: int) -> str:
 
 def dashboard_state(*, kind: str, target) -> CacheState:
     """target: the Dataset (agreement, leaderboard) or the Campaign (thumbs)."""
-    fingerprint = campaign_fingerprint(campaign=target) if kind == "thumbs" else dataset_fingerprint(dataset=target)
-    return cached_state(key=_key(kind, target.pk), fingerprint=fingerprint)
+    return cached_state(key=_key(kind, target.pk), fingerprint=_fingerprint(kind, target))
+
+
+def _fingerprint(kind: str, target) -> str:
+    if kind == "thumbs":
+        return campaign_fingerprint(campaign=target)
+    if kind == "leaderboard":  # its per-domain columns read the systems' scores on other datasets too
+        return dataset_fingerprint(dataset=target) + ":" + domain_fingerprint(dataset=target)
+    return dataset_fingerprint(dataset=target)
 
 
 def dashboard_refresh(*, kind: str, target) -> dict:
@@ -159,7 +170,7 @@ def leaderboard_page_data(*, dataset: Dataset) -> dict:
         return table
 
     return cached_payload(
-        key=_key("leaderboard", dataset.pk), fingerprint=dataset_fingerprint(dataset=dataset), build=build
+        key=_key("leaderboard", dataset.pk), fingerprint=_fingerprint("leaderboard", dataset), build=build
     )
 
 
@@ -199,7 +210,8 @@ def thumbs_scatter_data(*, campaign: Campaign, metric: str, field: str) -> tuple
 def caption_page_data(*, caption: Caption) -> dict:
     """References, scores, ratings, pair outcomes of one caption (not cached: a handful of small queries)."""
     references = list(
-        Caption.objects.filter(clip_id=caption.clip_id, role=Caption.Role.REFERENCE)
+        Caption.objects.corpus()
+        .filter(clip_id=caption.clip_id, role=Caption.Role.REFERENCE)
         .order_by("position")
         .values_list("text", flat=True)
     )
@@ -226,3 +238,45 @@ def caption_page_data(*, caption: Caption) -> dict:
             }
         )
     return {"references": references, "ratings": ratings, "pairs": pairs}
+
+
+@dataclass
+class CaptionScores:
+    #: per metric, the score pages read: against all of the clip's references, under the clip's current gold
+    #: annotation for scorers that read it (X-ACE), the newest version; X-ACE first
+    in_use: list
+    #: against the same references but an earlier gold annotation (or none yet), or an older version
+    superseded: list
+    #: the pair protocol's scores (leave-one-out references, corpus batches)
+    protocol: list
+    #: the clip's gold annotation as scorers receive it, or None
+    gold: dict | None
+
+
+def _metric_order(metric: str) -> tuple:
+    return (not metric.startswith("XACE"), metric != "XACE", metric)
+
+
+def caption_scores_by_use(*, caption: Caption, references: tuple[str, ...]) -> CaptionScores:
+    """The caption's stored scores split into in use, superseded and pair-protocol rows (see CaptionScores)."""
+    gold = gold_annotations_by_clip(clip_ids={caption.clip_id}).get(str(caption.clip_id))
+    fingerprint = gold_annotation_fingerprint(gold)
+    in_use, superseded, protocol, taken = [], [], [], set()
+    for score in selectors.caption_scores(caption=caption):  # newest first within each metric
+        try:
+            reads_gold = uses_gold_annotations(registry.scorer_for(score.metric))
+        except KeyError:  # a metric no longer in the registry
+            reads_gold = False
+        current = reference_context(
+            corpus_level=False, batch_label="", gold_fingerprint=fingerprint if reads_gold else None
+        )
+        context = score.reference_set.context
+        if tuple(score.reference_set.texts) != references or (context and not context.startswith(GOLD_MARK)):
+            protocol.append(score)
+        elif context == current and score.metric not in taken:
+            in_use.append(score)
+            taken.add(score.metric)
+        else:
+            superseded.append(score)
+    in_use.sort(key=lambda score: _metric_order(score.metric))
+    return CaptionScores(in_use=in_use, superseded=superseded, protocol=protocol, gold=gold)

@@ -20,6 +20,9 @@ from django.db.models import Avg, BooleanField, Count, ExpressionWrapper, F, Flo
 
 from annotation.models import Dataset
 from metrics_bridge.scoring import registry
+from metrics_bridge.scoring.system_level import JUDGE_3D
+from metrics_bridge.services.leaderboard_domains import domain_table
+from metrics_bridge.services.runs import metrics_missing_check
 from metrics_bridge.services.system_scores import (
     current_system_scores,
     run_to_completion,
@@ -130,7 +133,9 @@ def leaderboard_table(
 ) -> dict:
     """The leaderboard from stored scores only (nothing is computed): the JSON of the `leaderboard` command,
     plus "xace" / "xace_captions" (per-system factor and attribute breakdowns, factors not applicable to a
-    caption left out of its means) when XACE / XACE_CAPTIONS is among the metrics."""
+    caption left out of its means) when XACE / XACE_CAPTIONS is among the metrics, "judge" (the AudioCapBench
+    judge's accuracy / completeness / hallucination per system) with LLM_JUDGE_3D, and "domains": each system's
+    values per domain over every dataset it has captions in (leaderboard_domains.py)."""
     inputs = system_inputs(dataset_id=dataset.pk)
     if metric_names is None:
         metric_names = scored_metric_names(dataset=dataset, inputs=inputs)
@@ -173,6 +178,17 @@ def leaderboard_table(
                 for system_id, entry in sorted(inputs.items(), key=lambda item: item[1].name)
                 if (system_id, metric) in scores
             }
+    if JUDGE_3D in metric_names:
+        report["judge"] = {
+            entry.name: scores[(system_id, JUDGE_3D)].details.get("judge") or {}
+            for system_id, entry in sorted(inputs.items(), key=lambda item: item[1].name)
+            if (system_id, JUDGE_3D) in scores
+        }
+    report["domains"] = domain_table(
+        dataset=dataset,
+        system_ids={system_id: entry.name for system_id, entry in inputs.items()},
+        metric_names=metric_names,
+    )
     if unavailable:
         report["unavailable"] = unavailable
     return report
@@ -186,9 +202,23 @@ def leaderboard_build(
     *, dataset: Dataset, enqueue, metric_names: list[str] | None = None, on_progress=None, watchdog=None
 ) -> dict:
     """The leaderboard; system scores missing for the current captions are computed first (a metric run
-    whose chunks go to the workers `enqueue` sends them to)."""
+    whose chunks go to the workers `enqueue` sends them to).
+
+    Raises MetricsMissingError naming every requested metric without a system value (named in `metric_names` but
+    unavailable here, or not computed: a chunk failed, the run ended early); without `metric_names`, the
+    metrics that cannot run here are listed under "unavailable" instead (the default asks for what can run).
+    """
     run = system_scores_run_create(dataset=dataset, metric_names=metric_names)
     computed, unavailable = run_to_completion(
         run=run, metric_names=metric_names, enqueue=enqueue, on_progress=on_progress, watchdog=watchdog
     )
-    return leaderboard_table(dataset=dataset, metric_names=computed, unavailable=unavailable)
+    report = leaderboard_table(dataset=dataset, metric_names=computed, unavailable=unavailable)
+    systems = report["systems"]
+    delivered = [
+        name
+        for name in report["rank_agreement"]
+        if not systems or any(row["metrics"][name] is not None for row in systems)
+    ]
+    requested = list(metric_names) if metric_names is not None else list(run.metrics)
+    metrics_missing_check(requested=requested, delivered=delivered, reasons=unavailable)
+    return report

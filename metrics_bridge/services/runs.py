@@ -7,7 +7,6 @@ module never imports Celery: callers pass `enqueue`, the function that sends tas
 """
 import itertools
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterable
 
@@ -17,23 +16,19 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.models import Dataset
-from config.structured_log import log_event
+from common.structured_log import log_event
 from metrics_bridge.agreement.protocol import scorer_batching
-from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, SystemScore
+from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
-from metrics_bridge.scoring.base import gold_annotation_fingerprint, scorer_version, uses_gold_annotations
-from metrics_bridge.selectors import dataset_texts
+from metrics_bridge.scoring.base import scorer_version, uses_gold_annotations
 from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.plans import (
     PlannedBatch,
     chunk_requests_for,
-    context_with_gold,
     dataset_scoring_plan,
     gold_fingerprints_by_caption,
-    scoring_requests_for,
 )
-from metrics_bridge.services.reference_sets import reference_set_key, reference_sets_ensure
-from metrics_bridge.services.score_storage import ScoreRow
+from metrics_bridge.services.reference_sets import reference_sets_ensure
 
 logger = logging.getLogger("captioneval.metric_runs")
 
@@ -42,6 +37,43 @@ Enqueue = Callable[[list[int]], None]
 
 #: Requests per chunk for metrics whose scores don't depend on the rest of the batch (None: METRICS_CHUNK_SIZE).
 CHUNK_SIZE = None
+
+
+class MetricsMissingError(ValueError):
+    """Requested metrics a report or run could not deliver: `missing` maps each name to why. A command that
+    meets it exits non-zero naming them all, and prints no report that would quietly lack them."""
+
+    def __init__(self, missing: dict[str, str]):
+        self.missing = dict(missing)
+        reasons = "; ".join(f"{name}: {reason}" for name, reason in self.missing.items())
+        super().__init__(f"could not compute {len(self.missing)} requested metric(s): {reasons}")
+
+
+def metrics_missing_check(*, requested: Iterable[str], delivered: Iterable[str], reasons: dict[str, str]) -> None:
+    """Raise MetricsMissingError for every requested name not among `delivered` (with its reason, when one is known)."""
+    delivered = set(delivered)
+    missing = {
+        name: reasons.get(name, "no score was computed for it") for name in requested if name not in delivered
+    }
+    if missing:
+        raise MetricsMissingError(missing)
+
+
+def metrics_not_computed(run: MetricRun) -> dict[str, str]:
+    """The run's metrics left without scores because it did not end cleanly, each with why (empty when DONE).
+
+    A metric counts as not computed when one of its scorer's chunks did not finish; a run that ended some
+    other way (failed while planning, cancelled before any chunk) leaves all its metrics not computed."""
+    if run.status == MetricRun.Status.DONE:
+        return {}
+    why = f"metric run {run.pk} ended {run.get_status_display().lower()}" + (f": {run.error}" if run.error else "")
+    unfinished = set(run.chunks.exclude(status=MetricRunChunk.Status.DONE).values_list("metric", flat=True))
+    names = [
+        name
+        for name in run.metrics
+        if not unfinished or scorer_key(registry.scorer_for(name)) in unfinished
+    ]
+    return {name: why for name in names}
 
 
 def requested_scorers_for(metric_names: Iterable[str] | None, context) -> tuple[list, dict[str, str]]:
@@ -260,96 +292,6 @@ def metric_run_cancel(*, run: MetricRun) -> MetricRun:
         log_event(logger, "run_cancelled", run=run.pk)
     run.refresh_from_db()
     return run
-
-
-def chunk_score(*, chunk: MetricRunChunk) -> list[ScoreRow | MetricScore | SystemScore]:
-    """Run the chunk's scorer over its requests; returns the rows to store: ScoreRow tuples (see
-    score_storage), or for a leaderboard run's chunk unsaved SystemScore and MetricScore rows (see
-    metrics_bridge/services/system_scores.py)."""
-    from metrics_bridge.services import system_scores  # it builds on this module
-
-    if system_scores.is_system_chunk(chunk):
-        return system_scores.system_chunk_score(chunk=chunk)
-
-    scorer = registry.scorer_for(chunk.metric)
-    requests, reference_set_ids = scoring_requests_for(chunk_requests=chunk.requests)
-    # Scorers that read nothing of a clip but its requests' texts (the classic suite) skip loading the
-    # gold annotations and every clip's references for each chunk.
-    uses_clip_data = getattr(scorer, "uses_clip_data", True)
-    clip_ids = {int(request.clip_key) for request in requests if request.clip_key} if uses_clip_data else None
-    corpus_texts = _run_corpus_texts(chunk.run) if "corpus_texts" in scorer.needs else ()
-    context = scoring_context_for(clip_ids=clip_ids, dataset=chunk.run.dataset, corpus_texts=corpus_texts)
-    results = scorer.score_batch(requests, context)
-    version = scorer_version(scorer, context)
-    if uses_gold_annotations(scorer):
-        reference_set_ids = _reference_sets_for_scored_gold(chunk.requests, requests, context, reference_set_ids)
-    rows = []
-    for name in scorer.metric_names:
-        seen: set[tuple[int, str]] = set()
-        for request, planned, result in zip(requests, chunk.requests, results[name], strict=True):
-            # A batch may hold the same request twice (a caption in two pairs); store it once.
-            identity = (request.candidate_id, planned["reference_set_key"])
-            if identity in seen:
-                continue
-            seen.add(identity)
-            rows.append(
-                ScoreRow(
-                    metric=name,
-                    version=version,
-                    caption_id=request.candidate_id,
-                    reference_set_id=reference_set_ids[planned["reference_set_key"]],
-                    value=None if result.value is None else float(result.value),
-                    details=result.details or {},
-                )
-            )
-    return rows
-
-
-def _reference_sets_for_scored_gold(
-    planned_requests, requests, context, reference_set_ids: dict[str, int]
-) -> dict[str, int]:
-    """Store each score under the gold annotation it was computed with: if a clip's gold annotation changed
-    between planning and scoring, re-key its requests to a reference set naming the new fingerprint (so the
-    next run plans that set, finds the score, and does not recompute it, while the stale identity stays unscored).
-    Mutates the planned requests' keys in place (they are this chunk's in-memory copy)."""
-    from metrics_bridge.models import ReferenceSet
-
-    planned_sets = {
-        key: (texts, stored_context)
-        for key, texts, stored_context in ReferenceSet.objects.filter(
-            key__in={r["reference_set_key"] for r in planned_requests}
-        ).values_list("key", "texts", "context")
-    }
-    rekeyed: dict[str, tuple[tuple[str, ...], str]] = {}
-    for planned, request in zip(planned_requests, requests, strict=True):
-        texts, planned_context = planned_sets[planned["reference_set_key"]]
-        used_gold = gold_annotation_fingerprint(context.expert_annotations.get(request.clip_key))
-        actual = context_with_gold(planned_context, used_gold)
-        if actual != planned_context:
-            key = reference_set_key(texts=tuple(texts), context=actual)
-            rekeyed[key] = (tuple(texts), actual)
-            planned["reference_set_key"] = key
-    if not rekeyed:
-        return reference_set_ids
-    reference_sets_ensure(entries=rekeyed)
-    ids = dict(reference_set_ids)
-    ids.update(ReferenceSet.objects.filter(key__in=list(rekeyed)).values_list("key", "pk"))
-    return ids
-
-
-_corpus_texts_of_run: dict[int, tuple[str, ...]] = {}
-_corpus_texts_lock = threading.Lock()
-
-
-def _run_corpus_texts(run: MetricRun) -> tuple[str, ...]:
-    """Every text of the run's dataset, read once per run by this process (the PTB tokenizer's prefetch)."""
-    with _corpus_texts_lock:  # a thread-pool worker scores two chunks at a time
-        texts = _corpus_texts_of_run.get(run.pk)
-        if texts is None:
-            texts = dataset_texts(dataset=run.dataset)
-            _corpus_texts_of_run.clear()  # one run at a time is enough: a worker scores a run's chunks in a row
-            _corpus_texts_of_run[run.pk] = texts
-    return texts
 
 
 def metric_run_refresh_progress(*, run_id: int) -> None:

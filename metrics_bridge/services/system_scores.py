@@ -5,7 +5,7 @@ A system's inputs are its current captions in the dataset (superseded ones left 
 only scores of exactly the current inputs are read back (`current_system_scores`).
 
 Chunks of a leaderboard run carry `{"system_level": true, "dataset_id": ..., "system_id": ...}` per
-system instead of caption requests; `runs.chunk_score` hands them to `system_chunk_score`, which returns
+system instead of caption requests; `chunk_scoring.chunk_score` hands them to `system_chunk_score`, which returns
 unsaved SystemScore rows (and the caption scores computed on the way): the chunk service stores them in
 the transaction that finishes the chunk under its lease (metrics_bridge/services/chunks.py), so a
 leaderboard run has the same claiming, leases, attempt cap, progress and recovery as any metric run.
@@ -25,7 +25,13 @@ from metrics_bridge.selectors import gold_annotations_by_clip
 from metrics_bridge.services.contexts import scoring_context_for, version_context_for
 from metrics_bridge.services.plans import reference_context
 from metrics_bridge.services.reference_sets import reference_set_key, reference_sets_ensure
-from metrics_bridge.services.runs import Enqueue, metric_run_chunks_save, metric_run_execute, requested_scorers_for
+from metrics_bridge.services.runs import (
+    Enqueue,
+    metric_run_chunks_save,
+    metric_run_execute,
+    metrics_not_computed,
+    requested_scorers_for,
+)
 
 #: captions per chunk (several small systems share a chunk; a big one gets its own)
 CHUNK_CAPTIONS = 2000
@@ -59,10 +65,10 @@ class SystemInputs:
 def system_inputs(*, dataset_id: int, system_ids: list[int] | None = None) -> dict[int, SystemInputs]:
     """Per system with current captions in the dataset: its inputs (two queries)."""
     references: dict[int, list[str]] = defaultdict(list)
-    reference_rows = Caption.objects.filter(clip__dataset_id=dataset_id, role=Caption.Role.REFERENCE)
+    reference_rows = Caption.objects.corpus().filter(clip__dataset_id=dataset_id, role=Caption.Role.REFERENCE)
     for clip_id, text in reference_rows.order_by("clip_id", "position").values_list("clip_id", "text"):
         references[clip_id].append(text)
-    candidates = Caption.objects.filter(
+    candidates = Caption.objects.corpus().filter(
         clip__dataset_id=dataset_id,
         role=Caption.Role.CANDIDATE,
         system__isnull=False,
@@ -179,7 +185,7 @@ def _chunk(run, index, scorer, dataset, group: list[SystemInputs]) -> MetricRunC
     return MetricRunChunk(run=run, index=index, metric=scorer.metric_names[0], requests=requests)
 
 
-# --- Scoring a chunk (called from runs.chunk_score) ------------------------------------------------------
+# --- Scoring a chunk (called from chunk_scoring.chunk_score) ------------------------------------------------------
 
 
 def is_system_chunk(chunk: MetricRunChunk) -> bool:
@@ -320,7 +326,5 @@ def run_to_completion(
     return (metric names with scores, unavailable reasons)."""
     run = metric_run_execute(run=run, enqueue=enqueue, on_progress=on_progress, watchdog=watchdog)
     _, unavailable, available = requested_scorers(metric_names, dataset=run.dataset)
-    if run.status != MetricRun.Status.DONE:
-        for name in run.metrics:
-            unavailable[name] = f"computation failed in metric run {run.pk}: {run.error}"
+    unavailable.update(metrics_not_computed(run))
     return [name for name in available if name not in unavailable], unavailable

@@ -90,7 +90,11 @@ def _campaign_batch(campaign: Campaign, caption_ids: set[int]) -> PlannedBatch:
     references: dict[int, list[str]] = defaultdict(list)
     candidates = Caption.objects.filter(pk__in=caption_ids, role=Caption.Role.CANDIDATE).order_by("pk")
     clip_ids = set(candidates.values_list("clip_id", flat=True))
-    rows = Caption.objects.filter(clip_id__in=clip_ids, role=Caption.Role.REFERENCE).order_by("clip_id", "position")
+    rows = (
+        Caption.objects.corpus()
+        .filter(clip_id__in=clip_ids, role=Caption.Role.REFERENCE)
+        .order_by("clip_id", "position")
+    )
     for clip_id, text in rows.values_list("clip_id", "text"):
         references[clip_id].append(text)
     batch = PlannedBatch(label=f"thumbs-campaign:{campaign.pk}")

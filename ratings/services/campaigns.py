@@ -23,7 +23,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from ratings import projection
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair
+from ratings.services.foreign_captions import DonorShortageError, campaign_exposure, donors_plan, rater_conflicts
 
 DEFAULT_JUDGEMENTS = {Campaign.TaskType.PAIRWISE: 4, Campaign.TaskType.THUMBS: 3}
 
@@ -61,11 +63,6 @@ def campaign_create(
     if pairs:
         campaign.pairs.add(*pairs)
     return campaign
-
-
-def _rater_random(campaign: Campaign, rater: AbstractBaseUser) -> random.Random:
-    # Seeded per (campaign, rater) so an assignment can be rebuilt identically.
-    return random.Random(f"{campaign.seed}:{campaign.pk}:{rater.pk}")
 
 
 def campaign_items(campaign: Campaign) -> list:
@@ -120,9 +117,28 @@ def _late_rater_needs(
     return dict(needs)
 
 
+def raters_check(*, campaign: Campaign, raters: Sequence[AbstractBaseUser]) -> None:
+    """Raise CampaignSetupError when a rater joining `campaign` could recognise an HI pair's foreign caption
+    (in this campaign or in an open one of theirs on the dataset); see ratings/services/foreign_captions.py."""
+    exposure = campaign_exposure(campaign)
+    assigned = set(campaign.assignments.values_list("rater_id", flat=True))
+    problems = [
+        problem
+        for rater in raters
+        if rater.pk not in assigned
+        for problem in rater_conflicts(campaign=campaign, rater=rater, exposure=exposure)
+    ]
+    if problems:
+        raise CampaignSetupError("; ".join(problems))
+
+
 @transaction.atomic
 def campaign_add_raters(*, campaign: Campaign, raters: list[AbstractBaseUser]) -> list[Assignment]:
-    """Give raters without an assignment a balanced share of the items (see the module docstring)."""
+    """Give raters without an assignment a balanced share of the items (see the module docstring).
+
+    Raises CampaignSetupError, assigning nobody, when a rater could recognise an HI pair (`raters_check`).
+    """
+    raters_check(campaign=campaign, raters=raters)
     items = campaign_items(campaign)
     items_by_key = {item.pk: item for item in items}
     existing_items = AssignmentItem.objects.filter(assignment__campaign=campaign)
@@ -156,22 +172,21 @@ def campaign_add_raters(*, campaign: Campaign, raters: list[AbstractBaseUser]) -
 
 
 @transaction.atomic
-def assignment_add_items(
-    *, assignment: Assignment, items: list, rng: random.Random | None = None, shuffle: bool = True
-) -> list[AssignmentItem]:
+def assignment_add_items(*, assignment: Assignment, items: list, keep_order: bool = False) -> list[AssignmentItem]:
     """Append items (clips or pairs) the assignment lacks, shuffled, with per-rater caption order and sides.
 
-    `rng`: the rater's random source (default: seeded per campaign and rater); `shuffle=False` keeps the
-    order of `items` (a crowd study places its attention checks itself).
+    Every draw comes from the assignment's secret random source (ratings/projection.py), so no order a
+    rater sees follows ids, splits or authors, and nothing the rater knows predicts it. `keep_order=True`
+    keeps the order of `items`, for a caller that drew it from that same source itself (a crowd share places
+    its attention checks: ratings/services/study_shares.py).
     """
     campaign = assignment.campaign
     is_pairwise = campaign.task_type == Campaign.TaskType.PAIRWISE
     present = {_item_key(campaign, item) for item in assignment.items.all()}
-    new_items = [item for item in items if item.pk not in present]
-    rng = rng or _rater_random(campaign, assignment.rater)
-    if shuffle:
-        rng.shuffle(new_items)
     next_position = (assignment.items.order_by("-position").values_list("position", flat=True).first() or 0) + 1
+    rng = projection.assignment_random(assignment, f"items-from-{next_position}")
+    wanted = [item for item in items if item.pk not in present]
+    new_items = wanted if keep_order else projection.shuffled(wanted, rng)
     caption_ids_by_clip: dict[int, list[int]] = {}
     if not is_pairwise:
         wanted_clips = [item.pk for item in new_items]
@@ -203,15 +218,28 @@ def assignment_add_items(
 
 @transaction.atomic
 def assignment_sync_captions(*, assignment: Assignment) -> None:
-    """Add campaign captions that arrived after the assignment was made to each THumBS item's caption order."""
+    """Add campaign captions that arrived after the assignment was made to each THumBS item's caption order.
+
+    An item the rater has not opened gets them at random places (appended, late captions, say a newly
+    submitted system's, would always come last); an opened one gets them at the end, so the numbers of
+    the captions the rater saw (and drafted answers for) stay the same.
+    """
     campaign = assignment.campaign
     for item in assignment.items.filter(pair__isnull=True):
         wanted = list(campaign.captions.filter(clip_id=item.clip_id).order_by("pk").values_list("pk", flat=True))
         missing = [caption_id for caption_id in wanted if caption_id not in item.caption_order]
-        if missing:
-            _rater_random(campaign, assignment.rater).shuffle(missing)
-            item.caption_order = item.caption_order + missing
-            item.save(update_fields=["caption_order"])
+        if not missing:
+            continue
+        rng = projection.assignment_random(assignment, f"sync:{item.token}:{len(item.caption_order)}")
+        missing = projection.shuffled(missing, rng)
+        order = list(item.caption_order)
+        if item.first_shown_at is None and item.completed_at is None and not item.draft:
+            for caption_id in missing:
+                order.insert(rng.randrange(len(order) + 1), caption_id)
+        else:
+            order += missing
+        item.caption_order = order
+        item.save(update_fields=["caption_order"])
 
 
 def thumbs_captions_select(
@@ -221,15 +249,15 @@ def thumbs_captions_select(
     `human_captions_per_clip` human captions per clip drawn with the seed."""
     rng = random.Random(f"thumbs-captions:{seed}")
     clip_ids = [clip.pk for clip in clips]
-    machine = Caption.objects.filter(clip_id__in=clip_ids, author_kind=Caption.AuthorKind.MACHINE)
+    # corpus(): never an HI pair's copy of another clip's caption (it would be that other clip's caption).
+    machine = Caption.objects.corpus().filter(clip_id__in=clip_ids, author_kind=Caption.AuthorKind.MACHINE)
     if systems is not None:
         machine = machine.filter(system__in=list(systems))
     chosen = list(machine.order_by("pk"))
     if human_captions_per_clip > 0:
         human_by_clip: dict[int, list[Caption]] = {}
-        for caption in Caption.objects.filter(clip_id__in=clip_ids, author_kind=Caption.AuthorKind.HUMAN).order_by(
-            "pk"
-        ):
+        humans = Caption.objects.corpus().filter(clip_id__in=clip_ids, author_kind=Caption.AuthorKind.HUMAN)
+        for caption in humans.order_by("pk"):
             human_by_clip.setdefault(caption.clip_id, []).append(caption)
         for clip_id in sorted(human_by_clip):
             captions = human_by_clip[clip_id]
@@ -266,6 +294,19 @@ def campaign_setup(
         raise CampaignSetupError(f"clip {foreign[0]} is not in dataset {dataset.name}")
     if not chosen_clips:
         raise CampaignSetupError(f"dataset {dataset.name} has no clips to rate")
+    hi_count = (split_counts or {}).get(CaptionPair.Split.HI, 0) if task_type == Campaign.TaskType.PAIRWISE else 0
+    try:
+        # HI pairs take their other caption from donor clips no rater of the campaign knows.
+        donors = donors_plan(
+            dataset=dataset,
+            chosen_clips=chosen_clips,
+            clips_named=clips is not None,
+            hi_count=hi_count,
+            raters=list(raters),
+            seed=seed,
+        )
+    except DonorShortageError as error:
+        raise CampaignSetupError(str(error)) from None
     campaign = campaign_create(
         name=name,
         dataset=dataset,
@@ -277,7 +318,7 @@ def campaign_setup(
     )
     if task_type == Campaign.TaskType.THUMBS:
         captions = thumbs_captions_select(
-            clips=chosen_clips, systems=systems, human_captions_per_clip=human_captions_per_clip, seed=seed
+            clips=donors.item_clips, systems=systems, human_captions_per_clip=human_captions_per_clip, seed=seed
         )
         if not captions:
             raise CampaignSetupError("no captions match the chosen clips and systems")
@@ -285,12 +326,14 @@ def campaign_setup(
     else:
         try:
             pairs = pairs_generate(
-                clips=chosen_clips,
+                clips=donors.item_clips,
                 counts=split_counts or {},
                 seed=seed,
                 key_prefix=f"campaign-{campaign.pk}",
                 systems=systems,
                 gold_from_hi=gold_from_hi,
+                foreign_clips=donors.donor_clips,
+                excluded_texts=donors.excluded_texts,
             )
         except PairGenerationError as error:
             raise CampaignSetupError(str(error)) from None

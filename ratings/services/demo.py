@@ -36,8 +36,8 @@ def demo_pairs_ensure(*, dataset: Dataset) -> list[CaptionPair]:
 def _thumbs_captions(dataset: Dataset) -> list[Caption]:
     clip_ids = list(dataset.clips.order_by("pk").values_list("pk", flat=True)[:THUMBS_CLIP_COUNT])
     # One human reference per clip among the machine captions: raters judge both without knowing which is which.
-    references = Caption.objects.filter(clip_id__in=clip_ids, role=Caption.Role.REFERENCE, position=0)
-    candidates = Caption.objects.filter(clip_id__in=clip_ids, role=Caption.Role.CANDIDATE)
+    references = Caption.objects.corpus().filter(clip_id__in=clip_ids, role=Caption.Role.REFERENCE, position=0)
+    candidates = Caption.objects.corpus().filter(clip_id__in=clip_ids, role=Caption.Role.CANDIDATE)
     return list(references) + list(candidates)
 
 

@@ -1,9 +1,12 @@
-"""Judgements made on the rating pages: THumBS ratings, pairwise votes, listening and drafts.
+"""Judgements made on the rating pages: THumBS ratings, pairwise votes and drafts.
 
-The listening rule is enforced here, not only in the browser: an item can be submitted
-only after the page reported that the clip was heard (`item_mark_listened`), and that
-report is refused when it arrives sooner after the item was first shown than the clip
-could have been heard.
+The listening rule is enforced here, not only in the browser: an item can be submitted only
+after it was marked heard, which the server does only when the audio it served proves it
+(ratings/services/listening.py: coverage of the file and the time since its first byte).
+
+Values are checked strictly, the same way for drafts and submissions: whole scores 1..5,
+penalties -2..0 in tenths, written plainly (no padding, no exponent, no NUL character), and
+item versions are whole numbers.
 
 No answer is overwritten without the rater knowing. Every submission and draft carries the
 item `version` the page was built from; the item row is locked (SELECT ... FOR UPDATE on
@@ -19,22 +22,24 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from ratings.models import AssignmentItem, Campaign, CaptionPair, ItemEvent, PairwiseVote, Source, ThumbsRating
+from ratings import projection
+from ratings.models import AssignmentItem, Campaign, ItemEvent, PairwiseVote, Source, ThumbsRating
 
 TENTH = Decimal("0.1")
 DRAFT_MAX_CHARACTERS = 20_000
 COMMENT_MAX_CHARACTERS = 2000
 # Slack for timer resolution and network delay when checking how long a clip was heard.
-LISTENING_SLACK_FRACTION = 0.9
-LISTENING_SLACK_SECONDS = 0.5
 SIDES = ("left", "right", "none")
 SCORE_NAMES = ("precision", "recall")
 PENALTY_NAMES = ("fluency", "conciseness", "irrelevance")
 DRAFT_FIELD = re.compile(r"^(precision|recall|fluency|conciseness|irrelevance|comment)_(\d{1,3})$")
+# Values as a form or a page sends them, written plainly: no padding, no exponent, no sign on a score.
+PLAIN_SCORE = re.compile(r"[1-5]")
+PLAIN_PENALTY = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+PLAIN_VERSION = re.compile(r"[0-9]{1,9}")
 
 
 class JudgementError(ValueError):
@@ -70,17 +75,6 @@ class CaptionScores:
     comment: str = ""
 
 
-def listening_seconds_required(*, item: AssignmentItem) -> float:
-    """Seconds of listening the rule asks for: the whole clip, or MUST_LISTEN_SECONDS if shorter."""
-    duration = item.clip.duration_seconds
-    must_listen = settings.MUST_LISTEN_SECONDS
-    if duration is None:
-        return float(must_listen)
-    if must_listen > 0:
-        return float(min(must_listen, duration))
-    return float(duration)
-
-
 def _lock(item: AssignmentItem) -> AssignmentItem:
     # of=("self",): PostgreSQL refuses FOR UPDATE on the nullable side of the outer join to `pair`.
     return (
@@ -96,13 +90,14 @@ def _check_open(item: AssignmentItem) -> None:
 
 
 def _version(value) -> int:
-    try:
-        version = int(value)
-    except (TypeError, ValueError):
-        raise JudgementError("the page did not say which version of the item it shows; reload it") from None
-    if version < 0:
-        raise JudgementError("the page's item version is not valid; reload it")
-    return version
+    """An item version: a whole number (an int, or digits only); 0.5, "1.0" or " 2" are refused."""
+    if value is None or value == "":
+        raise JudgementError("the page did not say which version of the item it shows; reload it")
+    if isinstance(value, str) and PLAIN_VERSION.fullmatch(value):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise JudgementError(f"the page's item version {value!r} is not a whole number; reload it")
+    return value
 
 
 # --- The answer as the rater sees it (for conflicts, the submitted view and the audit trail) ---------
@@ -150,9 +145,7 @@ def thumbs_answer(*, caption_order: list[int], ratings: dict[int, dict]) -> dict
 
 def vote_side(*, vote: PairwiseVote, a_on_left: bool) -> str:
     """The side (left, right, none) a vote chose on the rater's page."""
-    if vote.choice == CaptionPair.Choice.NONE:
-        return "none"
-    return "left" if (vote.choice == CaptionPair.Choice.A) == a_on_left else "right"
+    return projection.vote_side(choice=vote.choice, a_on_left=a_on_left)
 
 
 # --- Showing, listening, drafts ---------------------------------------------------------------------
@@ -174,38 +167,16 @@ def item_mark_shown(*, item: AssignmentItem) -> AssignmentItem:
     return item
 
 
-def item_mark_listened(*, item: AssignmentItem) -> AssignmentItem:
-    """Record that the rater heard the clip; refused if it comes too soon after the item was shown.
+def _draft_value_clean(name: str, value, *, caption_count: int):
+    """Draft values are partial answers: blank is fine, anything else must be valid as in a submission.
 
-    Read from the row (the object may be older), but without a lock: `first_shown_at` is set once and never
-    changes, and the write is a conditional UPDATE (the first report wins, a repeated one changes nothing).
+    Returns the value as stored: scores and penalties in their plain written form ("4", "-0.5").
     """
-    item.first_shown_at, item.listened_at = (
-        AssignmentItem.objects.filter(pk=item.pk).values_list("first_shown_at", "listened_at").get()
-    )
-    if item.listened_at is not None:
-        return item
-    if item.first_shown_at is None:
-        raise JudgementError("the item was never shown")
-    now = timezone.now()
-    elapsed = (now - item.first_shown_at).total_seconds()
-    required = listening_seconds_required(item=item)
-    if elapsed < required * LISTENING_SLACK_FRACTION - LISTENING_SLACK_SECONDS:
-        raise JudgementError(f"the clip needs {required:.1f} s of listening; only {elapsed:.1f} s have passed")
-    if AssignmentItem.objects.filter(pk=item.pk, listened_at__isnull=True).update(listened_at=now):
-        item.listened_at = now
-    else:
-        item.refresh_from_db(fields=["listened_at"])
-    return item
-
-
-def _draft_value_check(name: str, value, *, caption_count: int) -> None:
-    """Draft values are partial answers: blank is fine, anything else must be valid as in a submission."""
     if name in ("side", "synthesized"):
         allowed = SIDES if name == "side" else ThumbsRating.Synthesized.values
         if value not in ("", *allowed):
             raise JudgementError(f"draft: {name} must be one of {', '.join(allowed)}, got {value!r}")
-        return
+        return value
     match = DRAFT_FIELD.match(name)
     if match is None:
         raise JudgementError(f"draft: unknown field {name!r}")
@@ -213,16 +184,12 @@ def _draft_value_check(name: str, value, *, caption_count: int) -> None:
     if not 1 <= number <= caption_count:
         raise JudgementError(f"draft: there is no caption {number} on this page")
     if kind == "comment":
-        if not isinstance(value, str) or len(value) > COMMENT_MAX_CHARACTERS:
-            raise JudgementError(f"draft: comment {number} must be text of at most {COMMENT_MAX_CHARACTERS} characters")
-        return
-    if value in ("", None):
-        return
+        return _comment(value, caption_number=number)
+    if value == "":
+        return ""
     if kind in SCORE_NAMES:
-        text = str(value).strip()
-        _score(int(text) if text in {"1", "2", "3", "4", "5"} else value, name=kind, caption_number=number)
-    else:
-        _penalty(value, name=kind, caption_number=number)
+        return str(_score(value, name=kind, caption_number=number))
+    return _penalty_text(_penalty(value, name=kind, caption_number=number))
 
 
 def item_draft_validate(*, item: AssignmentItem, draft) -> dict:
@@ -244,8 +211,7 @@ def item_draft_validate(*, item: AssignmentItem, draft) -> dict:
             raise JudgementError(f"draft: unknown field {name!r}")
         if not is_pairwise and name not in allowed_plain and DRAFT_FIELD.match(name) is None:
             raise JudgementError(f"draft: unknown field {name!r}")
-        _draft_value_check(name, value, caption_count=caption_count)
-        cleaned[name] = value
+        cleaned[name] = _draft_value_clean(name, value, caption_count=caption_count)
     return cleaned
 
 
@@ -271,10 +237,24 @@ def item_draft_save(*, item: AssignmentItem, draft, seen_version) -> AssignmentI
 
 
 def _penalty(value, *, name: str, caption_number: int) -> Decimal:
-    try:
-        penalty = Decimal(str(value).strip())
-    except (InvalidOperation, ValueError):
-        raise JudgementError(f"caption {caption_number}: {name} {value!r} is not a number") from None
+    """A penalty -2..0 in tenths: a number, or text written plainly ("-0.5"; not " -0.5", "-5e-1" or "-.5")."""
+    if isinstance(value, str):
+        if not PLAIN_PENALTY.fullmatch(value):
+            try:
+                Decimal(value)
+            except (InvalidOperation, ValueError):
+                raise JudgementError(f"caption {caption_number}: {name} {value!r} is not a number") from None
+            raise JudgementError(
+                f"caption {caption_number}: {name} {value!r} is not written plainly (e.g. -0.5: no spaces, no exponent)"
+            )
+        penalty = Decimal(value)
+    elif isinstance(value, int | float | Decimal) and not isinstance(value, bool):
+        try:
+            penalty = Decimal(str(value))
+        except InvalidOperation:
+            raise JudgementError(f"caption {caption_number}: {name} {value!r} is not a number") from None
+    else:
+        raise JudgementError(f"caption {caption_number}: {name} {value!r} is not a number")
     if not penalty.is_finite() or not Decimal("-2") <= penalty <= 0:
         raise JudgementError(f"caption {caption_number}: {name} must be between -2 and 0, got {value}")
     if penalty != penalty.quantize(TENTH):
@@ -282,7 +262,25 @@ def _penalty(value, *, name: str, caption_number: int) -> Decimal:
     return penalty.quantize(TENTH)
 
 
+def _penalty_text(penalty: Decimal) -> str:
+    """A penalty as a draft stores it: "0", "-0.5", "-1"."""
+    return "0" if penalty == 0 else format(penalty.normalize(), "f")
+
+
+def _comment(value, *, caption_number: int) -> str:
+    if not isinstance(value, str) or len(value) > COMMENT_MAX_CHARACTERS:
+        raise JudgementError(
+            f"caption {caption_number}: the comment must be text of at most {COMMENT_MAX_CHARACTERS} characters"
+        )
+    if "\x00" in value:
+        raise JudgementError(f"caption {caption_number}: the comment contains a NUL character")
+    return value
+
+
 def _score(value, *, name: str, caption_number: int) -> int:
+    """A whole score 1..5: an int, or the digit alone as text ("4"; not " 4", "4.0" or "+4")."""
+    if isinstance(value, str) and PLAIN_SCORE.fullmatch(value):
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
         raise JudgementError(f"caption {caption_number}: {name} must be a whole number from 1 to 5, got {value!r}")
     return value
@@ -365,7 +363,7 @@ def thumbs_item_submit(
             "conciseness": _penalty(score.conciseness, name="conciseness", caption_number=number),
             "irrelevance": _penalty(score.irrelevance, name="irrelevance", caption_number=number),
             "synthesized": synthesized,
-            "comment": score.comment.strip(),
+            "comment": _comment(score.comment, caption_number=number).strip(),
         }
     attempted = {
         "synthesized": synthesized,
@@ -423,12 +421,15 @@ def pairwise_item_submit(*, item: AssignmentItem, side: str, seen_version, repla
 
 @transaction.atomic
 def item_change_open(*, item: AssignmentItem) -> AssignmentItem:
-    """The rater asked to change a submitted answer: logged, so changed answers are visible in the trail."""
+    """The rater opened a submitted answer to change it: logged (once per answer version, so the button's
+    redirect and a reload do not log it twice), so changed answers are visible in the trail."""
     item = _lock(item)
     _check_open(item)
     if item.completed_at is None:
         raise JudgementError("this item has no submitted answer yet")
-    ItemEvent.objects.create(
-        item=item, kind=ItemEvent.Kind.CHANGE_OPENED, version=item.version, previous_answer=item_answer(item=item)
-    )
+    already = item.events.filter(kind=ItemEvent.Kind.CHANGE_OPENED, version=item.version).exists()
+    if not already:
+        ItemEvent.objects.create(
+            item=item, kind=ItemEvent.Kind.CHANGE_OPENED, version=item.version, previous_answer=item_answer(item=item)
+        )
     return item

@@ -4,7 +4,13 @@
 - HI: a reference of the clip (a) against a human caption written for *another* clip (b).
   As in the FENSE data, that caption is copied onto this clip as a human *candidate*
   (source label `<other clip>_<label>`), because a pair, its votes and the metrics that
-  score it all belong to one clip; the copy is reused if it already exists.
+  score it all belong to one clip; the copy is reused if it already exists. The copy is a
+  *pair artefact* (`Caption.pair_artefact`, `copied_from` the original): it exists for the
+  pair only and every corpus reader leaves it out (`Caption.objects.corpus()`).
+  The other clip is a *donor* (`foreign_clips`): never one of the clips pairs are made on,
+  each foreign caption is used once and its text is none of `excluded_texts` nor any caption
+  text of the clips pairs are made on (ratings/services/foreign_captions.py chooses donors
+  that none of the campaign's raters knows).
 - HM: a reference of the clip (a) against a machine caption of the clip (b).
 - MM: machine captions of two different systems for the same clip (a/b order random).
 
@@ -21,10 +27,9 @@ from django.db import transaction
 
 from annotation.models import Caption, CaptioningSystem, Clip
 from ratings.models import CaptionPair
+from ratings.services.foreign_captions import text_key
 
 SPLITS = (CaptionPair.Split.HC, CaptionPair.Split.HI, CaptionPair.Split.HM, CaptionPair.Split.MM)
-# Random draws tried per clip before an HI clip counts as exhausted.
-HI_ATTEMPTS_PER_DRAW = 30
 
 
 class PairGenerationError(ValueError):
@@ -32,15 +37,17 @@ class PairGenerationError(ValueError):
 
 
 class _ClipCaptions:
-    """The references and machine captions of one clip, ordered by id."""
+    """The references and machine captions of one clip (corpus captions only), ordered by id."""
 
     def __init__(self, clip: Clip, captions: list[Caption], system_ids: set[int] | None):
         self.clip = clip
         self.references = [caption for caption in captions if caption.role == Caption.Role.REFERENCE]
+        # A superseded caption no longer stands for its system (a newer submission replaced it): not paired.
         self.machine = [
             caption
             for caption in captions
             if caption.author_kind == Caption.AuthorKind.MACHINE
+            and caption.superseded_at is None
             and (system_ids is None or caption.system_id in system_ids)
         ]
 
@@ -105,31 +112,45 @@ def _enumerated_draw(split: str, rng: random.Random) -> Callable[[_ClipCaptions]
     return draw
 
 
-def _incorrect_draw(pool: list[_ClipCaptions], rng: random.Random) -> Callable[[_ClipCaptions], tuple | None]:
-    donors = [clip_captions for clip_captions in pool if clip_captions.references]
-    used: set[tuple[int, int]] = set()
+def _incorrect_draw(
+    *, foreign: list[Caption], excluded_texts: set[str], rng: random.Random
+) -> Callable[[_ClipCaptions], tuple | None]:
+    """HI: the clip's own reference against the next unused foreign caption (donors interleaved, so the
+    foreign captions of a campaign spread over its donor clips)."""
+    by_donor: dict[int, list[Caption]] = {}
+    for caption in foreign:
+        by_donor.setdefault(caption.clip_id, []).append(caption)
+    donors = list(by_donor)
+    rng.shuffle(donors)
+    for captions in by_donor.values():
+        rng.shuffle(captions)
+    queue: list[Caption] = []
+    for index in range(max((len(captions) for captions in by_donor.values()), default=0)):
+        queue += [by_donor[donor][index] for donor in donors if index < len(by_donor[donor])]
+    used_texts = set(excluded_texts)
 
     def draw(clip_captions: _ClipCaptions) -> tuple | None:
-        others = [donor for donor in donors if donor.clip.pk != clip_captions.clip.pk]
-        if not clip_captions.references or not others:
+        if not clip_captions.references:
             return None
-        for _ in range(HI_ATTEMPTS_PER_DRAW):
-            own = rng.choice(clip_captions.references)
-            foreign = rng.choice(rng.choice(others).references)
-            if (own.pk, foreign.pk) not in used and _distinct_text(own, foreign):
-                used.add((own.pk, foreign.pk))
-                return own, foreign
+        for position, candidate in enumerate(queue):
+            key = text_key(candidate.text)
+            if key in used_texts:
+                continue
+            own_options = [own for own in clip_captions.references if _distinct_text(own, candidate)]
+            if not own_options:
+                continue
+            queue.pop(position)
+            used_texts.add(key)
+            return rng.choice(own_options), candidate
         return None
 
     return draw
 
 
 def _candidate_copy(*, clip: Clip, foreign: Caption) -> Caption:
-    """The other clip's caption as a human candidate of `clip` (reused when already copied)."""
+    """The other clip's caption as a human candidate of `clip`, marked as a pair artefact (reused when copied)."""
     label = f"{foreign.clip.external_id}_{foreign.source_label or f'reference_{foreign.position}'}"[:255]
-    existing = Caption.objects.filter(
-        clip=clip, role=Caption.Role.CANDIDATE, author_kind=Caption.AuthorKind.HUMAN, text=foreign.text
-    ).first()
+    existing = Caption.objects.filter(clip=clip, pair_artefact=True, text=foreign.text).first()
     if existing:
         return existing
     return Caption.objects.create(
@@ -138,6 +159,8 @@ def _candidate_copy(*, clip: Clip, foreign: Caption) -> Caption:
         role=Caption.Role.CANDIDATE,
         author_kind=Caption.AuthorKind.HUMAN,
         source_label=label,
+        pair_artefact=True,
+        copied_from=foreign,
     )
 
 
@@ -150,12 +173,15 @@ def pairs_generate(
     key_prefix: str,
     systems: Sequence[CaptioningSystem] | None = None,
     gold_from_hi: bool = False,
+    foreign_clips: Sequence[Clip] = (),
+    excluded_texts: set[str] = frozenset(),
 ) -> list[CaptionPair]:
     """Create `counts[split]` new pairs per split over `clips`; source keys are `<key_prefix>-<split>-<n>`.
 
-    `systems` limits the machine captions of HM and MM (None = every system). With
-    `gold_from_hi` each HI pair becomes a gold item whose known answer is a (the clip's
-    own reference). Raises PairGenerationError, writing nothing, when a split falls short.
+    `systems` limits the machine captions of HM and MM (None = every system). HI pairs take their
+    other caption from the references of `foreign_clips` (none of `clips`), never one whose text is in
+    `excluded_texts`. With `gold_from_hi` each HI pair becomes a gold item whose known answer is a
+    (the clip's own reference). Raises PairGenerationError, writing nothing, when a split falls short.
     """
     unknown = set(counts) - set(SPLITS)
     if unknown:
@@ -165,10 +191,23 @@ def pairs_generate(
         raise PairGenerationError(f"the {negative[0]} count must not be negative")
     system_ids = {system.pk for system in systems} if systems is not None else None
     ordered_clips = sorted(clips, key=lambda clip: clip.pk)
+    clip_ids = {clip.pk for clip in ordered_clips}
+    if counts.get(CaptionPair.Split.HI) and not foreign_clips:
+        raise PairGenerationError("HI pairs need donor clips (outside the rated clips) to take the other caption from")
+    if any(clip.pk in clip_ids for clip in foreign_clips):
+        raise PairGenerationError("a donor clip of the HI pairs is also a clip the pairs are made on")
     captions_by_clip: dict[int, list[Caption]] = {clip.pk: [] for clip in ordered_clips}
-    for caption in Caption.objects.filter(clip__in=ordered_clips).select_related("clip").order_by("pk"):
+    for caption in Caption.objects.corpus().filter(clip__in=ordered_clips).select_related("clip").order_by("pk"):
         captions_by_clip[caption.clip_id].append(caption)
     pool = [_ClipCaptions(clip, captions_by_clip[clip.pk], system_ids) for clip in ordered_clips]
+    foreign = list(
+        Caption.objects.corpus()
+        .filter(clip__in=list(foreign_clips), role=Caption.Role.REFERENCE)
+        .select_related("clip")
+        .order_by("pk")
+    )
+    # No foreign text may be one the pairs' own clips show (it would be recognisable there too).
+    shown_texts = {text_key(caption.text) for captions in captions_by_clip.values() for caption in captions}
 
     pairs: list[CaptionPair] = []
     for split in SPLITS:
@@ -179,7 +218,10 @@ def pairs_generate(
         rng = random.Random(f"pairs:{seed}:{split}")
         shuffled = list(pool)
         rng.shuffle(shuffled)
-        draw = _incorrect_draw(pool, rng) if split == CaptionPair.Split.HI else _enumerated_draw(split, rng)
+        if split == CaptionPair.Split.HI:
+            draw = _incorrect_draw(foreign=foreign, excluded_texts=set(excluded_texts) | shown_texts, rng=rng)
+        else:
+            draw = _enumerated_draw(split, rng)
         for index, (clip_captions, first, second) in enumerate(
             _round_robin(split=split, count=count, pool=shuffled, draw=draw), start=1
         ):

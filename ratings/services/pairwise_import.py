@@ -52,7 +52,7 @@ from annotation.services.importing import (
     json_type_name,
     text_field_check,
 )
-from config.structured_log import logged_import
+from common.structured_log import logged_import
 from ratings.models import CaptionPair, PairwiseVote, Source
 from ratings.services.caption_merge import caption_merge
 

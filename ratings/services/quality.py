@@ -135,10 +135,6 @@ class RaterQuality:
     correlation: float | None = None
     straightlining: Straightlining = field(default_factory=lambda: straightlining([]))
 
-    @property
-    def gold_pass_rate(self) -> float | None:
-        return self.gold_passed / self.gold_compared if self.gold_compared else None
-
 
 def _vote_side(vote: PairwiseVote) -> str:
     if vote.choice == "none" or not vote.left_side:

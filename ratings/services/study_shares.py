@@ -31,6 +31,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.models import Caption
+from ratings import projection
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair
 from ratings.models_study import AttentionCheck, Participant, ParticipantEvent, Study, StudySlot
 from ratings.services.campaigns import assignment_add_items, campaign_items
@@ -160,18 +161,23 @@ def share_allocate(*, participant: Participant, now: datetime | None = None) -> 
         participant = _locked_participant(participant)
         assignment = Assignment.objects.filter(campaign=study.campaign, rater=participant.user).first()
         if assignment is not None and assignment.items.exists():
-            return Allocation(items=list(assignment.items.order_by("position")), is_full=False)
+            return Allocation(items=projection.assignment_items(assignment), is_full=False)
         expired_shares_release(study=study, now=now)
-        rng = random.Random(f"study-share:{study.campaign.seed}:{study.pk}:{participant.pk}")
+        # Every draw (which items, their order, where the checks go) comes from the assignment's secret source
+        # (ratings/projection.py): ids and the campaign's seed do not predict a participant's order.
+        created = assignment is None
+        assignment = assignment or Assignment.objects.create(campaign=study.campaign, rater=participant.user)
+        rng = projection.assignment_random(assignment, "study-share")
         subjects = _free_subjects(study, rng)[: study.items_per_participant]
         if not subjects:
+            if created:  # no empty study left behind in the campaign's assignments
+                assignment.delete()
             return Allocation(items=[], is_full=True)
         slot_ids = [slot_ids[0] for _, slot_ids in subjects]
         if not participant.is_preview:
             taken = StudySlot.objects.filter(pk__in=slot_ids, participant__isnull=True).update(participant=participant)
             if taken != len(slot_ids):  # cannot happen under the study lock; the constraints stop it regardless
                 raise RuntimeError("a slot was taken by someone else during allocation")
-        assignment = assignment or Assignment.objects.create(campaign=study.campaign, rater=participant.user)
         items = _share_items_create(study, assignment, [subject for subject, _ in subjects], rng)
         if not participant.is_preview:
             subject_of = {item.pk: _subject(item.clip_id, item.pair_id) for item in items}
@@ -194,7 +200,7 @@ def share_allocate(*, participant: Participant, now: datetime | None = None) -> 
 
 
 def _share_items_create(study: Study, assignment: Assignment, subjects: list[int], rng: random.Random) -> list:
-    rng.shuffle(subjects)
+    subjects = projection.shuffled(subjects, rng)
     if _is_pairwise(study):
         pairs = CaptionPair.objects.in_bulk(subjects)
         ordered = [pairs[subject] for subject in subjects]
@@ -203,7 +209,7 @@ def _share_items_create(study: Study, assignment: Assignment, subjects: list[int
             spread_positions(count=len(checks), length=len(ordered) + len(checks), rng=rng), checks, strict=False
         ):
             ordered.insert(position, pair)
-        items = assignment_add_items(assignment=assignment, items=ordered, rng=rng, shuffle=False)
+        items = assignment_add_items(assignment=assignment, items=ordered, keep_order=True)
         gold_ids = {pair.pk for pair in checks}
         AttentionCheck.objects.bulk_create(
             AttentionCheck(
@@ -218,9 +224,7 @@ def _share_items_create(study: Study, assignment: Assignment, subjects: list[int
         )
         return items
     clips = study.campaign.dataset.clips.in_bulk(subjects)
-    items = assignment_add_items(
-        assignment=assignment, items=[clips[subject] for subject in subjects], rng=rng, shuffle=False
-    )
+    items = assignment_add_items(assignment=assignment, items=[clips[subject] for subject in subjects], keep_order=True)
     _catch_captions_place(study, assignment, items, rng)
     return items
 
@@ -256,8 +260,10 @@ def _catch_captions_place(
     )
     candidates = rng.sample(other_clip_ids, min(CATCH_CANDIDATE_CLIPS, len(other_clip_ids)))
     references: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    rows = Caption.objects.filter(clip_id__in=[*candidates, *share_clip_ids], role=Caption.Role.REFERENCE).order_by(
-        "clip_id", "position", "pk"
+    rows = (
+        Caption.objects.corpus()
+        .filter(clip_id__in=[*candidates, *share_clip_ids], role=Caption.Role.REFERENCE)
+        .order_by("clip_id", "position", "pk")
     )
     for caption_id, clip_id, text in rows.values_list("pk", "clip_id", "text"):
         references[clip_id].append((caption_id, text))

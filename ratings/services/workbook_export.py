@@ -1,10 +1,11 @@
 """Export a rater's offline THumBS workbook (P1 layout) and the zip sent to them.
 
 The rater's clips come in their assignment order, each clip's campaign captions in the rater's caption
-order, blinded (text only). Record IDs are the rater's own: the random token of each assignment item
-(or, for a study run outside the app, the record ID the rater's original workbook used), so nothing in
-the file (cells, links, audio file names, zip entries) names a clip, dataset, system or author. The
-mapping back stays on the server. A hidden sheet keeps each item's answer version, so an import notices
+order, blinded (text only), both from the rater projection (ratings/projection.py); the audio files are
+the clips' rater copies (samples only, no metadata). Record IDs are the rater's own: the random token of
+each assignment item (or, for a study run outside the app, the record ID the rater's original workbook
+used), so nothing in the file (cells, links, audio file names, zip entries) names a clip, dataset, system
+or author. The mapping back stays on the server. A hidden sheet keeps each item's answer version, so an import notices
 answers changed on the web after the export.
 
 A rater not yet in the campaign is assigned first when the caller allows it (the command does, and
@@ -19,9 +20,11 @@ from pathlib import Path
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from annotation.models import Caption
+from annotation.services.rater_audio import clip_rater_audio_ensure
+from ratings import projection
 from ratings.models import Assignment, AssignmentItem, Campaign, ThumbsRating
-from ratings.services.campaigns import assignment_sync_captions, campaign_add_raters
+from ratings.projection import RaterCaption
+from ratings.services.campaigns import CampaignSetupError, assignment_sync_captions, campaign_add_raters
 from ratings.workbooks.packaging import AUDIO_FOLDER, AudioEntry, audio_file_name, rater_zip_write
 from ratings.workbooks.writer import SheetCaption, SheetClip, thumbs_workbook_build
 
@@ -29,6 +32,7 @@ LINKS_LOCAL = "local"
 LINKS_URL = "url"
 WORKBOOK_SUFFIX = {LINKS_LOCAL: "excel", LINKS_URL: "url"}
 QUERY_CHUNK = 900  # ids per IN (...) clause, well under every backend's parameter limit
+RATER_AUDIO_NAME = "rater.wav"  # audio files in the zip are rater copies: WAV, samples only
 
 
 class WorkbookExportError(Exception):
@@ -65,14 +69,15 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "rater"
 
 
-def _audio_available(item: AssignmentItem) -> bool:
-    audio = item.clip.audio
-    if not audio:
-        return False
+def _rater_audio(item: AssignmentItem):
+    """The clip's rater copy (samples only, no metadata) if its audio can be had, else None."""
+    if not item.clip.audio:
+        return None
     try:
-        return audio.storage.exists(audio.name)
-    except (OSError, ValueError):
-        return False
+        audio = clip_rater_audio_ensure(clip=item.clip)
+        return audio if audio.storage.exists(audio.name) else None
+    except Exception:  # missing or undecodable stored audio: listed as missing, the export goes on
+        return None
 
 
 def _captions_missing_from_order(assignment: Assignment) -> bool:
@@ -89,26 +94,20 @@ def _captions_missing_from_order(assignment: Assignment) -> bool:
     return any(pair not in ordered for pair in wanted)
 
 
-def _sheet_rows(*, assignment: Assignment) -> list[tuple[AssignmentItem, list[Caption], dict[int, ThumbsRating]]]:
+def _sheet_rows(*, assignment: Assignment) -> list[tuple[AssignmentItem, list[RaterCaption], dict[int, ThumbsRating]]]:
+    """The rater's clips and captions as the rater projection orders them, with the rater's ratings."""
     campaign = assignment.campaign
-    items = list(assignment.items.filter(pair__isnull=True).select_related("clip").order_by("position"))
-    caption_ids = [caption_id for item in items for caption_id in item.caption_order]
-    captions: dict[int, Caption] = {}
+    rows = projection.thumbs_rows(assignment)
+    caption_ids = [caption.caption_id for _, captions in rows for caption in captions]
     ratings: dict[int, ThumbsRating] = {}
     for chunk in chunks(caption_ids):
-        captions.update((caption.pk, caption) for caption in campaign.captions.filter(pk__in=chunk).only("pk", "text"))
         ratings.update(
             (rating.caption_id, rating)
             for rating in ThumbsRating.objects.filter(
                 campaign=campaign, rater_id=assignment.rater_id, caption_id__in=chunk
             )
         )
-    rows = []
-    for item in items:
-        item_captions = [captions[caption_id] for caption_id in item.caption_order if caption_id in captions]
-        if item_captions:
-            rows.append((item, item_captions, ratings))
-    return rows
+    return [(item, captions, ratings) for item, captions in rows if captions]
 
 
 def rater_workbook_export(
@@ -130,7 +129,10 @@ def rater_workbook_export(
     if assignment is None:
         if not assign_if_missing:
             raise WorkbookExportError(f"{rater} is not a rater of campaign {campaign.name}")
-        assignment = campaign_add_raters(campaign=campaign, raters=[rater])[0]
+        try:
+            assignment = campaign_add_raters(campaign=campaign, raters=[rater])[0]
+        except CampaignSetupError as error:
+            raise WorkbookExportError(str(error)) from None
         assigned_now = True
     if _captions_missing_from_order(assignment):
         assignment_sync_captions(assignment=assignment)
@@ -149,12 +151,12 @@ def rater_workbook_export(
     )
     local_names: dict[int, str] = {}
     for item, _, _ in rows:
-        local_names[item.pk] = audio_file_name(item.record_id, stored_name=item.clip.audio.name or "", taken=taken)
+        local_names[item.pk] = audio_file_name(item.record_id, stored_name=RATER_AUDIO_NAME, taken=taken)
         if LINKS_LOCAL in links:
-            if _audio_available(item):
-                export.audio.append(
-                    AudioEntry(file_name=local_names[item.pk], open=lambda clip=item.clip: clip.audio.open("rb"))
-                )
+            audio = _rater_audio(item)
+            if audio is not None:
+                entry = AudioEntry(file_name=local_names[item.pk], open=lambda audio=audio: audio.open("rb"))
+                export.audio.append(entry)
             else:
                 export.missing_audio.append(item.record_id)
     versions = {item.record_id: item.version for item, _, _ in rows}
@@ -163,7 +165,7 @@ def rater_workbook_export(
             SheetClip(
                 record_id=item.record_id,
                 link=f"{AUDIO_FOLDER}/{local_names[item.pk]}" if kind == LINKS_LOCAL else url_for(item),
-                captions=[_sheet_caption(caption, ratings.get(caption.pk)) for caption in captions],
+                captions=[_sheet_caption(caption, ratings.get(caption.caption_id)) for caption in captions],
                 synthesized=_synthesized_known(captions, ratings),
             )
             for item, captions, ratings in rows
@@ -174,16 +176,16 @@ def rater_workbook_export(
     return export
 
 
-def _sheet_caption(caption: Caption, rating: ThumbsRating | None) -> SheetCaption:
+def _sheet_caption(caption: RaterCaption, rating: ThumbsRating | None) -> SheetCaption:
     if rating is None:
         return SheetCaption(text=caption.text)
     scores = {name: getattr(rating, name) for name in ("precision", "recall", "fluency", "conciseness", "irrelevance")}
     return SheetCaption(text=caption.text, scores=scores, comment=rating.comment)
 
 
-def _synthesized_known(captions: list[Caption], ratings: dict[int, ThumbsRating]) -> bool | None:
+def _synthesized_known(captions: list[RaterCaption], ratings: dict[int, ThumbsRating]) -> bool | None:
     for caption in captions:
-        rating = ratings.get(caption.pk)
+        rating = ratings.get(caption.caption_id)
         if rating is not None and rating.synthesized:
             return rating.synthesized == ThumbsRating.Synthesized.YES
     return None

@@ -12,7 +12,9 @@ Which campaign and which rater (the rule; README "Offline workbooks"):
    or the upload page's checkbox (refused if the campaign exists), and from the command line also
    when the named campaign does not exist yet (the command prints that it created it). Creating the
    campaign makes the importing account its first rater. Further raters are assigned on the campaign
-   page (or by exporting a workbook for them).
+   page (or by exporting a workbook for them). Outside data never enters the corpus: the campaign
+   gets a new dataset of its own, named after it, and a name that is already a dataset's is refused,
+   so outside record IDs can only ever match the clips its own workbooks created.
 3. A file mixing tokens and other record IDs is refused, naming the cells.
 
 Then, in one transaction, with bulk queries only, after the whole file was checked:
@@ -48,7 +50,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Caption, Clip, Dataset
-from config.structured_log import logged_import
+from common.structured_log import logged_import
 from ratings.models import Assignment, AssignmentItem, Campaign, ItemEvent, Source, ThumbsRating, WorkbookUpload
 from ratings.services.campaigns import campaign_create
 from ratings.services.judgements import RATING_VALUE_FIELDS, thumbs_answer
@@ -155,9 +157,15 @@ def _outside_target(
                     "workbook, tick 'create the campaign' (command: --create-campaign)"
                 ]
             )
-        dataset, _ = Dataset.objects.get_or_create(
-            name=campaign_name, defaults={"description": OUTSIDE_DATASET_DESCRIPTION}
-        )
+        if Dataset.objects.filter(name=campaign_name).exists():
+            raise WorkbookImportError(
+                [
+                    f"campaign name {campaign_name!r} is the name of an existing dataset: a study run outside the "
+                    "app gets a dataset of its own, named after its campaign, and never adds to another one; "
+                    "choose another campaign name"
+                ]
+            )
+        dataset = Dataset.objects.create(name=campaign_name, description=OUTSIDE_DATASET_DESCRIPTION)
         campaign = campaign_create(
             name=campaign_name, dataset=dataset, task_type=Campaign.TaskType.THUMBS, origin=Campaign.Origin.OUTSIDE
         )
@@ -176,6 +184,12 @@ def _outside_target(
         )
     elif not campaign.is_active:
         errors.append(f"campaign {campaign_name} is closed: reopen it on the campaign page to import into it")
+    elif not _has_own_dataset(campaign):
+        errors.append(
+            f"campaign {campaign_name} keeps its data in dataset {campaign.dataset.name}, which other campaigns or "
+            "corpus data use: outside record IDs could match that dataset's clips, so nothing more is imported "
+            "into it; create a new campaign for this study"
+        )
     elif not Assignment.objects.filter(campaign=campaign, rater=rater).exists():
         errors.append(
             f"{rater.get_username()} is not a rater of campaign {campaign_name}: add them on the campaign page "
@@ -184,6 +198,13 @@ def _outside_target(
     if errors:
         raise WorkbookImportError(errors)
     return ImportTarget(campaign=campaign, campaign_created=False, items_by_token={})
+
+
+def _has_own_dataset(campaign: Campaign) -> bool:
+    """An outside campaign's dataset is its own: named after it, used by no other campaign (campaigns made
+    before outside data got datasets of their own may sit on a corpus dataset)."""
+    dataset = campaign.dataset
+    return dataset.name == campaign.name and not dataset.campaigns.exclude(pk=campaign.pk).exists()
 
 
 def import_target_resolve(

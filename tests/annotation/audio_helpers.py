@@ -71,3 +71,16 @@ def ffmpeg_peaks(path: Path, *, channels: int, buckets: int = 800) -> list[float
     magnitude = np.abs(np.frombuffer(raw, dtype="<i2").reshape(-1, channels).astype(np.float64)).max(axis=1) / 32768
     edges = np.linspace(0, len(magnitude), buckets + 1).astype(int)
     return [float(magnitude[a:b].max()) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+
+
+def real_stereo_clip_attach(clip, *, shared_dir: Path, folder: Path):
+    """Store ../shared's 34.wav (20 s of a real stereo recording, 44.1 kHz, 16 bit) as the clip's audio."""
+    import shutil
+
+    from annotation.services.audio import clip_attach_audio
+
+    path = folder / "34.wav"
+    shutil.copy(shared_dir / "datasets" / "audio" / "34.wav", path)
+    clip_attach_audio(clip=clip, file=path, file_name="34.wav")
+    clip.refresh_from_db()
+    return clip

@@ -24,6 +24,7 @@ def all_rows_snapshot() -> dict[str, list]:
         "annotation.SoundEvent",
         "annotation.EventSource",
         "annotation.EventAttribute",
+        "annotation.EventSpan",
         "ratings.CaptionPair",
         "ratings.PairwiseVote",
     ):

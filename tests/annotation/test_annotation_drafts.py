@@ -3,11 +3,12 @@
 
 import pytest
 
-from annotation.models import AnnotationTask
+from annotation.models import AnnotationTask, AttributeTag
+from annotation.selectors import attribute_vocabulary
 from annotation.services.annotation_campaigns import annotation_task_next
-from annotation.services.annotation_checks import draft_checks, library_key
+from annotation.services.annotation_checks import draft_checks
 from annotation.services.annotation_drafts import DraftInvalidError, draft_validate
-from annotation.services.annotation_tasks import tag_library_keys
+from annotation.vocabulary import AttributeVocabulary
 from tests.annotation.workspace_data import api_client, draft_of, workspace_build
 
 pytestmark = pytest.mark.django_db
@@ -28,6 +29,13 @@ GOOD = draft_of(("barking", ["dog"], ["loud"]), ("door slam", ["door"], ["sudden
         ({"events": [{"id": "e1", "label": "a", "onset": "1"}]}, "events[0].onset"),
         ({"events": [{"id": "e1", "label": "a", "onset": float("nan")}]}, "events[0].onset"),
         ({"events": [{"id": "e1", "label": "a", "onset": 2, "offset": 1}]}, "events[0].offset"),
+        ({"events": [{"id": "e1", "label": "a", "spans": [[2, 1]]}]}, "events[0].spans[0]"),
+        ({"events": [{"id": "e1", "label": "a", "spans": [[1, 2], [3]]}]}, "events[0].spans[1]"),
+        ({"events": [{"id": "e1", "label": "a", "spans": [[1, "2"]]}]}, "events[0].spans[0][1]"),
+        ({"events": [{"id": "e1", "label": "a", "spans": [[-1, 2]]}]}, "events[0].spans[0][0]"),
+        ({"events": [{"id": "e1", "label": "a", "spans": {"0": [1, 2]}}]}, "events[0].spans"),
+        ({"events": [{"id": "e1", "label": "a", "spans": [[1, 2]], "onset": 1}]}, "events[0].spans"),
+        ({"events": [{"id": "e1", "label": "a", "spans": [[0, 1]] * 101}]}, "events[0].spans"),
         ({"events": [{"id": "e1", "label": "x" * 256}]}, "events[0].label"),
         ({"events": [{"id": "e1", "label": "a", "colour": "red"}]}, "events[0].colour"),
         ({"events": [], "extra": 1}, "extra"),
@@ -80,7 +88,7 @@ def test_checks_errors_and_warnings():
             ("rain", ["rain", "Rain"], []),
         )
     )
-    library = {library_key(text) for text in ("loud", "quiet")}
+    library = AttributeVocabulary([(1, "loud", ""), (2, "quiet", "")])
     checks = {(check.level, check.code, check.field) for check in draft_checks(draft=draft, library=library)}
     assert checks == {
         ("error", "duplicate_event", "events[1].label"),
@@ -88,15 +96,104 @@ def test_checks_errors_and_warnings():
         ("warning", "free_attribute", "events[0].attributes[1]"),
         ("warning", "no_source_no_attribute", "events[1]"),
         ("warning", "no_attribute", "events[2].attributes"),
+        ("warning", "free_source", "events[2].sources[0]"),  # "x" is no sound source of the list
         ("warning", "no_attribute", "events[3].attributes"),
         ("warning", "duplicate_source", "events[3].sources[1]"),
     }
     assert draft_checks(draft=draft_validate({"events": []}), library=library)[0].code == "no_events"
 
 
-def test_the_library_check_uses_the_shipped_tag_library():
-    keys = tag_library_keys()
-    assert {"loud", "high-pitched", "in the distance"} <= keys and len(keys) == 123
+def test_the_library_check_uses_the_shipped_tag_library_with_its_templates_and_count_extension():
+    library = attribute_vocabulary()
+    tags = dict(AttributeTag.objects.values_list("text", "pk"))
+    assert len(tags) == 123 + 5  # AudioCaps-F's library and the product's Count tags
+    assert library.tag_of(" Loud ") == tags["loud"] and library.tag_of("In the  distance") == tags["in the distance"]
+    # Placeholder tags are templates: "on a table" fills in "on a xxx"; "on a" alone is not a word filled in.
+    assert library.tag_of("on a wooden table") == tags["on a xxx"]
+    assert library.tag_of("against the wall") == tags["against xx"]
+    assert library.tag_of("on a") is None and library.tag_of("on wood") is None
+    counts = AttributeTag.objects.filter(category="Count")
+    assert sorted(counts.values_list("text", flat=True)) == sorted(
+        ["once", "twice", "three times", "several times", "many times"]
+    )
+    assert set(counts.values_list("origin", flat=True)) == {"product"}
+    assert set(AttributeTag.objects.exclude(category="Count").values_list("origin", flat=True)) == {"audiocaps-f"}
+    assert AttributeTag.objects.get(text="on a xxx").template == "on a ___"
+
+
+def test_several_occurrences_and_the_earlier_single_span_form():
+    draft = draft_validate(
+        {
+            "events": [
+                {"id": "e1", "label": "car passing", "spans": [[18.8, 20], [3.5, 5.0004], [10, 11.5]]},
+                {"id": "e2", "label": "horn", "onset": 10.5, "offset": 11},
+                {"id": "e3", "label": "chirping"},
+            ]
+        }
+    )
+    assert [event["spans"] for event in draft["events"]] == [[[3.5, 5.0], [10, 11.5], [18.8, 20]], [[10.5, 11]], []]
+
+
+def test_time_checks_flag_a_stated_relation_against_the_spans_as_an_error():
+    draft = draft_validate(
+        {
+            "events": [
+                {
+                    "id": "e1",
+                    "label": "chirping",
+                    "sources": ["birds"],
+                    "attributes": ["loud"],
+                    "spans": [[0.3, 19.89]],
+                },
+                {
+                    "id": "e2",
+                    "label": "driving by",
+                    "sources": ["car"],
+                    "attributes": ["loud"],
+                    "spans": [[8.49, 11.5]],
+                },
+                {
+                    "id": "e3",
+                    "label": "honking",
+                    "sources": ["horn"],
+                    "attributes": ["loud"],
+                    "spans": [[3, 4], [3.5, 5]],
+                },
+            ],
+            "relations": [{"first": "e1", "second": "e2", "kind": "before"}],
+        }
+    )
+    checks = draft_checks(draft=draft, library=attribute_vocabulary(), clip_duration=19.5)
+    assert [(c.level, c.code, c.field) for c in checks] == [
+        ("error", "time_outside_clip", "events[0].spans[0]"),
+        ("error", "time_contradiction", "relations[0]"),
+        ("warning", "overlapping_spans", "events[2].spans[1]"),
+    ]
+    assert checks[1].message == (
+        "Relation against the time spans: 'chirping' (0.30–19.89 s) before 'driving by' (8.49–11.50 s): "
+        "the spans say simultaneous."
+    )
+
+
+def test_an_implied_relation_against_the_spans_is_a_warning():
+    # a simultaneous b and b before c are both right, but the chain rule then says a before c: the spans say
+    # a and c sound together.
+    draft = draft_validate(
+        {
+            "events": [
+                {"id": "a", "label": "wind", "sources": ["wind"], "attributes": ["loud"], "spans": [[0, 10]]},
+                {"id": "b", "label": "knock", "sources": ["door"], "attributes": ["loud"], "spans": [[8, 9]]},
+                {"id": "c", "label": "talking", "sources": ["man"], "attributes": ["loud"], "spans": [[9.5, 10.5]]},
+            ],
+            "relations": [
+                {"first": "a", "second": "b", "kind": "simultaneous"},
+                {"first": "b", "second": "c", "kind": "before"},
+            ],
+        }
+    )
+    checks = draft_checks(draft=draft, library=attribute_vocabulary(), clip_duration=11)
+    assert [(c.level, c.code) for c in checks] == [("warning", "implied_time_contradiction")]
+    assert "'wind' (0.00–10.00 s) before 'talking' (9.50–10.50 s): the spans say simultaneous" in checks[0].message
 
 
 # --- Over the API ------------------------------------------------------------------------------------
@@ -166,6 +263,7 @@ def test_checks_endpoint_checks_a_given_draft_without_saving(task_and_client):
     assert AnnotationTask.objects.get(pk=task.pk).draft_version == 0
 
 
+@pytest.mark.db_specific  # row locks (PostgreSQL) and immediate transactions (SQLite)
 @pytest.mark.django_db(transaction=True)
 def test_two_saves_from_the_same_version_at_the_same_moment_one_wins_one_is_refused(make_user):
     import threading
@@ -175,8 +273,6 @@ def test_two_saves_from_the_same_version_at_the_same_moment_one_wins_one_is_refu
     from annotation.services.annotation_drafts import DraftConflictError
     from annotation.services.annotation_tasks import task_draft_save
 
-    if connection.vendor != "postgresql":
-        pytest.skip("row locks are what this test is about: run it on PostgreSQL (DATABASE_URL)")
     workspace = workspace_build(make_user, clip_count=1, annotator_count=1, per_clip=1)
     annotator = workspace.annotators[0]
     task = annotation_task_next(campaign=workspace.campaign, annotator=annotator)

@@ -123,10 +123,9 @@ def test_campaign_creation_refuses_what_cannot_work(make_user):
         annotation_task_next(campaign=workspace.campaign, annotator=stranger)
 
 
+@pytest.mark.db_specific  # row locks (PostgreSQL) and immediate transactions (SQLite)
 @pytest.mark.django_db(transaction=True)
 def test_annotators_pressing_next_at_the_same_moment_never_over_assign_a_clip(make_user):
-    if connection.vendor != "postgresql":
-        pytest.skip("row locks are what this test is about: run it on PostgreSQL (DATABASE_URL)")
     # Given 8 annotators and 3 clips with 2 slots each: 6 slots for 8 simultaneous requests.
     workspace = workspace_build(make_user, clip_count=3, annotator_count=8, per_clip=2)
     barrier = threading.Barrier(len(workspace.annotators))

@@ -18,6 +18,7 @@ from annotation.services.annotation_reviews import (
 from annotation.services.annotation_tasks import SubmitRefusedError, task_draft_save, task_submit
 from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import
 from ratings.selectors import dataset_stats
+from tests.annotation.table_counts import all_table_counts
 from tests.annotation.workspace_data import api_client, draft_of, workspace_build
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +31,7 @@ def annotated(make_user):
     for index, annotator in enumerate(workspace.annotators):
         task = annotation_task_next(campaign=workspace.campaign, annotator=annotator)
         draft = draft_of(
-            ("barking", ["dog"], ["loud"]), (f"event {index}", ["thing"], ["quiet"]), relations=[(0, 1, "before")]
+            ("barking", ["dog"], ["loud"]), (f"event {index}", ["door"], ["quiet"]), relations=[(0, 1, "before")]
         )
         saved = task_draft_save(task=task, annotator=annotator, base_version=0, draft=draft)
         task_submit(task=task, annotator=annotator, base_version=saved.version)
@@ -165,14 +166,13 @@ def test_publishing_makes_one_gold_annotation_and_supersedes_the_previous(annota
     assert again.pk == gold.pk and [e.label for e in again.events.all()] == ["barking"]
 
 
-def test_export_with_relations_and_times_reimports_to_the_same(tmp_path):
+def test_export_with_relations_and_spans_reimports_to_the_same(tmp_path):
     data = {
         "Yabc.wav": {
             "barking": {
                 "source": ["dog"],
                 "attr": ["loud"],
-                "onset": 0.5,
-                "offset": 2.25,
+                "spans": [[0.5, 2.25], [6.0, 7.5]],
                 "relations": {"door slam": "before"},
             },
             "door slam": {"source": ["door"], "attr": []},
@@ -185,8 +185,19 @@ def test_export_with_relations_and_times_reimports_to_the_same(tmp_path):
     out = tmp_path / "out.json"
     call_command("export_audiocaps_f", "--dataset", "rt", "--out", str(out))
     assert json.loads(out.read_text()) == data
+    counts = all_table_counts()
     call_command("import_audiocaps_f", str(out), "--dataset", "rt")  # changes nothing
+    assert all_table_counts() == counts
     assert ExpertAnnotation.objects.get(clip__external_id="abc").relations.get().kind == "before"
+
+
+def test_the_earlier_single_onset_and_offset_still_import_as_one_span(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"Yabc.wav": {"barking": {"source": ["dog"], "attr": [], "onset": 0.5, "offset": 2}}}))
+    call_command("import_audiocaps_f", str(path), "--dataset", "old")
+    assert audiocaps_f_export(dataset_name="old") == {
+        "Yabc.wav": {"barking": {"source": ["dog"], "attr": [], "spans": [[0.5, 2.0]]}}
+    }
 
 
 @pytest.mark.parametrize(
@@ -210,6 +221,11 @@ def test_export_with_relations_and_times_reimports_to_the_same(tmp_path):
         ),
         ({"Ya.wav": {"x": {"relations": {"y": "during"}}, "y": {}}}, "expected one of before, after, simultaneous"),
         ({"Ya.wav": {"x": {"onset": 2, "offset": 1}}}, 'key "offset": 1.0 is before the onset 2.0'),
+        ({"Ya.wav": {"x": {"onset": 2}}}, 'key "offset": missing'),
+        ({"Ya.wav": {"x": {"spans": [[2, 1]]}}}, 'key "spans" index 0: the offset 1.0 is before the onset 2.0'),
+        ({"Ya.wav": {"x": {"spans": [[0, 1], [2]]}}}, r'key "spans" index 1: expected \[onset, offset\]'),
+        ({"Ya.wav": {"x": {"spans": [[0, -1]]}}}, 'key "spans" index 0 offset: expected a number of seconds'),
+        ({"Ya.wav": {"x": {"spans": [[0, 1]], "onset": 0}}}, 'give "spans" or "onset" / "offset", not both'),
     ],
 )
 def test_bad_relations_in_an_import_are_named_and_nothing_is_written(tmp_path, data, message):

@@ -120,7 +120,9 @@ def test_an_open_file_can_be_attached_and_the_same_file_twice_changes_nothing(sh
     assert not clip_attach_audio(clip=clip, file=source, file_name="Example.flac")
 
     assert list(Clip.objects.filter(pk=clip.pk).values_list()) == row
-    assert len(media_files(media_root)) == 1
+    clip.refresh_from_db()
+    stored = sorted(p.relative_to(media_root).as_posix() for p in media_files(media_root))
+    assert stored == sorted([clip.audio.name, clip.rater_audio.name]), "the file and its rater copy, once"
 
 
 @pytest.mark.django_db
@@ -134,9 +136,11 @@ def test_replacing_audio_deletes_the_old_file_after_commit(
     with django_capture_on_commit_callbacks(execute=True):
         clip_attach_audio(clip=clip, file=audio_dir / "35.wav", file_name="35.wav")
 
-    assert [p.relative_to(media_root).as_posix() for p in media_files(media_root)] == [clip.audio.name]
+    stored = sorted(p.relative_to(media_root).as_posix() for p in media_files(media_root))
+    assert stored == sorted([clip.audio.name, clip.rater_audio.name]), "the old file and its rater copy are gone"
     assert clip.audio.name != old_name
     assert re.fullmatch(r"audio/[0-9a-f]{32}\.wav", clip.audio.name)
+    assert re.fullmatch(r"rater-audio/[0-9a-f]{32}\.wav", clip.rater_audio.name)
 
 
 @pytest.mark.django_db

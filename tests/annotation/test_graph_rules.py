@@ -3,7 +3,7 @@ contradictions stated directly or through implied relations."""
 
 import pytest
 
-from annotation.graph_rules import KINDS, compose, relations_analyse
+from common.graph_rules import KINDS, compose, relations_analyse
 from metrics_bridge.scoring.xace.graph import UNKNOWN, chain_relation
 
 XACE_NAME = {"before": "before", "after": "after", "simultaneous": "and"}

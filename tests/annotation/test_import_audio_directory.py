@@ -45,7 +45,8 @@ def test_files_match_by_file_name_external_id_and_audiocaps_id(audio_folder, dat
     output = capsys.readouterr().out
     assert "clip audio" in output and "4 created, 0 updated, 0 unchanged" in output
     assert "no clip matches README.txt" in output
-    assert len(media_files(media_root)) == 4
+    assert len(media_files(media_root)) == 4 * 2, "four files and their rater copies"
+    assert Clip.objects.exclude(audio="").filter(rater_audio="").count() == 0
 
 
 @pytest.mark.django_db

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from annotation.models import AttributeTag, Clip, EventAttribute, EventSource, ExpertAnnotation, SoundEvent
+from annotation.models import AttributeTag, Clip, Dataset, EventAttribute, EventSource, ExpertAnnotation, SoundEvent
 from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import, audiocaps_f_import_from_path
 from ratings.services.pairwise_import import pairwise_judgements_import
 from tests.annotation.table_counts import all_rows_snapshot, all_table_counts
@@ -51,15 +51,36 @@ def test_attributes_link_to_tags_by_trimmed_case_insensitive_text_and_free_ones_
     summary = audiocaps_f_import_from_path(path=annotations_path, dataset_name="acf")
 
     library = {tag.text.strip().casefold(): tag.pk for tag in AttributeTag.objects.all()}
+    templates = {"on a ": library["on a xxx"], "against ": library["against xx"]}  # "on a xxx": "on a <word>"
+
+    def expected_tag(text: str):
+        key = " ".join(text.split()).casefold()
+        if key in library:
+            return library[key]
+        return next((tag for prefix, tag in templates.items() if key.startswith(prefix) and key > prefix), None)
+
     texts = [a for clip in annotations.values() for event in clip.values() for a in event["attr"]]
-    expected_free = [text for text in texts if text.strip().casefold() not in library]
+    expected_free = [text for text in texts if expected_tag(text) is None]
     assert expected_free, "the real data has attributes outside the library"
     assert any(text != text.strip() for text in texts if text.strip().casefold() in library)  # trimming matters
+    assert "on a hard surface" in [text.strip().casefold() for text in texts]  # a filled-in template
+    assert "twice" in [text.strip().casefold() for text in texts]  # a Count tag of the product's extension
     for attribute in EventAttribute.objects.all():
-        assert attribute.tag_id == library.get(attribute.text.strip().casefold())
+        assert attribute.tag_id == expected_tag(attribute.text), attribute.text
     assert EventAttribute.objects.filter(tag__isnull=True).count() == len(expected_free)
     assert summary.extra["free attributes (not in the tag library)"] == len(expected_free)
     assert summary.extra["distinct free attribute texts"] == len({t.strip().casefold() for t in expected_free})
+
+
+@pytest.mark.django_db
+def test_sources_of_the_list_of_sound_sources_are_marked_and_others_flagged(annotations_path):
+    audiocaps_f_import_from_path(path=annotations_path, dataset_name="acf")
+    listed = dict(EventSource.objects.values_list("text", "listed"))
+    assert listed["man"] and listed["dog"] and listed["crowd of people"]
+    assert listed["dogs"]  # the plural of a listed source
+    free = sorted({text for text, is_listed in listed.items() if not is_listed})
+    assert free and "man" not in free
+    assert EventSource.objects.filter(listed=False).count() < EventSource.objects.count() / 5
 
 
 @pytest.mark.django_db
@@ -140,11 +161,50 @@ def test_keys_match_clips_made_by_the_audiocaps_eval_import():
 
 
 @pytest.mark.django_db
+def test_keys_come_back_as_they_came_in(tmp_path):
+    """A workbook clip "34.wav", a Clotho-style file name with a space, a YouTube id starting with a dash."""
+    Clip.objects.create(dataset=Dataset.objects.create(name="mixed"), external_id="34.wav")  # from a workbook
+    data = {
+        "34.wav": {"birds": {"source": ["birds"], "attr": ["loud"]}},
+        "kitchen 02.flac": {"frying": {"source": ["pan"], "attr": []}},
+        "Y-abc123.wav": {"barking": {"source": ["dog"], "attr": []}},
+    }
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(data))
+    call_command("import_audiocaps_f", str(path), "--dataset", "mixed")
+    assert Clip.objects.filter(dataset__name="mixed").count() == 3  # "34.wav" is the workbook's clip
+    assert Clip.objects.get(file_name="Y-abc123.wav").external_id == "-abc123"
+    out = tmp_path / "out.json"
+    call_command("export_audiocaps_f", "--dataset", "mixed", "--out", str(out))
+    assert json.loads(out.read_text()) == data
+    rows = all_rows_snapshot()
+    call_command("import_audiocaps_f", str(out), "--dataset", "mixed")
+    assert all_rows_snapshot() == rows
+
+
+@pytest.mark.django_db
+def test_two_clips_with_the_same_export_key_are_refused_naming_both(tmp_path):
+    dataset = Dataset.objects.create(name="clash")
+    Clip.objects.create(dataset=dataset, external_id="ab")
+    audiocaps_f_import(data={"Yab.wav": {"x": {}}}, dataset_name="clash", source_name="a.json")
+    Clip.objects.create(dataset=dataset, external_id="other", file_name="Yab.wav")
+    other = Clip.objects.get(external_id="other")
+    from annotation.services.expert_annotations import expert_annotation_save, expert_annotation_set_status
+
+    annotation = expert_annotation_save(clip=other, annotator=ExpertAnnotation.objects.get().annotator, events=[])
+    expert_annotation_set_status(annotation=annotation, status="gold", is_admin=True)
+    with pytest.raises(CommandError, match='clips "ab" and "other" would both be exported as "Yab.wav"'):
+        call_command("export_audiocaps_f", "--dataset", "clash", "--out", str(tmp_path / "out.json"))
+    assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(
     ("data", "expected_message"),
     [
         ([1, 2], 'acf.json: expected an object {"Y<youtube_id>.wav": {event: ...}}, got a list'),
-        ({"Yok.wav": {}, "not-a-key": {}}, 'acf.json: key "not-a-key": expected a clip key "Y<youtube_id>.wav"'),
+        ({"Yok.wav": {}, " padded.wav": {}}, 'acf.json: key " padded.wav": a clip key is its file name or id'),
+        ({"Yok.wav": {}, "": {}}, 'acf.json: key "": a clip key is its file name or id'),
         ({"Yok.wav": ["dog"]}, 'acf.json: key "Yok.wav": expected an object {event: {...}}, got a list'),
         (
             {"Yok.wav": {"dog": ["dog"]}},

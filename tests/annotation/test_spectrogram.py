@@ -1,11 +1,23 @@
-"""The clip spectrogram: log-mel image computed on the server, cached in storage, served to annotators only."""
+"""The clip spectrogram (mel or linear, mixed or per channel, a grey PNG small enough for the page) and the
+per-channel waveform: computed on the server, cached in storage, served to annotators only."""
 
+import base64
+import io
 import struct
 
 import numpy as np
 import pytest
+from PIL import Image
 
-from annotation.services.spectrogram import MEL_BANDS, clip_spectrogram_ensure, log_mel_image, mel_filterbank
+from annotation.services.spectrogram import (
+    LINEAR_BINS,
+    MEL_BANDS,
+    clip_spectrogram_ensure,
+    log_linear_image,
+    log_mel_image,
+    mel_filterbank,
+)
+from tests.annotation.audio_helpers import real_stereo_clip_attach
 from tests.annotation.workspace_data import api_client
 from tests.ratings.campaign_data import clip_audio_attach
 
@@ -38,8 +50,9 @@ def test_the_view_serves_a_png_computed_once(clip, media_root, make_user, monkey
 
     from annotation.services import spectrogram
 
-    monkeypatch.setattr(spectrogram, "_decoded_mono", lambda clip: pytest.fail("decoded again"))
+    monkeypatch.setattr(spectrogram, "_decoded", lambda clip: pytest.fail("decoded again"))
     assert clip_spectrogram_ensure(clip=clip) == f"spectrograms/{stored[0].name}"
+    assert api_client(annotator).get(f"/clips/{clip.pk}/spectrogram.png?scale=log").status_code == 400
     assert api_client(rater).get(f"/clips/{clip.pk}/spectrogram.png").status_code == 403
     clip.audio = ""
     clip.save()
@@ -59,11 +72,74 @@ def test_compressed_audio_gets_a_spectrogram_with_its_tone(clip, media_root, tmp
     assert name.startswith(f"spectrograms/{clip.sha256}")
     assert struct.unpack(">II", (media_root / name).read_bytes()[16:24])[1] == MEL_BANDS
     # Decoded from the stored file, the 440 Hz tone lights the band around 440 Hz.
-    from annotation.services.spectrogram import _decoded_mono
+    from annotation.services.spectrogram import _decoded, channel_samples
 
-    samples, rate = _decoded_mono(clip)
+    samples, rate = _decoded(clip)
     assert rate == 22050 and abs(len(samples) / rate - 1.5) < 0.05
-    image = log_mel_image(samples, rate)
+    image = log_mel_image(channel_samples(samples, "mix"), rate)
     filters = mel_filterbank(sample_rate=rate, fft_size=1024)
     centre = np.linspace(0, rate / 2, filters.shape[1])[int(np.argmax(filters[int(np.argmax(image.mean(axis=1)))]))]
     assert abs(centre - 440) < 40
+
+
+def test_the_linear_scale_puts_a_tone_at_its_frequency():
+    rate = 16000
+    time = np.arange(rate) / rate
+    image = log_linear_image(np.sin(2 * np.pi * 3000 * time), rate)
+    assert image.shape[0] == LINEAR_BINS
+    row = int(np.argmax(image.mean(axis=1)))
+    assert abs((row + 0.5) * (rate / 2) / LINEAR_BINS - 3000) < rate / 2 / LINEAR_BINS
+
+
+@pytest.fixture
+def real_stereo_clip(clip, media_root, shared_dir, tmp_path):
+    """34.wav of the THumBS study: 20 s of a real stereo recording (44.1 kHz, 16 bit)."""
+    real_stereo_clip_attach(clip, shared_dir=shared_dir, folder=tmp_path)
+    assert (clip.channels, round(clip.duration_seconds)) == (2, 20)
+    return clip
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("scale", ["mel", "linear"])
+@pytest.mark.parametrize("channel", ["mix", "left", "right"])
+def test_a_real_20_second_stereo_clip_gets_images_under_150_kb(real_stereo_clip, media_root, scale, channel):
+    name = clip_spectrogram_ensure(clip=real_stereo_clip, scale=scale, channel=channel)
+    png = (media_root / name).read_bytes()
+    assert len(png) <= 150_000, f"{scale}/{channel}: {len(png)} bytes"
+    image = Image.open(io.BytesIO(png))
+    assert image.mode == "L" and image.size[1] == (MEL_BANDS if scale == "mel" else LINEAR_BINS)
+    assert image.size[0] >= 1600  # ~10 ms per column of the 20 s
+
+
+@pytest.mark.django_db
+def test_left_and_right_are_the_channels_of_the_file(real_stereo_clip, media_root, make_user):
+    from annotation.services.spectrogram import _decoded, log_mel_image
+
+    samples, rate = _decoded(real_stereo_clip)
+    assert not np.allclose(samples[:, 0], samples[:, 1])  # the recording's channels differ
+    client = api_client(make_user("ann-c", "annotator"))
+    pngs = {}
+    for channel in ("left", "right"):
+        response = client.get(f"/clips/{real_stereo_clip.pk}/spectrogram.png?channel={channel}&scale=mel")
+        assert response.status_code == 200
+        pngs[channel] = np.asarray(Image.open(io.BytesIO(b"".join(response.streaming_content))), dtype=float)
+        expected = np.flipud(log_mel_image(samples[:, 0 if channel == "left" else 1], rate)) * 255
+        assert np.abs(pngs[channel] - expected).max() <= 255 / 63 / 2 + 1  # the image is that channel, quantised
+    assert np.abs(pngs["left"] - pngs["right"]).mean() > 1
+
+
+@pytest.mark.django_db
+def test_the_waveform_has_each_channels_peaks_at_five_milliseconds(real_stereo_clip, make_user):
+    from annotation.services.spectrogram import _decoded
+
+    response = api_client(make_user("ann-w", "annotator")).get(f"/clips/{real_stereo_clip.pk}/waveform.json")
+    assert response.status_code == 200
+    data = __import__("json").loads(b"".join(response.streaming_content))
+    assert data["channels"] == 2 and data["peaks_per_second"] == pytest.approx(200, abs=0.1)
+    samples, rate = _decoded(real_stereo_clip)
+    for channel, encoded in enumerate(data["peaks"]):
+        peaks = np.frombuffer(base64.b64decode(encoded), dtype=np.uint8)
+        assert len(peaks) == 4000
+        # The bucket of 0.50-0.505 s holds that stretch's loudest sample (independently: numpy on the decoded file).
+        stretch = np.abs(samples[int(0.5 * rate) : int(0.505 * rate), channel]).max()
+        assert abs(int(peaks[100]) - round(stretch * 255)) <= 1

@@ -6,7 +6,7 @@ GRAPH = {
     "status": "draft",
     "events": [
         {"label": "dog barking", "sources": ["dog"], "attributes": ["loud", "Repeatedly", "yappy"]},
-        {"label": "car passing", "sources": ["car", "engine"], "attributes": []},
+        {"label": "car passing", "sources": ["car", "engine"], "attributes": [], "spans": [[4.5, 6], [1, 2.5]]},
     ],
     "relations": [{"first_event": "dog barking", "second_event": "car passing", "kind": "simultaneous"}],
 }
@@ -23,11 +23,13 @@ def test_annotator_lists_only_own_annotations(world, client_for):
                 {"text": "Loud", "tag": "loud", "category": "Volume", "is_free_text": False},
                 {"text": "ringing-ish", "tag": None, "category": None, "is_free_text": True},
             ],
+            "spans": [],
         },
         {
             "label": "hum",
             "sources": [],
             "attributes": [{"text": "low", "tag": "low", "category": "Pitch", "is_free_text": False}],
+            "spans": [],
         },
     ]
     assert rows[0]["relations"] == [{"first_event": "beep", "second_event": "hum", "kind": "before"}]
@@ -54,6 +56,7 @@ def test_annotator_creates_then_replaces_own_annotation(world, client_for):
     assert body["annotator"] == "ann"
     assert [event["label"] for event in body["events"]] == ["dog barking", "car passing"]
     assert [attribute["tag"] for attribute in body["events"][0]["attributes"]] == ["loud", "repeatedly", None]
+    assert body["events"][1]["spans"] == [[1.0, 2.5], [4.5, 6.0]]  # occurrences, sorted
 
     replacement = {"clip": clip.pk, "status": "submitted", "events": [{"label": "rain", "sources": ["sky"]}]}
     response = client.put(f"/api/expert-annotations/{body['id']}/", replacement, format="json")

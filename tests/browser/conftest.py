@@ -69,7 +69,10 @@ def page_for(browser, live_server):
         context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
         contexts.append(context)
         page = context.new_page()
-        page.set_default_timeout(10_000)
+        # Generous: pages compute on a loaded 2-core machine (CI runs one pass with both cores busy); a deadline
+        # only bounds how long a real failure takes to report.
+        page.set_default_timeout(90_000)
+        page.set_default_navigation_timeout(90_000)
         return page
 
     yield open_page

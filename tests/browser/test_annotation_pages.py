@@ -8,7 +8,6 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from annotation.graph_rules import relations_analyse
 from annotation.models import AnnotationTask, ExpertAnnotation
 from annotation.services.annotation_campaigns import annotation_campaign_create
 from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import
@@ -57,7 +56,7 @@ def workspace(make_user, media_root):
 
 
 def _saved(page):
-    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'", timeout=15_000)
+    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'", timeout=90_000)
 
 
 def _open_next_clip(page, live_server):
@@ -161,7 +160,7 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
     second.goto(page.url)
     second.wait_for_selector("#annotation-page[data-ready=true]")
     page.locator(".event-card").nth(0).locator(".chip-input[data-kind=sources]").focus()
-    page.keyboard.type("puppy")
+    page.keyboard.type("pupperino")
     page.keyboard.press("Shift+Enter")
     _saved(page)
     second.locator(".event-card").nth(0).locator(".event-label").fill("howling")
@@ -169,7 +168,7 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
     assert second.locator("#conflict-banner").is_visible()
     assert "another tab" in second.locator("#conflict-banner").inner_text()
     assert _draft(task_id)["events"][0]["label"] == "barking"
-    assert "puppy" in _draft(task_id)["events"][0]["sources"]
+    assert "pupperino" in _draft(task_id)["events"][0]["sources"]
     second.close()
 
     # A contradiction (door slam before barking, against barking before door slam) is refused.
@@ -193,26 +192,10 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
     ]
     assert page.locator("#relations-panel .relations-stated li.relation").count() == 1
 
-    # The relation rules of the page are the server's (same implied relations, same contradictions).
-    cases = [
-        [("a", "b", "before"), ("b", "c", "simultaneous"), ("c", "a", "before")],
-        [("a", "b", "before"), ("b", "c", "before"), ("c", "d", "simultaneous"), ("a", "d", "after")],
-        [("a", "b", "simultaneous"), ("b", "c", "after"), ("a", "c", "after")],
-    ]
-    for case in cases:
-        expected = relations_analyse(case)
-        in_page = page.evaluate(
-            "(rs) => AnnotationGraph.analyse(rs.map(([first, second, kind]) => ({first, second, kind})))", case
-        )
-        assert [(r["first"], r["second"], r["kind"]) for r in in_page["implied"]] == [
-            (r.first, r.second, r.kind) for r in expected.implied
-        ]
-        assert [(c["index"], c["message"]) for c in in_page["contradictions"]] == expected.contradictions
-
-    # Player: a waveform selection becomes the event's time span (r); speed and loop from the keyboard;
+    # Player: a waveform selection becomes a time span of the event (r); speed and loop from the keyboard;
     # the spectrogram image came from the server; Alt+Down / Alt+Up reorder events.
     assert page.evaluate("() => document.querySelector('.clip-player-spectrogram') !== null")
-    page.wait_for_function("() => window.annotationPage.player.image.naturalWidth > 0")
+    page.wait_for_function("() => window.annotationPage.player.spectrogram.isLoaded", timeout=60_000)
     page.evaluate("() => window.annotationPage.player.setSelection(0.5, 1.75)")
     page.locator(".event-card").nth(1).focus()
     page.keyboard.press("r")
@@ -226,7 +209,7 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
     page.keyboard.press("Alt+ArrowDown")
     _saved(page)
     second_event = _draft(task_id)["events"][1]
-    assert (second_event["label"], second_event["onset"], second_event["offset"]) == ("door slam", 0.5, 1.75)
+    assert (second_event["label"], second_event["spans"]) == ("door slam", [[0.5, 1.75]])
 
     _submit_confirming_warnings(page)
     assert AnnotationTask.objects.get(pk=task_id).status == "submitted"
@@ -236,7 +219,7 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
         other = page_for(user)
         _open_next_clip(other, live_server)
         html = other.content()
-        for word in ("terrier", "yappy", "puppy"):
+        for word in ("terrier", "yappy", "pupperino"):
             assert word not in html  # ann-a's words appear nowhere on their page, suggestions included
         _annotate_with_keyboard(other, SESSIONS[user.username])
         _saved(other)
@@ -246,7 +229,7 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
     # --- The reviewer merges them into the gold annotation.
     review = page_for(reviewer)
     review.set_viewport_size({"width": 1280, "height": 800})
-    review.goto(f"{live_server.url}/review/campaigns/{campaign.pk}/clips/{clip.pk}/")
+    review.goto(f"{live_server.url}/review/campaigns/{campaign.pk}/clips/{clip.pk}/", wait_until="domcontentloaded")
     review.wait_for_selector("#review-page[data-ready=true]")
     review.wait_for_selector(".agreement-factors", timeout=60_000)
     assert review.locator(".submission").count() == 3
@@ -266,9 +249,9 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
     assert gold.annotator == reviewer and gold.campaign == campaign
     assert gold.merged_from.count() == 3
     assert ExpertAnnotation.objects.filter(clip=clip, status="superseded").count() == 1  # the imported one
-    exported = audiocaps_f_export(dataset_name=dataset.name)[f"Y{clip.external_id}.wav"]
+    exported = audiocaps_f_export(dataset_name=dataset.name)[clip.external_id]  # "clip1.wav", the key it came in with
     assert list(exported) == ["barking", "door slam"]
-    assert exported["barking"]["source"] == ["terrier", "puppy", "dog"]  # ann-b's dog merged in
+    assert exported["barking"]["source"] == ["terrier", "pupperino", "dog"]  # ann-b's dog merged in
     assert exported["barking"]["relations"] == {"door slam": "before"}
 
     # The review overview shows the campaign's agreement per factor and per annotator, as the command prints it.

@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from ratings.models import AssignmentItem, Campaign, HeadphoneCheck, PairwiseVote
 from ratings.services.campaigns import campaign_setup
-from ratings.services.judgements import item_mark_listened, item_mark_shown, pairwise_item_submit
+from ratings.services.judgements import pairwise_item_submit
 from ratings.services.workbooks import rater_workbook_export
-from tests.ratings.campaign_data import clip_audio_attach, corpus_build, headphone_pass_give
+from tests.ratings.campaign_data import clip_audio_attach, corpus_build, headphone_pass_give, listened_give
 from tests.ratings.workbook_helpers import caption_rows, thumbs_campaign, workbook_fill
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
@@ -187,9 +187,7 @@ def test_campaign_form_detail_raters_and_workbook_pages(page_for, live_server, m
             name="qc", dataset=dataset, task_type="pairwise", split_counts={"HC": 2}, raters=[rater]
         )
         for item in pairs_campaign.assignments.get().items.all():
-            item_mark_shown(item=item)
-            AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=30))
-            pairwise_item_submit(item=item_mark_listened(item=item), side=side, seen_version=0)
+            pairwise_item_submit(item=listened_give(item), side=side, seen_version=0)
     page.goto(f"{live_server.url}/ratings/staff/campaigns/{pairs_campaign.pk}/quality/")
     assert "Same as previous" in page.inner_text(".qc-terms") and "Longest run" in page.inner_text(".qc-terms")
     page.screenshot(path=str(artifacts / "campaign_quality_terms.png"), full_page=True)

@@ -58,7 +58,7 @@ def test_thumbs_page_listening_shortcuts_autosave_and_submit(page_for, live_serv
     assert not state["paused"] and state["time"] < CLIP_SECONDS
     assert submit.is_disabled()
     page.screenshot(path=str(artifacts / "thumbs_playing.png"))
-    page.wait_for_function("() => !document.getElementById('submit-button').disabled", timeout=10_000)
+    page.wait_for_function("() => !document.getElementById('submit-button').disabled", timeout=90_000)
     assert _audio_state(page)["ended"]
     assert AssignmentItem.objects.get(pk=first.pk).listened_at is not None
     page.screenshot(path=str(artifacts / "thumbs_after_listening.png"))
@@ -159,7 +159,7 @@ def test_pairwise_page_keys_and_listening(page_for, live_server, make_user, medi
     assert page.url.endswith(f"/ratings/items/{first.token}/") and page.locator("#submit-button").is_disabled()
     page.screenshot(path=str(artifacts / "pairwise_before_listening.png"), full_page=True)
     page.keyboard.press(" ")  # a key press is a user gesture too
-    page.wait_for_function("() => !document.getElementById('submit-button').disabled", timeout=10_000)
+    page.wait_for_function("() => !document.getElementById('submit-button').disabled", timeout=90_000)
     page.keyboard.press("ArrowDown")
     assert _checked(page, "side") == "none"
     page.keyboard.press("ArrowLeft")
@@ -204,7 +204,7 @@ def test_headphone_check_plays_each_trial_once_and_no_button_sticks(page_for, li
     assert "another sound started" in page.inner_text(".trial[data-number='1'] .trial-status")
     # Trial 2 plays to its end (three 1 s tones with gaps: 5 s).
     page.wait_for_function(
-        "() => document.querySelector(\".trial[data-number='2'] .trial-play\").textContent === 'Played'", timeout=15_000
+        "() => document.querySelector(\".trial[data-number='2'] .trial-play\").textContent === 'Played'", timeout=90_000
     )
     for number in range(3, 7):  # started one after the other: each stops the one before
         page.click(f".trial[data-number='{number}'] .trial-play")
@@ -244,7 +244,7 @@ def test_must_listen_seconds_unlocks_before_the_end(page_for, live_server, make_
     assert "(or 1 s of it)" in page.inner_text(".listen-hint")
     page.wait_for_function("() => document.querySelector('#player audio').readyState >= 1")
     page.click(".clip-player-toggle")
-    page.wait_for_function("() => !document.getElementById('submit-button').disabled", timeout=10_000)
+    page.wait_for_function("() => !document.getElementById('submit-button').disabled", timeout=90_000)
     state = _audio_state(page)
     assert not state["ended"] and 0.7 < state["time"] < 3.5
     assert AssignmentItem.objects.get(pk=item.pk).listened_at is not None

@@ -101,3 +101,4 @@ def rolled_back():
             raise _RollBackError
     except _RollBackError:
         pass
+

@@ -5,7 +5,9 @@ Inputs are small valid files for a dataset made from two Clotho-Eval items, with
 by any text (commas, quotes, line breaks, NUL, formula-like text), rows removed or duplicated, columns dropped,
 the header renamed, bytes cut or flipped (invalid UTF-8). Every input must either import or be refused with
 ImportDataError naming the file (and the row); never another exception, and a refused input leaves every
-table row unchanged.
+table row unchanged. An input that imports must be stored as the importers document, read back with Python's
+csv module: the system's current caption of each clip named is the row's caption (trimmed), and each clip of a
+Clotho file has the row's captions, in caption_N order, as its references.
 """
 
 import csv
@@ -16,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotation.models import Clip
+from annotation.models import Caption, Clip
 from annotation.services.importing import ImportDataError
 from annotation.services.references_import import references_import
 from annotation.services.system_captions import system_captions_import
@@ -81,8 +83,51 @@ def mutated_csv(draw, rows: list[list[str]]) -> bytes:
     return content
 
 
+def _csv_rows(content: bytes) -> tuple[list[str], list[list[str]]]:
+    """The file as Python's csv module reads it: the header (trimmed, lower case) and the non-blank rows."""
+    rows = list(csv.reader(io.StringIO(content.decode("utf-8-sig"), newline="")))
+    return [cell.strip().lower() for cell in rows[0]], [row for row in rows[1:] if any(cell.strip() for cell in row)]
+
+
+def _stem(name: str) -> str:
+    return name.rsplit(".", 1)[0] if "." in name else name
+
+
+def _clip_named(name: str, dataset: str = DATASET) -> Clip:
+    """The clip a row names: by external id or file name, with or without extension (the importers' rule)."""
+    for clip in Clip.objects.filter(dataset__name=dataset):
+        names = {clip.external_id, clip.file_name, _stem(clip.external_id), _stem(clip.file_name)} - {""}
+        if name in names or _stem(name) in names:
+            return clip
+    raise AssertionError(f"accepted, but no clip is named {name!r}")
+
+
+def _cell(row: list[str], index: int) -> str:
+    return row[index].strip() if index < len(row) else ""
+
+
+def system_captions_as_documented(content: bytes, system_name: str) -> None:
+    header, rows = _csv_rows(content)
+    name, caption = header.index("file_name"), header.index("caption_predicted")
+    expected = {_clip_named(_cell(row, name)).pk: _cell(row, caption) for row in rows}
+    stored = Caption.objects.filter(system__name=system_name, superseded_at__isnull=True)
+    assert dict(stored.values_list("clip_id", "text")) == expected and stored.count() == len(rows)
+
+
+def references_as_documented(content: bytes) -> None:
+    header, rows = _csv_rows(content)
+    if "file_name" not in header:
+        return  # the AudioCaps layout: checked by tests/annotation/test_references_import.py on its own files
+    columns = sorted((int(column.split("_")[1]), index) for index, column in enumerate(header)
+                     if column.startswith("caption_") and column.split("_")[1].isdigit())
+    for row in rows:
+        clip = _clip_named(_cell(row, header.index("file_name")))
+        stored = clip.captions.filter(role="reference").order_by("position").values_list("text", flat=True)
+        assert list(stored) == [_cell(row, index) for _, index in columns], clip.external_id
+
+
 def _import_or_refusal(importer, content: bytes, **names) -> None:
-    """Import `content`; a refusal must name the file and change nothing."""
+    """Import `content`; a refusal must name the file and change nothing; an accepted file is stored as documented."""
     with rolled_back():
         before = database_fingerprint()
         try:
@@ -91,6 +136,11 @@ def _import_or_refusal(importer, content: bytes, **names) -> None:
             # one line per problem, each naming the file (a value quoted in a line may itself hold a line break)
             assert str(error).startswith(SOURCE_NAME), f"the error does not name the file: {error}"
             assert database_fingerprint() == before, f"a refused import changed the database ({error})"
+        else:
+            if importer is system_captions_import:
+                system_captions_as_documented(content, names["system_name"])
+            else:
+                references_as_documented(content)
 
 
 def _system_rows(clip_names: list[str]) -> list[list[str]]:

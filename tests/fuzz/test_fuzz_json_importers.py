@@ -3,7 +3,9 @@
 Inputs are small real documents from ../shared with random edits (values replaced by any JSON, keys and
 elements removed, duplicated or renamed) and, now and then, arbitrary JSON. Every input must either import
 or be refused with ImportDataError naming the file (and the key / item inside it); never another
-exception, and a refused input leaves every table row unchanged.
+exception, and a refused input leaves every table row unchanged. An input that imports must be stored as
+the importers document: AudioCaps-F exports back exactly as it came in (keys, order, texts); a FENSE file
+gives one clip per item with its references as listed and each pair's captions and judges' votes.
 """
 
 import json
@@ -12,9 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotation.services.audiocaps_f import audiocaps_f_import
+from annotation.models import Clip, Dataset
+from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import
 from annotation.services.importing import ImportDataError
-from ratings.services.pairwise_import import pairwise_judgements_import
+from ratings.models import CaptionPair
+from ratings.services.pairwise_import import PAIR_KEY, pairwise_judgements_import
 from tests.fuzz.fuzz_helpers import database_fingerprint, json_values, mutated_json, rolled_back
 
 pytestmark = pytest.mark.django_db
@@ -35,8 +39,50 @@ def audiocaps_f_base(shared_dir) -> dict:
     return dict(list(data.items())[:3])
 
 
+CHOICES = {1: "a", -1: "b", 0: "none"}
+
+
+def audiocaps_f_round_trip(data) -> None:
+    """Import -> export reproduces the input (annotation/services/audiocaps_f.py): clips and events in their order,
+    texts as given; an event without "source" or "attr" (or with null) comes back with an empty list."""
+    exported = audiocaps_f_export(dataset_name="fuzz")
+    expected = {
+        clip: {
+            event: {**node, "source": node.get("source") or [], "attr": node.get("attr") or []}
+            for event, node in events.items()
+        }
+        for clip, events in data.items()
+    }
+    assert list(exported) == list(expected), "clips in another order"
+    for clip, events in expected.items():
+        assert list(exported[clip]) == list(events), f"{clip}: events in another order"
+        assert exported[clip] == events, f"accepted, but exported differently:\n{exported[clip]}\nvs\n{events}"
+
+
+def pairwise_as_documented(data) -> None:
+    """ratings/services/pairwise_import.py: a clip per item (keyed by audio_id, else raw_name), its references
+    exactly as listed, each pair with its two captions, one vote per judge column (+1 a, -1 b, 0 none)."""
+    dataset = Dataset.objects.get(name="fuzz")
+    assert Clip.objects.filter(dataset=dataset).count() == len(data)
+    for item in data:
+        clip = Clip.objects.get(dataset=dataset, external_id=item.get("audio_id") or item.get("raw_name"))
+        references = clip.captions.filter(role="reference").order_by("position").values_list("text", flat=True)
+        assert list(references) == list(item["references"])
+        for key, entry in item.items():
+            if not PAIR_KEY.match(key) or entry is None:
+                continue
+            pair = CaptionPair.objects.select_related("caption_a", "caption_b").get(clip=clip, source_key=key)
+            assert (pair.caption_a.text, pair.caption_b.text) == (entry[0], entry[1]), key
+            votes = {vote.rater.username: vote.choice for vote in pair.votes.select_related("rater")}
+            assert votes == {f"fuzz-judge-{n}": CHOICES[value] for n, value in enumerate(entry[-1], start=1)}, key
+
+
+STORED_AS_DOCUMENTED = {audiocaps_f_import: audiocaps_f_round_trip, pairwise_judgements_import: pairwise_as_documented}
+
+
 def _import_or_refusal(importer, data, *, refusal_expected: bool = False) -> None:
-    """Import `data`; a refusal must name the file and change nothing (re-raised if `refusal_expected`)."""
+    """Import `data`; a refusal must name the file and change nothing (re-raised if `refusal_expected`), an
+    accepted input must be stored as documented."""
     with rolled_back():
         before = database_fingerprint()
         try:
@@ -46,6 +92,8 @@ def _import_or_refusal(importer, data, *, refusal_expected: bool = False) -> Non
             assert database_fingerprint() == before, f"a refused import changed the database ({error})"
             if refusal_expected:
                 raise
+        else:
+            STORED_AS_DOCUMENTED[importer](data)
 
 
 def test_the_unmutated_documents_import(pairwise_base, audiocaps_f_base):

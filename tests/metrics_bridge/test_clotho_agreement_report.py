@@ -22,7 +22,7 @@ def test_clotho_eval_report_reproduces_the_reference_and_calibrated_beats_every_
     call_command("compute_metrics", "--dataset", "clotho-eval", "--metrics", ",".join(REFERENCE_METRICS), "--wait")
     capsys.readouterr()
 
-    metrics = ",".join([*REFERENCE_METRICS, "XACE", "SPICE", "CALIBRATED"])
+    metrics = ",".join([*REFERENCE_METRICS, "XACE", "CALIBRATED"])
     call_command("agreement_report", "--dataset", "clotho-eval", "--format", "json", "--metrics", metrics)
     report = json.loads(capsys.readouterr().out)
 
@@ -33,7 +33,7 @@ def test_clotho_eval_report_reproduces_the_reference_and_calibrated_beats_every_
             assert abs(got - expected) <= 0.5, f"{metric} {split}: {got} vs reference {expected}"
     best_n_gram = max(report["metrics"][metric]["total"] for metric in N_GRAM_METRICS)
     assert report["metrics"]["XACE"]["total"] > best_n_gram
-    assert "CoreNLP" in report["unavailable"]["SPICE"]
+    assert "unavailable" not in report  # every metric asked for is there (SPICE, which cannot run here, was not asked)
     # CALIBRATED (held out: 5-fold CV grouped by clip) beats every single metric of the report by >= 0.5 points.
     singles = [name for name in report["metrics"] if name != "CALIBRATED"]
     best_single = max(report["metrics"][name]["total"] for name in singles)

@@ -1,5 +1,6 @@
-"""DATE (MECAT's DATE.py, protocols.md §4) on a small example worked by hand with numpy, every
-intermediate value checked; a generic caption scores far below specific ones; the scorer's author sets."""
+"""DATE (MECAT's DATE.py, protocols.md §4) against values computed with the algorithm of MECAT's released DATE.py
+(../shared/checks/date_reference_clotho_hm.json: per item and for the set); on a small example worked by hand
+with numpy, every intermediate value checked; a generic caption scores far below specific ones; the author sets."""
 
 import json
 
@@ -85,6 +86,41 @@ class ByHand:
             )
         pooled = output.astype(np.float64).mean(axis=0)
         return pooled / np.linalg.norm(pooled)
+
+
+def _mecat_reference_items(shared_dir) -> tuple[dict, list[str], list[list[str]]]:
+    """The reference file and, in its order, each item's candidate (the machine caption of the clip's HM pair)
+    and the clip's five references, read from Clotho-Eval itself."""
+    reference = json.loads((shared_dir / "checks" / "date_reference_clotho_hm.json").read_text())
+    clips = {item["raw_name"]: item for item in json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())}
+    candidates, references = [], []
+    for entry in reference["items"]:
+        first, second, first_label, _, _ = clips[entry["key"]]["HM"][:5]
+        machine = second if first_label.startswith("human") else first
+        assert machine == entry["candidate"], entry["key"]
+        candidates.append(machine)
+        references.append(clips[entry["key"]]["references"])
+    return reference, candidates, references
+
+
+def test_date_equals_mecat_released_algorithm_per_item_and_for_the_set(shared_dir):
+    """Figures from MECAT's DATE.py (packaged MiniLM, no error checker): every item within 1e-3, the set within 2e-4."""
+    reference, candidates, references = _mecat_reference_items(shared_dir)
+    computed = date_computation(candidates, references, delta=DELTA)
+    assert len(reference["items"]) == len(candidates) == 250
+    worst = {"sim": 0.0, "dis": 0.0, "date": 0.0}
+    for row, entry in enumerate(reference["items"]):
+        got = {"sim": computed.similarity[row], "dis": computed.discriminability[row], "date": computed.date[row]}
+        for key, value in got.items():
+            worst[key] = max(worst[key], abs(float(value) - entry[key]))
+    assert max(worst.values()) <= 1e-3, f"largest per-item difference from MECAT's algorithm: {worst}"
+
+    # The set score is the mean over the items (MECAT; system_level._date_set_score, checked against the items'
+    # mean in tests/metrics_bridge/test_leaderboard.py), so the set figures follow from the same computation.
+    expected = reference["system"]
+    assert float(np.mean(computed.date)) == pytest.approx(expected["date"], abs=2e-4)
+    assert float(np.mean(computed.similarity)) == pytest.approx(expected["similarity"], abs=2e-4)
+    assert float(np.mean(computed.discriminability)) == pytest.approx(expected["discrimination"], abs=2e-4)
 
 
 def test_date_by_hand_every_intermediate(model):

@@ -111,14 +111,15 @@ def test_the_report_from_stored_scores_equals_the_plain_protocol_run(dataset, cl
 
 
 def test_agreement_report_command_prints_the_exact_json_shape(dataset, capsys):
-    call_command("agreement_report", "--dataset", "clotho-sample", "--format", "json", "--metrics", "ROUGE_L,SPICE")
+    call_command("agreement_report", "--dataset", "clotho-sample", "--format", "json", "--metrics", "ROUGE_L")
     report = json.loads(capsys.readouterr().out)
-    assert set(report) == {"dataset", "pairs", "metrics", "unavailable", "scored_against_annotation_graphs"}
+    assert set(report) == {"dataset", "pairs", "metrics", "scored_against_annotation_graphs"}
     assert report["dataset"] == "clotho-sample"
     assert set(report["pairs"]) == {"HC", "HI", "HM", "MM", "total"}
     assert set(report["metrics"]["ROUGE_L"]) == {"HC", "HI", "HM", "MM", "total"}
     assert report["scored_against_annotation_graphs"] == {"ROUGE_L": 0}
-    assert "SPICE" in report["unavailable"]
+    # A metric that cannot run here (SPICE without CoreNLP), asked for by name, fails the command naming it:
+    # tests/metrics_bridge/test_commands_never_drop_metrics.py.
 
 
 def _chunk_order(run):

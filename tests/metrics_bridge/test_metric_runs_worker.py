@@ -5,13 +5,14 @@ import time
 import pytest
 
 from annotation.models import Caption, Clip, Dataset
-from metrics_bridge.models import MetricRun, MetricScore
+from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.services import runs
 from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.plans import scoring_requests_for
 from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
 from metrics_bridge.tasks import enqueue_chunks
+from tests.chunk_gate import ChunkGate
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
@@ -87,20 +88,25 @@ def test_a_run_sent_through_redis_is_scored_by_a_worker_process(real_celery):
     assert MetricScore.objects.filter(metric="ROUGE_L").count() == 6
 
 
-def test_a_worker_killed_mid_run_is_replaced_and_the_run_finishes_without_duplicates(real_celery, monkeypatch):
-    # Given a run of 20 small chunks and a worker that takes a while per chunk
+def test_a_worker_killed_mid_run_is_replaced_and_the_run_finishes_without_duplicates(
+    real_celery, monkeypatch, tmp_path
+):
+    # Given a run of 20 small chunks and a worker that may score 4 of them (tests/chunk_gate.py)
     monkeypatch.setattr(runs, "CHUNK_SIZE", 2)
     dataset = make_dataset(clips=40)
     run = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
     assert run.chunks_total == 20
-    first = real_celery(METRICS_CHUNK_DELAY_MS="300")
+    gate = ChunkGate(tmp_path / "gate")
+    gate.allow(4)
+    first = real_celery(gate=gate)
     metric_run_dispatch(run=run, enqueue=enqueue_chunks)
 
-    # When the worker is killed (SIGKILL, no chance to ack) after a few chunks
-    wait_for(lambda: MetricRun.objects.get(pk=run.pk).chunks_done >= 4, timeout=120, worker=first, what="4 chunks")
+    # When the worker is killed (SIGKILL, no chance to ack) while it holds its fifth chunk
+    gate.wait_until_waiting(5, worker=first)
+    wait_for(lambda: MetricRun.objects.get(pk=run.pk).chunks_done == 4, timeout=120, worker=first, what="4 chunks")
     first.kill()
     run.refresh_from_db()
-    assert run.chunks_done < run.chunks_total, "the worker finished before it could be killed"
+    assert run.chunks_done == 4 and run.chunks.filter(status=MetricRunChunk.Status.RUNNING).count() == 1
     done_at_kill = run.chunks_done
 
     # and a new worker is started

@@ -2,7 +2,6 @@
 
 import json
 
-import numpy as np
 import pytest
 
 from metrics_bridge.agreement import protocol
@@ -287,11 +286,12 @@ def test_clotho_eval_agreement_reproduces_the_reference_table(shared_dir):
     for scorer in sorted(scorers, key=lambda s: s.metric_names[0] == "METEOR"):
         for name, report in fense_agreement(clips, scorer).items():
             got[name] = report.as_dict()
-    worst = 0.0
+    compared = []
     for name in SLOW_METRICS:
         assert got[name]["pairs"] == reference["pairs"]
         for split in ["HC", "HI", "HM", "MM", "total"]:
             delta = abs(got[name][split] - reference["accuracy"][name][split])
-            worst = max(worst, delta)
             assert delta <= 0.5, f"{name} {split}: {got[name][split]} vs {reference['accuracy'][name][split]}"
-    assert np.isfinite(worst)
+            compared.append(delta)
+    assert len(compared) == len(SLOW_METRICS) * 5  # every metric and split was compared with the reference
+    print(f"largest difference from the reference table: {max(compared):.3f} points")

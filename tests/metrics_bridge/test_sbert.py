@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from metrics_bridge.scoring import fense, sbert
+from metrics_bridge.scoring import sbert
 from metrics_bridge.scoring.base import MetricResources, ScoringContext, ScoringRequest
 from metrics_bridge.scoring.fense import FenseScorer
+from metrics_bridge.scoring.fluency.synthesis import normalise
 from metrics_bridge.scoring.sbert import SbertScorer
 
 CONTEXT = ScoringContext()
@@ -123,4 +124,5 @@ def test_fense_multiplies_by_one_tenth_when_the_error_probability_exceeds_0_9(
 
 def test_fense_preprocessing_drops_punctuation_and_lowercases():
     # FENSE's text_preprocess removes punctuation and lower-cases; spaces are collapsed (the tokenizer ignores them).
-    assert fense.preprocess("A dog's bark, high-pitched!  Loudly.") == "a dogs bark highpitched loudly"
+    # The error detector reads its input through this (metrics_bridge/scoring/fluency/model.py).
+    assert normalise("A dog's bark, high-pitched!  Loudly.") == "a dogs bark highpitched loudly"

@@ -10,7 +10,8 @@ from metrics_bridge.models import MetricRun, MetricScore, ReferenceSet
 from metrics_bridge.services.score_storage import ScoreRow, metric_scores_upsert
 from ratings.services.pairwise_import import pairwise_judgements_import
 
-pytestmark = pytest.mark.django_db
+# db_specific: bulk_sql writes scores with engine-specific SQL
+pytestmark = [pytest.mark.django_db, pytest.mark.db_specific]
 
 
 @pytest.fixture

@@ -133,20 +133,6 @@ def test_thumbs_alpha_per_field_with_missing_cells():
     assert math.isnan(inter_rater.krippendorff_alpha_interval([("ann", "c1", 3), ("ann", "c2", 4)]))
 
 
-def test_vote_agreement_fleiss_kappa_and_percent_agreement_by_hand():
-    votes = [[1, 1, 1], [1, 1, -1], [-1, -1, -1], [0, 1, -1], [1, 1]]  # the 2-vote item is left out
-    result = inter_rater.vote_agreement(votes)
-    # P_i = 1, 1/3, 1, 0 -> P-bar = 7/12; p = (5, 1, 6)/12 -> P_e = 62/144; kappa = (84 - 62) / (144 - 62) = 11/41
-    assert result.fleiss_kappa == pytest.approx(11 / 41, abs=1e-12)
-    assert result.percent_agreement == pytest.approx(100 * 7 / 12)
-    assert result.unanimous_percent == pytest.approx(50.0)
-    assert (result.items_used, result.items_total, result.raters_per_item) == (4, 5, 3)
-    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
-
-    table, _ = aggregate_raters(np.array(votes[:4]))
-    assert result.fleiss_kappa == pytest.approx(fleiss_kappa(table), abs=1e-12)
-
-
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
 def test_vectorised_bootstrap_equals_scipy_resample_by_resample(method):
     """The intervals come from the same resamples as a loop calling scipy on each one (caption and system level)."""

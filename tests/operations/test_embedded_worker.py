@@ -17,9 +17,11 @@ from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
 from metrics_bridge.services.workers import live_workers
 from metrics_bridge.tasks import current_broker, enqueue_chunks
 from tests.celery_worker import worker_env
+from tests.chunk_gate import ChunkGate
 from tests.metrics_bridge.test_metric_runs_worker import expected_values, make_dataset, stored_values, wait_for
 
-pytestmark = [pytest.mark.slow]
+# db_specific: worker processes on the default setup (SQLite file and the embedded broker)
+pytestmark = [pytest.mark.slow, pytest.mark.db_specific]
 
 LEASE = {"METRICS_CHUNK_LEASE_SECONDS": 2}
 
@@ -44,17 +46,21 @@ def test_a_run_on_the_embedded_broker_is_scored_by_a_worker_process_with_a_heart
     assert not live_workers(broker=current_broker())  # a clean shutdown removes its heartbeat
 
 
-def test_a_run_whose_worker_died_resumes_when_a_worker_returns(embedded_celery, monkeypatch):
-    # Given a run of 8 chunks and a worker that is killed after two of them
+def test_a_run_whose_worker_died_resumes_when_a_worker_returns(embedded_celery, monkeypatch, tmp_path):
+    # Given a run of 8 chunks and a worker that scores two of them and has claimed the third (held at the gate)
     monkeypatch.setattr(runs, "CHUNK_SIZE", 2)
     dataset = make_dataset(clips=16)
     run = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
-    first = embedded_celery(METRICS_CHUNK_DELAY_MS=400, **LEASE)
+    gate = ChunkGate(tmp_path / "gate")
+    gate.allow(2)
+    first = embedded_celery(gate=gate, **LEASE)
     metric_run_dispatch(run=run, enqueue=enqueue_chunks)
-    wait_for(lambda: MetricRun.objects.get(pk=run.pk).chunks_done >= 2, timeout=90, worker=first, what="2 chunks")
+    gate.wait_until_waiting(3, worker=first)
+    wait_for(lambda: MetricRun.objects.get(pk=run.pk).chunks_done == 2, timeout=90, worker=first, what="2 chunks")
+    # When it is killed (SIGKILL) in the middle of that chunk
     first.kill()
     run.refresh_from_db()
-    assert run.chunks_done < run.chunks_total, "the worker finished before it could be killed"
+    assert run.chunks_done == 2 and run.chunks.filter(status=MetricRunChunk.Status.RUNNING).count() == 1
     # The message it held is gone with it (the filesystem broker removed it when the worker took it)
     # When a new worker starts
     second = embedded_celery(**LEASE)
@@ -66,34 +72,28 @@ def test_a_run_whose_worker_died_resumes_when_a_worker_returns(embedded_celery, 
     assert stored_values(run, "ROUGE_L") == pytest.approx(expected_values(run, "ROUGE_L"))
 
 
-def test_a_chunk_that_kills_its_worker_every_time_fails_after_three_attempts(embedded_celery, monkeypatch):
-    # Given three chunks, the middle one "poisoned": every worker that takes it dies (SIGKILL, like the OOM killer)
+def test_a_chunk_that_kills_its_worker_every_time_fails_after_three_attempts(embedded_celery, monkeypatch, tmp_path):
+    # Given three chunks, the middle one "poisoned": every worker that takes it dies (SIGKILL, like the OOM killer).
+    # The gate lets the healthy chunks through and holds the poisoned one, where the test kills its worker.
     monkeypatch.setattr(runs, "CHUNK_SIZE", 2)
     dataset = make_dataset(clips=6)
     run = metric_run_create(dataset=dataset, metric_names=["ROUGE_L"])
     poisoned = run.chunks.get(index=1)
+    gate = ChunkGate(tmp_path / "gate")
+    gate.open()
+    gate.hold(poisoned.pk)
     metric_run_dispatch(run=run, enqueue=enqueue_chunks)
-    kills, workers = 0, []
-    deadline = time.monotonic() + 150
-    while not MetricRun.objects.get(pk=run.pk).is_finished:
-        assert time.monotonic() < deadline, f"run not finished; {kills} kills\n" + (
-            workers[-1].log_tail() if workers else ""
-        )
-        if not workers or not workers[-1].alive():
-            workers.append(embedded_celery(METRICS_CHUNK_DELAY_MS=800, **LEASE))
-        chunk = MetricRunChunk.objects.get(pk=poisoned.pk)
-        if (
-            chunk.status == MetricRunChunk.Status.RUNNING
-            and chunk.attempts > kills
-            and f"pid {workers[-1].pid}" in chunk.claimed_by
-        ):
-            workers[-1].kill()
-            kills += 1
-        time.sleep(0.05)
+    for attempt in (1, 2, 3):
+        worker = embedded_celery(gate=gate, **LEASE)
+        gate.wait_for_chunk(poisoned.pk, attempts=attempt, worker=worker)
+        worker.kill()
+    # The third lease runs out; a healthy worker's recovery sweep fails the chunk (attempt cap reached)
+    healthy = embedded_celery(**LEASE)
+    wait_for(lambda: MetricRun.objects.get(pk=run.pk).is_finished, timeout=120, worker=healthy, what="run finished")
 
     run.refresh_from_db()
     poisoned.refresh_from_db()
-    assert kills == 3
+    assert gate.chunk_arrivals(poisoned.pk) == 3
     assert (poisoned.status, poisoned.attempts) == (MetricRunChunk.Status.FAILED, 3)
     assert "gave up after 3 attempt(s)" in poisoned.error
     assert run.status == MetricRun.Status.DONE_WITH_ERRORS

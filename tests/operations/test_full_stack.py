@@ -54,28 +54,27 @@ def test_static_files_are_served_by_whitenoise_under_gunicorn(stack):
 
 
 def test_audio_goes_to_s3_under_random_keys_and_a_rater_plays_it_with_a_range_request(stack, demo):
-    # The demo's audio was uploaded to the S3 server, each object under an unguessable key
-    objects = stack.s3.client().list_objects_v2(Bucket=S3_BUCKET, Prefix="audio/")["Contents"]
-    keys = [entry["Key"] for entry in objects]
+    # The demo's audio was uploaded to the S3 server, each object under an unguessable key, and so was each
+    # clip's rater copy (its samples only, no metadata)
+    s3 = stack.s3.client()
+    keys = [entry["Key"] for entry in s3.list_objects_v2(Bucket=S3_BUCKET, Prefix="audio/")["Contents"]]
     assert len(keys) == len(demo["clips"]) == 8
     assert all(re.fullmatch(r"audio/[0-9a-f]{32}\.wav", key) for key in keys), keys
-    # A rater asks for an item's audio (the per-item URL raters get) and is sent to a pre-signed S3 URL
+    copies = [entry["Key"] for entry in s3.list_objects_v2(Bucket=S3_BUCKET, Prefix="rater-audio/")["Contents"]]
+    assert len(copies) == 8 and all(re.fullmatch(r"rater-audio/[0-9a-f]{32}\.wav", key) for key in copies), copies
+    # A rater asks for an item's audio (the per-item URL raters get): the app streams the rater copy from S3
+    # itself (what it sends is the listening proof), and a seeking player's Range request gets exactly those bytes
     rater = signed_in(stack, "rater", demo["passwords"]["rater"])
     item_audio_url = f"{stack.web_url}/ratings/items/{demo['rater_item_tokens'][0]}/audio/"
-    redirect = rater.get(item_audio_url, allow_redirects=False, timeout=10)
-    assert redirect.status_code == 302
-    signed_url = redirect.headers["Location"]
-    assert signed_url.startswith(stack.s3.url) and "X-Amz-Signature=" in signed_url
-    assert "no-cache" in redirect.headers.get("Cache-Control", "") or "max-age=0" in redirect.headers.get(
-        "Cache-Control", ""
-    )
-    # The player seeks: a Range request on the signed URL answers 206 with exactly those bytes
-    partial = requests.get(signed_url, headers={"Range": "bytes=1000-1999"}, timeout=10)
+    whole = rater.get(item_audio_url, allow_redirects=False, timeout=10)
+    assert whole.status_code == 200 and whole.headers["Content-Type"] == "audio/wav"
+    assert "Content-Disposition" not in whole.headers
+    stored = {key: s3.get_object(Bucket=S3_BUCKET, Key=key)["Body"].read() for key in copies}
+    assert whole.content in stored.values(), "the rater copy, byte for byte"
+    partial = rater.get(item_audio_url, headers={"Range": "bytes=1000-1999"}, allow_redirects=False, timeout=10)
     assert partial.status_code == 206
-    key = signed_url.split(f"/{S3_BUCKET}/", 1)[1].split("?", 1)[0]
-    whole = stack.s3.client().get_object(Bucket=S3_BUCKET, Key=key)["Body"].read()
-    assert partial.headers["Content-Range"] == f"bytes 1000-1999/{len(whole)}"
-    assert partial.content == whole[1000:2000]
+    assert partial.headers["Content-Range"] == f"bytes 1000-1999/{len(whole.content)}"
+    assert partial.content == whole.content[1000:2000]
 
 
 def test_a_metric_run_started_through_the_api_completes_on_the_worker(stack, demo):

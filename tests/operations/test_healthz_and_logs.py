@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
-from config.structured_log import JsonLinesFormatter
+from common.structured_log import JsonLinesFormatter
 from metrics_bridge.models import WorkerHeartbeat
 from metrics_bridge.services.runs import metric_run_create
 from metrics_bridge.tasks import current_broker, execute_metric_run

@@ -22,6 +22,8 @@ from django.conf import settings
 from django.contrib.staticfiles import finders
 
 MAX_REQUESTS = 600
+# The least a GET answered 200 must hold to count as shown (a page has its layout; JSON at least "{}").
+MIN_BODY_BYTES = {"text/html": 500, "application/json": 2}
 SKIPPED_PATHS = ("/accounts/logout/",)
 # Words that name who wrote a caption, the pair split or gold items. Checked in text, never in audio bytes.
 FORBIDDEN_WORDS = re.compile(
@@ -170,6 +172,15 @@ class RaterCrawl:
             return [("GET", target)] if target else []
         content_type = response.get("Content-Type", "")
         body = _body(response)
+        # Leaks are looked for in what was really shown: a link a rater follows must give its page (a 404 or an
+        # empty body would pass every check below). Only a POST-only URL (405) and a sound served once per
+        # attempt (410, the headphone screens) may refuse a GET.
+        if method == "GET" and response.status_code not in (200, 206, 405, 410):
+            self.findings.append(f"{where}: a link the rater can follow answered {response.status_code}")
+        elif method == "GET" and response.status_code == 200 and len(body) < MIN_BODY_BYTES.get(
+            content_type.split(";")[0], 1
+        ):
+            self.findings.append(f"{where}: {len(body)} bytes of {content_type or 'no type'}: nothing was shown")
         if content_type.startswith("audio/"):
             self.kinds["audio"] += 1
             self._finding(where, self.secrets.find(body.decode("latin-1"), words=False))

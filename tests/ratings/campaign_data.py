@@ -79,14 +79,48 @@ def tone_wav_bytes(*, seconds: float = 1.5, sample_rate: int = 16000) -> bytes:
 
 
 def clip_audio_attach(clip: Clip, *, seconds: float = 1.5) -> Clip:
-    """Store a WAV for the clip with duration and waveform peaks, the way the audio importer would."""
-    clip.audio.save(f"{clip.pk}.wav", ContentFile(tone_wav_bytes(seconds=seconds)), save=False)
+    """Store a WAV for the clip (and its rater copy) with duration and waveform peaks, as the audio importer would."""
+    content = tone_wav_bytes(seconds=seconds)
+    clip.audio.save(f"{clip.pk}.wav", ContentFile(content), save=False)
+    clip.rater_audio.save("rater.wav", ContentFile(content), save=False)  # already a plain 16-bit WAV
     clip.duration_seconds = seconds
     clip.sample_rate = 16000
     clip.channels = 1
     clip.waveform_peaks = [round(0.25 + 0.2 * math.sin(index / 6) ** 2, 3) for index in range(200)]
     clip.save()
     return clip
+
+
+def audio_served_give(item, *, seconds_ago: float = 60.0):
+    """Record that the item's whole rater audio was sent to its rater `seconds_ago` (what the audio view
+    records when the player fetches it). A clip without audio gets a stand-in rater-copy name (no file)."""
+    from ratings.services.listening import audio_served_record
+
+    clip = Clip.objects.get(pk=item.clip_id)
+    if not clip.rater_audio:
+        Clip.objects.filter(pk=clip.pk).update(rater_audio=f"rater-audio/stand-in-{clip.pk}.wav")
+        clip.refresh_from_db(fields=["rater_audio"])
+    audio_served_record(
+        item_id=item.pk,
+        file_name=clip.rater_audio.name,
+        size=1000,
+        first=0,
+        count=1000,
+        started_at=timezone.now() - timedelta(seconds=seconds_ago),
+    )
+    return item
+
+
+def listened_give(item, *, seconds_ago: float = 30.0):
+    """The item shown and its audio served `seconds_ago`, then reported heard (as the page does)."""
+    from ratings.models import AssignmentItem
+    from ratings.services.listening import item_mark_listened
+
+    shown_at = timezone.now() - timedelta(seconds=seconds_ago)
+    AssignmentItem.objects.filter(pk=item.pk, first_shown_at__isnull=True).update(first_shown_at=shown_at)
+    item.refresh_from_db(fields=["first_shown_at"])
+    audio_served_give(item, seconds_ago=seconds_ago)
+    return item_mark_listened(item=item)
 
 
 def wav_channels(wav_bytes: bytes, *, sample_rate: int) -> np.ndarray:

@@ -1,17 +1,15 @@
 """Blinding: no page a rater sees says who wrote a caption (person or model) or which system."""
 
 import re
-from datetime import timedelta
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
 from annotation.models import Caption, CaptioningSystem, Clip, Dataset
 from ratings.models import AssignmentItem
 from ratings.services.campaigns import campaign_setup
-from ratings.services.judgements import item_mark_listened, item_mark_shown, pairwise_item_submit
-from tests.ratings.campaign_data import headphone_pass_give
+from ratings.services.judgements import pairwise_item_submit
+from tests.ratings.campaign_data import headphone_pass_give, listened_give
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +23,7 @@ def blinded_corpus():
     dataset = Dataset.objects.create(name="blind")
     systems = [CaptioningSystem.objects.create(name=name) for name in SECRETS[:2]]
     clips = []
-    for number in range(3):
+    for number in range(4):  # HI pairs take their other caption from a clip that is not rated
         clip = Clip.objects.create(dataset=dataset, external_id=f"secret-clip-name-{number}.wav", duration_seconds=1.0)
         for position in range(2):
             Caption.objects.create(
@@ -49,7 +47,18 @@ def blinded_corpus():
     return dataset, clips, systems
 
 
+def _page(client, url: str, *, page: str) -> str:
+    """The page's HTML, once it answered 200 with a real page: a redirect, a 404 or an empty body would pass
+    every leak check below without showing anything."""
+    response = client.get(url)
+    assert response.status_code == 200, f"{page}: {url} answered {response.status_code}"
+    html = response.content.decode()
+    assert len(html) > 500 and "</html>" in html and "<main" in html, f"{page}: {url} is not a full page"
+    return html
+
+
 def _assert_blind(html: str, *, page: str) -> None:
+    assert len(html) > 500 and "<main" in html, f"{page}: not a rendered page"
     for secret in SECRETS:
         assert secret not in html, f"{page} shows {secret}"
     blocks = [match.group(2) for match in CAPTION_BLOCK.finditer(html)]
@@ -63,8 +72,8 @@ def _assert_blind(html: str, *, page: str) -> None:
 
 def _pages(client, item: AssignmentItem) -> dict[str, str]:
     return {
-        "item": client.get(reverse("ratings:item", args=[item.token])).content.decode(),
-        "home": client.get(reverse("ratings:home")).content.decode(),
+        "item": _page(client, reverse("ratings:item", args=[item.token]), page="item"),
+        "home": _page(client, reverse("ratings:home"), page="home"),
     }
 
 
@@ -119,15 +128,15 @@ def test_pairwise_pages_are_blind(client, make_user, blinded_corpus):
         assert 'value="left"' in pages["item"] and 'value="a"' not in pages["item"]
     # Also after voting (the saved choice is shown back by side) and on the done page.
     for item in items:
-        item_mark_shown(item=item)
-        AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=5))
-        pairwise_item_submit(item=item_mark_listened(item=item), side="right", seen_version=0)
-    _assert_blind(client.get(reverse("ratings:item", args=[items[0].token])).content.decode(), page="voted pair")
-    _assert_blind(client.get(reverse("ratings:campaign_next", args=[campaign.pk])).content.decode(), page="done page")
+        pairwise_item_submit(item=listened_give(item), side="right", seen_version=0)
+    voted = _page(client, reverse("ratings:item", args=[items[0].token]), page="voted pair")
+    assert voted.count("caption-block") >= 2, "the voted pair is shown again"
+    _assert_blind(voted, page="voted pair")
+    _assert_blind(_page(client, reverse("ratings:campaign_next", args=[campaign.pk]), page="done"), page="done page")
 
 
 def test_headphone_pages_say_nothing_either(client, make_user):
     rater = make_user("blindears", "rater")
     client.force_login(rater)
     for kind in ("antiphase", "huggins"):
-        _assert_blind(client.get(reverse("ratings:headphone_check", args=[kind])).content.decode(), page=kind)
+        _assert_blind(_page(client, reverse("ratings:headphone_check", args=[kind]), page=kind), page=kind)

@@ -10,8 +10,10 @@ name or anything about gold items appear. Each kind of leak, injected on purpose
 """
 
 import re
+import struct
 
 import pytest
+from django.core.files.base import ContentFile
 from django.test import Client
 from django.urls import reverse
 
@@ -47,13 +49,16 @@ def blind_world(make_user, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     for model, start in ID_STARTS.items():
         ids_start_at(model, start)
-    dataset, systems = crawl_corpus_build(clip_count=4)
+    # Clips 5 and 6 only give the HI pairs their other caption.
+    dataset, systems = crawl_corpus_build(clip_count=6)
+    clips = list(dataset.clips.order_by("pk"))
     rater = make_user("listener", "rater")
     headphone_pass_give(rater)
     headphone_pass_give(rater, kind="huggins")
     thumbs = campaign_setup(
         name=f"{DATASET}-thumbs",
         dataset=dataset,
+        clips=clips[:4],
         task_type="thumbs",
         systems=systems,
         human_captions_per_clip=1,
@@ -63,6 +68,7 @@ def blind_world(make_user, settings, tmp_path):
     pairwise = campaign_setup(
         name=f"{DATASET}-pairs",
         dataset=dataset,
+        clips=clips[:4],
         task_type="pairwise",
         split_counts={"HC": 2, "HI": 2, "HM": 2, "MM": 2},
         gold_from_hi=True,
@@ -164,15 +170,32 @@ def _leak_page_campaign_name(monkeypatch):
 def _leak_audio_file_name(monkeypatch):
     from ratings import views
 
-    original = views.clip_audio_response
+    original = views.item_audio_response
 
-    def leaky(clip, range_header, *, disclose_name=True):
-        response = original(clip, range_header, disclose_name=False)
-        response["Content-Disposition"] = f'inline; filename="{clip.external_id}"'
+    def leaky(*, item, range_header, head=False):
+        response = original(item=item, range_header=range_header, head=head)
+        response["Content-Disposition"] = f'inline; filename="{item.clip.external_id}"'
         return response
 
-    monkeypatch.setattr(views, "clip_audio_response", leaky)
+    monkeypatch.setattr(views, "item_audio_response", leaky)
     return "headers: name 'clipext-heron"
+
+
+def _leak_audio_metadata(monkeypatch):
+    """The uploaded file itself (with its tags) instead of the rater copy."""
+    from ratings.services import rater_audio
+
+    def original_file(*, clip):
+        return clip.audio
+
+    monkeypatch.setattr(rater_audio, "clip_rater_audio_ensure", original_file)
+    for clip in Clip.objects.exclude(audio=""):
+        title = clip.external_id.encode() + b"\x00"
+        tagged = clip.audio.read() + b"LIST" + struct.pack("<I", 12 + len(title)) + b"INFOINAM"
+        tagged += struct.pack("<I", len(title)) + title
+        clip.audio.close()
+        clip.audio.save("x.wav", ContentFile(tagged), save=True)
+    return "name 'clipext-heron"
 
 
 def _leak_workbook_record_ids(monkeypatch):
@@ -195,16 +218,39 @@ def _leak_gold_flag(monkeypatch):
     return "word 'gold'"
 
 
+def _item_pages_answer_404(monkeypatch):
+    """Not a leak: pages that are not shown at all must not pass the crawl as "nothing leaked"."""
+    from django.http import Http404
+
+    from ratings import views
+
+    def missing(request, item):
+        raise Http404("gone")
+
+    monkeypatch.setattr(views, "_page_context", missing)
+    return "a link the rater can follow answered 404"
+
+
 @pytest.mark.parametrize(
     "inject",
     [
         _leak_api_caption_ids,
         _leak_page_campaign_name,
         _leak_audio_file_name,
+        _leak_audio_metadata,
         _leak_workbook_record_ids,
         _leak_gold_flag,
+        _item_pages_answer_404,
     ],
-    ids=["api-caption-ids", "page-campaign-name", "audio-file-name-header", "workbook-record-ids", "gold-flag-on-page"],
+    ids=[
+        "api-caption-ids",
+        "page-campaign-name",
+        "audio-file-name-header",
+        "audio-metadata",
+        "workbook-record-ids",
+        "gold-flag-on-page",
+        "item-pages-not-shown",
+    ],
 )
 def test_the_crawl_catches_each_injected_leak(blind_world, make_user, monkeypatch, inject):
     marker = inject(monkeypatch)

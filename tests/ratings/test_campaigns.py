@@ -5,6 +5,7 @@ from collections import Counter
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.models import Caption
 from ratings.models import AssignmentItem, Campaign, CaptionPair
@@ -177,19 +178,29 @@ def test_clips_of_another_dataset_are_refused():
         campaign_setup(name="x", dataset=dataset, task_type="thumbs", clips=other_clips)
 
 
-def test_sync_captions_appends_late_captions_to_the_order(make_user):
-    dataset, clips, systems = corpus_build(clip_count=2)
+def test_sync_captions_places_late_captions_at_random_unless_the_item_was_opened(make_user):
+    """A late caption (say a newly submitted system's) must not always come last: in items the rater has not
+    opened it goes anywhere; in opened ones at the end, so the numbers the rater saw stay the same."""
+    dataset, clips, systems = corpus_build(clip_count=12)
     rater = make_user("sync", "rater")
-    campaign = campaign_create(
-        name="sync", dataset=dataset, task_type="thumbs", captions=list(Caption.objects.filter(system=systems[0]))
-    )
+    first_two = [caption for system in systems[:2] for caption in Caption.objects.filter(system=system)]
+    campaign = campaign_create(name="sync", dataset=dataset, task_type="thumbs", captions=first_two)
     campaign_add_raters(campaign=campaign, raters=[rater])
-    late = Caption.objects.get(clip=clips[0], system=systems[1])
-    campaign.captions.add(late)
     assignment = campaign.assignments.get()
+    opened = assignment.items.get(clip=clips[0])
+    opened.first_shown_at, before = timezone.now(), list(opened.caption_order)
+    opened.save(update_fields=["first_shown_at"])
+    late = list(Caption.objects.filter(system=systems[2]))
+    campaign.captions.add(*late)
     assignment_sync_captions(assignment=assignment)
-    item = assignment.items.get(clip=clips[0])
-    assert item.caption_order[-1] == late.pk and len(item.caption_order) == 2
+    opened.refresh_from_db()
+    assert opened.caption_order == [*before, late[0].pk], "opened: appended, earlier numbers kept"
+    places = []
+    for item in assignment.items.exclude(pk=opened.pk):
+        late_id = next(caption.pk for caption in late if caption.clip_id == item.clip_id)
+        assert len(item.caption_order) == 3 and late_id in item.caption_order
+        places.append(item.caption_order.index(late_id))
+    assert len(set(places)) > 1 and places.count(2) < len(places), places
 
 
 # --- admin pages -------------------------------------------------------------------
@@ -240,6 +251,9 @@ def test_create_form_builds_the_campaign_and_lists_its_progress(client, make_use
     assert set(_coverage(campaign).values()) == {3}
     detail = client.get(response["Location"]).content.decode()
     assert "Campaign from-form created." in detail and "3 of its clips have no audio yet" in detail
+    assert "Clips giving the HI pairs their other caption: 1 (not rated in this campaign" in detail
+    donor = campaign.pairs.filter(split="HI").values_list("caption_b__copied_from__clip_id", flat=True).first()
+    assert donor == clips[3].pk, "the clip the admin did not name"
     listing = client.get(reverse("ratings:campaign_list")).content.decode()
     assert "from-form" in listing and "0 / 24" in listing
 

@@ -20,6 +20,9 @@ from django.db import connection
 
 from tests.ratings.concurrent_submits import FireResult, fire, item_outcome, item_seed
 
+# db_specific: row locks on PostgreSQL, immediate transactions on SQLite (docs/operations.md, Tests)
+pytestmark = pytest.mark.db_specific
+
 ROOT = Path(__file__).resolve().parents[2]
 SUBMITS = 20
 

@@ -44,31 +44,50 @@ def _served_trial(target: int, seed: int = 11) -> list[np.ndarray]:
     return _bursts(_channels(wav_bytes(huggins.trial_samples({"target": target, "seed": seed}))))
 
 
+def _band_density(signal: np.ndarray, low: float, high: float) -> float:
+    """Energy per hertz between low and high."""
+    return _band_energy(signal, low, high) / (high - low)
+
+
 @pytest.mark.parametrize("target", [0, 1, 2])
-def test_only_the_huggins_burst_inverts_the_interaural_phase_in_the_band_around_600_hz(target):
-    low, high = (
-        huggins.CENTRE_HZ * (1 - huggins.BANDWIDTH_FRACTION),
-        huggins.CENTRE_HZ * (1 + huggins.BANDWIDTH_FRACTION),
-    )
-    for index, burst in enumerate(_served_trial(target)):
+def test_only_the_huggins_burst_inverts_the_interaural_phase_in_its_band(target):
+    seed = 11 + target
+    centre = huggins.trial_centre_hz({"target": target, "seed": seed})
+    assert huggins.CENTRE_HZ_RANGE[0] <= centre <= huggins.CENTRE_HZ_RANGE[1]
+    low, high = centre * (1 - huggins.BANDWIDTH_FRACTION), centre * (1 + huggins.BANDWIDTH_FRACTION)
+    inside_band = (low * 1.01, high * 0.99)
+    outside_band = (2 * high, 8_000.0)
+    for index, burst in enumerate(_served_trial(target, seed=seed)):
         left, right = burst[:, 0], burst[:, 1]
-        if index != target:
-            assert np.array_equal(left, right), "the other bursts are diotic: the same noise in both ears"
-            continue
-        difference, total = left - right, left + right
-        # L - R holds only the inverted band (plus ramp and rounding leakage) ...
-        in_band = _band_energy(difference, low * 0.97, high * 1.03)
-        assert in_band / _band_energy(difference, 0, SAMPLE_RATE / 2) > 0.95
-        # ... where L + R has a notch: the band cancels when the ears' signals are summed (loudspeakers).
-        # (Diotic bursts would give 4x the energy of one ear here; ramps and per-ear scaling leave ~2 %.)
-        assert _band_energy(total, low, high) < 0.05 * _band_energy(left, low, high)
-        # Cross-spectrum phase: pi inside the band, 0 outside (energy-weighted mean cosine).
         cross = np.fft.rfft(left) * np.conj(np.fft.rfft(right))
         frequencies = np.fft.rfftfreq(len(left), 1 / SAMPLE_RATE)
-        inside = (frequencies >= low) & (frequencies <= high)
-        outside = (frequencies > 2 * high) & (frequencies < 10_000)
-        assert np.sum(np.real(cross[inside])) / np.sum(np.abs(cross[inside])) < -0.9
-        assert np.sum(np.real(cross[outside])) / np.sum(np.abs(cross[outside])) > 0.99
+        inside = (frequencies >= inside_band[0]) & (frequencies <= inside_band[1])
+        outside = (frequencies > outside_band[0]) & (frequencies < outside_band[1])
+        # Energy-weighted interaural phase agreement: +1 in phase, -1 inverted.
+        phase_inside = np.sum(np.real(cross[inside])) / np.sum(np.abs(cross[inside]))
+        phase_outside = np.sum(np.real(cross[outside])) / np.sum(np.abs(cross[outside]))
+        assert phase_outside > 0.8, "outside the band the ears agree (up to the uncorrelated background)"
+        difference = _band_density(left - right, *inside_band) / _band_density(left - right, *outside_band)
+        total = _band_density(left + right, *inside_band) / _band_density(left + right, *outside_band)
+        if index == target:
+            assert phase_inside < -0.8
+            assert difference > 10, "L - R stands out in the band..."
+            assert total < 0.15, "...where L + R has a notch (loudspeakers cancel the band)"
+        else:
+            assert phase_inside > 0.8
+            assert 0.3 < difference < 3 and 0.7 < total < 1.4
+
+
+def test_every_burst_carries_an_uncorrelated_background_at_least_10_db_below_the_noise():
+    """L - R is never zero, and the ears' correlation stays within what a background 10-14 dB down gives."""
+    lowest = 1 / (1 + 10 ** (huggins.BACKGROUND_DB_MAX / 10))
+    highest = 1 / (1 + 10 ** (huggins.BACKGROUND_DB_MIN / 10))
+    for seed in range(4):
+        for burst in _served_trial(seed % 3, seed=seed):
+            left, right = burst[:, 0], burst[:, 1]
+            assert np.abs(left - right).max() > 100
+            correlation = np.dot(left, right) / np.sqrt(np.dot(left, left) * np.dot(right, right))
+            assert lowest - 0.002 < correlation < highest + 0.002
 
 
 def test_levels_do_not_give_the_answer_away():
@@ -82,6 +101,58 @@ def test_levels_do_not_give_the_answer_away():
         peaks = [np.abs(burst).max() for burst in bursts]
         target_peak, other_peaks = peaks[target], [peak for index, peak in enumerate(peaks) if index != target]
         assert min(other_peaks) * 0.7 < target_peak < max(other_peaks) * 1.4
+
+
+# Per-interval time-domain statistics an adversary can compute from the file without listening.
+STATISTICS = {
+    f"{kind} of {name}": (lambda burst, pick=pick, measure=measure: measure(pick(burst)))
+    for name, pick in (
+        ("L", lambda burst: burst[:, 0]),
+        ("R", lambda burst: burst[:, 1]),
+        ("L-R", lambda burst: burst[:, 0] - burst[:, 1]),
+        ("L+R", lambda burst: burst[:, 0] + burst[:, 1]),
+    )
+    for kind, measure in (
+        ("RMS", lambda signal: float(np.sqrt(np.mean(signal**2)))),
+        ("peak", lambda signal: float(np.abs(signal).max())),
+    )
+}
+
+
+def identification_rates(trials: list[dict]) -> dict[str, float]:
+    """For each statistic and each choice rule (the largest or the smallest value picks the interval), the share
+    of trials in which it picks the target, ties shared; the better rule per statistic is reported."""
+    from ratings.screening import wav_bytes
+
+    hits = {(name, rule): 0.0 for name in STATISTICS for rule in ("max", "min")}
+    for trial in trials:
+        bursts = _bursts(_channels(wav_bytes(huggins.trial_samples(trial))))
+        for name, statistic in STATISTICS.items():
+            values = np.array([statistic(burst) for burst in bursts])
+            for rule, chosen in (("max", values.max()), ("min", values.min())):
+                winners = np.flatnonzero(values == chosen)
+                hits[(name, rule)] += 1 / len(winners) if trial["target"] in winners else 0.0
+    return {name: max(hits[(name, "max")], hits[(name, "min")]) / len(trials) for name in STATISTICS}
+
+
+def test_no_time_domain_statistic_finds_the_target_in_more_than_45_percent_of_300_trials():
+    rng = random.Random(2024)
+    trials = [{"target": rng.randrange(3), "seed": rng.randrange(2**31)} for _ in range(300)]
+    rates = identification_rates(trials)
+    print("\nHuggins: identification rate per statistic over 300 trials (chance 33 %):")
+    for name, rate in sorted(rates.items(), key=lambda item: -item[1]):
+        print(f"  {name:14} {rate:.3f}")
+    assert set(rates) == set(STATISTICS) and len(rates) == 8
+    assert max(rates.values()) <= 0.45, rates
+
+
+def test_the_measurement_catches_the_old_design(monkeypatch):
+    """Without the background (the previous design: diotic non-targets), channel subtraction finds every target."""
+    monkeypatch.setattr(huggins, "_background_gain", lambda *args: 0.0)
+    rng = random.Random(7)
+    trials = [{"target": rng.randrange(3), "seed": rng.randrange(2**31)} for _ in range(20)]
+    rates = identification_rates(trials)
+    assert rates["RMS of L-R"] == 1.0 and rates["peak of L-R"] == 1.0
 
 
 def test_answers_and_noises_are_drawn_per_trial():

@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.models import Clip
 from ratings.models import AssignmentItem, Campaign, PairwiseVote, ThumbsRating
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import (
@@ -15,13 +16,12 @@ from ratings.services.judgements import (
     JudgementError,
     StaleItemError,
     item_draft_save,
-    item_mark_listened,
     item_mark_shown,
-    listening_seconds_required,
     pairwise_item_submit,
     thumbs_item_submit,
 )
-from tests.ratings.campaign_data import corpus_build, headphone_pass_give
+from ratings.services.listening import item_mark_listened, listening_seconds_required
+from tests.ratings.campaign_data import audio_served_give, corpus_build, headphone_pass_give, listened_give
 
 pytestmark = pytest.mark.django_db
 
@@ -47,10 +47,8 @@ def pair_item(make_user) -> AssignmentItem:
 
 
 def _listened(item: AssignmentItem) -> AssignmentItem:
-    """Shown long enough ago that the whole clip could have been heard, and reported heard."""
-    item_mark_shown(item=item)
-    AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=5))
-    return item_mark_listened(item=item)
+    """Shown, its whole audio served long enough ago that the clip could have been heard, and reported heard."""
+    return listened_give(item)
 
 
 def _scores(item: AssignmentItem, **overrides) -> list[CaptionScores]:
@@ -76,15 +74,21 @@ def test_submission_without_listening_is_refused(thumbs_item):
 
 
 def test_a_listening_report_sooner_than_the_clip_is_refused(thumbs_item):
-    item_mark_shown(item=thumbs_item)  # the clip lasts 1.5 s; the report comes at once
+    item_mark_shown(item=thumbs_item)  # the clip lasts 1.5 s; its audio went out just now
+    audio_served_give(thumbs_item, seconds_ago=0.2)
     with pytest.raises(JudgementError, match=r"needs 1.5 s of listening"):
         item_mark_listened(item=thumbs_item)
-    AssignmentItem.objects.filter(pk=thumbs_item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=1.6))
+    AssignmentItem.objects.filter(pk=thumbs_item.pk).update(
+        audio_first_served_at=timezone.now() - timedelta(seconds=1.6)
+    )
     assert item_mark_listened(item=thumbs_item).listened_at is not None
 
 
-def test_a_report_for_an_item_never_shown_is_refused(thumbs_item):
-    with pytest.raises(JudgementError, match="never shown"):
+def test_a_report_without_the_audio_served_is_refused_however_long_the_page_was_open(thumbs_item):
+    Clip.objects.filter(pk=thumbs_item.clip_id).update(rater_audio="rater-audio/stand-in.wav")
+    item_mark_shown(item=thumbs_item)
+    AssignmentItem.objects.filter(pk=thumbs_item.pk).update(first_shown_at=timezone.now() - timedelta(minutes=5))
+    with pytest.raises(JudgementError, match="has not been played yet"):
         item_mark_listened(item=thumbs_item)
 
 
@@ -286,8 +290,9 @@ def test_page_refuses_a_submission_before_listening_then_accepts(client, thumbs_
     assert not ThumbsRating.objects.exists()
     listened_url = reverse("ratings:item_listened", args=[item.token])
     listened = client.post(listened_url, "{}", content_type="application/json")
-    assert listened.status_code == 400  # only now shown: too soon for a 1.5 s clip
-    AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=3))
+    assert listened.status_code == 400  # no audio was served (this clip has none at all)
+    assert "no audio" in listened.json()["error"]
+    audio_served_give(item, seconds_ago=3)
     listened = client.post(listened_url, "{}", content_type="application/json")
     assert listened.status_code == 200 and listened.json() == {"listened": True}
     assert 'id="submit-button" disabled' not in client.get(url).content.decode()

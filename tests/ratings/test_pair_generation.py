@@ -20,10 +20,12 @@ def _signature(pairs: list[CaptionPair]) -> list[tuple]:
 
 
 def test_counts_and_what_each_split_pairs():
-    _, clips, systems = corpus_build(clip_count=6)
-    pairs = pairs_generate(clips=clips, counts=COUNTS, seed=7, key_prefix="t")
+    _, clips, systems = corpus_build(clip_count=8)
+    clips, donors = clips[:6], clips[6:]
+    pairs = pairs_generate(clips=clips, counts=COUNTS, seed=7, key_prefix="t", foreign_clips=donors)
     assert Counter(pair.split for pair in pairs) == COUNTS
     reference_texts = {caption.text: caption.clip_id for caption in Caption.objects.filter(role="reference")}
+    donor_ids = {clip.pk for clip in donors}
     for pair in pairs:
         a, b = pair.caption_a, pair.caption_b
         assert a.clip_id == b.clip_id == pair.clip_id
@@ -33,9 +35,10 @@ def test_counts_and_what_each_split_pairs():
             assert a.role == b.role == "reference"
         elif pair.split == "HI":
             assert a.role == "reference"
-            # b is another clip's reference, copied onto this clip as a human candidate.
-            assert (b.role, b.author_kind) == ("candidate", "human")
-            assert reference_texts[b.text] != pair.clip_id
+            # b is a donor clip's reference, copied onto this clip as a human candidate marked as a pair
+            # artefact (not corpus data), pointing at what it copies.
+            assert (b.role, b.author_kind, b.pair_artefact) == ("candidate", "human", True)
+            assert reference_texts[b.text] in donor_ids and b.copied_from.text == b.text
             assert re.fullmatch(r"clip\d+\.wav_human_\d", b.source_label)
         elif pair.split == "HM":
             assert a.role == "reference" and b.author_kind == "machine"
@@ -43,6 +46,11 @@ def test_counts_and_what_each_split_pairs():
             assert a.author_kind == b.author_kind == "machine" and a.system_id != b.system_id
         assert pair.gold_choice == ""
     assert len({pair.source_key for pair in pairs}) == len(pairs)
+    foreign_texts = [pair.caption_b.text for pair in pairs if pair.split == "HI"]
+    assert len(set(foreign_texts)) == len(foreign_texts), "each foreign caption is used once"
+    assert Counter(Caption.objects.get(text=text, role="reference").clip_id for text in foreign_texts) == {
+        donor.pk: 3 for donor in donors
+    }, "spread over the donors"
 
 
 def test_pairs_spread_round_robin_over_clips():
@@ -55,13 +63,14 @@ def test_pairs_spread_round_robin_over_clips():
 
 
 def test_same_seed_same_pairs_other_seed_other_pairs():
-    _, clips, _ = corpus_build(clip_count=6)
-    first = pairs_generate(clips=clips, counts=COUNTS, seed=42, key_prefix="one")
+    _, clips, _ = corpus_build(clip_count=8)
+    clips, donors = clips[:6], clips[6:]
+    first = pairs_generate(clips=clips, counts=COUNTS, seed=42, key_prefix="one", foreign_clips=donors)
     caption_count = Caption.objects.count()
-    second = pairs_generate(clips=clips, counts=COUNTS, seed=42, key_prefix="two")
+    second = pairs_generate(clips=clips, counts=COUNTS, seed=42, key_prefix="two", foreign_clips=donors)
     assert _signature(first) == _signature(second)
     assert Caption.objects.count() == caption_count, "HI copies are reused, not duplicated"
-    third = pairs_generate(clips=clips, counts=COUNTS, seed=43, key_prefix="three")
+    third = pairs_generate(clips=clips, counts=COUNTS, seed=43, key_prefix="three", foreign_clips=donors)
     assert _signature(third) != _signature(first)
 
 
@@ -83,17 +92,39 @@ def test_systems_limit_machine_captions():
 
 
 def test_shortfall_writes_nothing():
-    _, clips, _ = corpus_build(clip_count=2, reference_count=2)
+    _, clips, _ = corpus_build(clip_count=3, reference_count=2)
     pairs_before, captions_before = CaptionPair.objects.count(), Caption.objects.count()
     with pytest.raises(PairGenerationError, match=r"only 2 HC pairs can be made .* 3 were asked for"):
-        pairs_generate(clips=clips, counts={"HI": 2, "HC": 3}, seed=0, key_prefix="x")
+        pairs_generate(clips=clips[:2], counts={"HI": 2, "HC": 3}, seed=0, key_prefix="x", foreign_clips=clips[2:])
     assert (CaptionPair.objects.count(), Caption.objects.count()) == (pairs_before, captions_before)
 
 
 def test_hi_pairs_as_gold_items():
-    _, clips, _ = corpus_build(clip_count=3)
-    pairs = pairs_generate(clips=clips, counts={"HI": 3, "HC": 1}, seed=0, key_prefix="g", gold_from_hi=True)
+    _, clips, _ = corpus_build(clip_count=4)
+    pairs = pairs_generate(
+        clips=clips[:3], counts={"HI": 3, "HC": 1}, seed=0, key_prefix="g", gold_from_hi=True, foreign_clips=clips[3:]
+    )
     assert {(pair.split, pair.gold_choice) for pair in pairs} == {("HI", "a"), ("HC", "")}
+
+
+def test_hi_pairs_need_donors_outside_the_rated_clips():
+    _, clips, _ = corpus_build(clip_count=3)
+    with pytest.raises(PairGenerationError, match="need donor clips"):
+        pairs_generate(clips=clips, counts={"HI": 1}, seed=0, key_prefix="d")
+    with pytest.raises(PairGenerationError, match="also a clip the pairs are made on"):
+        pairs_generate(clips=clips, counts={"HI": 1}, seed=0, key_prefix="d", foreign_clips=clips[2:])
+
+
+def test_no_foreign_text_is_one_the_rated_clips_show():
+    """A donor reference whose text is also a caption of a rated clip would be recognisable: never used."""
+    _, clips, _ = corpus_build(clip_count=3, reference_count=2)
+    rated, donor = clips[:2], clips[2]
+    first, second = Caption.objects.filter(clip=donor, role="reference").order_by("position")
+    Caption.objects.filter(pk=first.pk).update(text="  Reference 1 OF clip 1 ")  # equal to a rated clip's, give or take
+    pairs = pairs_generate(clips=rated, counts={"HI": 1}, seed=0, key_prefix="t1", foreign_clips=[donor])
+    assert pairs[0].caption_b.text == second.text
+    with pytest.raises(PairGenerationError, match="only 1 HI pairs"):
+        pairs_generate(clips=rated, counts={"HI": 2}, seed=0, key_prefix="t2", foreign_clips=[donor])
 
 
 def test_identical_texts_are_never_paired():

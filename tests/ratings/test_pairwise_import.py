@@ -17,6 +17,11 @@ from tests.ratings.pairwise_data import audiocaps_eval_like
 SIGNED = {"a": 1, "b": -1, "none": 0}
 
 
+def signed(vote) -> int:
+    """The FENSE file's encoding of a vote: +1 when a is better, -1 when b is better, 0 without preference."""
+    return SIGNED[vote.choice]
+
+
 @pytest.fixture(scope="module")
 def clotho_items(shared_dir):
     return json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())
@@ -52,7 +57,7 @@ def test_clotho_eval_captions_pairs_and_votes_match_the_file(clotho_items):
         for pair in CaptionPair.objects.select_related("clip", "caption_a__system", "caption_b__system")
     }
     votes = {
-        (vote.pair_id, vote.rater.username): vote.signed_value
+        (vote.pair_id, vote.rater.username): signed(vote)
         for vote in PairwiseVote.objects.select_related("rater").order_by("pk")
     }
     for item in clotho_items:
@@ -128,9 +133,9 @@ def test_audiocaps_eval_like_file_with_nulls_missing_keys_duplicates_and_extra_f
     mm = CaptionPair.objects.get(clip=first, source_key="MM_1")
     assert hm.caption_a.position == 3
     assert hm.caption_b_id == mm.caption_a_id  # the same machine caption appears in two pairs, stored once
-    assert [v.signed_value for v in hm.votes.order_by("rater__username")] == [-1, -1, 0, 1]
+    assert [signed(v) for v in hm.votes.order_by("rater__username")] == [-1, -1, 0, 1]
     second_mm = CaptionPair.objects.get(clip=second, source_key="MM_2")
-    assert [v.signed_value for v in second_mm.votes.order_by("rater__username")] == [-1, 1, -1, 1]
+    assert [signed(v) for v in second_mm.votes.order_by("rater__username")] == [-1, 1, -1, 1]
     assert second_mm.split == "MM"
     # Two per clip: MM_5 of the second clip compares the MM_2 captions again, in swapped order.
     assert Caption.objects.filter(role="candidate", author_kind="machine").count() == 4
@@ -157,7 +162,7 @@ def test_a_changed_vote_is_updated_in_place_on_reimport():
     assert summary.count("votes", "updated") == 1
     assert PairwiseVote.objects.count() == 28
     hc = CaptionPair.objects.get(clip__external_id="abc-DEF_123", source_key="HC")
-    assert [v.signed_value for v in hc.votes.order_by("rater__username")] == [-1, 0, -1, 1]
+    assert [signed(v) for v in hc.votes.order_by("rater__username")] == [-1, 0, -1, 1]
 
 
 def _bad_item_file(tmp_path, items, name="clotho_eval.json"):

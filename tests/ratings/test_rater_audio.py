@@ -1,4 +1,5 @@
-"""An item's audio for its rater: no file name, and on S3 a short-lived pre-signed URL of a random key only."""
+"""An item's audio for its rater: the clip's rater copy, no file name; workbook links on S3: a short-lived
+pre-signed URL of the copy's random key only."""
 
 from urllib.parse import parse_qs, urlparse
 
@@ -49,19 +50,17 @@ def test_local_audio_is_streamed_to_its_rater_without_a_file_name(client, rater_
     assert ranged.status_code == 206 and "Content-Disposition" not in ranged
 
 
-def test_on_s3_a_random_key_gets_a_short_lived_inline_presigned_url(client, rater_item, s3_settings):
-    rater, item = rater_item
-    Clip.objects.filter(pk=item.clip_id).update(audio="audio/0123456789abcdef0123456789abcdef.wav")
-    client.force_login(rater)
-    response = client.get(reverse("ratings:item_audio", args=[item.token]))
-    assert response.status_code == 302 and "no-store" in response["Cache-Control"]
-    location = urlparse(response["Location"])
+def test_on_s3_a_workbook_link_gets_a_short_lived_inline_presigned_url_of_the_rater_copy(rater_item, s3_settings):
+    _, item = rater_item
+    Clip.objects.filter(pk=item.clip_id).update(rater_audio="rater-audio/0123456789abcdef0123456789abcdef.wav")
+    location = urlparse(rater_audio_redirect_url(Clip.objects.get(pk=item.clip_id)))
     query = parse_qs(location.query)
-    assert location.path.endswith("/audio/0123456789abcdef0123456789abcdef.wav")
+    assert location.path.endswith("/rater-audio/0123456789abcdef0123456789abcdef.wav")
     assert query["X-Amz-Expires"] == ["120"] and query["response-content-disposition"] == ["inline"]
 
 
-def test_on_s3_a_key_named_after_the_clip_is_never_handed_out(rater_item, s3_settings):
+def test_on_s3_a_key_that_is_not_a_random_rater_copy_is_never_handed_out(rater_item, s3_settings):
     _, item = rater_item
-    item.clip.audio.name = "audio/audio-owner/clip1-0123456789ab.wav"
-    assert rater_audio_redirect_url(item.clip) is None, "streamed through the app instead"
+    clip = Clip.objects.get(pk=item.clip_id)
+    clip.rater_audio.name = "audio/audio-owner/clip1-0123456789ab.wav"
+    assert rater_audio_redirect_url(clip) is None, "streamed through the app instead"

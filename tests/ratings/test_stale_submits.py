@@ -9,7 +9,8 @@ from ratings.services.campaigns import campaign_setup
 from tests.ratings.campaign_data import corpus_build, headphone_pass_give
 from tests.ratings.test_judgements import _listened, _thumbs_post
 
-pytestmark = pytest.mark.django_db
+# db_specific: versions are checked under the item row's lock
+pytestmark = [pytest.mark.django_db, pytest.mark.db_specific]
 
 
 @pytest.fixture

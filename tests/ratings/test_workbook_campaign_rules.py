@@ -12,13 +12,19 @@ import openpyxl
 import pytest
 from django.core.management import CommandError, call_command
 
-from ratings.models import Assignment, AssignmentItem, Campaign, ItemEvent, Source, ThumbsRating
+from ratings.models import AssignmentItem, Campaign, ItemEvent, Source, ThumbsRating
 from ratings.services.campaigns import campaign_add_raters, campaign_create
 from ratings.services.judgements import CaptionScores, StaleItemError, thumbs_item_submit
 from ratings.services.workbooks import WorkbookImportError, rater_workbook_export, workbook_import
 from tests.ratings.campaign_data import headphone_pass_give
 from tests.ratings.test_judgements import _listened
-from tests.ratings.workbook_helpers import caption_rows, table_counts, thumbs_campaign, workbook_fill
+from tests.ratings.workbook_helpers import (
+    caption_rows,
+    outside_workbook_make,
+    table_counts,
+    thumbs_campaign,
+    workbook_fill,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -183,22 +189,7 @@ def test_a_workbook_with_mixed_record_ids_is_refused_naming_the_cells(two_campai
 @pytest.fixture
 def outside_workbook(make_user):
     """A workbook as an outside study would have it: record IDs are its own file names, not app tokens."""
-    source = thumbs_campaign(name="elsewhere")
-    rater = make_user("helper", "rater")
-    content = _filled(source, rater)
-    book = openpyxl.load_workbook(io.BytesIO(content))
-    sheet = book["Assessment"]
-    tokens = AssignmentItem.objects.filter(assignment__rater=rater).select_related("clip")
-    names = {item.token: f"study-{item.clip.external_id}" for item in tokens}
-    for row in sheet.iter_rows():
-        for cell in row:
-            if cell.value in names:
-                cell.value = names[cell.value]
-    del book["_versions"]
-    buffer = io.BytesIO()
-    book.save(buffer)
-    Assignment.objects.filter(rater=rater).delete()
-    return buffer.getvalue()
+    return outside_workbook_make(helper=make_user("helper", "rater"))
 
 
 def test_an_outside_study_needs_an_explicit_campaign_creation_and_an_assigned_rater(outside_workbook, make_user):

@@ -264,7 +264,7 @@ def test_captions_added_to_the_campaign_later_appear_in_the_next_export(make_use
     sheet = openpyxl.load_workbook(io.BytesIO(_export_bytes(campaign, rater)))["Assessment"]
     record = {clip: record_id for record_id, clip in clip_of_record(campaign, rater).items()}["2.wav"]
     texts = [text for _, record_id, text, _ in caption_rows(sheet) if record_id == record]
-    assert len(texts) == 3 and texts[2] == late.text
+    assert len(texts) == 3 and late.text in texts  # placed at random: the rater had not opened that clip
     assert sheet.merged_cells.ranges and any(
         str(cell_range).startswith("B") and cell_range.size["rows"] == 3 for cell_range in sheet.merged_cells.ranges
     )

@@ -125,3 +125,42 @@ def clip_of_record(campaign, rater) -> dict[str, str]:
 
     items = AssignmentItem.objects.filter(assignment__campaign=campaign, assignment__rater=rater).select_related("clip")
     return {item.record_id: item.clip.external_id for item in items}
+
+
+def outside_workbook_make(*, helper) -> bytes:
+    """A filled workbook as a study run outside the app would have it: record IDs are its own file names
+    ("study-1.wav" ...), not app tokens. Made by exporting one for `helper` and renaming its records."""
+    from ratings.models import Assignment, AssignmentItem
+    from ratings.services.workbooks import rater_workbook_export
+
+    source = thumbs_campaign(name="elsewhere")
+    content = next(iter(rater_workbook_export(campaign=source, rater=helper).workbooks.values()))
+    sheet = openpyxl.load_workbook(io.BytesIO(content))["Assessment"]
+    values = {(record_id, text): {"E": 4, "F": 3} for _, record_id, text, _ in caption_rows(sheet)}
+    content = workbook_fill(
+        content, values, synthesized={record_id: "no" for _, record_id, _, _ in caption_rows(sheet)}
+    )
+    book = openpyxl.load_workbook(io.BytesIO(content))
+    names = {
+        item.token: f"study-{item.clip.external_id}"
+        for item in AssignmentItem.objects.filter(assignment__rater=helper).select_related("clip")
+    }
+    for row in book["Assessment"].iter_rows():
+        for cell in row:
+            if cell.value in names:
+                cell.value = names[cell.value]
+    del book["_versions"]
+    buffer = io.BytesIO()
+    book.save(buffer)
+    Assignment.objects.filter(rater=helper).delete()
+    return buffer.getvalue()
+
+
+def xlsx_temporary_file(content: bytes) -> str:
+    """The workbook in a temporary file (for the import command), kept until the test's temp dir goes."""
+    import tempfile
+
+    handle = tempfile.NamedTemporaryFile(suffix=".xlsx", delete=False)
+    handle.write(content)
+    handle.close()
+    return handle.name

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from metrics_bridge.management.arguments import dataset_named, metric_names_from
 from metrics_bridge.management.checks import check_for_computing
+from metrics_bridge.management.report_commands import RUN_FAILURES, not_computed_error
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement import SPLITS, agreement_report_build
 from metrics_bridge.worker_process import WorkerOnDemand
@@ -53,8 +54,8 @@ class Command(BaseCommand):
                         f"computing missing scores: {run.chunks_done}/{run.chunks_total}"
                     ),
                 )
-        except (ValueError, RuntimeError) as error:
-            raise CommandError(str(error)) from None
+        except (ValueError, *RUN_FAILURES) as error:
+            raise not_computed_error(metric_names, error) from None
         if format == "json":
             self.stdout.write(json.dumps(report))
         else:

@@ -2,9 +2,16 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Dataset
 from metrics_bridge.management.checks import check_for_computing
+from metrics_bridge.management.report_commands import RUN_FAILURES, not_computed_error
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
+from metrics_bridge.services.runs import (
+    MetricsMissingError,
+    metric_run_create,
+    metric_run_dispatch,
+    metrics_missing_check,
+    metrics_not_computed,
+)
 from metrics_bridge.tasks import enqueue_chunks, execute_metric_run
 from metrics_bridge.worker_process import WorkerOnDemand
 
@@ -35,6 +42,8 @@ class Command(BaseCommand):
             run = self._create(dataset_row, metric_names)
             metric_run_dispatch(run=run, enqueue=enqueue_chunks)
             self.stdout.write("queued for the workers; follow it on /metrics/ or with the API")
+            # Queued what can run; a metric named on the command line that cannot run here is an error.
+            metrics_missing_check_or_exit(requested=metric_names or [], delivered=run.metrics, reasons=run.unavailable)
             return
         known = registry.all_metric_names()
         unknown = sorted(set(metric_names or ()) - set(known))
@@ -51,10 +60,17 @@ class Command(BaseCommand):
                 run = execute_metric_run(
                     run=run, enqueue=enqueue, watchdog=enqueue.check_alive, on_progress=self._progress
                 )
-        except RuntimeError as error:
-            raise CommandError(f"metric run {run.pk}: {error}" if run else str(error)) from None
-        if run.status != MetricRun.Status.DONE:
-            raise CommandError(f"metric run {run.pk} ended {run.get_status_display().lower()}: {run.error}")
+        except RUN_FAILURES as error:
+            asked = metric_names or (run.metrics if run else None)
+            where = RuntimeError(f"metric run {run.pk}: {error}") if run else error
+            raise not_computed_error(asked, where) from None
+        # Every metric asked for (by default: every one that can run here) has its scores, or the command fails
+        # naming those that have not, and why (unavailable here, a chunk failed, the run ended early).
+        reasons = {**run.unavailable, **metrics_not_computed(run)}
+        requested = metric_names or run.metrics
+        metrics_missing_check_or_exit(
+            requested=requested, delivered=[name for name in requested if name not in reasons], reasons=reasons
+        )
         self.stdout.write(f"metric run {run.pk} done: {run.chunks_done}/{run.chunks_total} chunks")
 
     def _create(
@@ -77,3 +93,10 @@ class Command(BaseCommand):
     def _progress(self, run: MetricRun) -> None:
         failed = f", {run.chunks_failed} failed" if run.chunks_failed else ""
         self.stdout.write(f"progress {run.chunks_done}/{run.chunks_total}{failed}")
+
+
+def metrics_missing_check_or_exit(*, requested, delivered, reasons) -> None:
+    try:
+        metrics_missing_check(requested=requested, delivered=delivered, reasons=reasons)
+    except MetricsMissingError as error:
+        raise CommandError(str(error)) from None

@@ -13,7 +13,6 @@ Imports torch lazily (importing this module is cheap).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -124,7 +123,3 @@ def save_detector(head, path: Path, *, metadata: dict[str, str]) -> None:
     tensors = {key: value.detach().to(_torch().float16).contiguous() for key, value in head.state_dict().items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     save_file(tensors, str(path), metadata={"format": FORMAT, "labels": json.dumps(list(LABELS)), **metadata})
-
-
-def file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -77,13 +77,6 @@ def normalize_phrase(text: str) -> str:
     return " ".join(lemma(token) for token in tokens)
 
 
-def display_phrase(text: str) -> str:
-    """The text embedded for similarity: lowercase, underscores/extra spaces removed, no leading article."""
-    cleaned = " ".join(text.lower().replace("_", " ").split())
-    cleaned = re.sub(r"^(a|an|the)\s+", "", cleaned)
-    return cleaned.strip(" ,.;:!?\"'")
-
-
 @lru_cache(maxsize=50000)
 def gender_of(text: str) -> str | None:
     """'male', 'female' or None: opposite genders never match in X-ACE."""

@@ -23,6 +23,7 @@
   });
 
   const start = task.editable ? sync.restoreLocal(task.draft) : {draft: task.draft};
+  let syncRegions = () => {};
   const editor = new EventEditor({
     root: document.getElementById("event-editor"),
     relationsRoot: document.getElementById("relations-panel"),
@@ -30,10 +31,15 @@
     draft: start.draft,
     library: Page.data("tag-library"),
     suggestions: Page.data("suggestions"),
+    soundSources: Page.data("sound-sources"),
     player: player,
     readOnly: !task.editable,
-    onChange: (draft) => sync.edit(draft),
+    onChange: (draft) => {
+      sync.edit(draft);
+      syncRegions();
+    },
   });
+  syncRegions = Page.connectPlayer(editor, player);
   if (!task.editable) {
     statusElement.dataset.state = "locked";
     statusElement.textContent = "Read only: this clip is " + task.status_display.toLowerCase() + ".";
@@ -144,8 +150,7 @@
     notice.querySelector(".stale-time").textContent = new Date(local.at).toLocaleString();
     notice.querySelector("[data-action=restore]").onclick = () => {
       notice.hidden = true;
-      editor.setDraft(local.draft);
-      sync.edit(local.draft);
+      editor.setDraft(local.draft, "restoring this browser's edits");
     };
     notice.querySelector("[data-action=discard]").onclick = () => {
       notice.hidden = true;
@@ -164,6 +169,7 @@
   }
 
   Page.bindShortcuts({editor: editor, player: player, sync: sync, onSubmit: () => submit(false), helpElement: document.getElementById("shortcuts")});
+  root.dataset.readyMs = String(Math.round(performance.now())); // since navigation started (bench/annotation_editor_bench.py)
   root.dataset.ready = "true";
   window.annotationPage = {editor: editor, sync: sync, player: player};
 })();

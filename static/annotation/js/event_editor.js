@@ -1,26 +1,32 @@
 /*
- * EventEditor: the keyboard-first editor of an AudioCaps-F annotation graph (events with sources and
- * attributes, temporal relations), used by the annotator page and by the reviewer's gold editor.
+ * EventEditor: the keyboard-first editor of an AudioCaps-F annotation graph (events with sources, attributes
+ * and time spans, temporal relations), used by the annotator page and by the reviewer's gold editor.
  *
  *   const editor = new EventEditor({root, relationsRoot, messageElement, draft, library, suggestions,
- *                                   player, onChange});
+ *                                   soundSources, player, onChange});
  *   editor.draft  // the current draft; onChange(draft) after every change
  *
- * Keys (see the page's shortcut list): in "New event" Enter adds the event; in a field Enter adds the
- * typed source / attribute (or moves on when empty), Tab moves, Backspace on an empty field removes the
- * last chip, Esc goes to the event card; on a card Delete removes it (Ctrl+Z brings it back), x selects
- * it, b / a / s relate the two selected events (or the selected one and this one), r takes the time
- * span from the waveform selection, Alt+Up/Down reorders, Up/Down (j/k) move between cards.
- * Attributes complete from the tag library grouped by its nine categories; anything else is kept as
- * free text and flagged. Sources complete from the words already used in the dataset.
+ * Keys (see the page's shortcut list): in "New event" Enter adds the event (it takes the waveform selection
+ * as its first span); in a field Enter adds the typed source / attribute (or moves on when empty), Tab moves,
+ * Backspace on an empty field removes the last chip, Esc goes to the event card; on a card Delete removes it,
+ * x selects it, b / a / s relate the two selected events (or the selected one and this one), r adds the
+ * waveform selection as a span (another occurrence), R removes its spans, Alt+Up/Down reorders, Up/Down
+ * (j/k) move between cards. Ctrl+Z undoes any edit, Ctrl+Shift+Z (or Ctrl+Y) redoes it.
+ * Attributes complete from the tag library grouped by its nine categories (a template such as "on a ___"
+ * asks for the word); anything else is kept as free text and flagged, as are sources outside the list of
+ * common sound sources. The relations panel is relations_panel.js.
  */
 window.EventEditor = (function () {
   "use strict";
 
   const CATEGORIES = ["Duration", "Volume", "Pitch", "Location", "Count", "Distance", "Variation", "Tone", "Other"];
   const MAX_SUGGESTIONS = 40;
+  const HISTORY_LIMIT = 200;
+  const COALESCE_MS = 1500;
+  const BLANK = "___";
+  // One colour per event, as its spans are drawn on the timeline.
+  const PALETTE = ["#2f6db5", "#e08a1e", "#3a9a5b", "#c0392b", "#7e57c2", "#8d6e63", "#d81b60", "#00838f", "#9e9d24", "#546e7a"];
   const Graph = window.AnnotationGraph;
-
   const el = window.AnnotationDom.el;
 
   function isTextField(target) {
@@ -29,7 +35,23 @@ window.EventEditor = (function () {
   }
 
   function seconds(value) {
-    return value === null || value === undefined ? "" : Number(value).toFixed(2);
+    return Number(value).toFixed(2);
+  }
+
+  function escapeRegExp(text) {
+    return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  }
+
+  /* Plural readings of the last word, as annotation/vocabulary.py reads them ("puppies" -> "puppy"). */
+  function singulars(key) {
+    const cut = key.lastIndexOf(" ");
+    const prefix = cut >= 0 ? key.slice(0, cut + 1) : "";
+    const last = key.slice(cut + 1);
+    const forms = [];
+    if (last.endsWith("ies") && last.length > 4) forms.push(prefix + last.slice(0, -3) + "y");
+    if (last.endsWith("es") && last.length > 3) forms.push(prefix + last.slice(0, -2));
+    if (last.endsWith("s") && last.length > 2) forms.push(prefix + last.slice(0, -1));
+    return forms;
   }
 
   class EventEditor {
@@ -40,21 +62,22 @@ window.EventEditor = (function () {
       this.player = options.player || null;
       this.onChange = options.onChange || (() => {});
       this.readOnly = !!options.readOnly;
-      this.draft = Graph.clone(options.draft || Graph.emptyDraft());
-      this.library = (options.library || []).map((tag) => ({text: tag.text, category: tag.category}));
-      this.libraryByKey = new Map(this.library.map((tag) => [Graph.libraryKey(tag.text), tag]));
-      const order = new Map(CATEGORIES.map((name, index) => [name, index]));
-      this.library.sort((a, b) => (order.get(a.category) - order.get(b.category)) || a.text.localeCompare(b.text));
+      this.draft = EventEditor.normalise(options.draft || Graph.emptyDraft());
+      this._buildLibrary(options.library || []);
+      this.sourceKeys = new Set((options.soundSources || []).map((text) => Graph.libraryKey(text)));
       this.sourceWords = (options.suggestions && options.suggestions.sources) || [];
       this.eventWords = (options.suggestions && options.suggestions.events) || [];
+      this.support = null; // review: {eventId: {sources: {key: "2/3"}, attributes: {...}}}
       this.selected = [];
-      this.lastRemoved = null;
+      this.undoStack = [];
+      this.redoStack = [];
       this.root.classList.add("event-editor");
       this.list = el("div", "event-list");
       this.list.setAttribute("role", "list");
       this.root.appendChild(this.list);
       if (!this.readOnly) this._buildNewEvent();
       this.suggest = new window.SuggestBox(this.root);
+      this.relations = this.relationsRoot ? new window.RelationsPanel(this, this.relationsRoot) : null;
       this.root.addEventListener("keydown", (event) => this._keydown(event));
       this.root.addEventListener("input", (event) => this._input(event));
       this.root.addEventListener("focusout", (event) => this._focusout(event));
@@ -62,11 +85,103 @@ window.EventEditor = (function () {
       this.render();
     }
 
-    // -- state changes ------------------------------------------------------------------------
-    setDraft(draft) {
-      this.draft = Graph.clone(draft);
+    /* A draft with every event's spans as a sorted list (drafts from before spans had onset / offset). */
+    static normalise(draft) {
+      const copy = Graph.clone(draft);
+      copy.events = (copy.events || []).map((event) => {
+        let spans = event.spans;
+        if (!spans) spans = event.onset !== null && event.onset !== undefined ? [[event.onset, event.offset === null || event.offset === undefined ? event.onset : event.offset]] : [];
+        const normal = {id: event.id, label: event.label || "", sources: event.sources || [], attributes: event.attributes || [], spans: spans.map((span) => [Number(span[0]), Number(span[1])])};
+        normal.spans.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+        return normal;
+      });
+      copy.relations = copy.relations || [];
+      copy.note = copy.note || "";
+      return copy;
+    }
+
+    _buildLibrary(library) {
+      const order = new Map(CATEGORIES.map((name, index) => [name, index]));
+      this.library = library.map((tag) => ({text: tag.template || tag.text, tag: tag.text, category: tag.category, template: tag.template || "", origin: tag.origin}));
+      this.library.sort((a, b) => (order.get(a.category) - order.get(b.category)) || a.text.localeCompare(b.text));
+      this.libraryByKey = new Map(this.library.map((tag) => [Graph.libraryKey(tag.tag), tag]));
+      this.templates = this.library.filter((tag) => tag.template).map((tag) => {
+        const [before, after] = Graph.libraryKey(tag.template).split(BLANK);
+        return {tag: tag, prefix: before, pattern: new RegExp("^" + escapeRegExp(before) + "\\S.*" + escapeRegExp(after || "") + "$")};
+      });
+    }
+
+    /* The library tag of an attribute (by its text, or the template it fills in), as annotation/vocabulary.py. */
+    tagOf(text) {
+      const key = Graph.libraryKey(text);
+      if (!key) return null;
+      if (this.libraryByKey.has(key)) return this.libraryByKey.get(key);
+      const template = this.templates.find((entry) => entry.pattern.test(key));
+      return template ? template.tag : null;
+    }
+
+    sourceIsListed(text) {
+      const key = Graph.libraryKey(text);
+      if (!key) return false;
+      return this.sourceKeys.has(key) || this.sourceKeys.has(key + "s") || singulars(key).some((form) => this.sourceKeys.has(form));
+    }
+
+    // -- history: every edit can be undone -------------------------------------------------------------
+    /* Call before changing the draft; consecutive edits with the same `coalesce` key (typing a name, moving a
+     * span with the arrows) are one step. */
+    _record(what, coalesce) {
+      const last = this.undoStack[this.undoStack.length - 1];
+      const now = Date.now();
+      if (coalesce && last && last.coalesce === coalesce && now - last.at < COALESCE_MS) {
+        last.at = now;
+        return;
+      }
+      this.undoStack.push({draft: Graph.clone(this.draft), what: what, coalesce: coalesce || null, at: now});
+      if (this.undoStack.length > HISTORY_LIMIT) this.undoStack.shift();
+      this.redoStack = [];
+    }
+
+    undo() {
+      const entry = this.undoStack.pop();
+      if (!entry) {
+        this.say("Nothing to undo.");
+        return false;
+      }
+      this.redoStack.push({draft: Graph.clone(this.draft), what: entry.what});
+      this.draft = entry.draft;
+      this.selected = this.selected.filter((id) => this._event(id));
+      this.say("Undone: " + entry.what + ". Ctrl+Shift+Z redoes it.");
+      this._changed(this._keptFocus());
+      return true;
+    }
+
+    redo() {
+      const entry = this.redoStack.pop();
+      if (!entry) {
+        this.say("Nothing to redo.");
+        return false;
+      }
+      this.undoStack.push({draft: Graph.clone(this.draft), what: entry.what, coalesce: null, at: Date.now()});
+      this.draft = entry.draft;
+      this.say("Redone: " + entry.what + ".");
+      this._changed(this._keptFocus());
+      return true;
+    }
+
+    _keptFocus() {
+      const where = this._describeFocus(document.activeElement);
+      if (where && (where.part === "new" || this._event(where.eventId))) return where;
+      return this.draft.events.length ? {eventId: this.draft.events[0].id, part: "card"} : {part: "new"};
+    }
+
+    // -- state changes ---------------------------------------------------------------------------------
+    /* Replace the draft (a restored copy, a reviewer starting from a submission); `what` makes it undoable. */
+    setDraft(draft, what) {
+      if (what) this._record(what);
+      this.draft = EventEditor.normalise(draft);
       this.selected = [];
       this.render();
+      if (what) this.onChange(Graph.clone(this.draft));
     }
 
     _changed(focus) {
@@ -78,9 +193,14 @@ window.EventEditor = (function () {
       return this.draft.events.find((event) => event.id === id);
     }
 
-    _names() {
+    _name(event) {
+      const index = this.draft.events.indexOf(event);
+      return "'" + (event.label.trim() || "event " + (index + 1)) + "'";
+    }
+
+    names() {
       const names = {};
-      this.draft.events.forEach((event, index) => { names[event.id] = "'" + (event.label.trim() || "event " + (index + 1)) + "'"; });
+      this.draft.events.forEach((event) => { names[event.id] = this._name(event); });
       return names;
     }
 
@@ -93,9 +213,15 @@ window.EventEditor = (function () {
     addEvent(label, focusPart) {
       label = label.trim();
       if (!label) return null;
-      const event = {id: Graph.newEventId(this.draft.events), label: label, sources: [], attributes: [], onset: null, offset: null};
+      this._record("adding '" + label + "'");
+      const event = {id: Graph.newEventId(this.draft.events), label: label, sources: [], attributes: [], spans: []};
+      const selection = this.player && this.player.selection;
+      if (selection) {
+        event.spans.push([selection.start, selection.end]);
+        this.player.clearSelection();
+      }
       this.draft.events.push(event);
-      this.say("");
+      this.say(selection ? "'" + label + "' takes the selection " + seconds(selection.start) + "–" + seconds(selection.end) + " s as its span." : "");
       this._changed({eventId: event.id, part: focusPart || "sources"});
       return event;
     }
@@ -105,7 +231,7 @@ window.EventEditor = (function () {
       if (index < 0) return;
       const event = this.draft.events[index];
       const relations = this.draft.relations.filter((r) => r.first === id || r.second === id);
-      this.lastRemoved = {event: event, index: index, relations: relations};
+      this._record("removing '" + (event.label || "unnamed") + "'");
       this.draft.events.splice(index, 1);
       this.draft.relations = this.draft.relations.filter((r) => r.first !== id && r.second !== id);
       this.selected = this.selected.filter((selected) => selected !== id);
@@ -114,20 +240,11 @@ window.EventEditor = (function () {
       this._changed(next ? {eventId: next.id, part: "card"} : {part: "new"});
     }
 
-    undoRemove() {
-      if (!this.lastRemoved) return;
-      const {event, index, relations} = this.lastRemoved;
-      this.lastRemoved = null;
-      this.draft.events.splice(Math.min(index, this.draft.events.length), 0, event);
-      this.draft.relations.push(...relations);
-      this.say("Restored event '" + event.label + "'.");
-      this._changed({eventId: event.id, part: "card"});
-    }
-
     moveEvent(id, delta, part) {
       const index = this.draft.events.findIndex((event) => event.id === id);
       const target = index + delta;
       if (index < 0 || target < 0 || target >= this.draft.events.length) return;
+      this._record("moving " + this._name(this.draft.events[index]));
       const [event] = this.draft.events.splice(index, 1);
       this.draft.events.splice(target, 0, event);
       this._changed({eventId: id, part: part || "card"});
@@ -141,42 +258,106 @@ window.EventEditor = (function () {
         this.say("'" + text + "' is already listed for this event.");
         return false;
       }
+      const template = kind === "attributes" ? this.templates.find((entry) => Graph.libraryKey(text) === entry.prefix.trim()) : null;
+      if (template) {
+        this.say("Type the word for " + BLANK + " in '" + template.tag.template + "' first.", true);
+        return false;
+      }
+      this._record("adding '" + text + "' to " + this._name(event));
       event[kind].push(text);
-      const free = kind === "attributes" && !this.libraryByKey.has(Graph.libraryKey(text));
-      this.say(free ? "'" + text + "' is not in the tag library: kept as free text (flagged)." : "");
+      let note = "";
+      if (kind === "attributes" && !this.tagOf(text)) note = "'" + text + "' is not in the tag library: kept as free text (flagged).";
+      if (kind === "sources" && !this.sourceIsListed(text)) note = "'" + text + "' is not in the list of sound sources: kept and flagged.";
+      this.say(note);
       this._changed({eventId: id, part: kind});
       return true;
     }
 
     removeChild(id, kind, index) {
       const event = this._event(id);
-      if (!event) return;
+      if (!event || !event[kind][index]) return;
+      this._record("removing '" + event[kind][index] + "' from " + this._name(event));
       event[kind].splice(index, 1);
       this._changed({eventId: id, part: kind});
     }
 
-    setTimeFromSelection(id) {
+    setLabel(id, label) {
+      const event = this._event(id);
+      if (!event) return;
+      this._record("renaming " + this._name(event), "label:" + id);
+      event.label = label;
+      if (this.relations) this.relations.render();
+      this.onChange(Graph.clone(this.draft));
+    }
+
+    // -- spans (occurrences) ----------------------------------------------------------------------------
+    _sortSpans(event) {
+      event.spans.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    }
+
+    /* r: the waveform selection becomes another span of the event. */
+    addSpanFromSelection(id) {
       const event = this._event(id);
       const selection = this.player && this.player.selection;
       if (!event) return;
       if (!selection) {
-        this.say("Drag on the waveform to select the event's time span first.", true);
+        this.say("Select the span first: drag on the waveform, or i and o at the cursor.", true);
         return;
       }
-      event.onset = selection.start;
-      event.offset = selection.end;
-      this.say("");
+      if (event.spans.some(([onset, offset]) => onset === selection.start && offset === selection.end)) {
+        this.say(this._name(event) + " already has this span.");
+        return;
+      }
+      this._record("adding a span to " + this._name(event));
+      event.spans.push([selection.start, selection.end]);
+      this._sortSpans(event);
+      this.player.clearSelection();
+      this.say(this._name(event) + ": span " + seconds(selection.start) + "–" + seconds(selection.end) + " s added" + (event.spans.length > 1 ? " (" + event.spans.length + " occurrences)." : "."));
       this._changed({eventId: id, part: "card"});
     }
 
-    clearTime(id) {
+    updateSpan(id, index, start, end) {
       const event = this._event(id);
-      if (!event) return;
-      event.onset = null;
-      event.offset = null;
+      if (!event || !event.spans[index]) return;
+      this._record("moving a span of " + this._name(event), "span:" + id + ":" + index);
+      event.spans[index] = [start, end];
+      this._sortSpans(event);
+      this.say(this._name(event) + ": " + seconds(start) + "–" + seconds(end) + " s.");
+      this._changed(undefined);
+    }
+
+    removeSpan(id, index) {
+      const event = this._event(id);
+      if (!event || !event.spans[index]) return;
+      this._record("removing a span of " + this._name(event));
+      const [onset, offset] = event.spans.splice(index, 1)[0];
+      this.say("Removed the span " + seconds(onset) + "–" + seconds(offset) + " s of " + this._name(event) + ". Ctrl+Z brings it back.");
       this._changed({eventId: id, part: "card"});
     }
 
+    clearSpans(id) {
+      const event = this._event(id);
+      if (!event || !event.spans.length) return;
+      this._record("removing the spans of " + this._name(event));
+      event.spans = [];
+      this._changed({eventId: id, part: "card"});
+    }
+
+    /* The spans as the player draws them: one row per event that has spans, one colour per event. */
+    regions() {
+      const regions = [];
+      let row = 0;
+      this.draft.events.forEach((event, position) => {
+        if (!event.spans.length) return;
+        event.spans.forEach(([start, end], index) => {
+          regions.push({eventId: event.id, index: index, start: start, end: end, label: event.label.trim() || "unnamed", number: position + 1, row: row, color: PALETTE[position % PALETTE.length]});
+        });
+        row += 1;
+      });
+      return regions;
+    }
+
+    // -- relations -----------------------------------------------------------------------------------
     toggleSelected(id) {
       if (this.selected.includes(id)) this.selected = this.selected.filter((selected) => selected !== id);
       else this.selected = this.selected.concat(id).slice(-2);
@@ -192,40 +373,110 @@ window.EventEditor = (function () {
         this.say("Select two events first: x on the first, x on the second (or x on one, then go to the other), then b, a or s.", true);
         return false;
       }
-      return this.addRelation(pair[0], pair[1], kind, focusedId);
+      return this.addRelation(pair[0], pair[1], kind, {eventId: focusedId || pair[1], part: "card"});
     }
 
-    addRelation(first, second, kind, focusedId) {
+    /* Add a relation unless it contradicts the others (then the message says which chain). A pair already
+     * related is changed only through changeRelation (b / a / s on the stated relation). */
+    addRelation(first, second, kind, focus, origin) {
       if (first === second) {
         this.say("An event cannot be related to itself.", true);
         return false;
       }
-      const names = this._names();
-      const samePair = this.draft.relations.find((r) => (r.first === first && r.second === second) || (r.first === second && r.second === first));
+      const names = this.names();
+      const samePair = this.draft.relations.findIndex((r) => (r.first === first && r.second === second) || (r.first === second && r.second === first));
+      if (samePair >= 0) {
+        const stated = this.draft.relations[samePair];
+        this.selected = [];
+        const already = stated.first === first ? stated.kind : Graph.INVERSE[stated.kind];
+        this.say(already === kind
+          ? "Already stated: " + names[stated.first] + " " + stated.kind + " " + names[stated.second] + "."
+          : "Refused: " + names[first] + " " + kind + " " + names[second] + " contradicts the stated " + names[stated.first] + " " + stated.kind + " " + names[stated.second] + ". Change that one (b / a / s on it in Relations) or remove it (Delete).", already !== kind);
+        this.render(focus);
+        return false;
+      }
       const candidate = this.draft.relations.concat({first: first, second: second, kind: kind});
       const report = Graph.analyse(candidate, names);
-      const problem = report.contradictions.find((c) => c.index === candidate.length - 1) || report.contradictions[0];
+      const problem = report.contradictions.find((c) => c.index === candidate.length - 1);
       if (problem) {
-        // A stated relation is never replaced silently: the annotator removes it first.
-        this.say("Refused: " + problem.message + "." + (samePair ? " Remove the stated relation first to change it." : ""), true);
-        this.render({eventId: focusedId || second, part: "card"});
+        this.say("Refused: " + problem.message + ".", true);
+        this.render(focus);
         return false;
       }
+      this._record("relating " + names[first] + " " + kind + " " + names[second]);
       this.selected = [];
-      if (samePair) {
-        this.say("Already stated: " + names[samePair.first] + " " + samePair.kind + " " + names[samePair.second] + ".");
-        this.render({eventId: focusedId || second, part: "card"});
-        return false;
-      }
       this.draft.relations = candidate;
-      this.say("Added: " + names[first] + " " + kind + " " + names[second] + ".");
-      this._changed({eventId: focusedId || second, part: "card"});
+      const conflict = Graph.timeConflict(kind, this._event(first).spans, this._event(second).spans, [names[first], names[second]]);
+      this.say((origin ? "Added " + origin + ": " : "Added: ") + names[first] + " " + kind + " " + names[second] + "." + (conflict ? " It contradicts the time spans (" + conflict.message + "): f on it fixes it." : ""), !!conflict);
+      this._changed(focus === undefined ? null : focus);
       return true;
     }
 
-    removeRelation(index) {
+    removeRelation(index, focus) {
+      const relation = this.draft.relations[index];
+      if (!relation) return;
+      const names = this.names();
+      this._record("removing " + names[relation.first] + " " + relation.kind + " " + names[relation.second]);
       this.draft.relations.splice(index, 1);
-      this._changed(null);
+      this.say("Removed the relation " + names[relation.first] + " " + relation.kind + " " + names[relation.second] + ". Ctrl+Z brings it back.");
+      this._changed(focus === undefined ? null : focus);
+    }
+
+    /* Change a stated relation's kind (b / a / s on it), refused when that contradicts the others. */
+    changeRelation(index, kind, focus, reason) {
+      const relation = this.draft.relations[index];
+      if (!relation || relation.kind === kind) return false;
+      const names = this.names();
+      const candidate = this.draft.relations.map((r, position) => (position === index ? {first: r.first, second: r.second, kind: kind} : r));
+      const moved = candidate.splice(index, 1)[0];
+      candidate.push(moved); // checked last, so a contradiction names this relation
+      const problem = Graph.analyse(candidate, names).contradictions.find((c) => c.index === candidate.length - 1);
+      if (problem) {
+        this.say("Refused: " + problem.message + ".", true);
+        this.render(focus);
+        return false;
+      }
+      this._record("changing " + names[relation.first] + " " + relation.kind + " " + names[relation.second] + " to " + kind);
+      this.draft.relations[index] = {first: relation.first, second: relation.second, kind: kind};
+      this.say((reason || "Changed") + ": " + names[relation.first] + " " + kind + " " + names[relation.second] + ".");
+      this._changed(focus === undefined ? null : focus);
+      return true;
+    }
+
+    /* f: make a relation the spans contradict what the spans say, or remove it when they say nothing. */
+    fixRelation(index, focus) {
+      const relation = this.draft.relations[index];
+      if (!relation) return false;
+      const names = this.names();
+      const conflict = Graph.timeConflict(relation.kind, this._event(relation.first).spans, this._event(relation.second).spans, [names[relation.first], names[relation.second]]);
+      if (!conflict) {
+        this.say("This relation agrees with the time spans.");
+        return false;
+      }
+      if (conflict.implied) return this.changeRelation(index, conflict.implied, focus, "Fixed from the spans");
+      this.removeRelation(index, focus);
+      this.say("Removed " + names[relation.first] + " " + relation.kind + " " + names[relation.second] + ": " + conflict.message + ", and they imply no relation. Ctrl+Z brings it back.");
+      return true;
+    }
+
+    /* The relations the spans imply between events not related yet: [[first, second, kind]]. */
+    proposals() {
+      return Graph.timeProposals(this.draft.events.map((event) => [event.id, event.spans]), this.draft.relations);
+    }
+
+    /* p: take the first proposal (P: all of them). */
+    acceptProposal(all) {
+      const proposals = this.proposals();
+      if (!proposals.length) {
+        this.say("No relation to propose: give events their time spans first.");
+        return 0;
+      }
+      let taken = 0;
+      for (const [first, second, kind] of all ? proposals : proposals.slice(0, 1)) {
+        if (this.addRelation(first, second, kind, null, "from the spans")) taken += 1;
+      }
+      if (all) this.say("Added " + taken + " relation(s) from the spans.");
+      return taken;
     }
 
     // -- rendering ----------------------------------------------------------------------------
@@ -237,7 +488,7 @@ window.EventEditor = (function () {
         this.list.appendChild(el("p", "muted empty-events", this.readOnly ? "No events." : "No events yet: type the first sound event below and press Enter."));
       }
       this.draft.events.forEach((event, index) => this.list.appendChild(this._eventCard(event, index)));
-      this._renderRelations();
+      if (this.relations) this.relations.render();
       if (focus) this._focus(focus);
     }
 
@@ -246,6 +497,7 @@ window.EventEditor = (function () {
       card.setAttribute("role", "listitem");
       card.tabIndex = this.readOnly ? -1 : 0;
       card.dataset.eventId = event.id;
+      card.style.setProperty("--event-color", PALETTE[index % PALETTE.length]);
       if (this.selected.includes(event.id)) card.classList.add("is-selected");
       card.setAttribute("aria-label", "Event " + (index + 1) + ": " + (event.label || "unnamed") + (this.selected.includes(event.id) ? " (selected)" : ""));
       const head = el("div", "event-head");
@@ -260,19 +512,9 @@ window.EventEditor = (function () {
         label.maxLength = 255;
         head.appendChild(label);
       }
-      const time = el("span", "event-time");
-      if (event.onset !== null && event.onset !== undefined) {
-        time.textContent = seconds(event.onset) + "–" + seconds(event.offset) + " s";
-        time.title = "Click to select this span on the waveform";
-        time.dataset.action = "select-time";
-      } else if (!this.readOnly) {
-        time.textContent = "no time";
-        time.classList.add("muted");
-      }
-      head.appendChild(time);
       if (!this.readOnly) {
         const buttons = [
-          ["set-time", "time", "Time span from the waveform selection (r)"],
+          ["add-span", "+ time", "Add the waveform selection as a span (r)"],
           ["select", this.selected.includes(event.id) ? "☑" : "☐", "Select for a relation (x)"],
           ["up", "↑", "Move up (Alt+↑)"],
           ["down", "↓", "Move down (Alt+↓)"],
@@ -289,9 +531,38 @@ window.EventEditor = (function () {
         }
       }
       card.appendChild(head);
+      card.appendChild(this._spanRow(event));
       card.appendChild(this._chipRow(event, "sources", "Sources", "add a source (who / what makes it)…"));
       card.appendChild(this._chipRow(event, "attributes", "Attributes", "add an attribute (type for the tag library)…"));
       return card;
+    }
+
+    _spanRow(event) {
+      const row = el("div", "event-row");
+      row.appendChild(el("span", "row-label", "Time"));
+      const chips = el("div", "chips spans");
+      if (!event.spans.length) chips.appendChild(el("span", "muted small", this.readOnly ? "—" : "no time: drag on the waveform, then r"));
+      event.spans.forEach(([onset, offset], index) => {
+        const chip = el("span", "chip span-chip");
+        chip.dataset.index = String(index);
+        const text = el("button", "span-text", seconds(onset) + "–" + seconds(offset) + " s");
+        text.type = "button";
+        text.tabIndex = -1;
+        text.title = "Select and play this span";
+        text.dataset.action = "play-span";
+        chip.appendChild(text);
+        if (!this.readOnly) {
+          const remove = el("button", "chip-remove", "×");
+          remove.type = "button";
+          remove.tabIndex = -1;
+          remove.setAttribute("aria-label", "Remove the span " + seconds(onset) + "–" + seconds(offset) + " s");
+          remove.dataset.action = "remove-span";
+          chip.appendChild(remove);
+        }
+        chips.appendChild(chip);
+      });
+      row.appendChild(chips);
+      return row;
     }
 
     _chipRow(event, kind, title, placeholder) {
@@ -299,18 +570,25 @@ window.EventEditor = (function () {
       row.appendChild(el("span", "row-label", title));
       const chips = el("div", "chips");
       chips.dataset.kind = kind;
+      const support = this.support && this.support[event.id] && this.support[event.id][kind];
       event[kind].forEach((text, index) => {
-        const tag = kind === "attributes" ? this.libraryByKey.get(Graph.libraryKey(text)) : null;
-        const free = kind === "attributes" && !tag;
+        const tag = kind === "attributes" ? this.tagOf(text) : null;
+        const free = kind === "attributes" ? !tag : !this.sourceIsListed(text);
         const chip = el("span", "chip" + (free ? " is-free" : ""));
         chip.dataset.index = String(index);
         chip.appendChild(el("span", "chip-text", text));
         if (tag) chip.appendChild(el("small", "chip-category", tag.category));
         if (free) {
-          const flag = el("small", "chip-flag", "free text");
-          flag.title = "Not in the tag library";
+          const flag = el("small", "chip-flag", kind === "attributes" ? "free text" : "new source");
+          flag.title = kind === "attributes" ? "Not in the tag library" : "Not in the list of sound sources";
           chip.appendChild(flag);
-          chip.title = "'" + text + "' is not in the tag library";
+          chip.title = "'" + text + "' is " + flag.title.toLowerCase();
+        }
+        const given = support && support[Graph.libraryKey(text)];
+        if (given) {
+          const badge = el("small", "chip-support", given);
+          badge.title = "Given by " + given.replace("/", " of ") + " annotators";
+          chip.appendChild(badge);
         }
         if (!this.readOnly) {
           const remove = el("button", "chip-remove", "×");
@@ -353,64 +631,12 @@ window.EventEditor = (function () {
       this.root.appendChild(row);
     }
 
-    _renderRelations() {
-      const root = this.relationsRoot;
-      if (!root) return;
-      const names = this._names();
-      const report = Graph.analyse(this.draft.relations, names);
-      const stated = root.querySelector(".relations-stated");
-      const implied = root.querySelector(".relations-implied");
-      stated.textContent = "";
-      implied.textContent = "";
-      this.draft.relations.forEach((relation, index) => {
-        const item = el("li", "relation");
-        item.appendChild(el("span", "", names[relation.first] + " "));
-        item.appendChild(el("strong", "relation-kind", relation.kind));
-        item.appendChild(el("span", "", " " + names[relation.second]));
-        if (!this.readOnly) {
-          const remove = el("button", "icon-button", "✕");
-          remove.type = "button";
-          remove.title = "Remove this relation";
-          remove.setAttribute("aria-label", "Remove relation " + (index + 1));
-          remove.dataset.action = "remove-relation";
-          remove.dataset.index = String(index);
-          item.appendChild(remove);
-        }
-        stated.appendChild(item);
-      });
-      if (!this.draft.relations.length) stated.appendChild(el("li", "muted", "None yet."));
-      const impliedOnly = report.implied.filter((relation) => relation.isImplied);
-      impliedOnly.forEach((relation) => {
-        const item = el("li", "relation is-implied", relation.explanation);
-        implied.appendChild(item);
-      });
-      if (!impliedOnly.length) implied.appendChild(el("li", "muted", "None."));
-      const form = root.querySelector(".relation-form");
-      if (form) {
-        form.querySelectorAll("select[data-role=event]").forEach((select, position) => {
-          const previous = select.value;
-          select.textContent = "";
-          this.draft.events.forEach((event, index) => {
-            const option = el("option", "", (index + 1) + ". " + (event.label || "unnamed"));
-            option.value = event.id;
-            select.appendChild(option);
-          });
-          if (previous && this._event(previous)) select.value = previous;
-          else if (this.draft.events[position]) select.value = this.draft.events[position].id; // first / second event
-        });
-        // Never offer an event related to itself while there is another one to pick.
-        const [first, second] = form.querySelectorAll("select[data-role=event]");
-        if (first && second && first.value === second.value && this.draft.events.length > 1) {
-          second.value = this.draft.events.find((event) => event.id !== first.value).id;
-        }
-      }
-    }
-
     // -- focus ----------------------------------------------------------------------------------
     _describeFocus(element) {
+      if (!element) return null;
       if (element === this.newInput) return {part: "new"};
-      const card = element.closest(".event-card");
-      if (!card) return null;
+      const card = element.closest && element.closest(".event-card");
+      if (!card || !this.root.contains(card)) return null;
       if (element.classList.contains("event-label")) return {eventId: card.dataset.eventId, part: "label"};
       if (element.classList.contains("chip-input")) return {eventId: card.dataset.eventId, part: element.dataset.kind};
       return {eventId: card.dataset.eventId, part: "card"};
@@ -428,6 +654,10 @@ window.EventEditor = (function () {
       if (target.part === "label") element = card.querySelector(".event-label");
       if (target.part === "sources" || target.part === "attributes") element = card.querySelector('.chip-input[data-kind="' + target.part + '"]');
       (element || card).focus();
+    }
+
+    focusCard(id) {
+      this._focus({eventId: id, part: "card"});
     }
 
     focusNewEvent() {
@@ -450,34 +680,50 @@ window.EventEditor = (function () {
         items = window.SuggestBox.matches(this.sourceWords, typed, MAX_SUGGESTIONS).map((text) => ({text: text}));
         if (!typed.trim()) items = items.slice(0, 12);
       } else {
-        const found = typed.trim() ? window.SuggestBox.matches(this.library, typed, MAX_SUGGESTIONS) : this.library;
         const order = new Map(CATEGORIES.map((name, index) => [name, index]));
-        items = found.slice().sort((a, b) => order.get(a.category) - order.get(b.category)).map((tag) => ({text: tag.text, group: tag.category}));
-        if (typed.trim() && !this.libraryByKey.has(Graph.libraryKey(typed))) items.push({text: typed.trim(), group: "Free text (not in the library)", note: "Shift+Enter"});
+        const filled = this.tagOf(typed);
+        const found = typed.trim() ? window.SuggestBox.matches(this.library, typed, MAX_SUGGESTIONS) : this.library;
+        items = found.slice().sort((a, b) => order.get(a.category) - order.get(b.category))
+          .map((tag) => ({text: tag.text, group: tag.category + (tag.origin === "product" ? " (this product's tags)" : ""), template: tag.template, note: tag.template ? "type the word" : ""}));
+        if (filled && filled.template) items.unshift({text: typed.trim(), group: filled.category, note: filled.template});
+        if (typed.trim() && !filled) items.push({text: typed.trim(), group: "Free text (not in the library)", note: "Shift+Enter"});
       }
-      this.suggest.open(input, items, typed, (item) => this._commit(input, item.text));
+      this.suggest.open(input, items, typed, (item) => this._commit(input, item));
     }
 
-    _commit(input, text) {
+    _commit(input, item) {
       this.suggest.close();
+      const text = typeof item === "string" ? item : item.text;
+      if (item && item.template && text === item.template) {
+        // A template: put its words before the blank in the field and ask for the word.
+        input.value = item.template.split(BLANK)[0];
+        input.focus();
+        this.say("Type the word for " + BLANK + " (" + item.template + ") and press Enter.");
+        this._suggestFor(input);
+        return;
+      }
       if (input === this.newInput) {
         input.value = "";
         this.addEvent(text);
         return;
       }
       const card = input.closest(".event-card");
+      const before = input.value;
       input.value = "";
-      this.addChild(card.dataset.eventId, input.dataset.kind, text);
+      if (!this.addChild(card.dataset.eventId, input.dataset.kind, text)) {
+        const field = this.list.querySelector('.event-card[data-event-id="' + card.dataset.eventId + '"] .chip-input[data-kind="' + input.dataset.kind + '"]');
+        if (field) {
+          field.value = before;
+          field.focus();
+        }
+      }
     }
 
     // -- events -----------------------------------------------------------------------------------
     _input(event) {
       const target = event.target;
       if (target.classList.contains("event-label")) {
-        const item = this._event(target.closest(".event-card").dataset.eventId);
-        item.label = target.value;
-        this._renderRelations();
-        this.onChange(Graph.clone(this.draft));
+        this.setLabel(target.closest(".event-card").dataset.eventId, target.value);
         return;
       }
       if (target.classList.contains("chip-input") || target === this.newInput) this._suggestFor(target);
@@ -493,8 +739,9 @@ window.EventEditor = (function () {
         if (target.value.trim() && target.isConnected) {
           const card = target.closest(".event-card");
           const text = target.value;
-          target.value = "";
           const where = this._describeFocus(document.activeElement);
+          if (this.templates.some((entry) => Graph.libraryKey(text) === entry.prefix.trim())) return; // the word is still to come
+          target.value = "";
           this.addChild(card.dataset.eventId, target.dataset.kind, text);
           if (where) this._focus(where);
         }
@@ -503,7 +750,8 @@ window.EventEditor = (function () {
 
     _click(event) {
       const button = event.target.closest("[data-action]");
-      if (!button || this.readOnly && button.dataset.action !== "select-time") return;
+      if (!button || !this.root.contains(button)) return;
+      if (this.readOnly && button.dataset.action !== "play-span") return;
       const card = button.closest(".event-card");
       const id = card && card.dataset.eventId;
       switch (button.dataset.action) {
@@ -511,20 +759,36 @@ window.EventEditor = (function () {
         case "up": this.moveEvent(id, -1); break;
         case "down": this.moveEvent(id, 1); break;
         case "select": this.toggleSelected(id); break;
-        case "set-time": this.setTimeFromSelection(id); break;
-        case "select-time": {
-          const item = this._event(id);
-          if (this.player && item) this.player.setSelection(item.onset, item.offset);
+        case "add-span": this.addSpanFromSelection(id); break;
+        case "play-span": {
+          const span = this._event(id).spans[Number(button.closest(".chip").dataset.index)];
+          if (this.player && span) {
+            this.player.setSelection(span[0], span[1], {quiet: true});
+            this.player.playRange(span[0], span[1]);
+          }
           break;
         }
+        case "remove-span": this.removeSpan(id, Number(button.closest(".chip").dataset.index)); break;
         case "remove-chip": this.removeChild(id, button.closest(".chips").dataset.kind, Number(button.closest(".chip").dataset.index)); break;
-        case "remove-relation": this.removeRelation(Number(button.dataset.index)); break;
         default: break;
       }
     }
 
+    /* Ctrl+Z / Ctrl+Shift+Z / Ctrl+Y; true when handled. Typing in a field with text keeps the field's own undo. */
+    historyKey(event) {
+      if (!(event.ctrlKey || event.metaKey) || event.altKey) return false;
+      const key = event.key.toLowerCase();
+      if (key !== "z" && key !== "y") return false;
+      if (isTextField(event.target) && event.target.value) return false;
+      event.preventDefault();
+      if (key === "y" || event.shiftKey) this.redo();
+      else this.undo();
+      return true;
+    }
+
     _keydown(event) {
       if (this.readOnly) return;
+      if (this.historyKey(event)) return;
       const target = event.target;
       const card = target.closest && target.closest(".event-card");
       const id = card && card.dataset.eventId;
@@ -548,7 +812,14 @@ window.EventEditor = (function () {
     }
 
     _fieldKey(event, input, id) {
-      const suggestion = this.suggest.input === input ? this.suggest.current() : null;
+      if (event.ctrlKey || event.metaKey) return; // Ctrl+Enter submits, Ctrl+S saves: the page's keys
+      let suggestion = this.suggest.input === input ? this.suggest.current() : null;
+      if (event.key === "Enter" && this.suggest.input !== input && input.value.trim()) {
+        // The field was re-rendered (autosave, a focus move) after the list was opened for its predecessor:
+        // rank the typed text again, so fast typing picks what a slow typist would see highlighted.
+        this._suggestFor(input);
+        suggestion = this.suggest.current();
+      }
       switch (event.key) {
         case "ArrowDown":
         case "ArrowUp":
@@ -566,7 +837,7 @@ window.EventEditor = (function () {
             else this._focus({part: "new"});
             return;
           }
-          this._commit(input, event.shiftKey || !suggestion ? typed : suggestion.text);
+          this._commit(input, event.shiftKey || !suggestion ? typed : suggestion);
           return;
         }
         case "Escape":
@@ -591,13 +862,7 @@ window.EventEditor = (function () {
     }
 
     _cardKey(event, id) {
-      if (event.ctrlKey || event.metaKey) {
-        if (event.key.toLowerCase() === "z") {
-          event.preventDefault();
-          this.undoRemove();
-        }
-        return;
-      }
+      if (event.ctrlKey || event.metaKey) return;
       const ids = this.draft.events.map((item) => item.id);
       const index = ids.indexOf(id);
       switch (event.key) {
@@ -610,8 +875,9 @@ window.EventEditor = (function () {
         case "b": event.preventDefault(); this.relateSelected("before", id); break;
         case "a": event.preventDefault(); this.relateSelected("after", id); break;
         case "s": event.preventDefault(); this.relateSelected("simultaneous", id); break;
-        case "r": event.preventDefault(); this.setTimeFromSelection(id); break;
-        case "R": event.preventDefault(); this.clearTime(id); break;
+        case "r": event.preventDefault(); this.addSpanFromSelection(id); break;
+        case "R": event.preventDefault(); this.clearSpans(id); break;
+        case "t": event.preventDefault(); if (this.player && this.player.lane && !this.player.lane.focusFirstOf(id)) this.say("This event has no span yet."); break;
         default: break;
       }
     }
@@ -619,5 +885,6 @@ window.EventEditor = (function () {
 
   EventEditor.isTextField = isTextField;
   EventEditor.CATEGORIES = CATEGORIES;
+  EventEditor.PALETTE = PALETTE;
   return EventEditor;
 })();

@@ -1,7 +1,13 @@
 /*
- * The reviewer's page for one clip: submitted annotations side by side, events matched across annotators
- * with the clip's per-factor agreement (metrics_bridge computes them), the gold editor (same editor and
- * autosave as the annotators'), publish as gold, send a submission back with a comment.
+ * The reviewer's page for one clip: submitted annotations side by side, events matched across annotators by
+ * meaning (metrics_bridge computes the groups, their scores, merged proposals, group relations and where the
+ * annotators disagree most), the gold editor (same editor and autosave as the annotators'), publish as gold,
+ * send a submission back with a comment.
+ *
+ * "+ gold" on a matched group adds its merged event to the gold draft (the name most used, the union of
+ * sources and attributes, each chip showing how many annotators gave it, the seconds most of them marked)
+ * or merges it into the gold event already made from that group, and carries the group's relations to the
+ * groups already in gold. Every such step is one edit (Ctrl+Z undoes it).
  */
 (function () {
   "use strict";
@@ -11,13 +17,16 @@
   const root = document.getElementById("review-page");
   const urls = Page.data("review-urls");
   const library = Page.data("tag-library");
+  const soundSources = Page.data("sound-sources");
   const returnDialog = document.getElementById("return-dialog");
   const {statusElement, banner, dialog, player} = Page.elements();
+  const el = window.AnnotationDom.el;
   let review = null;
   let sync = null;
   let editor = null;
-
-  const el = window.AnnotationDom.el;
+  let matching = null;
+  const goldOfGroup = new Map(); // group index -> gold event id
+  const support = {}; // gold event id -> {sources: {key: "n/m"}, attributes: {...}}
 
   Page.callJson("POST", urls.open, {campaign: urls.campaignId, clip: urls.clipId}).then(({response, body}) => {
     if (!response.ok) {
@@ -49,11 +58,11 @@
       const relations = el("div", "");
       relations.innerHTML = '<ul class="relations-stated"></ul><ul class="relations-implied" hidden></ul>';
       card.appendChild(relations);
-      new EventEditor({root: graphRoot, relationsRoot: relations, draft: submission.graph, library: library, readOnly: true});
+      new EventEditor({root: graphRoot, relationsRoot: relations, draft: submission.graph, library: library, soundSources: soundSources, player: player, readOnly: true});
       graphRoot.querySelectorAll(".event-card").forEach((eventCard) => {
         const button = el("button", "add-to-gold", "+ gold");
         button.type = "button";
-        button.title = "Copy this event (with its sources, attributes and time) into the gold annotation";
+        button.title = "Copy this event (sources, attributes, spans) into the gold annotation, or into the gold event of its matched group";
         button.addEventListener("click", () => copyEvent(submission, eventCard.dataset.eventId));
         eventCard.querySelector(".event-head").appendChild(button);
       });
@@ -73,29 +82,96 @@
 
   function startFrom(submission) {
     if (editor.draft.events.length && !window.confirm("Replace the gold draft with " + submission.annotator + "'s annotation?")) return;
-    const draft = Graph.clone(submission.graph);
-    editor.setDraft(draft);
-    sync.edit(editor.draft);
-    editor.say("Gold draft started from " + submission.annotator + "'s annotation.");
+    goldOfGroup.clear();
+    Object.keys(support).forEach((key) => delete support[key]);
+    editor.setDraft(submission.graph, "starting the gold from " + submission.annotator + "'s annotation");
+    // The events of this submission stand for their groups from now on.
+    if (matching) {
+      matching.groups.forEach((group, index) => {
+        const labels = group.events[submission.annotator] || [];
+        const event = editor.draft.events.find((item) => labels.includes(item.label));
+        if (event) goldOfGroup.set(index, event.id);
+      });
+    }
+    editor.say("Gold draft started from " + submission.annotator + "'s annotation (Ctrl+Z undoes it).");
+    renderMatching();
+  }
+
+  function groupOf(annotator, label) {
+    if (!matching) return -1;
+    return matching.groups.findIndex((group) => (group.events[annotator] || []).includes(label));
+  }
+
+  function goldEventOf(index, draft) {
+    const id = goldOfGroup.get(index);
+    return id ? draft.events.find((event) => event.id === id) || null : null;
+  }
+
+  function unionInto(target, kind, texts) {
+    for (const text of texts) {
+      if (!target[kind].some((have) => Graph.libraryKey(have) === Graph.libraryKey(text))) target[kind].push(text);
+    }
   }
 
   function copyEvent(submission, eventId) {
     const source = submission.graph.events.find((event) => event.id === eventId);
     const draft = Graph.clone(editor.draft);
-    const existing = draft.events.find((event) => Graph.libraryKey(event.label) === Graph.libraryKey(source.label));
+    const index = groupOf(submission.annotator, source.label);
+    const existing = (index >= 0 && goldEventOf(index, draft)) || draft.events.find((event) => Graph.libraryKey(event.label) === Graph.libraryKey(source.label));
+    let message;
     if (existing) {
-      for (const kind of ["sources", "attributes"]) {
-        for (const text of source[kind]) {
-          if (!existing[kind].some((have) => Graph.libraryKey(have) === Graph.libraryKey(text))) existing[kind].push(text);
-        }
-      }
-      editor.say("Merged " + submission.annotator + "'s '" + source.label + "' into the gold event of that name.");
+      unionInto(existing, "sources", source.sources);
+      unionInto(existing, "attributes", source.attributes);
+      if (!existing.spans.length) existing.spans = Graph.clone(source.spans || []);
+      message = "Merged " + submission.annotator + "'s '" + source.label + "' into the gold event '" + existing.label + "'.";
+      if (index >= 0) goldOfGroup.set(index, existing.id);
     } else {
-      draft.events.push(Object.assign(Graph.clone(source), {id: Graph.newEventId(draft.events)}));
-      editor.say("Added " + submission.annotator + "'s '" + source.label + "' to the gold annotation.");
+      const added = Object.assign(Graph.clone(source), {id: Graph.newEventId(draft.events)});
+      draft.events.push(added);
+      if (index >= 0) goldOfGroup.set(index, added.id);
+      message = "Added " + submission.annotator + "'s '" + source.label + "' to the gold annotation.";
     }
-    editor.setDraft(draft);
-    sync.edit(editor.draft);
+    editor.setDraft(draft, "copying " + submission.annotator + "'s '" + source.label + "'");
+    editor.say(message);
+    renderMatching();
+  }
+
+  /* "+ gold" on a group: its merged event, and its relations to groups already in gold. */
+  function mergeGroup(index) {
+    const group = matching.groups[index];
+    const merged = group.merged;
+    const draft = Graph.clone(editor.draft);
+    let target = goldEventOf(index, draft) || draft.events.find((event) => Graph.libraryKey(event.label) === Graph.libraryKey(merged.label));
+    if (!target) {
+      target = {id: Graph.newEventId(draft.events), label: merged.label, sources: [], attributes: [], spans: []};
+      draft.events.push(target);
+    }
+    unionInto(target, "sources", merged.sources.map((entry) => entry.text));
+    unionInto(target, "attributes", merged.attributes.map((entry) => entry.text));
+    if (!target.spans.length) target.spans = Graph.clone(merged.spans);
+    goldOfGroup.set(index, target.id);
+    const counted = (entries) => Object.fromEntries(entries.map((entry) => [Graph.libraryKey(entry.text), entry.count + "/" + merged.annotators]));
+    support[target.id] = {sources: counted(merged.sources), attributes: counted(merged.attributes)};
+    const carried = [];
+    const skipped = [];
+    for (const relation of matching.relations) {
+      if (relation.first !== index && relation.second !== index) continue;
+      const first = goldEventOf(relation.first, draft);
+      const second = goldEventOf(relation.second, draft);
+      if (!first || !second) continue;
+      if (draft.relations.some((r) => (r.first === first.id && r.second === second.id) || (r.first === second.id && r.second === first.id))) continue;
+      const candidate = draft.relations.concat({first: first.id, second: second.id, kind: relation.kind});
+      const text = "'" + first.label + "' " + relation.kind + " '" + second.label + "' (" + relation.count + " of " + matching.annotators.length + ")";
+      if (Graph.analyse(candidate).contradictions.some((c) => c.index === candidate.length - 1)) skipped.push(text);
+      else {
+        draft.relations = candidate;
+        carried.push(text);
+      }
+    }
+    editor.support = support;
+    editor.setDraft(draft, "merging the group '" + merged.label + "'");
+    editor.say("Merged the group '" + merged.label + "' (" + merged.annotators + " annotators)" + (carried.length ? "; carried " + carried.join(", ") : "") + (skipped.length ? "; not carried, as they contradict the gold relations: " + skipped.join(", ") : "") + ".");
+    renderMatching();
   }
 
   function openReturn(submission) {
@@ -134,19 +210,36 @@
     target.textContent = "Matching events…";
     fetch(urls.matching, {credentials: "same-origin"})
       .then((response) => response.json())
-      .then((data) => renderMatching(target, data))
+      .then((data) => {
+        matching = data;
+        renderMatching();
+      })
       .catch(() => { target.textContent = "The matching could not be computed."; });
   }
 
-  function renderMatching(target, data) {
+  function partsText(link) {
+    const parts = link.parts;
+    const names = {name: "name", source: "sources", attribute: "attributes", time: "time overlap"};
+    return link.first[1] + " ↔ " + link.second[1] + ": " + link.score.toFixed(2) + " (" + Object.entries(names).filter(([key]) => parts[key] !== null).map(([key, label]) => label + " " + parts[key].toFixed(2)).join(", ") + ")";
+  }
+
+  function countedText(entries, total) {
+    return entries.map((entry) => entry.text + (entry.count < total ? " " + entry.count + "/" + total : "")).join(", ") || "—";
+  }
+
+  function renderMatching() {
+    const target = document.getElementById("matching");
+    if (!matching) return;
+    const data = matching;
     target.textContent = "";
     if (!data.annotators || data.annotators.length < 2) {
       target.appendChild(el("p", "muted", "Matching needs at least two submitted annotations."));
       return;
     }
     const factors = el("div", "agreement-factors");
+    const lowest = data.disagreements && data.disagreements.length ? data.disagreements[0].factor : null;
     for (const name of ["event", "source", "attribute", "relation"]) {
-      const box = el("div", "");
+      const box = el("div", name === lowest ? "is-lowest" : "");
       box.dataset.factor = name;
       box.appendChild(el("strong", "", factorText(data.factors[name])));
       box.appendChild(el("span", "muted small", name));
@@ -154,24 +247,66 @@
     }
     target.appendChild(el("p", "hint", "Agreement of this clip (X-ACE F between each pair of annotators, averaged):"));
     target.appendChild(factors);
+    target.appendChild(disagreementView(data));
+    target.appendChild(el("p", "hint", "Events matched by meaning: name, sources, attributes and time overlap (score S from 0.5). “+ gold” adds the group's merged event (n/m: how many annotators gave it) and its relations."));
     const table = el("table", "matching compact");
     const head = el("tr", "");
     data.annotators.forEach((name) => head.appendChild(el("th", "", name)));
     head.appendChild(el("th", "num", "S"));
+    head.appendChild(el("th", "", "merged"));
+    head.appendChild(el("th", "", ""));
     table.appendChild(el("thead", "")).appendChild(head);
     const body = el("tbody", "");
-    data.groups.forEach((group) => {
+    data.groups.forEach((group, index) => {
       const row = el("tr", "");
+      row.dataset.group = String(index);
       data.annotators.forEach((name) => {
         const labels = group.events[name];
         row.appendChild(el("td", labels ? "" : "unmatched", labels ? labels.join(", ") : "—"));
       });
-      row.appendChild(el("td", "num", group.similarity === null ? "" : group.similarity.toFixed(2)));
+      const score = el("td", "num", group.similarity === null ? "" : group.similarity.toFixed(2));
+      score.title = group.links.map(partsText).join("\n");
+      row.appendChild(score);
+      const merged = group.merged;
+      const summary = el("td", "merged-cell");
+      summary.appendChild(el("strong", "", merged.label));
+      summary.appendChild(el("span", "small", " · " + countedText(merged.sources, merged.annotators) + " · " + countedText(merged.attributes, merged.annotators)));
+      if (merged.spans.length) summary.appendChild(el("span", "muted small", " · " + merged.spans.map(([a, b]) => a.toFixed(2) + "–" + b.toFixed(2)).join(", ") + " s"));
+      row.appendChild(summary);
+      const action = el("td", "");
+      const inGold = editor && goldEventOf(index, editor.draft);
+      const button = el("button", "add-group-to-gold", inGold ? "✓ merge again" : "+ gold");
+      button.type = "button";
+      button.title = "Add this group's merged event and its relations to the gold annotation";
+      button.addEventListener("click", () => mergeGroup(index));
+      action.appendChild(button);
+      row.appendChild(action);
       body.appendChild(row);
     });
     table.appendChild(body);
-    target.appendChild(el("p", "hint", "Events matched across annotators (mutual best match by X-ACE similarity S ≥ 0.6):"));
-    target.appendChild(table);
+    const wrap = el("div", "table-scroll");
+    wrap.appendChild(table);
+    target.appendChild(wrap);
+  }
+
+  function disagreementView(data) {
+    const box = el("details", "disagreements");
+    box.open = true;
+    box.appendChild(el("summary", "", "Where the annotators disagree (lowest agreement first)"));
+    const list = el("ol", "");
+    for (const entry of data.disagreements || []) {
+      const item = el("li", "");
+      item.dataset.factor = entry.factor;
+      item.appendChild(el("strong", "", entry.factor + " " + factorText(entry.agreement)));
+      if (!entry.items.length) item.appendChild(el("span", "muted small", ": no difference to point at"));
+      const details = el("ul", "small");
+      entry.items.slice(0, 6).forEach((text) => details.appendChild(el("li", "", text)));
+      if (entry.items.length > 6) details.appendChild(el("li", "muted", "and " + (entry.items.length - 6) + " more"));
+      item.appendChild(details);
+      list.appendChild(item);
+    }
+    box.appendChild(list);
+    return box;
   }
 
   // -- gold editor -------------------------------------------------------------------------------
@@ -185,6 +320,7 @@
       onConflict: (conflict) => Page.showConflict(banner, conflict, sync),
     });
     const start = sync.restoreLocal(review.draft);
+    let syncRegions = () => {};
     editor = new EventEditor({
       root: document.getElementById("gold-editor"),
       relationsRoot: document.getElementById("gold-relations"),
@@ -192,9 +328,14 @@
       draft: start.draft,
       library: library,
       suggestions: Page.data("suggestions"),
+      soundSources: soundSources,
       player: player,
-      onChange: (draft) => sync.edit(draft),
+      onChange: (draft) => {
+        sync.edit(draft);
+        syncRegions();
+      },
     });
+    syncRegions = Page.connectPlayer(editor, player);
     if (!start.restored) {
       statusElement.dataset.state = "saved";
       statusElement.textContent = review.status === "published" ? "Gold published (version " + review.draft_version + ")" : "Saved (version " + review.draft_version + ")";
@@ -206,7 +347,7 @@
       editor.addRelation(first.value, second.value, relationForm.querySelector("select[name=kind]").value);
     });
     Page.bindShortcuts({editor: editor, player: player, sync: sync, onSubmit: () => publish(false), helpElement: document.getElementById("shortcuts")});
-    window.reviewPage = {editor: editor, sync: sync, player: player};
+    window.reviewPage = {editor: editor, sync: sync, player: player, matching: () => matching, mergeGroup: mergeGroup};
   }
 
   function publish(confirmWarnings) {

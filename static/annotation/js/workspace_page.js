@@ -13,13 +13,29 @@ window.WorkspacePage = (function () {
   /* The elements both editor pages have: save status, conflict banner, checks dialog, and the region player. */
   function elements() {
     const playerRoot = document.getElementById("player");
-    const spectrogramUrl = playerRoot.closest(".player-wrap").dataset.spectrogramUrl;
+    const options = Object.assign({keyboard: true}, data("player-options") || {});
     return {
       statusElement: document.getElementById("save-status"),
       banner: document.getElementById("conflict-banner"),
       dialog: document.getElementById("submit-dialog"),
-      player: playerRoot.querySelector("audio") ? new RegionPlayer(playerRoot, {keyboard: true, spectrogramUrl: spectrogramUrl}) : null,
+      player: playerRoot.querySelector("audio") ? new RegionPlayer(playerRoot, options) : null,
     };
+  }
+
+  /* The editor's event spans drawn on the player's timeline, and edits made there applied to the draft. */
+  function connectPlayer(editor, player) {
+    if (!player) return () => {};
+    const sync = () => player.setRegions(editor.regions());
+    const root = player.root;
+    if (player.lane) player.lane.readOnly = editor.readOnly;
+    root.addEventListener("regionplayer:regionchange", (event) => {
+      const {eventId, index, start, end} = event.detail;
+      editor.updateSpan(eventId, index, start, end);
+    });
+    root.addEventListener("regionplayer:regionremove", (event) => editor.removeSpan(event.detail.eventId, event.detail.index));
+    root.addEventListener("regionplayer:regionleave", (event) => editor.focusCard(event.detail.eventId));
+    sync();
+    return sync;
   }
 
   /* The CSRF cookie when readable (it changes when the user signs in again in another tab), else the page's token. */
@@ -42,7 +58,7 @@ window.WorkspacePage = (function () {
     });
   }
 
-  /* Keys that belong to the page, not to a field: n, ?, [, ], l, g, Esc, Ctrl+S, Ctrl+Enter. */
+  /* Keys that belong to the page, not to a field (the shortcut list of templates/annotation/_shortcuts.html). */
   function bindShortcuts(options) {
     const {editor, player, sync, onSubmit, helpElement} = options;
     document.addEventListener("keydown", (event) => {
@@ -58,14 +74,38 @@ window.WorkspacePage = (function () {
         sync.flush().catch(() => {});
         return;
       }
+      if (!editor.readOnly && editor.historyKey(event)) return; // Ctrl+Z / Ctrl+Shift+Z anywhere on the page
       if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+      const playerKeys = {
+        "[": () => player.slower(),
+        "]": () => player.faster(),
+        l: () => player.toggleLoop(),
+        g: () => player.toggleSpectrogram(),
+        m: () => player.toggleScale(),
+        "{": () => player.brighter(1 / 1.25),
+        "}": () => player.brighter(1.25),
+        c: () => player.nextChannelMode(),
+        v: () => player.toggleSplit(),
+        "+": () => player.zoomIn(),
+        "=": () => player.zoomIn(),
+        "-": () => player.zoomOut(),
+        0: () => player.zoomFit(),
+        ",": () => player.pan(-0.25),
+        ".": () => player.pan(0.25),
+        i: () => player.markIn(),
+        o: () => player.markOut(),
+      };
+      if (player && playerKeys[event.key]) {
+        event.preventDefault();
+        playerKeys[event.key]();
+        return;
+      }
       switch (event.key) {
         case "n": event.preventDefault(); editor.focusNewEvent(); break;
+        case "p": if (!editor.readOnly) { event.preventDefault(); editor.acceptProposal(false); } break;
+        case "P": if (!editor.readOnly) { event.preventDefault(); editor.acceptProposal(true); } break;
+        case "e": if (editor.relations) { event.preventDefault(); editor.relations.focus(); } break;
         case "?": if (helpElement) { event.preventDefault(); helpElement.open = !helpElement.open; } break;
-        case "[": if (player) { event.preventDefault(); player.slower(); } break;
-        case "]": if (player) { event.preventDefault(); player.faster(); } break;
-        case "l": if (player) { event.preventDefault(); player.toggleLoop(); } break;
-        case "g": if (player) { event.preventDefault(); player.toggleSpectrogram(); } break;
         case "Escape": if (player) player.clearSelection(); break;
         default: break;
       }
@@ -113,9 +153,17 @@ window.WorkspacePage = (function () {
   }
 
   function focusCheck(editor, check) {
+    if (/^relations\[/.test(check.field) && editor.relations) {
+      const index = Number(/\[(\d+)\]/.exec(check.field)[1]);
+      const item = editor.relationsRoot.querySelector('li[data-list="stated"][data-index="' + index + '"]');
+      if (item) {
+        item.focus();
+        return;
+      }
+    }
     const part = /\.sources/.test(check.field) ? "sources" : /\.attributes/.test(check.field) ? "attributes" : /\.label/.test(check.field) ? "label" : "card";
     editor._focus({eventId: check.event, part: part});
   }
 
-  return {data: data, elements: elements, csrfToken: csrfToken, callJson: callJson, bindShortcuts: bindShortcuts, renderChecks: renderChecks, showConflict: showConflict, focusCheck: focusCheck};
+  return {data: data, elements: elements, connectPlayer: connectPlayer, csrfToken: csrfToken, callJson: callJson, bindShortcuts: bindShortcuts, renderChecks: renderChecks, showConflict: showConflict, focusCheck: focusCheck};
 })();

@@ -99,6 +99,12 @@
       this._updateTime();
     }
 
+    /* A click on the waveform seeks there (the annotation player replaces this with its own pointer handling). */
+    _waveformClick(event) {
+      const box = this.canvas.getBoundingClientRect();
+      this.seek(((event.clientX - box.left) / box.width) * this.duration);
+    }
+
     markListened(message) {
       if (this.isListened) return;
       this.isListened = true;
@@ -108,10 +114,7 @@
 
     _bind(options) {
       this.button.addEventListener("click", () => this.toggle());
-      this.canvas.addEventListener("click", (event) => {
-        const box = this.canvas.getBoundingClientRect();
-        this.seek(((event.clientX - box.left) / box.width) * this.duration);
-      });
+      this.canvas.addEventListener("click", (event) => this._waveformClick(event));
       this.volume.addEventListener("input", () => {
         this.audio.volume = Number(this.volume.value);
         try { localStorage.setItem(VOLUME_KEY, this.volume.value); } catch (error) { /* private mode */ }
@@ -155,7 +158,7 @@
       }
       this.lastTime = this.audio.paused ? null : now;
       const threshold = this.mustListenSeconds;
-      if (!this.isListened && threshold > 0 && threshold < this.duration && this.listenedSeconds >= threshold - 0.25) {
+      if (!this.isListened && threshold > 0 && threshold < this.duration && this.listenedSeconds >= threshold) {
         this._emit("listened", {listenedSeconds: this.listenedSeconds, duration: this.duration});
       }
     }

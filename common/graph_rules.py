@@ -53,6 +53,8 @@ class RelationReport:
     implied: list[Relation]
     #: (index of the stated relation that brought the conflict in, message); empty when consistent
     contradictions: list[tuple[int, str]]
+    #: (first, second) -> Relation for both directions of every related pair (see closure_with)
+    closure: dict[tuple, Relation] = field(default_factory=dict, repr=False)
 
 
 def _describe(relation: Relation, names: dict) -> str:
@@ -91,7 +93,14 @@ def relations_analyse(relations: Iterable[tuple[Hashable, Hashable, str]], names
             continue
         known = trial
         order.extend(added)
-    return RelationReport(implied=[known[pair] for pair in order], contradictions=contradictions)
+    return RelationReport(implied=[known[pair] for pair in order], contradictions=contradictions, closure=known)
+
+
+def closure_with(closure: dict[tuple, Relation], first: Hashable, second: Hashable, kind: str) -> dict | None:
+    """A copy of `closure` (RelationReport.closure) with "first kind second" and all it implies added;
+    None when that contradicts it. Lets a caller try relations one by one without closing everything again."""
+    trial, _added, problem = _close(dict(closure), Relation(first, second, kind), {})
+    return None if problem is not None else trial
 
 
 def _close(known: dict[tuple, Relation], stated: Relation, names: dict) -> tuple[dict, list[tuple], str | None]:

@@ -9,8 +9,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0006_annotation_workspace'),
-        ('ratings', '0003_campaign_bound_judgements'),
+        ('annotation', '0010_rater_audio_for_existing_clips'),
+        ('ratings', '0004_blinding_by_construction'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

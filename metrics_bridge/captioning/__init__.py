@@ -1,0 +1,12 @@
+"""Captioning clips through audio-language-model APIs (AudioCapBench's loop). Plain Python: no Django import.
+
+    prompts    AudioCapBench-style prompts per domain (two variants, used alternately) and custom prompt sets
+    answers    what a model's answer becomes: markdown stripped, empty answers and refusals recognised
+    audio      the stored clip transcoded (and trimmed) to what a provider accepts
+    providers  one class per API, each through the provider's official client library
+    pricing    the price table: a cost estimate before a run, the cost of each answer
+    runner     retries with exponential backoff (Retry-After honoured), a concurrency limit, stop on request
+
+The Django side (metrics_bridge/services/captioning*.py) reads clips, keeps the answer cache, files the answers
+as a captioning system and starts the metric run.
+"""

@@ -1,0 +1,26 @@
+"""The adversarial suite: each test is an attack a careful rater (or a careless admin) could make on blinding,
+written as that attack, and asserts that it fails. (Issue 17 lists the attacks; tests/ratings holds the
+unit tests of each mechanism.)"""
+
+import random
+import secrets
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path) -> Path:
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def repeatable_secrets(monkeypatch):
+    """The server's secret random draws (order keys, tokens) made repeatable, so an attack's outcome is too."""
+    monkeypatch.setattr(secrets, "choice", random.Random(23).choice)
