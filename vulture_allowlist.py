@@ -268,3 +268,15 @@ _.restart  # unused method (scripts/stack.py:241)
 _.pair_artefact  # model field read through the ORM (annotation/models.py)
 _.copied_from  # model field read through the ORM (annotation/models.py)
 _.trial_centre_hz  # read by the Huggins identification-rate test (ratings/screening/huggins.py)
+
+# --- Crowd studies (issue 18): model fields and report/form fields read by templates or kept as a record.
+estimated_minutes  # study field and form field: the landing page and the settings form show it
+consent_text  # study field and form field: the consent page and the settings form show it
+consented_at  # participant timestamp: the record of consent (Django admin, audits)
+items_started_at  # participant timestamp: when the share was reserved (Django admin, audits)
+evaluated_at  # exclusion timestamp: when the rules were last applied (Django admin, audits)
+checks_total  # participant row of the live table (_study_live.html)
+checks_failed  # participant row of the live table (_study_live.html)
+median_hourly_pay  # study summary shown on the live table (_study_live.html)
+pay_warning  # study summary shown on the live table (_study_live.html)
+items_complete  # coverage summary shown on the live table (_study_live.html)

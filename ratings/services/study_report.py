@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from ratings.models import AssignmentItem, ItemEvent
 from ratings.models_study import AttentionCheck, Participant, Study
+from ratings.services.listening import served_coverage
 
 CHANGE_KINDS = (ItemEvent.Kind.CHANGED, ItemEvent.Kind.STALE_REPLACED)
 MTURK_PAY_COLUMNS = (
@@ -50,17 +51,20 @@ PAY_COLUMNS = (
 
 
 def item_listening_seconds(item: AssignmentItem) -> float | None:
-    """Seconds the participant listened to the item's clip, or None when listening was never established.
+    """Seconds the participant listened to the item's clip, from what the server served; None when no audio went out.
 
-    Today: the time from showing the item to the listening report the server accepted (which it refuses
-    before the clip could have been heard), capped at the clip's length. This is the one place to read a
-    record of the audio bytes the server served instead, when the rating pages keep one.
+    The server records the bytes of the item's rater audio it sent and when the first went out
+    (ratings/services/listening.py). Listening time: from that first byte to the accepted "listened" report (or
+    to the answer, or now), capped at the part of the clip that was served.
     """
-    if item.listened_at is None or item.first_shown_at is None:
+    if item.audio_first_served_at is None:
         return None
-    heard = max(0.0, (item.listened_at - item.first_shown_at).total_seconds())
+    end = item.listened_at or item.completed_at or timezone.now()
+    heard = max(0.0, (end - item.audio_first_served_at).total_seconds())
     duration = item.clip.duration_seconds
-    return min(heard, duration) if duration else heard
+    if not duration:
+        return heard
+    return min(heard, duration * served_coverage(item.audio_served or {}))
 
 
 def participant_code(participant: Participant) -> str:

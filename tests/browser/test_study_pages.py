@@ -14,9 +14,13 @@ from ratings.models_study import Participant, Study
 from ratings.services.campaigns import campaign_setup
 from ratings.services.studies import study_publish
 from tests.ratings.campaign_data import clip_audio_attach, corpus_build
-from tests.ratings.study_data import QUESTIONNAIRE, mturk_worker_id, prolific_id
+from tests.ratings.study_data import QUESTIONNAIRE, mturk_worker_id, prolific_id, study_media  # noqa: F401 (a fixture)
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.usefixtures("study_media"),
+]
 
 CLIP_SECONDS = 1.0
 WIDTHS = {"1280": {"width": 1280, "height": 900}, "390": {"width": 390, "height": 844}}

@@ -10,10 +10,8 @@ wrongly and is excluded by the rules (their slots go to others). Then:
 
 import json
 import random
-from datetime import timedelta
 
 import pytest
-from django.utils import timezone
 
 from annotation.models import Dataset
 from metrics_bridge.agreement import protocol
@@ -25,7 +23,7 @@ from ratings.models import AssignmentItem, PairwiseVote
 from ratings.models_study import Participant
 from ratings.selectors import included_votes
 from ratings.services.campaigns import campaign_setup
-from ratings.services.judgements import item_mark_listened, item_mark_shown, pairwise_item_submit
+from ratings.services.judgements import item_mark_shown, pairwise_item_submit
 from ratings.services.pairwise_import import pairwise_judgements_import
 from ratings.services.participants import (
     participant_consent,
@@ -38,6 +36,7 @@ from ratings.services.studies import study_publish
 from ratings.services.study_exclusion import participant_reinstate
 from ratings.services.study_export import study_fense_items
 from ratings.services.study_shares import study_coverage
+from tests.ratings.campaign_data import listened_give
 
 pytestmark = pytest.mark.django_db
 METRICS = ["BLEU_4", "ROUGE_L"]
@@ -57,8 +56,7 @@ def _participate(study, number: int, *, careless: bool = False) -> Participant:
     rng = random.Random(number)
     for item in AssignmentItem.objects.filter(assignment__rater=participant.user).order_by("position"):
         item_mark_shown(item=item)
-        AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=40))
-        item_mark_listened(item=item)
+        listened_give(item, seconds_ago=40)
         pairwise_item_submit(item=item, side=_side(item, rng, careless=careless), seen_version=0)
     return participant_finish_if_done(participant=participant)
 
@@ -80,7 +78,7 @@ def finished_study(shared_dir, settings):
         dataset=dataset,
         task_type="pairwise",
         judgements_per_item=3,
-        split_counts={"HC": 8, "HI": 4, "HM": 8, "MM": 8},
+        split_counts={"HC": 6, "HI": 4, "HM": 6, "MM": 8},  # one HC and HM per clip (3 of the 10 are HI donors)
         gold_from_hi=True,
         seed=3,
     )

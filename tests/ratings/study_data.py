@@ -5,6 +5,7 @@ import secrets
 from datetime import timedelta
 from urllib.parse import urlencode
 
+import pytest
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -13,13 +14,19 @@ from ratings.models import AssignmentItem, HeadphoneCheck
 from ratings.models_study import Participant, Study
 from ratings.services.campaigns import campaign_setup
 from ratings.services.studies import study_publish
-from tests.ratings.campaign_data import corpus_build, headphone_pass_give
+from tests.ratings.campaign_data import clip_audio_attach, corpus_build, headphone_pass_give
 
 ITEM_URL = re.compile(r"/ratings/items/([a-z0-9]+)/$")
 QUESTIONNAIRE = [
     {"key": "age_band", "label": "Your age", "choices": ["18-24", "25-34", "35+"], "required": True},
     {"key": "device", "label": "Headphone model", "choices": [], "required": False},
 ]
+
+
+@pytest.fixture
+def study_media(settings, tmp_path):
+    """Clip audio (and the rater copies) in the test's own directory (use: pytest.mark.usefixtures)."""
+    settings.MEDIA_ROOT = tmp_path / "media"
 
 
 def prolific_id() -> str:
@@ -35,6 +42,8 @@ def pairwise_study(
 ) -> Study:
     """A pairwise campaign (`hc` HC pairs to cover, `gold` gold HI pairs as checks) published as a study."""
     dataset, clips, _ = corpus_build(name=f"{name}-data", clip_count=clip_count)
+    for clip in clips:
+        clip_audio_attach(clip)
     campaign = campaign_setup(
         name=name,
         dataset=dataset,
@@ -58,6 +67,8 @@ def pairwise_study(
 
 def thumbs_study(*, name: str = "crowd-thumbs", clip_count: int = 8, judgements: int = 2, **settings) -> Study:
     dataset, clips, systems = corpus_build(name=f"{name}-data", clip_count=clip_count)
+    for clip in clips:
+        clip_audio_attach(clip)
     campaign = campaign_setup(
         name=name,
         dataset=dataset,
@@ -114,13 +125,25 @@ def walk_to_items(client: Client, study: Study) -> Participant:
     return participant_of(client)
 
 
+def item_audio_play(client: Client, item: AssignmentItem, *, seconds_ago: float = 30.0) -> None:
+    """Play the item's clip as its page does: fetch the audio through the item's own URL, so the server records
+    the bytes it served (the listening proof), then let the clip's length pass (the page's showing and the record are
+    moved back in time instead of waiting)."""
+    response = client.get(reverse("ratings:item_audio", kwargs={"token": item.token}))
+    assert response.status_code == 200, (response.status_code, response.get("Location"))
+    assert b"".join(response.streaming_content)  # (the test client ends the request when the body is read)
+    served = AssignmentItem.objects.filter(pk=item.pk, audio_first_served_at__isnull=False)
+    earlier = timezone.now() - timedelta(seconds=seconds_ago)
+    assert served.update(first_shown_at=earlier, audio_first_served_at=earlier) == 1
+
+
 def item_answer_post(client: Client, item: AssignmentItem, *, side: str = "left", precision: int = 4):
-    """Open the item page, report listening (the clip counts as heard long ago) and submit; returns the response."""
+    """Open the item page, play its audio, report listening and submit; returns the response."""
     url = reverse("ratings:item", kwargs={"token": item.token})
     page = client.get(url)
     assert page.status_code == 200, (page.status_code, page.get("Location"))
     version = re.search(rb'name="version" value="(\d+)"', page.content).group(1).decode()
-    AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=30))
+    item_audio_play(client, item)
     listened = client.post(f"{url}listened/", "{}", content_type="application/json")
     assert listened.status_code == 200, listened.content
     if item.pair_id is not None:

@@ -23,17 +23,19 @@ from tests.ratings.study_data import (
     answer_share,
     arrival_url,
     item_answer_post,
+    item_audio_play,
     mturk_worker_id,
     participant_of,
     prolific_arrive,
     prolific_id,
     share_items,
+    study_media,  # noqa: F401 (a fixture)
     thumbs_study,
     walk_to_items,
 )
 from tests.ratings.study_data import pairwise_study as make_pairwise_study
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("study_media")]
 
 
 @pytest.fixture
@@ -385,14 +387,11 @@ def test_thumbs_catch_caption_pass_and_fail_follow_precision():
 
 
 def _answer_thumbs(client, item, *, catch, catch_precision):
-    import re
-    from datetime import timedelta
-
     url = reverse("ratings:item", kwargs={"token": item.token})
     page = client.get(url)
     version = re.search(rb'name="version" value="(\d+)"', page.content).group(1).decode()
-    AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=timezone.now() - timedelta(seconds=30))
-    client.post(f"{url}listened/", "{}", content_type="application/json")
+    item_audio_play(client, item)
+    assert client.post(f"{url}listened/", "{}", content_type="application/json").status_code == 200
     data = {"version": version, "synthesized": "no"}
     for number, caption_id in enumerate(item.caption_order, start=1):
         precision = catch_precision if caption_id == catch else 4

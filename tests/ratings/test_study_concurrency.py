@@ -18,9 +18,9 @@ from ratings.models import AssignmentItem
 from ratings.models_study import Participant, StudySlot
 from ratings.services import study_shares
 from ratings.services.participants import participant_arrive, participant_items_start
-from tests.ratings.study_data import pairwise_study, prolific_id
+from tests.ratings.study_data import pairwise_study, prolific_id, study_media  # noqa: F401 (study_media: a fixture)
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("study_media")]
 THREADS = 10
 
 
