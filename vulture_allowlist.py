@@ -275,6 +275,7 @@ consent_text  # study field and form field: the consent page and the settings fo
 consented_at  # participant timestamp: the record of consent (Django admin, audits)
 items_started_at  # participant timestamp: when the share was reserved (Django admin, audits)
 evaluated_at  # exclusion timestamp: when the rules were last applied (Django admin, audits)
+practice_audio_served_at  # participant timestamp: written and read by queries by name (the practice listening proof)
 checks_total  # participant row of the live table (_study_live.html)
 checks_failed  # participant row of the live table (_study_live.html)
 median_hourly_pay  # study summary shown on the live table (_study_live.html)

@@ -139,6 +139,8 @@ class Participant(TimeStampedModel):
     consented_at = models.DateTimeField(null=True, blank=True)
     questionnaire_answers = models.JSONField(default=dict, blank=True)
     practice_done_at = models.DateTimeField(null=True, blank=True)
+    # When the server sent the practice sound (whole, in one response): the practice's listening proof.
+    practice_audio_served_at = models.DateTimeField(null=True, blank=True)
     items_started_at = models.DateTimeField(null=True, blank=True)
     # The share is reserved until then; afterwards its unanswered items go to the next participants.
     reserved_until = models.DateTimeField(null=True, blank=True)

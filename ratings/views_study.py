@@ -48,6 +48,7 @@ from ratings.services.participants import (
     participant_for_user,
     participant_items_finish_or_next,
     participant_items_start,
+    participant_practice_audio_served,
     participant_practice_done,
     participant_questionnaire_submit,
     participant_reservation_check,
@@ -59,10 +60,10 @@ from ratings.services.participants import (
 )
 from ratings.services.study_practice import (
     PRACTICE_SECONDS,
-    RIGHT_CAPTION,
-    WRONG_CAPTION,
+    practice_captions,
     practice_feedback,
     practice_peaks,
+    practice_right_first,
     practice_wav,
 )
 from ratings.services.study_report import participant_code
@@ -368,15 +369,21 @@ def study_instructions(request, study: Study, participant: Participant):
     """Who: the participant. How to judge, one practice item (its answer gets feedback and is not stored),
     then the start of the share."""
     is_pairwise = study.campaign.task_type == Campaign.TaskType.PAIRWISE
+    right_first = practice_right_first(str(participant.pk))
     feedback = None
     answer = {}
+    status = 200
     if request.method == "POST":
         answer = {
             key: request.POST.get(key, "") for key in ("side", "precision_1", "precision_2", "recall_1", "recall_2")
         }
-        is_right, text = practice_feedback(is_pairwise=is_pairwise, answer=answer)
-        feedback = {"is_right": is_right, "text": text}
-        participant = participant_practice_done(participant=participant)
+        try:
+            participant = participant_practice_done(participant=participant)
+        except StageError as refusal:  # the sound cannot have been heard yet: no feedback, try again
+            feedback, status = {"is_right": False, "text": str(refusal)}, 400
+        else:
+            is_right, text = practice_feedback(is_pairwise=is_pairwise, answer=answer, right_first=right_first)
+            feedback = {"is_right": is_right, "text": text}
     return render(
         request,
         "ratings/study/instructions.html",
@@ -386,7 +393,7 @@ def study_instructions(request, study: Study, participant: Participant):
             practice_audio_url=reverse("study:practice_audio", kwargs={"slug": study.slug}),
             practice_peaks=practice_peaks(),
             practice_seconds=PRACTICE_SECONDS,
-            practice_captions=[RIGHT_CAPTION, WRONG_CAPTION],
+            practice_captions=practice_captions(str(participant.pk)),
             feedback=feedback,
             answer=answer,
             rubric=RUBRIC,
@@ -395,15 +402,19 @@ def study_instructions(request, study: Study, participant: Participant):
             time_limit=study.time_limit_minutes,
             share_size=study.items_per_participant + (study.attention_checks if is_pairwise else 0),
         ),
+        status=status,
     )
 
 
+@participant_page(Participant.Stage.INSTRUCTIONS)
 @require_safe
-def study_practice_audio(request, slug: str):
-    """Who: anyone with the link. The practice sound (three beeps made by the server; no dataset's clip)."""
-    _study(slug)
+def study_practice_audio(request, study: Study, participant: Participant):
+    """Who: the participant at the instructions. The practice sound (three beeps made by the server; no dataset's
+    clip), whole in one response (Range is not honoured); a GET is the practice's listening proof."""
     response = HttpResponse(practice_wav(), content_type="audio/wav")
-    response["Cache-Control"] = "private, max-age=3600"
+    response["Cache-Control"] = "private, no-store"  # every play is asked of the server, as for rated items
+    if request.method == "GET":
+        participant_practice_audio_served(participant=participant)
     return response
 
 

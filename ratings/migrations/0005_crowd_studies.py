@@ -30,6 +30,7 @@ class Migration(migrations.Migration):
                 ('consented_at', models.DateTimeField(blank=True, null=True)),
                 ('questionnaire_answers', models.JSONField(blank=True, default=dict)),
                 ('practice_done_at', models.DateTimeField(blank=True, null=True)),
+                ('practice_audio_served_at', models.DateTimeField(blank=True, null=True)),
                 ('items_started_at', models.DateTimeField(blank=True, null=True)),
                 ('reserved_until', models.DateTimeField(blank=True, null=True)),
                 ('finished_at', models.DateTimeField(blank=True, null=True)),

@@ -32,6 +32,8 @@ from ratings.crowd_platforms import Arrival
 from ratings.models import AssignmentItem
 from ratings.models_study import Participant, ParticipantEvent, Platform, Study, StudySlot
 from ratings.services.headphone import headphone_status
+from ratings.services.listening import listening_seconds_for
+from ratings.services.study_practice import PRACTICE_SECONDS
 from ratings.services.study_shares import (
     expired_shares_release,
     participant_locked_with_study,
@@ -287,8 +289,29 @@ def participant_screening_advance(*, participant: Participant) -> Participant:
     return _advance(participant, expected=Participant.Stage.SCREENING, kind="screens_passed")
 
 
+def participant_practice_audio_served(*, participant: Participant) -> None:
+    """The practice sound went out, whole: its listening time runs from the first time it did."""
+    Participant.objects.filter(pk=participant.pk, practice_audio_served_at__isnull=True).update(
+        practice_audio_served_at=timezone.now()
+    )
+
+
+def practice_listening_check(*, participant: Participant, now: datetime | None = None) -> None:
+    """StageError, saying what is missing, unless the practice sound was served and could have been heard
+    (the rule of the rating items: ratings/services/listening.py)."""
+    served_at = Participant.objects.filter(pk=participant.pk).values_list("practice_audio_served_at", flat=True).get()
+    if served_at is None:
+        raise StageError("the practice sound has not been played yet: play it to its end")
+    required = listening_seconds_for(PRACTICE_SECONDS)
+    elapsed = ((now or timezone.now()) - served_at).total_seconds()
+    if elapsed < required:
+        raise StageError(f"the practice sound needs {required:.1f} s of listening; it started {elapsed:.1f} s ago")
+
+
 def participant_practice_done(*, participant: Participant) -> Participant:
-    """The practice item was answered (its answer is not stored); the participant may start."""
+    """The practice item was answered after its sound was heard (the answer is not stored); the participant may
+    start. StageError when the sound cannot have been heard yet."""
+    practice_listening_check(participant=participant)
     with transaction.atomic():
         participant = _locked(participant)
         if participant.stage == Participant.Stage.INSTRUCTIONS and participant.practice_done_at is None:

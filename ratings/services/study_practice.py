@@ -6,6 +6,7 @@ gets feedback; it never becomes a judgement.
 """
 
 import numpy as np
+from django.utils.crypto import salted_hmac
 
 from ratings.screening import SAMPLE_RATE, raised_cosine_envelope, wav_bytes
 
@@ -42,23 +43,43 @@ def practice_peaks() -> list[float]:
     return [round(float(chunk.max()) / top, 3) for chunk in chunks]
 
 
-def practice_feedback(*, is_pairwise: bool, answer: dict) -> tuple[bool, str]:
-    """(whether the answer is as expected, what to tell the participant)."""
+def practice_right_first(participant_key: str) -> bool:
+    """Whether the right caption comes first (left) for this participant: the practice's caption order is drawn
+    per participant from a server secret, like a rated item's, so "the first caption is the right one" is
+    never a rule a participant can learn from it."""
+    return salted_hmac("study-practice-order", participant_key).digest()[0] % 2 == 0
+
+
+def practice_captions(participant_key: str) -> list[str]:
+    """The two practice captions in this participant's order."""
+    return [RIGHT_CAPTION, WRONG_CAPTION] if practice_right_first(participant_key) else [WRONG_CAPTION, RIGHT_CAPTION]
+
+
+def practice_feedback(*, is_pairwise: bool, answer: dict, right_first: bool = True) -> tuple[bool, str]:
+    """(whether the answer is as expected, what to tell the participant); `right_first`: the participant's order."""
+    right_side, wrong_side = ("left", "right") if right_first else ("right", "left")
+    right_number, wrong_number = ("1", "2") if right_first else ("2", "1")
     if is_pairwise:
-        right = answer.get("side") == "left"
+        right = answer.get("side") == right_side
+        names = {"left": "A", "right": "B"}
         return right, (
-            "Right: caption A describes the three beeps; caption B names sounds that are not in the clip."
+            f"Right: caption {names[right_side]} describes the three beeps; caption {names[wrong_side]} names "
+            "sounds that are not in the clip."
             if right
-            else "Caption A was the better one: you heard three beeps, and caption B names sounds that are not there."
+            else f"Caption {names[right_side]} was the better one: you heard three beeps, and caption "
+            f"{names[wrong_side]} names sounds that are not there."
         )
     try:
-        first, second = int(answer.get("precision_1", 0)), int(answer.get("precision_2", 0))
+        first = int(answer.get(f"precision_{right_number}", 0))
+        second = int(answer.get(f"precision_{wrong_number}", 0))
     except (TypeError, ValueError):
         first, second = 0, 0
     right = first >= 4 and 1 <= second <= 2
     return right, (
-        "Right: caption 1 matches what you heard (high precision), caption 2 does not (precision 1 or 2)."
+        f"Right: caption {right_number} matches what you heard (high precision), caption {wrong_number} does not "
+        "(precision 1 or 2)."
         if right
-        else "Caption 1 matches the three beeps, so it deserves a high precision (4 or 5); caption 2 names a dog "
-        "and rain that are not there, so its precision is 1 or 2 (and it gets an irrelevance penalty)."
+        else f"Caption {right_number} matches the three beeps, so it deserves a high precision (4 or 5); caption "
+        f"{wrong_number} names a dog and rain that are not there, so its precision is 1 or 2 (and it gets an "
+        "irrelevance penalty)."
     )

@@ -10,8 +10,10 @@ wrongly and is excluded by the rules (their slots go to others). Then:
 
 import json
 import random
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from annotation.models import Dataset
 from metrics_bridge.agreement import protocol
@@ -29,6 +31,7 @@ from ratings.services.participants import (
     participant_consent,
     participant_finish_if_done,
     participant_items_start,
+    participant_practice_audio_served,
     participant_practice_done,
     participant_start,
 )
@@ -52,6 +55,8 @@ def _side(item: AssignmentItem, rng: random.Random, *, careless: bool) -> str:
 def _participate(study, number: int, *, careless: bool = False) -> Participant:
     participant = Participant.objects.get(pk=participant_arrive_quick(study, f"{number:024x}").pk)
     participant = participant_consent(participant=participant_start(participant=participant), agreed=True)
+    participant_practice_audio_served(participant=participant)
+    Participant.objects.filter(pk=participant.pk).update(practice_audio_served_at=timezone.now() - timedelta(seconds=9))
     participant = participant_items_start(participant=participant_practice_done(participant=participant))
     rng = random.Random(number)
     for item in AssignmentItem.objects.filter(assignment__rater=participant.user).order_by("position"):

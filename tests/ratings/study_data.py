@@ -106,6 +106,17 @@ def participant_of(client: Client) -> Participant:
     return Participant.objects.get(user_id=int(client.session["_auth_user_id"]))
 
 
+def practice_audio_play(client: Client, study: Study, *, seconds_ago: float = 30.0) -> None:
+    """Play the practice sound (the server records when it sent it), then let its length pass (moved back in time)."""
+    response = client.get(reverse("study:practice_audio", kwargs={"slug": study.slug}))
+    assert response.status_code == 200 and response["Content-Type"] == "audio/wav"
+    participant = participant_of(client)
+    earlier = timezone.now() - timedelta(seconds=seconds_ago)
+    assert Participant.objects.filter(pk=participant.pk, practice_audio_served_at__isnull=False).update(
+        practice_audio_served_at=earlier
+    )
+
+
 def walk_to_items(client: Client, study: Study) -> Participant:
     """Landing -> consent -> questionnaire -> instructions with the practice -> start: the share is reserved."""
     slug = study.slug
@@ -118,8 +129,9 @@ def walk_to_items(client: Client, study: Study) -> Participant:
         for kind in study.screen_kinds:
             headphone_pass_give(participant_of(client).user, kind=kind)
         assert client.get(reverse("study:headphones", kwargs={"slug": slug})).status_code == 302
+    practice_audio_play(client, study)
     practice = client.post(reverse("study:instructions", kwargs={"slug": slug}), {"side": "left", "precision_1": "5"})
-    assert practice.status_code == 200
+    assert practice.status_code == 200, practice.content[:500]
     response = client.post(reverse("study:start", kwargs={"slug": slug}))
     assert response.status_code == 302
     return participant_of(client)

@@ -32,6 +32,7 @@ from tests.ratings.study_data import (
     answer_share,
     item_answer_post,
     participant_of,
+    practice_audio_play,
     prolific_arrive,
     share_items,
     walk_to_items,
@@ -167,6 +168,7 @@ def test_nothing_a_participant_can_reach_unblinds_anything(crowd_world):
     steps.post(reverse("study:questionnaire", kwargs={"slug": pair_study.slug}), {"age_band": "18-24"})
     crawls.append(("headphone screen", _crawl(crowd_world, steps, participant_of(steps))))
     headphone_pass_give(participant_of(steps).user)
+    practice_audio_play(steps, pair_study)  # the practice sound heard: the crawl's POST gets past the practice
     crawls.append(("practice and start", _crawl(crowd_world, steps, participant_of(steps))))
     # The crawl's empty POSTs answered the practice (and, following the "Leave the study" form, left the study).
     assert participant_of(steps).practice_done_at is not None, "the crawl went through the practice"
