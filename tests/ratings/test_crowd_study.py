@@ -490,11 +490,13 @@ def test_an_excluded_thumbs_participant_and_catch_captions_count_in_no_figure_or
     assert [rating.rater_id for rating in page["ratings"]] == [kept.user_id]
 
 
-def test_the_export_study_command_writes_the_benchmark_file_and_names_what_is_wrong(pairwise_study, tmp_path):
+def test_the_export_study_command_writes_the_benchmark_file_and_names_what_is_wrong(tmp_path):
     import json
 
     from django.core.management import CommandError, call_command
 
+    # The FENSE layout holds one HC pair per clip: of the 6 clips 2 are HI donors, so 4 HC pairs on 4 clips.
+    pairwise_study = make_pairwise_study(name="export-pairs", hc=4)
     client, _ = prolific_arrive(pairwise_study)
     participant = walk_to_items(client, pairwise_study)
     answer_share(client, participant, side_for=_good_side)

@@ -168,6 +168,8 @@ def test_nothing_a_participant_can_reach_unblinds_anything(crowd_world):
     steps.post(reverse("study:questionnaire", kwargs={"slug": pair_study.slug}), {"age_band": "18-24"})
     crawls.append(("headphone screen", _crawl(crowd_world, steps, participant_of(steps))))
     headphone_pass_give(participant_of(steps).user)
+    # The headphone page sees the pass and sends them on to the instructions, where the practice sound is served.
+    assert steps.get(reverse("study:headphones", kwargs={"slug": pair_study.slug})).status_code == 302
     practice_audio_play(steps, pair_study)  # the practice sound heard: the crawl's POST gets past the practice
     crawls.append(("practice and start", _crawl(crowd_world, steps, participant_of(steps))))
     # The crawl's empty POSTs answered the practice (and, following the "Leave the study" form, left the study).
