@@ -88,11 +88,13 @@ def _tone_wav(frequency: float, seconds: float) -> bytes:
 
 
 def seed(*, participants: int, share: int, checks: int, judgements: int, clip_seconds: float, screens: str) -> dict:
-    """The study; returns its slug and, per clip audio (sha256), the word its own captions carry."""
+    """The study; returns its slug and, per clip's rater copy (sha256 of the bytes a participant is served), the
+    word its own captions carry."""
     _django()
     from django.core.files.base import ContentFile
 
     from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+    from annotation.services.rater_audio import rater_audio_build_missing
     from ratings.services.campaigns import campaign_setup
     from ratings.services.studies import DEFAULT_QUESTIONNAIRE, questionnaire_parse, study_publish
 
@@ -113,7 +115,6 @@ def seed(*, participants: int, share: int, checks: int, judgements: int, clip_se
         clip.waveform_peaks = [0.5] * 100
         clip.save()
         clips.append(clip)
-        oracle[hashlib.sha256(content).hexdigest()] = word
         Caption.objects.bulk_create(
             [
                 Caption(
@@ -136,6 +137,13 @@ def seed(*, participants: int, share: int, checks: int, judgements: int, clip_se
                 for number, system in enumerate(systems)
             ]
         )
+    # Participants are served each clip's rater copy (the samples without the upload's metadata), made here as the
+    # build_rater_audio command makes it; a listener "hears" which clip it is by the copy's bytes.
+    rater_audio_build_missing(clips=clips)
+    for clip in clips:
+        clip.refresh_from_db(fields=["rater_audio"])
+        with clip.rater_audio.open("rb") as served:
+            oracle[hashlib.sha256(served.read()).hexdigest()] = clip.external_id.removesuffix(".wav")
     counts = {"HC": regular - 2 * (regular // 3), "HM": regular // 3, "MM": regular // 3, "HI": max(checks * 10, 20)}
     campaign = campaign_setup(
         name="crowd-bench",
@@ -318,8 +326,11 @@ class Participant:
         return self._post_form("POST screen", path, text, answers)
 
     def practice(self, path: str, text: str):
-        self.request("GET practice sound", "GET", f"/study/{self.slug}/practice.wav", expect=200)
-        time.sleep(self.args.listen_seconds)
+        # The practice answer is refused until the sound's listening time (MUST_LISTEN_SECONDS, the sound being
+        # longer) has passed since the server sent it.
+        if self.request("GET practice sound", "GET", f"/study/{self.slug}/practice.wav", expect=200) is None:
+            return None
+        time.sleep(self.args.listen_seconds + 0.05)
         feedback = self.request(
             "POST practice",
             "POST",
@@ -336,11 +347,16 @@ class Participant:
         page = self.request("GET item", "GET", path, expect=200)
         if page is None:
             return None
-        shown = time.monotonic()
         audio = self.request("GET item audio", "GET", f"{path}audio/", expect=200)
-        word = self.oracle.get(hashlib.sha256(audio.content).hexdigest()) if audio is not None else None
+        if audio is None:
+            return None
+        served = time.monotonic()  # listening runs from when the server sent the audio
+        word = self.oracle.get(hashlib.sha256(audio.content).hexdigest())
+        if word is None:
+            with self.recorder.lock:
+                self.recorder.errors["GET item audio"].append("the audio served is no clip's rater copy")
         texts = CAPTION_RE.findall(page.text)
-        time.sleep(max(0.0, shown + self.args.listen_seconds + 0.05 - time.monotonic()))
+        time.sleep(max(0.0, served + self.args.listen_seconds + 0.05 - time.monotonic()))
         headers = {"X-CSRFToken": self.http.cookies.get("csrftoken"), "Referer": self.base_url + path}
         if self.request("POST listened", "POST", f"{path}listened/", expect=200, json={}, headers=headers) is None:
             return None
