@@ -20,7 +20,12 @@ from ratings.services import study_shares
 from ratings.services.participants import participant_arrive, participant_items_start
 from tests.ratings.study_data import pairwise_study, prolific_id, study_media  # noqa: F401 (study_media: a fixture)
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("study_media")]
+# db_specific: row locks on PostgreSQL, immediate transactions on SQLite; CI runs these on both.
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.db_specific,
+    pytest.mark.usefixtures("study_media"),
+]
 THREADS = 10
 
 
