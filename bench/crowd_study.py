@@ -103,18 +103,23 @@ def seed(*, participants: int, share: int, checks: int, judgements: int, clip_se
     regular = shares * share // judgements
     per_split = -(-regular // 3)
     clip_count = per_split + 1
+    hi_count = max(checks * 10, 20)
+    # The gold HI pairs take their foreign caption from donor clips that are nobody's items (the campaign names
+    # its clips, so the donors are the dataset's other clips): enough of them for one reference per HI pair.
+    donor_count = -(-hi_count // 5)
     dataset = Dataset.objects.create(name="crowd-bench")
     systems = [CaptioningSystem.objects.create(name=f"bench-system-{index}") for index in range(2)]
     oracle = {}
     clips = []
-    for index in range(clip_count):
+    for index in range(clip_count + donor_count):
         word = f"sound{index:04d}"
         content = _tone_wav(180.0 + 7.0 * index, clip_seconds)
         clip = Clip(dataset=dataset, external_id=f"{word}.wav", duration_seconds=clip_seconds, sample_rate=SAMPLE_RATE)
         clip.audio.save(f"{word}.wav", ContentFile(content), save=False)
         clip.waveform_peaks = [0.5] * 100
         clip.save()
-        clips.append(clip)
+        if index < clip_count:
+            clips.append(clip)
         Caption.objects.bulk_create(
             [
                 Caption(
@@ -144,7 +149,7 @@ def seed(*, participants: int, share: int, checks: int, judgements: int, clip_se
         clip.refresh_from_db(fields=["rater_audio"])
         with clip.rater_audio.open("rb") as served:
             oracle[hashlib.sha256(served.read()).hexdigest()] = clip.external_id.removesuffix(".wav")
-    counts = {"HC": regular - 2 * (regular // 3), "HM": regular // 3, "MM": regular // 3, "HI": max(checks * 10, 20)}
+    counts = {"HC": regular - 2 * (regular // 3), "HM": regular // 3, "MM": regular // 3, "HI": hi_count}
     campaign = campaign_setup(
         name="crowd-bench",
         dataset=dataset,
