@@ -284,13 +284,7 @@ class Participant:
             f"{study}?PROLIFIC_PID={self.pid}&STUDY_ID={'a' * 24}&SESSION_ID={'b' * 24}",
             expect=302,
         )
-        if arrival is None:
-            return
-        landing = self.request("GET landing", "GET", study, expect=200)
-        if landing is None:
-            return
-        response = self._post_form("POST start", study, landing.text, {})
-        steps = 0
+        response, steps = arrival, 0
         while response is not None and steps < 200:
             steps += 1
             location = response.headers["Location"]
@@ -303,7 +297,9 @@ class Participant:
         if item:
             return self.item(path)
         stage = path.removeprefix(slug).strip("/")
-        page = self.request(f"GET {stage or 'landing'}", "GET", path, expect=302 if stage == "items" else 200)
+        if not stage:
+            return self.landing(path)
+        page = self.request(f"GET {stage}", "GET", path, expect=302 if stage == "items" else 200)
         if page is None or stage == "items":
             return page
         if stage == "consent":
@@ -321,6 +317,14 @@ class Participant:
             self.seen = {"status": STATUS_RE.search(page.text).group(1), "code": code.group(1) if code else ""}
             return None
         raise RuntimeError(f"unexpected page {path}")
+
+    def landing(self, path: str):
+        """The landing page, then the start; an arrival after every share is taken is sent on to the "study full"
+        end page instead."""
+        page = self.request("GET landing", "GET", path, expect=(200, 302))
+        if page is None or page.status_code == 302:
+            return page
+        return self._post_form("POST start", path, page.text, {})
 
     def headphones(self, path: str, text: str):
         self.request("GET screen sound", "GET", CALIBRATION_RE.search(text).group(1), expect=200)

@@ -231,8 +231,10 @@ class Recorder:
         self.accepted: list[dict] = []
         self.refused: list[str] = []
 
-    def timed(self, endpoint: str, http, method: str, url: str, *, expect: int, **options):
-        """`http.request(method, url, **options)`, timed; the response when its status is `expect`, else None."""
+    def timed(self, endpoint: str, http, method: str, url: str, *, expect: int | tuple[int, ...], **options):
+        """`http.request(method, url, **options)`, timed; the response when its status is `expect` (or one of
+        them), else None."""
+        expected = (expect,) if isinstance(expect, int) else expect
         started = time.perf_counter()
         try:
             response = http.request(method, url, timeout=30, **options)
@@ -243,9 +245,9 @@ class Recorder:
         elapsed = time.perf_counter() - started
         with self.lock:
             self.latencies[endpoint].append(elapsed)
-            if response.status_code != expect:
+            if response.status_code not in expected:
                 self.errors[endpoint].append(f"HTTP {response.status_code}: {response.text[:200]!r}")
-        return response if response.status_code == expect else None
+        return response if response.status_code in expected else None
 
 
 def rater_loop(
