@@ -276,3 +276,16 @@ _.progress  # read by templates (annotation/selectors_workspace.py) and a DRF se
 _.NoTracebackForClientErrors  # logging filter named in LOGGING (config/settings.py)
 _.exc_text  # logging.LogRecord attribute the filter clears (config/log_filters.py)
 _.converter  # pydub's class attribute naming the ffmpeg it encodes with (metrics_bridge/captioning/audio.py)
+
+# --- Crowd studies (issue 18): model fields and report/form fields read by templates or kept as a record.
+estimated_minutes  # study field and form field: the landing page and the settings form show it
+consent_text  # study field and form field: the consent page and the settings form show it
+consented_at  # participant timestamp: the record of consent (Django admin, audits)
+items_started_at  # participant timestamp: when the share was reserved (Django admin, audits)
+evaluated_at  # exclusion timestamp: when the rules were last applied (Django admin, audits)
+practice_audio_served_at  # participant timestamp: written and read by queries by name (the practice listening proof)
+checks_total  # participant row of the live table (_study_live.html)
+checks_failed  # participant row of the live table (_study_live.html)
+median_hourly_pay  # study summary shown on the live table (_study_live.html)
+pay_warning  # study summary shown on the live table (_study_live.html)
+items_complete  # coverage summary shown on the live table (_study_live.html)

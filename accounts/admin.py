@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 
-from accounts.roles import ADMIN, ALL_ROLES
+from accounts.roles import ADMIN, KNOWN_GROUPS
 
 User = get_user_model()
 admin.site.unregister(User)
@@ -21,7 +21,7 @@ class RoleUserAdmin(UserAdmin):
     @admin.display(description="roles")
     def roles(self, user) -> str:
         # Same rule as accounts.roles.user_roles, but from the prefetched groups (one query per page).
-        held = {group.name for group in user.groups.all()} & set(ALL_ROLES)
+        held = {group.name for group in user.groups.all()} & set(KNOWN_GROUPS)
         if user.is_staff or user.is_superuser:
             held.add(ADMIN)
         return ", ".join(sorted(held))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django.urls import NoReverseMatch, reverse
 
-from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER, user_roles
+from accounts.roles import ADMIN, ANNOTATOR, PARTICIPANT, RATER, REVIEWER, user_roles
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ NAVIGATION: dict[str, list[NavEntry]] = {
         NavEntry("Review", "annotation:review_home", ("/review/", "/metrics/annotation-agreement/")),
         NavEntry("Annotation campaigns", "annotation:staff_campaigns", ("/annotate/staff/",)),
         NavEntry("Campaigns", "ratings:campaign_list", ("/ratings/staff/campaigns/",)),
+        NavEntry("Crowd studies", "ratings:study_list", ("/ratings/staff/studies/",)),
         NavEntry("Raters", "ratings:rater_list", ("/ratings/staff/raters/",)),
         NavEntry("Workbooks", "ratings:workbook_upload", ("/ratings/staff/workbooks/",)),
         NavEntry("Metrics", "metrics_bridge:home", METRICS_PREFIXES),
@@ -68,6 +69,8 @@ def navigation_for(user, path: str = "", *, roles: set[str] | None = None) -> li
     `roles`: the user's roles when the caller has them already (else they are read).
     """
     roles = user_roles(user) if roles is None else roles
+    if PARTICIPANT in roles:
+        return []  # a crowd participant sees only their study's pages, which lead the way themselves
     entries, seen = [], set()
     for role in ROLE_ORDER:
         if role not in roles:

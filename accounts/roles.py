@@ -17,12 +17,16 @@ REVIEWER = "reviewer"
 RATER = "rater"
 ADMIN = "admin"
 ALL_ROLES = (ANNOTATOR, REVIEWER, RATER, ADMIN)
+# Crowd participants (ratings/models_study.py) are raters who arrived from a study link: they also hold this
+# group, which gives them no page of their own and hides the navigation (they only see their study).
+PARTICIPANT = "participant"
+KNOWN_GROUPS = (*ALL_ROLES, PARTICIPANT)
 
 
 def user_roles(user) -> set[str]:
     if not user.is_authenticated:
         return set()
-    roles = set(user.groups.values_list("name", flat=True)) & set(ALL_ROLES)
+    roles = set(user.groups.values_list("name", flat=True)) & set(KNOWN_GROUPS)
     if user.is_staff or user.is_superuser:
         roles.add(ADMIN)
     return roles

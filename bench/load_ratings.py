@@ -231,8 +231,10 @@ class Recorder:
         self.accepted: list[dict] = []
         self.refused: list[str] = []
 
-    def timed(self, endpoint: str, http, method: str, url: str, *, expect: int, **options):
-        """`http.request(method, url, **options)`, timed; the response when its status is `expect`, else None."""
+    def timed(self, endpoint: str, http, method: str, url: str, *, expect: int | tuple[int, ...], **options):
+        """`http.request(method, url, **options)`, timed; the response when its status is `expect` (or one of
+        them), else None."""
+        expected = (expect,) if isinstance(expect, int) else expect
         started = time.perf_counter()
         try:
             response = http.request(method, url, timeout=30, **options)
@@ -243,9 +245,9 @@ class Recorder:
         elapsed = time.perf_counter() - started
         with self.lock:
             self.latencies[endpoint].append(elapsed)
-            if response.status_code != expect:
+            if response.status_code not in expected:
                 self.errors[endpoint].append(f"HTTP {response.status_code}: {response.text[:200]!r}")
-        return response if response.status_code == expect else None
+        return response if response.status_code in expected else None
 
 
 def rater_loop(
@@ -505,16 +507,9 @@ def drive(target: dict, args) -> tuple[Recorder, dict]:
     return recorder, {"wall_seconds": wall, "client_cpu_seconds": time.process_time() - cpu_began}
 
 
-def report(kind: str, recorder: Recorder, timing: dict, server_cpu: float, checked: dict) -> dict:
-    requests_total = sum(len(values) for values in recorder.latencies.values())
-    errors_total = sum(len(values) for values in recorder.errors.values())
-    lines = [
-        f"\n== {kind}: {requests_total} requests in {timing['wall_seconds']:.1f} s = "
-        f"{requests_total / timing['wall_seconds']:.0f} req/s; errors {errors_total}; "
-        f"load generator CPU {timing['client_cpu_seconds'] / timing['wall_seconds'] * 100:.0f}% of one core, "
-        f"gunicorn CPU {server_cpu / timing['wall_seconds'] * 100:.0f}% of one core"
-    ]
-    lines.append(f"{'endpoint':22} {'count':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>6}")
+def latency_table(recorder: Recorder) -> tuple[list[str], dict]:
+    """Lines of p50/p95/p99/max and errors per endpoint (and over all requests), and the figures per endpoint."""
+    lines = [f"{'endpoint':22} {'count':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>6}"]
     figures = {}
     for endpoint in sorted(set(recorder.latencies) | set(recorder.errors)):
         values = recorder.latencies.get(endpoint) or [float("nan")]
@@ -540,6 +535,20 @@ def report(kind: str, recorder: Recorder, timing: dict, server_cpu: float, check
             f"{'all':22} {len(all_latencies):6d} {statistics.median(all_latencies) * 1000:8.1f} "
             f"{percentile(all_latencies, 0.95) * 1000:8.1f} {percentile(all_latencies, 0.99) * 1000:8.1f}"
         )
+    return lines, figures
+
+
+def report(kind: str, recorder: Recorder, timing: dict, server_cpu: float, checked: dict) -> dict:
+    requests_total = sum(len(values) for values in recorder.latencies.values())
+    errors_total = sum(len(values) for values in recorder.errors.values())
+    lines = [
+        f"\n== {kind}: {requests_total} requests in {timing['wall_seconds']:.1f} s = "
+        f"{requests_total / timing['wall_seconds']:.0f} req/s; errors {errors_total}; "
+        f"load generator CPU {timing['client_cpu_seconds'] / timing['wall_seconds'] * 100:.0f}% of one core, "
+        f"gunicorn CPU {server_cpu / timing['wall_seconds'] * 100:.0f}% of one core"
+    ]
+    table, figures = latency_table(recorder)
+    lines.extend(table)
     lines.append(
         f"exactly-once check: {checked['accepted_submissions']} accepted submissions, "
         f"{checked['ratings_in_database']} ratings stored / {checked['ratings_expected']} expected, "

@@ -287,6 +287,19 @@ HEADPHONE_CHECK_VALID_DAYS = env_int("HEADPHONE_CHECK_VALID_DAYS", 30, minimum=1
 MUST_LISTEN_SECONDS = env_int("MUST_LISTEN_SECONDS", 0, minimum=0)
 # Lifetime of the pre-signed S3 URLs a rater's browser is sent to for an item's audio (seconds).
 RATER_AUDIO_URL_SECONDS = env_int("RATER_AUDIO_URL_SECONDS", 300, minimum=30)
+# Crowd studies (docs/studies.md): new participants per client address and window; lifetime of the signed
+# links that continue a participation in another window (MTurk) or open an admin's preview; the seconds the end
+# page waits before sending a participant back to their platform; MTurk's hosts (turkSubmitTo must be one of
+# them) and the origins that may show study pages in a frame (MTurk's ExternalQuestion).
+STUDY_ARRIVALS_PER_ADDRESS = env_int("STUDY_ARRIVALS_PER_ADDRESS", 20, minimum=1)
+STUDY_ARRIVAL_WINDOW_MINUTES = env_int("STUDY_ARRIVAL_WINDOW_MINUTES", 60, minimum=1)
+STUDY_ENTER_LINK_HOURS = env_int("STUDY_ENTER_LINK_HOURS", 24, minimum=1)
+STUDY_END_REDIRECT_SECONDS = env_int("STUDY_END_REDIRECT_SECONDS", 5, minimum=0)
+MTURK_SUBMIT_HOSTS = env_list("MTURK_SUBMIT_HOSTS", ["https://www.mturk.com", "https://workersandbox.mturk.com"])
+MTURK_FRAME_ANCESTORS = env_list(
+    "MTURK_FRAME_ANCESTORS",
+    ["https://worker.mturk.com", "https://workersandbox.mturk.com", "https://www.mturk.com"],
+)
 # Largest uncompressed size accepted for an uploaded workbook (zip-bomb guard).
 WORKBOOK_MAX_UNCOMPRESSED_BYTES = env_int("WORKBOOK_MAX_UNCOMPRESSED_BYTES", 200 * 1024 * 1024, minimum=1024)
 # Optional OpenAI-compatible endpoint for LLM judges and the LLM X-ACE extractor.

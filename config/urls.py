@@ -15,6 +15,8 @@ register_converter(IdConverter, "id")
 urlpatterns = [
     path("", include("annotation.urls")),
     path("ratings/", include("ratings.urls")),
+    # Crowd studies: the public link participants arrive by (ratings/urls_study.py).
+    path("study/", include("ratings.urls_study")),
     path("metrics/", include("metrics_bridge.urls")),
     # Token sign-in goes through the same lockout backend as the login page (LOGIN_FAILURE_LIMIT).
     path("api/token/", ThrottledObtainAuthToken.as_view(), name="api-token"),

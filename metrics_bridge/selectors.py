@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from annotation.models import AttributeTag, Caption, Dataset, ExpertAnnotation, TemporalRelation
 from ratings.models import Campaign, CaptionPair, PairwiseVote
+from ratings.selectors import included_votes
 
 
 @dataclass
@@ -39,8 +40,14 @@ class ClipRows:
     pairs: list[JudgedPairRow]
 
 
-def dataset_clip_rows(*, dataset: Dataset, excluded_rater_ids: set[int] | None = None) -> list[ClipRows]:
-    """Per clip: ordered references, candidate captions and judged pairs with their votes (+1 a, -1 b, 0)."""
+def dataset_clip_rows(
+    *, dataset: Dataset, included_only: bool = False, campaign: Campaign | None = None
+) -> list[ClipRows]:
+    """Per clip: ordered references, candidate captions and judged pairs with their votes (+1 a, -1 b, 0).
+
+    `included_only`: only the votes every figure counts (ratings.selectors.included_votes: no excluded
+    rater, attention check or preview); `campaign`: only that campaign's pairs and votes (a study's own report).
+    """
     references: dict[int, list[tuple[int, str]]] = defaultdict(list)
     candidates: dict[int, list[tuple[int, str]]] = defaultdict(list)
     # Corpus captions: an HI pair's copy of another clip's caption is scored through its pair, not as a candidate.
@@ -50,14 +57,19 @@ def dataset_clip_rows(*, dataset: Dataset, excluded_rater_ids: set[int] | None =
         target[clip_id].append((caption_id, text))
 
     votes: dict[int, list[int]] = defaultdict(list)
-    vote_rows = PairwiseVote.objects.filter(pair__clip__dataset=dataset).order_by("pair_id", "rater_id")
-    if excluded_rater_ids:
-        vote_rows = vote_rows.exclude(rater_id__in=excluded_rater_ids)
+    vote_rows = PairwiseVote.objects.filter(pair__clip__dataset=dataset)
+    if campaign is not None:
+        vote_rows = vote_rows.filter(campaign=campaign)
+    if included_only:
+        vote_rows = included_votes(vote_rows)
+    vote_rows = vote_rows.order_by("pair_id", "rater_id")
     for pair_id, choice in vote_rows.values_list("pair_id", "choice"):
         votes[pair_id].append({"a": 1, "b": -1}.get(choice, 0))
 
     pairs: dict[int, list[JudgedPairRow]] = defaultdict(list)
     pair_rows = CaptionPair.objects.filter(clip__dataset=dataset).order_by("clip_id", "source_key", "pk")
+    if campaign is not None:
+        pair_rows = pair_rows.filter(campaigns=campaign)
     columns = (
         "pk",
         "clip_id",
@@ -102,7 +114,9 @@ def dataset_clip_rows(*, dataset: Dataset, excluded_rater_ids: set[int] | None =
 
 
 def excluded_rater_ids_for(*, dataset: Dataset) -> set[int]:
-    """Raters an admin excluded from reports in any campaign of the dataset (their data is kept)."""
+    """Raters excluded from a campaign of the dataset (their data is kept); part of the dashboards' cache keys.
+
+    Which judgements count is decided by ratings.selectors.included_votes / included_thumbs_ratings."""
     exclusions = Campaign.excluded_raters.through.objects.filter(campaign__dataset=dataset)
     return set(exclusions.values_list("user_id", flat=True))
 

@@ -14,6 +14,7 @@ from ratings.models import (
     ThumbsRating,
     WorkbookUpload,
 )
+from ratings.models_study import Participant, ParticipantEvent, Study
 
 
 @admin.register(CaptionPair)
@@ -197,3 +198,34 @@ class ItemEventAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+# --- Crowd studies (the study page /ratings/staff/studies/<id>/ is where admins work; these are for lookups) ----
+
+
+class ParticipantEventInline(admin.TabularInline):
+    model = ParticipantEvent
+    extra = 0
+    fields = ["created_at", "kind", "detail", "by"]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "platform", "items_per_participant", "attention_checks", "created_at"]
+    list_select_related = ["campaign"]
+    raw_id_fields = ["campaign", "excluded_campaigns"]
+    readonly_fields = ["slug"]
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    list_display = ["platform_id", "platform", "study", "stage", "status", "excluded_at", "is_preview", "created_at"]
+    list_filter = ["status", "stage", "platform", "is_preview"]
+    search_fields = ["platform_id"]
+    list_select_related = ["study__campaign"]
+    raw_id_fields = ["study", "user"]
+    inlines = [ParticipantEventInline]
+    # Exclusion goes through the study page (it frees slots and is logged); not edited here.
+    readonly_fields = ["excluded_at", "exclusion_reasons", "address_key"]

@@ -293,11 +293,15 @@ class CampaignRatersAddForm(forms.Form):
 
 
 def rater_candidates():
-    """Accounts that can be raters: active members of the rater group, and admins (they pass every role check)."""
+    """Accounts that can be raters: active members of the rater group, and admins (they pass every role check).
+
+    Crowd participants are not: each belongs to its study alone.
+    """
     user_model = get_user_model()
     return (
         user_model.objects.filter(is_active=True)
         .filter(Q(groups__name=RATER) | Q(is_staff=True) | Q(is_superuser=True))
+        .filter(participant__isnull=True)
         .distinct()
         .order_by(user_model.USERNAME_FIELD)
     )

@@ -343,3 +343,14 @@ class WorkbookUpload(TimeStampedModel):
 
     def __str__(self) -> str:
         return f"{self.original_name} ({self.status})"
+
+
+# Crowd studies live in their own module; imported here so Django registers them with this app.
+from ratings.models_study import (  # noqa: E402, F401
+    AttentionCheck,
+    Participant,
+    ParticipantEvent,
+    Platform,
+    Study,
+    StudySlot,
+)

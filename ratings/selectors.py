@@ -1,11 +1,12 @@
 """Read-only queries over human judgements."""
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.models import Dataset
 from annotation.selectors import dataset_corpus_counts
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
+from ratings.models_study import AttentionCheck, Participant
 
 # --- Dataset statistics (dataset_stats command) ---------------------------------------------------
 
@@ -102,9 +103,52 @@ def campaigns_with_progress() -> QuerySet[Campaign]:
     )
 
 
+# --- Included judgements: what every figure and export counts --------------------------------------------
+#
+# One rule, for every reader (agreement, leaderboard, dashboards, THumBS report, exports): a judgement made in
+# a campaign counts unless
+#   - its rater is excluded from that campaign (an admin's exclusion, or a crowd participant's rules), or
+#   - it answers an attention check (a gold pair or a catch caption inside a crowd participant's share), or
+#   - its rater is an admin's preview of a crowd study.
+# Judgements of no campaign (imported data sets) always count. The rows themselves are never deleted.
+
+
+def _excluded_from_campaign():
+    return Campaign.excluded_raters.through.objects.filter(
+        campaign_id=OuterRef("campaign_id"), user_id=OuterRef("rater_id")
+    )
+
+
+def _preview_rater():
+    return Participant.objects.filter(user_id=OuterRef("rater_id"), is_preview=True)
+
+
+def included_votes(votes: QuerySet[PairwiseVote] | None = None) -> QuerySet[PairwiseVote]:
+    """`votes` (default: all) without those the rule above leaves out."""
+    votes = PairwiseVote.objects.all() if votes is None else votes
+    check = AttentionCheck.objects.filter(
+        campaign_id=OuterRef("campaign_id"), rater_id=OuterRef("rater_id"), pair_id=OuterRef("pair_id")
+    )
+    return votes.filter(~Exists(_excluded_from_campaign()), ~Exists(check), ~Exists(_preview_rater()))
+
+
+def included_thumbs_ratings(ratings: QuerySet[ThumbsRating] | None = None) -> QuerySet[ThumbsRating]:
+    """`ratings` (default: all) without those the rule above leaves out."""
+    ratings = ThumbsRating.objects.all() if ratings is None else ratings
+    check = AttentionCheck.objects.filter(
+        campaign_id=OuterRef("campaign_id"), rater_id=OuterRef("rater_id"), caption_id=OuterRef("caption_id")
+    )
+    return ratings.filter(~Exists(_excluded_from_campaign()), ~Exists(check), ~Exists(_preview_rater()))
+
+
+def campaign_included_votes(*, campaign: Campaign) -> QuerySet[PairwiseVote]:
+    """The campaign's votes that count (see included_votes)."""
+    return included_votes(PairwiseVote.objects.filter(campaign=campaign))
+
+
 def campaign_included_thumbs_ratings(*, campaign: Campaign) -> QuerySet[ThumbsRating]:
-    """The campaign's THumBS ratings without those of raters excluded from reports."""
-    return ThumbsRating.objects.filter(campaign=campaign).exclude(rater__in=campaign.excluded_raters.all())
+    """The campaign's THumBS ratings that count (see included_thumbs_ratings)."""
+    return included_thumbs_ratings(ThumbsRating.objects.filter(campaign=campaign))
 
 
 def campaign_assignments_with_progress(*, campaign: Campaign) -> QuerySet[Assignment]:
@@ -136,7 +180,8 @@ def campaign_donor_clip_count(*, campaign: Campaign) -> int:
 
 
 def raters_with_assignments() -> QuerySet:
-    """Users in the rater group or assigned in some campaign, with their campaigns prefetched."""
+    """Users in the rater group or assigned in some campaign, with their campaigns prefetched (crowd participants
+    are listed on their study's page instead)."""
     from django.contrib.auth import get_user_model
     from django.db.models import Prefetch
 
@@ -146,6 +191,7 @@ def raters_with_assignments() -> QuerySet:
     return (
         get_user_model()
         .objects.filter(Q(groups__name=RATER) | Q(assignments__isnull=False))
+        .filter(participant__isnull=True)
         .distinct()
         .prefetch_related(Prefetch("assignments", queryset=assignments))
         .order_by("username")

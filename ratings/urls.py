@@ -1,6 +1,6 @@
 from django.urls import path
 
-from ratings import views, views_headphone, views_staff, views_workbooks
+from ratings import views, views_headphone, views_staff, views_study_staff, views_workbooks
 
 app_name = "ratings"
 urlpatterns: list = []
@@ -41,6 +41,22 @@ urlpatterns += [
     ),
     path("staff/raters/", views_staff.rater_list, name="rater_list"),
     path("staff/raters/<id:rater_id>/headphone-reset/", views_staff.headphone_reset, name="headphone_reset"),
+]
+
+# --- Crowd studies (admins; the participants' pages are under /study/, ratings/urls_study.py) ------------
+urlpatterns += [
+    path("staff/studies/", views_study_staff.study_list, name="study_list"),
+    path("staff/campaigns/<id:campaign_id>/publish/", views_study_staff.study_publish_page, name="study_publish"),
+    path("staff/studies/<id:study_id>/", views_study_staff.study_detail, name="study_detail"),
+    path("staff/studies/<id:study_id>/settings/", views_study_staff.study_settings_page, name="study_settings"),
+    path("staff/studies/<id:study_id>/live/", views_study_staff.study_live, name="study_live"),
+    path(
+        "staff/studies/<id:study_id>/participants/<id:participant_id>/",
+        views_study_staff.study_participant,
+        name="study_participant",
+    ),
+    path("staff/studies/<id:study_id>/pay.csv", views_study_staff.study_pay_export, name="study_pay_export"),
+    path("staff/studies/<id:study_id>/export/", views_study_staff.study_benchmark_export, name="study_export"),
 ]
 
 # --- Offline THumBS workbooks ----------------------------------------------

@@ -20,6 +20,7 @@ from accounts.roles import RATER, roles_required
 from ratings import projection, selectors
 from ratings.forms import PENALTY_FIELDS, PENALTY_PRESETS, RUBRIC, PairwiseItemForm, ThumbsItemForm
 from ratings.models import Assignment, AssignmentItem, Campaign
+from ratings.models_study import Participant
 from ratings.services.headphone import screen_missing
 from ratings.services.judgements import (
     JudgementError,
@@ -32,7 +33,9 @@ from ratings.services.judgements import (
     thumbs_item_submit,
 )
 from ratings.services.listening import item_mark_listened, listening_seconds_required
+from ratings.services.participants import participant_for_user, participant_reservation_check
 from ratings.services.rater_audio import item_audio_response
+from ratings.views_study import stage_url
 
 
 def _is_json(request) -> bool:
@@ -50,33 +53,65 @@ def _screening_redirect(request, campaign: Campaign | None):
     return redirect(f"{url}?{urlencode({'next': request.get_full_path()})}")
 
 
+def _participant_gate(request):
+    """For a crowd participant: None while they are rating their share, else where their study sends them.
+
+    Their headphone screens were passed on the study's own path (with the study's attempts), so the rater
+    screening redirect does not apply; a participant whose time ran out is timed out here.
+    """
+    participant = participant_reservation_check(participant=request.study_participant)
+    if participant.stage == Participant.Stage.ITEMS and participant.study.is_open:
+        return None
+    url = stage_url(participant)
+    if request.method == "POST" and _is_json(request):
+        return JsonResponse({"error": "this item is no longer open in your study", "redirect": url}, status=409)
+    return redirect(url)
+
+
 def item_view(view):
     """Resolve the item token to the signed-in rater's own item (404 for anyone else) and require screening."""
 
     @roles_required(RATER)
     @wraps(view)
     def wrapped(request, token: str, *args, **kwargs):
+        request.study_participant = participant_for_user(request.user)
+        if request.study_participant is not None:
+            refusal = _participant_gate(request)
+            if refusal is not None:
+                return refusal
         item = selectors.rater_item(rater=request.user, token=token)
         if item is None:
             raise Http404("No such item in your open studies")
-        refusal = _screening_redirect(request, item.assignment.campaign)
-        if refusal is not None:
-            return refusal
+        if request.study_participant is None:
+            refusal = _screening_redirect(request, item.assignment.campaign)
+            if refusal is not None:
+                return refusal
         return view(request, item, *args, **kwargs)
 
     return wrapped
 
 
-def _after_submit(item: AssignmentItem):
+def _after_submit(request, item: AssignmentItem):
     next_token = selectors.item_next_open_token(item=item)
     if next_token:
         return redirect("ratings:item", token=next_token)
+    if getattr(request, "study_participant", None) is not None:
+        return redirect("study:items", slug=request.study_participant.study.slug)
     return redirect("ratings:campaign_next", campaign_id=item.assignment.campaign_id)
+
+
+def _participant_elsewhere(request):
+    """Crowd participants have no rater home: their study's page leads the way."""
+    participant = participant_for_user(request.user)
+    return redirect(stage_url(participant)) if participant is not None else None
 
 
 @roles_required(RATER)
 def rater_home(request):
     """Who: raters (and admins in the rater group). Their open studies with progress, and their screening."""
+    elsewhere = _participant_elsewhere(request)
+    if elsewhere is not None:
+        return elsewhere
     return render(
         request,
         "ratings/rater_home.html",
@@ -90,6 +125,9 @@ def rater_home(request):
 @roles_required(RATER)
 def campaign_next(request, campaign_id: int):
     """Who: the campaign's raters. Resume: go to the first unfinished item, or say the work is done."""
+    elsewhere = _participant_elsewhere(request)
+    if elsewhere is not None:
+        return elsewhere
     assignment = get_object_or_404(
         Assignment.objects.select_related("campaign"),
         campaign_id=campaign_id,
@@ -199,7 +237,7 @@ def _thumbs_page(request, item: AssignmentItem):
 
         outcome = _submission(request, item, form, submit)
         if outcome is None:
-            return _after_submit(item)
+            return _after_submit(request, item)
         status, context = outcome
     else:
         status, context = 200, _page_context(request, item)
@@ -235,7 +273,7 @@ def _pairwise_page(request, item: AssignmentItem):
             lambda data, **versions: pairwise_item_submit(item=item, side=data["side"], **versions),
         )
         if outcome is None:
-            return _after_submit(item)
+            return _after_submit(request, item)
         status, context = outcome
     else:
         status, context = 200, _page_context(request, item)

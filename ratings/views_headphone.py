@@ -27,6 +27,7 @@ from ratings.services.headphone import (
     trial_is_played,
     trial_sound_fetch,
 )
+from ratings.services.participants import participant_for_user
 
 INSTRUCTIONS = {
     HeadphoneCheck.Kind.ANTIPHASE: {
@@ -72,13 +73,16 @@ def headphone_check_default(request):
 @never_cache
 def headphone_check(request, kind: str):
     """Who: raters. Volume calibration, then six trials (each plays once); POST scores the attempt."""
+    participant = participant_for_user(request.user)
+    if participant is not None:
+        # Crowd participants take the screens on their study's path, with the study's number of attempts.
+        return redirect("study:entry", slug=participant.study.slug)
     kind = _kind(kind)
     next_url = _safe_next(request)
     status = headphone_status(rater=request.user, kind=kind)
     if not status.is_needed:
         return render(request, "ratings/headphone_status.html", {"status": status, "next_url": next_url})
     check = headphone_check_start(rater=request.user, kind=kind)
-    test = screen(kind)
     form = HeadphoneAnswersForm(request.POST or None, trial_count=len(check.trials))
     if request.method == "POST":
         if str(check.pk) != request.POST.get("check_id"):
@@ -91,6 +95,11 @@ def headphone_check(request, kind: str):
                 form.add_error(None, str(error))
             else:
                 return _result(request, check, next_url)
+    return headphone_check_page(request, check=check, form=form, status=status, next_url=next_url)
+
+
+def headphone_check_page(request, *, check: HeadphoneCheck, form, status, next_url: str = "", context=None):
+    """An attempt's page: calibration, the trials (played or not) and the answers; raters' and crowd studies'."""
     trials = [
         {"number": number, "field": form[f"trial_{number}"], "is_played": trial_is_played(trial)}
         for number, trial in enumerate(check.trials, start=1)
@@ -99,14 +108,15 @@ def headphone_check(request, kind: str):
         request,
         "ratings/headphone_check.html",
         {
+            **(context or {}),
             "check": check,
-            "kind": kind,
-            "text": INSTRUCTIONS[kind],
+            "kind": check.kind,
+            "text": INSTRUCTIONS[check.kind],
             "form": form,
             "trials": trials,
             "status": status,
             "next_url": next_url,
-            "pass_mark": test.PASS_MARK,
+            "pass_mark": screen(check.kind).PASS_MARK,
             "trial_count": len(check.trials),
         },
         status=400 if form.errors else 200,

@@ -143,7 +143,7 @@ def campaign_rater_exclusion(request, campaign_id: int, rater_id: int):
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     rater = get_object_or_404(get_user_model(), pk=rater_id, assignments__campaign=campaign)
     excluded = request.POST.get("excluded") == "1"
-    campaign_rater_exclude(campaign=campaign, rater=rater, excluded=excluded)
+    campaign_rater_exclude(campaign=campaign, rater=rater, excluded=excluded, by=request.user)
     messages.success(
         request,
         f"{rater.get_username()} {'excluded from' if excluded else 'included in'} the reports of {campaign.name}.",

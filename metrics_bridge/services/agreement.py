@@ -14,7 +14,6 @@ from metrics_bridge.selectors import (
     dataset_clip_rows,
     dataset_judgement_fingerprint,
     dataset_scored_metric_names,
-    excluded_rater_ids_for,
 )
 from metrics_bridge.services.calibration import calibrated_cross_validation, calibrated_transfer
 from metrics_bridge.services.contexts import version_context_for
@@ -31,6 +30,7 @@ from metrics_bridge.services.runs import (
     metrics_missing_check,
     metrics_not_computed,
 )
+from ratings.models import Campaign
 
 SPLITS = ("HC", "HI", "HM", "MM")
 CALIBRATION_CACHE_SECONDS = 24 * 3600
@@ -159,9 +159,9 @@ def _metric_reports(
     return {name: reports[name] for name in ordered}, {name: graph_counts[name] for name in ordered}
 
 
-def _dataset_clips(dataset: Dataset) -> list[protocol.ProtocolClip]:
-    excluded = excluded_rater_ids_for(dataset=dataset)
-    return protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded))
+def _dataset_clips(dataset: Dataset, campaign: Campaign | None = None) -> list[protocol.ProtocolClip]:
+    """The protocol's clips from the votes every figure counts (of one campaign, or the whole dataset)."""
+    return protocol_clips(dataset_clip_rows(dataset=dataset, included_only=True, campaign=campaign))
 
 
 def _row(report: protocol.AgreementReport) -> dict:
@@ -185,16 +185,19 @@ def agreement_table(
     metric_names: list[str],
     unavailable: dict[str, str] | None = None,
     calibrate_on: list[Dataset] | None = None,
+    campaign: Campaign | None = None,
 ) -> dict:
     """The agreement of the named metrics under the dataset's protocol (FENSE's HC/HI/HM/MM, or BRACE's
     splits with F1), from stored scores only (missing scores count wrong).
+
+    `campaign`: only that campaign's pairs and votes (e.g. a crowd study's own report); default the dataset's.
 
     CALIBRATED among the names adds the learned metric's held-out row, with the other named
     metrics as its features: 5-fold cross-validation grouped by clip, or, with `calibrate_on`
     (one or more other datasets, of any layout), a model fitted on those datasets' pairs (transfer).
     Its description goes under "calibration".
     """
-    clips = _dataset_clips(dataset)
+    clips = _dataset_clips(dataset, campaign)
     wants_calibrated = CALIBRATED in metric_names
     reports, graph_counts = _metric_reports(
         dataset=dataset, clips=clips, metric_names=[name for name in metric_names if name != CALIBRATED]

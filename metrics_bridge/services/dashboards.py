@@ -17,7 +17,7 @@ from metrics_bridge.agreement import protocols
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import gold_annotation_fingerprint, uses_gold_annotations
-from metrics_bridge.selectors import dataset_clip_rows, excluded_rater_ids_for, gold_annotations_by_clip
+from metrics_bridge.selectors import dataset_clip_rows, gold_annotations_by_clip
 from metrics_bridge.services.agreement import SPLITS, _request_key, _stored_scores, agreement_table, report_columns
 from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.dashboard_cache import CacheState, cached_payload, cached_state, dataset_fingerprint
@@ -27,6 +27,7 @@ from metrics_bridge.services.plans import GOLD_MARK, gold_fingerprints_by_captio
 from metrics_bridge.services.system_scores import current_versions, system_inputs
 from metrics_bridge.services.thumbs_report import campaign_rating_rows, caption_metric_values, thumbs_report_table
 from ratings.models import AssignmentItem, Campaign, CaptionPair, ThumbsRating
+from ratings.selectors import included_thumbs_ratings, included_votes
 
 COLUMNS = (*SPLITS, "total")
 
@@ -91,8 +92,7 @@ def protocol_coverage(*, dataset: Dataset, metric_names: list[str]) -> dict[str,
     """{metric: (stored, needed)} scores of the pair protocol's requests (FENSE's, or BRACE's for BRACE datasets;
     other batches, e.g. the leaderboard's caption scores against all references, don't make a metric's agreement
     column complete)."""
-    excluded = excluded_rater_ids_for(dataset=dataset)
-    clips = protocol_clips(dataset_clip_rows(dataset=dataset, excluded_rater_ids=excluded))
+    clips = protocol_clips(dataset_clip_rows(dataset=dataset, included_only=True))
     context = version_context_for(dataset=dataset)
     coverage, done = {}, []
     gold_fingerprints = None
@@ -283,14 +283,17 @@ def caption_page_data(*, caption: Caption) -> dict:
         .order_by("position")
         .values_list("text", flat=True)
     )
+    # Only judgements that count (excluded raters, attention checks and previews are left out, as in every figure).
     ratings = list(
-        ThumbsRating.objects.filter(caption=caption).select_related("rater", "campaign").order_by("rater__username")
+        included_thumbs_ratings(ThumbsRating.objects.filter(caption=caption))
+        .select_related("rater", "campaign")
+        .order_by("rater__username")
     )
     pairs = []
     for pair in CaptionPair.objects.filter(clip_id=caption.clip_id).filter(
         caption_a=caption
     ) | CaptionPair.objects.filter(caption_b=caption):
-        votes = list(pair.votes.values_list("choice", flat=True))
+        votes = list(included_votes(pair.votes.all()).values_list("choice", flat=True))
         side = "a" if pair.caption_a_id == caption.pk else "b"
         other = pair.caption_b if side == "a" else pair.caption_a
         pairs.append(

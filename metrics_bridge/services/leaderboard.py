@@ -5,10 +5,9 @@ Definitions (issue 11):
 - pairwise win rate of system S: over every vote on a pair whose two captions come from different
   authors (every human-written caption counts as the one author "human"; a machine caption's author is
   its system) and one of which is a current caption of S: 1 point for a vote for S's caption, 0.5 for
-  no preference, 0 otherwise, divided by the number of such votes. Votes of raters an admin excluded in
-  any campaign of the dataset are left out (as in the agreement table).
-- THumBS: mean overall (P + R) / 2 + F + C + I over the ratings of S's current captions, without the
-  ratings of raters excluded from the rating's campaign.
+  no preference, 0 otherwise, divided by the number of such votes. Only included votes count
+  (ratings.selectors.included_votes: no excluded rater, attention check or study preview), as in the agreement table.
+- THumBS: mean overall (P + R) / 2 + F + C + I over the included ratings of S's current captions (the same rule).
 - rank agreement: scipy's Kendall tau-b between a metric's system values and the win rates, over the
   systems that have both.
 Superseded captions (an older submission) count for nobody: they no longer stand for their system.
@@ -22,7 +21,6 @@ from django.db.models import Avg, BooleanField, Count, ExpressionWrapper, F, Flo
 from annotation.models import Dataset
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.system_level import JUDGE_3D
-from metrics_bridge.selectors import excluded_rater_ids_for
 from metrics_bridge.services.leaderboard_domains import domain_table
 from metrics_bridge.services.runs import metrics_missing_check
 from metrics_bridge.services.system_scores import (
@@ -32,6 +30,7 @@ from metrics_bridge.services.system_scores import (
     system_scores_run_create,
 )
 from ratings.models import PairwiseVote, ThumbsRating
+from ratings.selectors import included_thumbs_ratings, included_votes
 
 POINTS = {"a": (1.0, 0.0), "b": (0.0, 1.0), "none": (0.5, 0.5)}
 #: X-ACE variants whose system scores carry factor and attribute breakdowns -> the report key they go under
@@ -48,10 +47,7 @@ def _author(system_id, is_current) -> tuple:
 
 def pairwise_win_counts(*, dataset: Dataset) -> dict[int, list[float]]:
     """{system id: [votes for, no preference, votes against]} over votes between different authors."""
-    votes = PairwiseVote.objects.filter(pair__clip__dataset=dataset)
-    excluded = excluded_rater_ids_for(dataset=dataset)
-    if excluded:
-        votes = votes.exclude(rater_id__in=excluded)
+    votes = included_votes(PairwiseVote.objects.filter(pair__clip__dataset=dataset))
     grouped = (
         votes.order_by()
         .values(
@@ -103,10 +99,11 @@ def thumbs_means(*, dataset: Dataset) -> dict[int, tuple[float, int]]:
         output_field=FloatField(),
     )
     ratings = (
-        ThumbsRating.objects.filter(
-            caption__clip__dataset=dataset, caption__system__isnull=False, caption__superseded_at__isnull=True
+        included_thumbs_ratings(
+            ThumbsRating.objects.filter(
+                caption__clip__dataset=dataset, caption__system__isnull=False, caption__superseded_at__isnull=True
+            )
         )
-        .exclude(campaign__excluded_raters=F("rater"))
         .order_by()
         .values("caption__system_id")
         .annotate(mean=Avg(overall), count=Count("pk"))

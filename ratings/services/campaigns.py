@@ -172,21 +172,26 @@ def campaign_add_raters(*, campaign: Campaign, raters: list[AbstractBaseUser]) -
 
 
 @transaction.atomic
-def assignment_add_items(*, assignment: Assignment, items: list) -> list[AssignmentItem]:
+def assignment_add_items(*, assignment: Assignment, items: list, keep_order: bool = False) -> list[AssignmentItem]:
     """Append items (clips or pairs) the assignment lacks, shuffled, with per-rater caption order and sides.
 
     Every draw comes from the assignment's secret random source (ratings/projection.py), so no order a
-    rater sees follows ids, splits or authors, and nothing the rater knows predicts it.
+    rater sees follows ids, splits or authors, and nothing the rater knows predicts it. `keep_order=True`
+    keeps the order of `items`, for a caller that drew it from that same source itself (a crowd share places
+    its attention checks: ratings/services/study_shares.py).
     """
     campaign = assignment.campaign
     is_pairwise = campaign.task_type == Campaign.TaskType.PAIRWISE
     present = {_item_key(campaign, item) for item in assignment.items.all()}
     next_position = (assignment.items.order_by("-position").values_list("position", flat=True).first() or 0) + 1
     rng = projection.assignment_random(assignment, f"items-from-{next_position}")
-    new_items = projection.shuffled([item for item in items if item.pk not in present], rng)
+    wanted = [item for item in items if item.pk not in present]
+    new_items = wanted if keep_order else projection.shuffled(wanted, rng)
     caption_ids_by_clip: dict[int, list[int]] = {}
     if not is_pairwise:
-        for caption_id, clip_id in campaign.captions.order_by("pk").values_list("pk", "clip_id"):
+        wanted_clips = [item.pk for item in new_items]
+        captions = campaign.captions.filter(clip_id__in=wanted_clips).order_by("pk").values_list("pk", "clip_id")
+        for caption_id, clip_id in captions:
             caption_ids_by_clip.setdefault(clip_id, []).append(caption_id)
     rows = []
     for offset, item in enumerate(new_items):

@@ -47,10 +47,11 @@ class HeadphoneStatus:
     is_blocked: bool
     valid_until: datetime | None
     failed_attempts: int
+    allowed_failures: int = ALLOWED_FAILURES
 
     @property
     def attempts_left(self) -> int:
-        return 0 if self.is_valid else max(0, ALLOWED_FAILURES - self.failed_attempts)
+        return 0 if self.is_valid else max(0, self.allowed_failures - self.failed_attempts)
 
     @property
     def is_needed(self) -> bool:
@@ -66,20 +67,37 @@ def screen(kind: str) -> ModuleType:
 
 
 def headphone_status(
-    *, rater: AbstractBaseUser, kind: str = HeadphoneCheck.Kind.ANTIPHASE, now: datetime | None = None
+    *,
+    rater: AbstractBaseUser,
+    kind: str = HeadphoneCheck.Kind.ANTIPHASE,
+    now: datetime | None = None,
+    allowed_failures: int = ALLOWED_FAILURES,
 ) -> HeadphoneStatus:
+    """`allowed_failures`: failed attempts that block (a crowd study sets its own number of attempts)."""
     now = now or timezone.now()
     completed = HeadphoneCheck.objects.filter(rater=rater, kind=kind, completed_at__isnull=False)
     last_pass = completed.filter(passed=True).order_by("-completed_at").first()
     valid_until = last_pass.completed_at + timedelta(days=settings.HEADPHONE_CHECK_VALID_DAYS) if last_pass else None
     if valid_until and valid_until > now:
-        return HeadphoneStatus(kind=kind, is_valid=True, is_blocked=False, valid_until=valid_until, failed_attempts=0)
+        return HeadphoneStatus(
+            kind=kind,
+            is_valid=True,
+            is_blocked=False,
+            valid_until=valid_until,
+            failed_attempts=0,
+            allowed_failures=allowed_failures,
+        )
     failures = completed.filter(passed=False, reset_at__isnull=True)
     if last_pass:
         failures = failures.filter(completed_at__gt=last_pass.completed_at)
     failed = failures.count()
     return HeadphoneStatus(
-        kind=kind, is_valid=False, is_blocked=failed >= ALLOWED_FAILURES, valid_until=None, failed_attempts=failed
+        kind=kind,
+        is_valid=False,
+        is_blocked=failed >= allowed_failures,
+        valid_until=None,
+        failed_attempts=failed,
+        allowed_failures=allowed_failures,
     )
 
 
@@ -107,11 +125,13 @@ def headphone_trials_draw(*, kind: str = HeadphoneCheck.Kind.ANTIPHASE, rng: ran
 
 
 @transaction.atomic
-def headphone_check_start(*, rater: AbstractBaseUser, kind: str = HeadphoneCheck.Kind.ANTIPHASE) -> HeadphoneCheck:
+def headphone_check_start(
+    *, rater: AbstractBaseUser, kind: str = HeadphoneCheck.Kind.ANTIPHASE, allowed_failures: int = ALLOWED_FAILURES
+) -> HeadphoneCheck:
     """The rater's open attempt (a reload keeps it, played trials included), or a new one."""
-    status = headphone_status(rater=rater, kind=kind)
+    status = headphone_status(rater=rater, kind=kind, allowed_failures=allowed_failures)
     if status.is_blocked:
-        raise HeadphoneCheckError("two failed headphone checks: ask an administrator to reset your screening")
+        raise HeadphoneCheckError("no attempts left at this headphone check: ask an administrator to reset it")
     if status.is_valid:
         raise HeadphoneCheckError("your headphone check is still valid")
     open_attempt = (

@@ -31,7 +31,11 @@ LISTENED_COVERAGE = 0.95
 
 def listening_seconds_required(*, item: AssignmentItem) -> float:
     """Seconds that must pass after the first audio byte: the whole clip, or MUST_LISTEN_SECONDS if shorter."""
-    duration = item.clip.duration_seconds
+    return listening_seconds_for(item.clip.duration_seconds)
+
+
+def listening_seconds_for(duration: float | None) -> float:
+    """The listening time of a sound of `duration` seconds (also a crowd study's practice sound)."""
     must_listen = settings.MUST_LISTEN_SECONDS
     if duration is None:
         return float(must_listen)

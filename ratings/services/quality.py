@@ -176,10 +176,10 @@ def campaign_rater_quality(*, campaign: Campaign) -> list[RaterQuality]:
 def _pairwise_quality(campaign, rows, excluded, completion_order) -> None:
     votes = list(PairwiseVote.objects.filter(campaign=campaign, rater_id__in=rows).select_related("pair"))
     answers: dict[int, dict[int, str]] = {}
-    vote_by_rater_pair = {}
+    votes_by_rater: dict[int, dict[int, PairwiseVote]] = {}
     for vote in votes:
         answers.setdefault(vote.pair_id, {})[vote.rater_id] = vote.choice
-        vote_by_rater_pair[(vote.rater_id, vote.pair_id)] = vote
+        votes_by_rater.setdefault(vote.rater_id, {})[vote.pair_id] = vote
         if vote.pair.gold_choice:
             row = rows[vote.rater_id]
             row.gold_compared += 1
@@ -188,40 +188,62 @@ def _pairwise_quality(campaign, rows, excluded, completion_order) -> None:
         rows[rater_id].agreement = agreeing / compared
         rows[rater_id].agreement_compared = compared
     for rater_id, items in completion_order.items():
-        sides = [
-            _vote_side(vote_by_rater_pair[(rater_id, item.pair_id)])
-            for item in items
-            if (rater_id, item.pair_id) in vote_by_rater_pair
-        ]
-        rows[rater_id].straightlining = straightlining(sides)
+        rows[rater_id].straightlining = straightlining(
+            pairwise_answer_sequence(items, votes_by_rater.get(rater_id, {}))
+        )
 
 
 def _thumbs_quality(campaign, rows, excluded, completion_order) -> None:
     ratings = list(ThumbsRating.objects.filter(campaign=campaign, rater_id__in=rows))
     overall: dict[int, dict[int, float]] = {}
-    rating_by_rater_caption = {}
+    ratings_by_rater: dict[int, dict[int, ThumbsRating]] = {}
     for rating in ratings:
         overall.setdefault(rating.caption_id, {})[rating.rater_id] = float(rating.overall)
-        rating_by_rater_caption[(rating.rater_id, rating.caption_id)] = rating
+        ratings_by_rater.setdefault(rating.rater_id, {})[rating.caption_id] = rating
     for rater_id, deviation in deviation_from_others(overall, excluded=excluded).items():
         rows[rater_id].mean_absolute_difference = deviation.mean_absolute_difference
         rows[rater_id].correlation = deviation.correlation
         rows[rater_id].agreement_compared = deviation.compared
     for rater_id, items in completion_order.items():
-        answers = []
-        for item in items:
-            for caption_id in item.caption_order:
-                rating = rating_by_rater_caption.get((rater_id, caption_id))
-                if rating:
-                    answers.append(
-                        (rating.precision, rating.recall, rating.fluency, rating.conciseness, rating.irrelevance)
-                    )
-        rows[rater_id].straightlining = straightlining(answers)
+        rows[rater_id].straightlining = straightlining(
+            thumbs_answer_sequence(items, ratings_by_rater.get(rater_id, {}))
+        )
+
+
+def pairwise_answer_sequence(items: Sequence[AssignmentItem], votes_by_pair: dict) -> list[str]:
+    """One rater's answers as sides (left / right / none), in the order of `items` (straight-lining)."""
+    return [_vote_side(votes_by_pair[item.pair_id]) for item in items if item.pair_id in votes_by_pair]
+
+
+def thumbs_answer_sequence(items: Sequence[AssignmentItem], ratings_by_caption: dict) -> list[tuple]:
+    """One rater's answers as the five scores of each caption, items in the order given, captions in page order."""
+    answers = []
+    for item in items:
+        for caption_id in item.caption_order:
+            rating = ratings_by_caption.get(caption_id)
+            if rating:
+                answers.append(
+                    (rating.precision, rating.recall, rating.fluency, rating.conciseness, rating.irrelevance)
+                )
+    return answers
 
 
 @transaction.atomic
-def campaign_rater_exclude(*, campaign: Campaign, rater: AbstractBaseUser, excluded: bool) -> None:
-    """Leave a rater out of (or back into) the campaign's reports; their data stays."""
+def campaign_rater_exclude(*, campaign: Campaign, rater: AbstractBaseUser, excluded: bool, by=None) -> None:
+    """Leave a rater out of (or back into) the campaign's reports; their data stays.
+
+    A crowd participant of the campaign's study goes through the study's exclusion (reasons, slots, log).
+    """
+    from ratings.models_study import Participant
+    from ratings.services.study_exclusion import participant_exclude, participant_reinstate
+
+    participant = Participant.objects.filter(user=rater, study__campaign=campaign).first()
+    if participant is not None:
+        if excluded:
+            participant_exclude(participant=participant, reasons=["excluded by an admin"], by=by)
+        else:
+            participant_reinstate(participant=participant, by=by)
+        return
     if excluded:
         campaign.excluded_raters.add(rater)
     else:

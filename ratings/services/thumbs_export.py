@@ -14,7 +14,8 @@ Averages follow the study's results file (SoundSCaper_expert_evaluation_results.
 clip and caption with the mean of each score over the raters who rated it.
 
 Excluded raters (Campaign.excluded_raters) are left out of *reports*; a data export keeps them
-unless `skip_excluded` is set.
+unless `skip_excluded` is set, which keeps only the ratings every figure counts
+(ratings.selectors.included_thumbs_ratings: also no attention-check answers or study previews).
 """
 
 import csv
@@ -27,6 +28,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font
 
 from ratings.models import AssignmentItem, Campaign, ThumbsRating
+from ratings.selectors import included_thumbs_ratings
 from ratings.workbooks.writer import FORMULA_STARTS, text_put
 
 RATING_KEYS = (
@@ -71,7 +73,7 @@ def thumbs_rating_rows(
     """One dict per rating of the campaign, ordered by clip, caption and rater."""
     ratings = ThumbsRating.objects.filter(campaign=campaign)
     if skip_excluded:
-        ratings = ratings.exclude(rater__in=campaign.excluded_raters.all())
+        ratings = included_thumbs_ratings(ratings)
     fields = [
         "rater__username",
         "rater_id",

@@ -14,11 +14,10 @@ import struct
 
 import pytest
 from django.core.files.base import ContentFile
-from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from annotation.models import Caption, Clip, Dataset
 from ratings.models import AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import (
@@ -28,13 +27,12 @@ from ratings.services.judgements import (
     thumbs_item_submit,
 )
 from tests.ratings.blinding_crawl import RaterCrawl, Secrets
-from tests.ratings.campaign_data import clip_audio_attach, headphone_pass_give
+from tests.ratings.campaign_data import headphone_pass_give
+from tests.ratings.crawl_corpus import DATASET, SYSTEMS, crawl_corpus_build, ids_start_at
 from tests.ratings.test_judgements import _listened
 
 pytestmark = pytest.mark.django_db
 
-DATASET = "dsname-kestrel"
-SYSTEMS = ("sysname-osprey", "sysname-merlin")
 # Rows get ids far from anything else on the page, so a leaked id is recognisable as a whole number.
 ID_STARTS = {
     Clip: 7_300_000,
@@ -46,46 +44,14 @@ ID_STARTS = {
 }
 
 
-def _ids_start_at(model, start: int) -> None:
-    table = model._meta.db_table
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), %s)", [start])
-        else:
-            cursor.execute("DELETE FROM sqlite_sequence WHERE name = %s", [table])
-            cursor.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)", [table, start])
-
-
 @pytest.fixture
 def blind_world(make_user, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     for model, start in ID_STARTS.items():
-        _ids_start_at(model, start)
-    dataset = Dataset.objects.create(name=DATASET, description="dsname-kestrel recordings")
-    systems = [CaptioningSystem.objects.create(name=name) for name in SYSTEMS]
-    clips = []
-    for number in range(1, 7):  # clips 5 and 6 only give the HI pairs their other caption
-        clip = Clip.objects.create(dataset=dataset, external_id=f"clipext-heron-{number}.wav")
-        clips.append(clip)
-        clip_audio_attach(clip)
-        for position in range(3):
-            Caption.objects.create(
-                clip=clip,
-                text=f"water runs over stones, take {number}{position}",
-                role="reference",
-                author_kind="human",
-                position=position,
-                source_label=f"srclabel-plover-h{number}{position}",
-            )
-        for system in systems:
-            Caption.objects.create(
-                clip=clip,
-                text=f"a stream flows past rocks, version {number} {system.name[-6:]}".replace("sysname-", ""),
-                role="candidate",
-                author_kind="machine",
-                system=system,
-                source_label=f"srclabel-plover-{system.name}",
-            )
+        ids_start_at(model, start)
+    # Clips 5 and 6 only give the HI pairs their other caption.
+    dataset, systems = crawl_corpus_build(clip_count=6)
+    clips = list(dataset.clips.order_by("pk"))
     rater = make_user("listener", "rater")
     headphone_pass_give(rater)
     headphone_pass_give(rater, kind="huggins")

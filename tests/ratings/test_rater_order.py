@@ -106,7 +106,7 @@ def _pair_figures(association: Association, items: list[AssignmentItem]) -> None
     association.add_tau("split", [SPLIT_INDEX[item.pair.split] for item in items])
     association.add_tau("gold flag", [int(bool(item.pair.gold_choice)) for item in items])
     association.add_adjacency("split", [item.pair.split for item in items])
-    gold = [item for item in items if bool(item.pair.gold_choice)]
+    gold = [item for item in items if item.pair.gold_choice]
     association.add_first(
         "gold answer on the left (of gold items)", sum(item.a_on_left for item in gold), len(gold), 0.5
     )

@@ -1,0 +1,416 @@
+"""Crowd participants: arrival from a study link, the path through the study, and how it ends.
+
+A participant is a Django user with an unusable password in the rater group (never shown its platform id),
+plus a Participant row bound to (study, platform, platform id). The path, one stage at a time:
+
+    landing -> consent -> questionnaire (if the study has one) -> headphone screens (if any)
+    -> instructions with a practice item -> the share of items -> finished
+
+and it ends with one status: completed, screened out (a failed screen, never a rejection), no consent,
+timed out, returned, or study full. Each transition locks the participant row, checks the stage it
+starts from (a second tab or a double click changes nothing) and is logged as a ParticipantEvent.
+
+Arrivals: the same platform id in the same study resumes the same participant (in any browser); a finished
+one sees its end page again, never a second participation. Participants of the studies of campaigns the
+study names in `excluded_campaigns` are not eligible. New participants per client address are limited to
+STUDY_ARRIVALS_PER_ADDRESS per STUDY_ARRIVAL_WINDOW_MINUTES (the address is kept only as a keyed hash).
+"""
+
+import hashlib
+import hmac
+import secrets
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.roles import PARTICIPANT, RATER
+from ratings.crowd_platforms import Arrival
+from ratings.models import AssignmentItem
+from ratings.models_study import Participant, ParticipantEvent, Platform, Study, StudySlot
+from ratings.services.headphone import headphone_status
+from ratings.services.listening import listening_seconds_for
+from ratings.services.study_practice import PRACTICE_SECONDS
+from ratings.services.study_shares import (
+    expired_shares_release,
+    participant_locked_with_study,
+    share_allocate,
+    share_release,
+)
+
+USERNAME_PREFIX = "p-"
+STAGES = [choice for choice, _ in Participant.Stage.choices]
+
+
+class ArrivalRefusedError(Exception):
+    """Nobody is created: `kind` is closed, not_eligible or rate_limited (the page says what to do)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class StageError(ValueError):
+    """The request does not fit the participant's stage (message says why)."""
+
+
+def participant_for_user(user) -> Participant | None:
+    """The user's participation, or None for accounts that are not crowd participants."""
+    if not getattr(user, "is_authenticated", False):
+        return None
+    cached = getattr(user, "_study_participant", False)
+    if cached is False:
+        cached = Participant.objects.select_related("study__campaign").filter(user=user).first()
+        user._study_participant = cached
+    return cached
+
+
+def address_key(address: str) -> str:
+    """A keyed hash of a client address: enough to count arrivals, useless to find the person."""
+    digest = hmac.new(settings.SECRET_KEY.encode(), (address or "").encode(), hashlib.sha256)
+    return digest.hexdigest()[:32]
+
+
+def _event(participant: Participant, kind: str, **detail) -> None:
+    ParticipantEvent.objects.create(participant=participant, kind=kind, detail=detail)
+
+
+def _locked(participant: Participant) -> Participant:
+    return (
+        Participant.objects.select_for_update(of=("self",))
+        .select_related("study__campaign", "user")
+        .get(pk=participant.pk)
+    )
+
+
+def _participant_user():
+    user = get_user_model()(username=USERNAME_PREFIX + secrets.token_hex(8))
+    user.set_unusable_password()
+    user.save()
+    user.groups.add(*(Group.objects.get_or_create(name=name)[0] for name in (RATER, PARTICIPANT)))
+    return user
+
+
+def _create(*, study: Study, platform: str, platform_id: str, data: dict, key: str, is_preview: bool) -> Participant:
+    participant = Participant.objects.create(
+        study=study,
+        user=_participant_user(),
+        platform=platform,
+        platform_id=platform_id,
+        platform_data=data,
+        is_preview=is_preview,
+        address_key=key,
+    )
+    _event(participant, "arrived", preview=is_preview)
+    return participant
+
+
+def _is_excluded_elsewhere(study: Study, arrival: Arrival) -> bool:
+    return Participant.objects.filter(
+        study__campaign__in=study.excluded_campaigns.all(),
+        platform=arrival.platform,
+        platform_id=arrival.participant_id,
+        is_preview=False,
+    ).exists()
+
+
+def participant_arrive(*, study: Study, arrival: Arrival, address: str, now: datetime | None = None) -> Participant:
+    """The participant the link names: found (resumed) or created; ArrivalRefusedError when nobody may be created."""
+    now = now or timezone.now()
+    lookup = {"study": study, "platform": arrival.platform, "platform_id": arrival.participant_id, "is_preview": False}
+    existing = Participant.objects.filter(**lookup).first()
+    if existing is not None:
+        _event(existing, "resumed")
+        return existing
+    if not study.is_open:
+        raise ArrivalRefusedError("closed", "this study is closed")
+    if _is_excluded_elsewhere(study, arrival):
+        raise ArrivalRefusedError(
+            "not_eligible", "you took part in a related study, so you cannot take part in this one"
+        )
+    key = address_key(address)
+    window_start = now - timedelta(minutes=settings.STUDY_ARRIVAL_WINDOW_MINUTES)
+    recent = Participant.objects.filter(address_key=key, created_at__gte=window_start, is_preview=False).count()
+    if recent >= settings.STUDY_ARRIVALS_PER_ADDRESS:
+        raise ArrivalRefusedError(
+            "rate_limited", "too many new participants arrived from your network; try again later"
+        )
+    try:
+        with transaction.atomic():
+            participant = _create(
+                study=study,
+                platform=arrival.platform,
+                platform_id=arrival.participant_id,
+                data=arrival.data,
+                key=key,
+                is_preview=False,
+            )
+    except IntegrityError:
+        # The same id arrived twice at once (two tabs, a double click): the other request created it.
+        return Participant.objects.get(**lookup)
+    if not study_has_free_slot(study=study, now=now):
+        # Every item is covered or reserved: this arrival ends at once with the "study full" code.
+        participant = _finish(participant, expected=None, status=Participant.Status.FULL, kind="full", now=now)
+    return participant
+
+
+def preview_participant_create(*, study: Study, by) -> Participant:
+    """An admin's walk through the study: a participant that takes no slot and counts in no figure."""
+    with transaction.atomic():
+        participant = _create(
+            study=study,
+            platform=Platform.PREVIEW,
+            platform_id=f"preview-{secrets.token_hex(4)}",
+            data={"admin": by.get_username()},
+            key="",
+            is_preview=True,
+        )
+        ParticipantEvent.objects.filter(participant=participant).update(by=by)
+    return participant
+
+
+# --- The path --------------------------------------------------------------------------------------------
+
+
+def stage_needed(study: Study, stage: str) -> bool:
+    if stage == Participant.Stage.QUESTIONNAIRE:
+        return bool(study.questionnaire)
+    if stage == Participant.Stage.SCREENING:
+        return bool(study.screen_kinds)
+    return True
+
+
+def _next_stage(study: Study, stage: str) -> str:
+    for later in STAGES[STAGES.index(stage) + 1 :]:
+        if stage_needed(study, later):
+            return later
+    return Participant.Stage.FINISHED
+
+
+def _advance(
+    participant: Participant, *, expected: str, kind: str, fields: dict | None = None, **detail
+) -> Participant:
+    """Move from `expected` to the next stage, setting `fields`; refused from any other stage."""
+    with transaction.atomic():
+        participant = _locked(participant)
+        if participant.stage != expected:
+            raise StageError(f"this step is done already (you are at: {participant.get_stage_display()})")
+        for name, value in (fields or {}).items():
+            setattr(participant, name, value)
+        participant.stage = _next_stage(participant.study, expected)
+        participant.save()
+        _event(participant, kind, **detail)
+    return participant
+
+
+def _finish(participant: Participant, *, expected: str | None, status: str, kind: str, now=None) -> Participant:
+    with transaction.atomic():
+        participant = _locked(participant)
+        if expected is not None and participant.stage != expected:
+            raise StageError(f"this step is done already (you are at: {participant.get_stage_display()})")
+        if participant.stage == Participant.Stage.FINISHED:
+            return participant
+        participant.stage = Participant.Stage.FINISHED
+        participant.status = status
+        participant.finished_at = now or timezone.now()
+        participant.save()
+        _event(participant, kind)
+    return participant
+
+
+def participant_start(*, participant: Participant) -> Participant:
+    """The participant read the landing page and chose to take part."""
+    return _advance(participant, expected=Participant.Stage.LANDING, kind="started")
+
+
+def participant_consent(*, participant: Participant, agreed: bool) -> Participant:
+    """Consent given (on to the next step) or declined (the study ends with the no-consent code)."""
+    if not agreed:
+        return _finish(
+            participant, expected=Participant.Stage.CONSENT, status=Participant.Status.NO_CONSENT, kind="declined"
+        )
+    return _advance(
+        participant, expected=Participant.Stage.CONSENT, kind="consented", fields={"consented_at": timezone.now()}
+    )
+
+
+def questionnaire_answers_clean(*, study: Study, answers: dict) -> dict:
+    """Answers keyed by question, or StageError naming the first question answered wrongly."""
+    cleaned = {}
+    for question in study.questionnaire:
+        value = str(answers.get(question["key"], "")).strip()
+        if not value and question.get("required"):
+            raise StageError(f"Please answer: {question['label']}")
+        if value and question.get("choices") and value not in question["choices"]:
+            raise StageError(f"{question['label']}: choose one of the options")
+        if len(value) > 200:
+            raise StageError(f"{question['label']}: at most 200 characters")
+        cleaned[question["key"]] = value
+    return cleaned
+
+
+def participant_questionnaire_submit(*, participant: Participant, answers: dict) -> Participant:
+    cleaned = questionnaire_answers_clean(study=participant.study, answers=answers)
+    return _advance(
+        participant,
+        expected=Participant.Stage.QUESTIONNAIRE,
+        kind="questionnaire",
+        fields={"questionnaire_answers": cleaned},
+    )
+
+
+def screening_next_kind(*, participant: Participant) -> str | None:
+    """The first screen the participant has still to pass (None: all passed)."""
+    for kind in participant.study.screen_kinds:
+        status = headphone_status(rater=participant.user, kind=kind, allowed_failures=participant.study.screen_attempts)
+        if not status.is_valid:
+            return kind
+    return None
+
+
+def participant_screening_advance(*, participant: Participant) -> Participant:
+    """After a screen attempt: on when every screen is passed, screened out when a screen's attempts are used up."""
+    if participant.stage != Participant.Stage.SCREENING:
+        return participant
+    for kind in participant.study.screen_kinds:
+        status = headphone_status(rater=participant.user, kind=kind, allowed_failures=participant.study.screen_attempts)
+        if status.is_blocked:
+            return _finish(
+                participant,
+                expected=Participant.Stage.SCREENING,
+                status=Participant.Status.SCREENED_OUT,
+                kind=f"screened_out_{kind}",
+            )
+        if not status.is_valid:
+            return participant
+    return _advance(participant, expected=Participant.Stage.SCREENING, kind="screens_passed")
+
+
+def participant_practice_audio_served(*, participant: Participant) -> None:
+    """The practice sound went out, whole: its listening time runs from the first time it did."""
+    Participant.objects.filter(pk=participant.pk, practice_audio_served_at__isnull=True).update(
+        practice_audio_served_at=timezone.now()
+    )
+
+
+def practice_listening_check(*, participant: Participant, now: datetime | None = None) -> None:
+    """StageError, saying what is missing, unless the practice sound was served and could have been heard
+    (the rule of the rating items: ratings/services/listening.py)."""
+    served_at = Participant.objects.filter(pk=participant.pk).values_list("practice_audio_served_at", flat=True).get()
+    if served_at is None:
+        raise StageError("the practice sound has not been played yet: play it to its end")
+    required = listening_seconds_for(PRACTICE_SECONDS)
+    elapsed = ((now or timezone.now()) - served_at).total_seconds()
+    if elapsed < required:
+        raise StageError(f"the practice sound needs {required:.1f} s of listening; it started {elapsed:.1f} s ago")
+
+
+def participant_practice_done(*, participant: Participant) -> Participant:
+    """The practice item was answered after its sound was heard (the answer is not stored); the participant may
+    start. StageError when the sound cannot have been heard yet."""
+    practice_listening_check(participant=participant)
+    with transaction.atomic():
+        participant = _locked(participant)
+        if participant.stage == Participant.Stage.INSTRUCTIONS and participant.practice_done_at is None:
+            participant.practice_done_at = timezone.now()
+            participant.save(update_fields=["practice_done_at", "updated_at"])
+            _event(participant, "practice_done")
+    return participant
+
+
+def participant_items_start(*, participant: Participant) -> Participant:
+    """Reserve the share and go to the items; a full study ends with its own code."""
+    if participant.stage == Participant.Stage.ITEMS:
+        return participant
+    if participant.stage != Participant.Stage.INSTRUCTIONS:
+        raise StageError(f"finish the earlier steps first (you are at: {participant.get_stage_display()})")
+    if participant.practice_done_at is None:
+        raise StageError("try the practice item first")
+    if not participant.study.is_open:
+        raise StageError("this study is closed")
+    allocation = share_allocate(participant=participant)
+    if allocation.is_full:
+        return _finish(
+            participant, expected=Participant.Stage.INSTRUCTIONS, status=Participant.Status.FULL, kind="full"
+        )
+    participant.refresh_from_db()
+    return participant
+
+
+def participant_finish_if_done(*, participant: Participant, now: datetime | None = None) -> Participant:
+    """Complete the participation once every item of the share is answered; apply the exclusion rules."""
+    from ratings.services.study_exclusion import exclusion_apply_rules
+
+    with transaction.atomic():
+        # The study first: exclusion gives slots back, which only happens under the study's lock.
+        participant = participant_locked_with_study(participant)
+        if participant.stage != Participant.Stage.ITEMS:
+            return participant
+        items = AssignmentItem.objects.filter(
+            assignment__campaign=participant.study.campaign, assignment__rater=participant.user
+        )
+        if not items.exists() or items.filter(completed_at__isnull=True).exists():
+            return participant
+        participant.stage = Participant.Stage.FINISHED
+        participant.status = Participant.Status.COMPLETED
+        participant.finished_at = now or timezone.now()
+        participant.save()
+        _event(participant, "completed")
+        exclusion_apply_rules(participant=participant)
+    return participant
+
+
+def participant_items_finish_or_next(*, participant: Participant) -> tuple[Participant, str | None]:
+    """The token of the participant's next unanswered item, or (once all are answered) None and the finished
+    participant."""
+    next_token = (
+        AssignmentItem.objects.filter(
+            assignment__campaign=participant.study.campaign,
+            assignment__rater=participant.user,
+            completed_at__isnull=True,
+        )
+        .order_by("position")
+        .values_list("token", flat=True)
+        .first()
+    )
+    if next_token is not None:
+        return participant, next_token
+    return participant_finish_if_done(participant=participant), None
+
+
+def participant_return(*, participant: Participant) -> Participant:
+    """The participant leaves the study before the end: their unanswered items go to the next participants."""
+    if participant.stage == Participant.Stage.FINISHED:
+        return participant
+    if participant.stage == Participant.Stage.ITEMS:
+        return share_release(participant=participant, status=Participant.Status.RETURNED, kind="returned")
+    return _finish(participant, expected=None, status=Participant.Status.RETURNED, kind="returned")
+
+
+def participant_reservation_check(*, participant: Participant, now: datetime | None = None) -> Participant:
+    """A participant whose time ran out while rating is timed out now (their open items are released)."""
+    now = now or timezone.now()
+    if (
+        participant.stage == Participant.Stage.ITEMS
+        and participant.reserved_until is not None
+        and participant.reserved_until < now
+    ):
+        participant = participant_finish_if_done(participant=participant, now=now)
+        if participant.stage == Participant.Stage.ITEMS:
+            return share_release(
+                participant=participant, status=Participant.Status.TIMED_OUT, kind="timed_out", now=now
+            )
+    return participant
+
+
+def study_has_free_slot(*, study: Study, now: datetime | None = None) -> bool:
+    """Whether a new participant could get a share (reservations that ran out are released first)."""
+    if StudySlot.objects.filter(study=study, participant__isnull=True).exists():
+        return True
+    with transaction.atomic():
+        locked = Study.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=study.pk)
+        expired_shares_release(study=locked, now=now or timezone.now())
+        return StudySlot.objects.filter(study=study, participant__isnull=True).exists()

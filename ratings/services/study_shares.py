@@ -1,0 +1,461 @@
+"""Balanced shares of a crowd study: slots, allocation, release, attention checks and coverage.
+
+Rules (issue 18):
+- Each item of the study (THumBS: a clip with the campaign's captions of it; pairwise: a caption pair that is
+  not gold) has `judgements_per_item` slots, made when the study is published (`study_slots_create`).
+- A participant who starts rating gets `items_per_participant` items (fewer when fewer items have a free
+  slot; none: the study is full), the least-covered first (ties broken at random), each from a different
+  item, in their own random order with sides and caption order shuffled. On top of these come
+  `attention_checks` known-answer checks spread through the share: gold HI pairs (pairwise; the least-used
+  first), or, for THumBS, a caption of another clip among one item's captions (a catch caption that must
+  get precision <= 2): a reference caption of the clip whose references share the fewest words with the
+  item's, from a clip the participant never hears.
+- The share is reserved for the study's time limit. A participant who times out, returns the study or is
+  excluded gives their slots back: unanswered items are deleted (their slot is free again), and an excluded
+  participant's answered slots become free too, so the item still reaches its count of *included*
+  judgements. Reinstating takes the slots back where they are still free.
+- Concurrency: allocation and release lock the study row (SELECT ... FOR UPDATE; SQLite serialises writers)
+  and then the participant row; slots are taken with a conditional UPDATE. Whatever the locks do, the slot
+  constraints (ratings/models_study.py) make over-assignment and a second slot of one item impossible.
+- Previews (admins trying the study) get a share chosen the same way but take no slot.
+"""
+
+import random
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotation.models import Caption
+from ratings import projection
+from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair
+from ratings.models_study import AttentionCheck, Participant, ParticipantEvent, Study, StudySlot
+from ratings.services.campaigns import assignment_add_items, campaign_items
+
+# Catch captions are drawn from at most this many other clips (the least similar one wins).
+CATCH_CANDIDATE_CLIPS = 200
+WORD = re.compile(r"[a-z]+")
+
+
+class StudySetupError(ValueError):
+    """The campaign cannot be published as a study with these settings (message says why)."""
+
+
+def _is_pairwise(study: Study) -> bool:
+    return study.campaign.task_type == Campaign.TaskType.PAIRWISE
+
+
+def study_regular_items(study: Study) -> list:
+    """The items participants' judgements must cover: clips (THumBS) or the pairs that are not gold (pairwise)."""
+    items = campaign_items(study.campaign)
+    if _is_pairwise(study):
+        return [pair for pair in items if not pair.gold_choice]
+    return items
+
+
+def study_gold_pairs(study: Study) -> list[CaptionPair]:
+    return list(study.campaign.pairs.exclude(gold_choice="").select_related("clip").order_by("pk"))
+
+
+def study_setup_check(study: Study) -> None:
+    """Raise StudySetupError when the campaign cannot supply shares and checks as configured."""
+    regular = study_regular_items(study)
+    if not regular:
+        raise StudySetupError("the campaign has no items to rate (pairwise: gold pairs are checks, not items)")
+    if study.attention_checks and _is_pairwise(study) and len(study_gold_pairs(study)) < study.attention_checks:
+        raise StudySetupError(
+            f"{study.attention_checks} attention checks need as many gold HI pairs; the campaign has "
+            f"{len(study_gold_pairs(study))} (create it with HI pairs as gold items)"
+        )
+    if study.attention_checks and not _is_pairwise(study):
+        if study.attention_checks > study.items_per_participant:
+            raise StudySetupError("a THumBS share cannot hold more catch captions than items")
+        if study.campaign.dataset.clips.count() < 2:
+            raise StudySetupError("catch captions need clips other than the rated one in the dataset")
+
+
+@transaction.atomic
+def study_slots_create(study: Study) -> int:
+    """`judgements_per_item` slots for every regular item (idempotent: existing slots are kept)."""
+    existing = set(StudySlot.objects.filter(study=study).values_list("clip_id", "pair_id", "number"))
+    slots = []
+    for item in study_regular_items(study):
+        clip_id, pair_id = (item.clip_id, item.pk) if isinstance(item, CaptionPair) else (item.pk, None)
+        for number in range(1, study.campaign.judgements_per_item + 1):
+            if (clip_id, pair_id, number) not in existing:
+                slots.append(StudySlot(study=study, clip_id=clip_id, pair_id=pair_id, number=number))
+    StudySlot.objects.bulk_create(slots, batch_size=2000)
+    return len(slots)
+
+
+def _subject(clip_id: int, pair_id: int | None) -> int:
+    return pair_id if pair_id is not None else clip_id
+
+
+# Lock order, everywhere: the study row, then the participant row, then items. of=("self",): only these rows
+# (PostgreSQL would otherwise also lock every joined row: the campaign, the dataset, the user).
+
+
+def _locked_study(study: Study) -> Study:
+    return Study.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=study.pk)
+
+
+def _locked_participant(participant: Participant) -> Participant:
+    return (
+        Participant.objects.select_for_update(of=("self",))
+        .select_related("study__campaign", "user")
+        .get(pk=participant.pk)
+    )
+
+
+def participant_locked_with_study(participant: Participant) -> Participant:
+    """Lock the participant's study, then the participant (call inside a transaction); the fresh participant."""
+    _locked_study(participant.study)
+    return _locked_participant(participant)
+
+
+def spread_positions(*, count: int, length: int, rng: random.Random) -> list[int]:
+    """`count` distinct indexes in range(length), one in each of `count` equal segments (checks spread evenly)."""
+    count = min(count, length)
+    positions = []
+    for segment in range(count):
+        start = segment * length // count
+        end = max(start + 1, (segment + 1) * length // count)
+        positions.append(rng.randrange(start, end))
+    return positions
+
+
+# --- Allocation ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Allocation:
+    items: list[AssignmentItem]
+    is_full: bool
+
+
+def _free_subjects(study: Study, rng: random.Random) -> list[tuple[int, list[int]]]:
+    """(subject, free slot ids by number) of the items with a free slot, least covered first, ties at random."""
+    free: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    taken: Counter = Counter()
+    rows = StudySlot.objects.filter(study=study).values_list("pk", "clip_id", "pair_id", "number", "participant_id")
+    for slot_id, clip_id, pair_id, number, participant_id in rows.order_by():
+        subject = _subject(clip_id, pair_id)
+        if participant_id is None:
+            free[subject].append((number, slot_id))
+        else:
+            taken[subject] += 1
+    ordered = sorted(free, key=lambda subject: (taken[subject], rng.random()))
+    return [(subject, [slot_id for _, slot_id in sorted(free[subject])]) for subject in ordered]
+
+
+def share_allocate(*, participant: Participant, now: datetime | None = None) -> Allocation:
+    """Reserve the participant's share (idempotent: a participant who has one gets it back)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        study = _locked_study(participant.study)
+        participant = _locked_participant(participant)
+        assignment = Assignment.objects.filter(campaign=study.campaign, rater=participant.user).first()
+        if assignment is not None and assignment.items.exists():
+            return Allocation(items=projection.assignment_items(assignment), is_full=False)
+        expired_shares_release(study=study, now=now)
+        # Every draw (which items, their order, where the checks go) comes from the assignment's secret source
+        # (ratings/projection.py): ids and the campaign's seed do not predict a participant's order.
+        created = assignment is None
+        assignment = assignment or Assignment.objects.create(campaign=study.campaign, rater=participant.user)
+        rng = projection.assignment_random(assignment, "study-share")
+        subjects = _free_subjects(study, rng)[: study.items_per_participant]
+        if not subjects:
+            if created:  # no empty study left behind in the campaign's assignments
+                assignment.delete()
+            return Allocation(items=[], is_full=True)
+        slot_ids = [slot_ids[0] for _, slot_ids in subjects]
+        if not participant.is_preview:
+            taken = StudySlot.objects.filter(pk__in=slot_ids, participant__isnull=True).update(participant=participant)
+            if taken != len(slot_ids):  # cannot happen under the study lock; the constraints stop it regardless
+                raise RuntimeError("a slot was taken by someone else during allocation")
+        items = _share_items_create(study, assignment, [subject for subject, _ in subjects], rng)
+        if not participant.is_preview:
+            subject_of = {item.pk: _subject(item.clip_id, item.pair_id) for item in items}
+            slots = {_subject(slot.clip_id, slot.pair_id): slot for slot in StudySlot.objects.filter(pk__in=slot_ids)}
+            for item in items:
+                slot = slots.get(subject_of[item.pk])
+                if slot is not None:
+                    slot.item = item
+            StudySlot.objects.bulk_update(slots.values(), ["item"])
+        participant.stage = Participant.Stage.ITEMS
+        participant.items_started_at = now
+        participant.reserved_until = now + timedelta(minutes=study.time_limit_minutes)
+        participant.save(update_fields=["stage", "items_started_at", "reserved_until", "updated_at"])
+        ParticipantEvent.objects.create(
+            participant=participant,
+            kind="share_reserved",
+            detail={"items": len(items), "until": str(participant.reserved_until)},
+        )
+    return Allocation(items=items, is_full=False)
+
+
+def _share_items_create(study: Study, assignment: Assignment, subjects: list[int], rng: random.Random) -> list:
+    subjects = projection.shuffled(subjects, rng)
+    if _is_pairwise(study):
+        pairs = CaptionPair.objects.in_bulk(subjects)
+        ordered = [pairs[subject] for subject in subjects]
+        checks = _gold_pairs_choose(study, rng)
+        for position, pair in zip(
+            spread_positions(count=len(checks), length=len(ordered) + len(checks), rng=rng), checks, strict=False
+        ):
+            ordered.insert(position, pair)
+        items = assignment_add_items(assignment=assignment, items=ordered, keep_order=True)
+        gold_ids = {pair.pk for pair in checks}
+        AttentionCheck.objects.bulk_create(
+            AttentionCheck(
+                item=item,
+                campaign=study.campaign,
+                rater=assignment.rater,
+                kind=AttentionCheck.Kind.GOLD_PAIR,
+                pair_id=item.pair_id,
+            )
+            for item in items
+            if item.pair_id in gold_ids
+        )
+        return items
+    clips = study.campaign.dataset.clips.in_bulk(subjects)
+    items = assignment_add_items(assignment=assignment, items=[clips[subject] for subject in subjects], keep_order=True)
+    _catch_captions_place(study, assignment, items, rng)
+    return items
+
+
+def _gold_pairs_choose(study: Study, rng: random.Random) -> list[CaptionPair]:
+    """The study's least-used gold pairs (ties at random) for one share."""
+    if not study.attention_checks:
+        return []
+    used = dict(
+        AttentionCheck.objects.filter(campaign=study.campaign, kind=AttentionCheck.Kind.GOLD_PAIR)
+        .order_by()
+        .values_list("pair_id")
+        .annotate(count=Count("pk"))
+    )
+    gold = study_gold_pairs(study)
+    gold.sort(key=lambda pair: (used.get(pair.pk, 0), rng.random()))
+    return gold[: study.attention_checks]
+
+
+def _words(texts) -> set[str]:
+    return {word for text in texts for word in WORD.findall(text.lower())}
+
+
+def _catch_captions_place(
+    study: Study, assignment: Assignment, items: list[AssignmentItem], rng: random.Random
+) -> None:
+    """Put a catch caption among the captions of `attention_checks` items, spread through the share."""
+    if not study.attention_checks or not items:
+        return
+    share_clip_ids = {item.clip_id for item in items}
+    other_clip_ids = list(
+        study.campaign.dataset.clips.exclude(pk__in=share_clip_ids).order_by("pk").values_list("pk", flat=True)
+    )
+    candidates = rng.sample(other_clip_ids, min(CATCH_CANDIDATE_CLIPS, len(other_clip_ids)))
+    references: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    rows = (
+        Caption.objects.corpus()
+        .filter(clip_id__in=[*candidates, *share_clip_ids], role=Caption.Role.REFERENCE)
+        .order_by("clip_id", "position", "pk")
+    )
+    for caption_id, clip_id, text in rows.values_list("pk", "clip_id", "text"):
+        references[clip_id].append((caption_id, text))
+    donors = [clip_id for clip_id in candidates if references.get(clip_id)]
+    checks = []
+    for index in spread_positions(count=study.attention_checks, length=len(items), rng=rng):
+        if not donors:
+            break
+        item = items[index]
+        own = _words(text for _, text in references.get(item.clip_id, []))
+        donor = min(donors, key=lambda clip_id: (len(own & _words(t for _, t in references[clip_id])), rng.random()))
+        donors.remove(donor)  # one catch caption per donor clip: the same caption never appears twice in a share
+        caption_id = rng.choice(references[donor])[0]
+        order = list(item.caption_order)
+        order.insert(rng.randrange(len(order) + 1), caption_id)
+        item.caption_order = order
+        item.save(update_fields=["caption_order"])
+        checks.append(
+            AttentionCheck(
+                item=item,
+                campaign=study.campaign,
+                rater=assignment.rater,
+                kind=AttentionCheck.Kind.CATCH_CAPTION,
+                caption_id=caption_id,
+            )
+        )
+    AttentionCheck.objects.bulk_create(checks)
+
+
+# --- Release ----------------------------------------------------------------------------------------
+
+
+def _release(participant: Participant, *, answered_too: bool) -> dict:
+    """Free the participant's slots (the caller holds the study and participant locks); delete unanswered items.
+
+    The items are locked first, so a submission in flight either lands before (the item counts as answered)
+    or finds its item gone (and is refused): never a judgement on a slot someone else holds.
+    """
+    items = list(
+        AssignmentItem.objects.select_for_update()
+        .filter(assignment__campaign=participant.study.campaign, assignment__rater=participant.user)
+        .order_by("pk")
+    )
+    unanswered = [item.pk for item in items if item.completed_at is None]
+    slots = StudySlot.objects.filter(participant=participant)
+    if not answered_too:
+        slots = slots.filter(Q(item_id__in=unanswered) | Q(item__isnull=True))
+    freed = slots.update(participant=None, item=None)
+    AssignmentItem.objects.filter(pk__in=unanswered).delete()
+    return {"slots_freed": freed, "unanswered_items_removed": len(unanswered)}
+
+
+def share_release(*, participant: Participant, status: str, kind: str, now: datetime | None = None) -> Participant:
+    """End a participation that did not complete (timed out, returned): give its unanswered items back."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        participant = participant_locked_with_study(participant)
+        if participant.stage == Participant.Stage.FINISHED:
+            return participant
+        detail = _release(participant, answered_too=False)
+        participant.stage = Participant.Stage.FINISHED
+        participant.status = status
+        participant.finished_at = now
+        participant.save(update_fields=["stage", "status", "finished_at", "updated_at"])
+        ParticipantEvent.objects.create(participant=participant, kind=kind, detail=detail)
+    return participant
+
+
+def slots_release_for_exclusion(*, participant: Participant) -> dict:
+    """An excluded participant's slots go back to the pool (their answers stay, left out of every figure)."""
+    with transaction.atomic():
+        return _release(participant_locked_with_study(participant), answered_too=True)
+
+
+def slots_retake_for_reinstatement(*, participant: Participant) -> dict:
+    """A reinstated participant takes back a free slot of each item they answered, where one is left."""
+    with transaction.atomic():
+        participant = participant_locked_with_study(participant)
+        study = participant.study
+        answered = AssignmentItem.objects.filter(
+            assignment__campaign=study.campaign, assignment__rater=participant.user, completed_at__isnull=False
+        ).exclude(attention_checks__kind=AttentionCheck.Kind.GOLD_PAIR)
+        retaken, over = 0, 0
+        for item in answered:
+            if StudySlot.objects.filter(study=study, participant=participant, item=item).exists():
+                continue
+            lookup = {"pair_id": item.pair_id} if item.pair_id else {"clip_id": item.clip_id, "pair__isnull": True}
+            slot = StudySlot.objects.filter(study=study, participant__isnull=True, **lookup).order_by("number").first()
+            if slot is None:
+                over += 1
+                continue
+            slot.participant, slot.item = participant, item
+            slot.save(update_fields=["participant", "item"])
+            retaken += 1
+        return {"slots_retaken": retaken, "items_over_count": over}
+
+
+def expired_shares_release(*, study: Study, now: datetime) -> int:
+    """Time out every participant of the study whose reservation ran out (the caller holds the study lock)."""
+    from ratings.services.participants import participant_finish_if_done
+
+    expired = Participant.objects.filter(study=study, stage=Participant.Stage.ITEMS, reserved_until__lt=now)
+    count = 0
+    for participant in expired:
+        # Everything answered but the end page never reached: that is a completion, not a timeout.
+        if participant_finish_if_done(participant=participant, now=now).stage != Participant.Stage.FINISHED:
+            share_release(participant=participant, status=Participant.Status.TIMED_OUT, kind="timed_out", now=now)
+            count += 1
+    return count
+
+
+BEFORE_ITEMS = (
+    Participant.Stage.LANDING,
+    Participant.Stage.CONSENT,
+    Participant.Stage.QUESTIONNAIRE,
+    Participant.Stage.SCREENING,
+    Participant.Stage.INSTRUCTIONS,
+)
+
+
+def abandoned_arrivals_time_out(*, study: Study, now: datetime) -> int:
+    """Participants who stopped before their share, for longer than the time limit, are timed out (no slot to free)."""
+    abandoned = Participant.objects.filter(
+        study=study,
+        stage__in=BEFORE_ITEMS,
+        updated_at__lt=now - timedelta(minutes=study.time_limit_minutes),
+    )
+    count = 0
+    for participant in abandoned:
+        ParticipantEvent.objects.create(participant=participant, kind="timed_out", detail={"stage": participant.stage})
+        count += 1
+    abandoned.update(
+        stage=Participant.Stage.FINISHED, status=Participant.Status.TIMED_OUT, finished_at=now, updated_at=now
+    )
+    return count
+
+
+def expired_shares_release_now(*, study: Study) -> int:
+    """Time out the participants whose reservation ran out, or who abandoned the study before their share (the
+    admin page calls this before showing the study)."""
+    now = timezone.now()
+    abandoned_arrivals_time_out(study=study, now=now)
+    if not Participant.objects.filter(study=study, stage=Participant.Stage.ITEMS, reserved_until__lt=now).exists():
+        return 0
+    with transaction.atomic():
+        return expired_shares_release(study=_locked_study(study), now=now)
+
+
+# --- Coverage -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Coverage:
+    items: int
+    judgements_needed: int
+    judged: int
+    reserved: int
+    free: int
+    items_complete: int
+
+    @property
+    def percent(self) -> float:
+        return 100 * self.judged / self.judgements_needed if self.judgements_needed else 0.0
+
+    @property
+    def is_full(self) -> bool:
+        return self.free == 0
+
+
+def study_coverage(*, study: Study) -> Coverage:
+    """Slots judged (answer stored by a participant who holds the slot), reserved and free, and complete items."""
+    judged_by_subject: Counter = Counter()
+    subjects = set()
+    reserved = free = 0
+    rows = StudySlot.objects.filter(study=study).values_list(
+        "clip_id", "pair_id", "participant_id", "item__completed_at"
+    )
+    for clip_id, pair_id, participant_id, completed_at in rows.order_by():
+        subject = _subject(clip_id, pair_id)
+        subjects.add(subject)
+        if participant_id is None:
+            free += 1
+        elif completed_at is None:
+            reserved += 1
+        else:
+            judged_by_subject[subject] += 1
+    per_item = study.campaign.judgements_per_item
+    return Coverage(
+        items=len(subjects),
+        judgements_needed=len(subjects) * per_item,
+        judged=sum(judged_by_subject.values()),
+        reserved=reserved,
+        free=free,
+        items_complete=sum(1 for count in judged_by_subject.values() if count >= per_item),
+    )

@@ -1,0 +1,134 @@
+"""Simultaneous arrivals and starts of a crowd study never over-assign (run on SQLite and on PostgreSQL).
+
+Threads (each with its own database connection) are released together by a barrier: participants starting
+their share at once, the same platform id arriving in several tabs at once. Row locks (PostgreSQL) or
+immediate transactions (SQLite) serialise them; the slot constraints make over-assignment impossible even
+if they did not, which the last test shows by taking the locks away.
+"""
+
+import threading
+import time
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from ratings.crowd_platforms import Arrival
+from ratings.models import AssignmentItem
+from ratings.models_study import Participant, StudySlot
+from ratings.services import study_shares
+from ratings.services.participants import participant_arrive, participant_items_start
+from tests.ratings.study_data import pairwise_study, prolific_id, study_media  # noqa: F401 (study_media: a fixture)
+
+# db_specific: row locks on PostgreSQL, immediate transactions on SQLite; CI runs these on both.
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.db_specific,
+    pytest.mark.usefixtures("study_media"),
+]
+THREADS = 10
+
+
+def _together(count: int, work) -> tuple[list, list]:
+    """Run work(index) in `count` threads released at once; (results, errors)."""
+    barrier = threading.Barrier(count)
+    results, errors = [None] * count, []
+
+    def run(index: int) -> None:
+        try:
+            barrier.wait(timeout=60)
+            results[index] = work(index)
+        except Exception as error:  # noqa: BLE001 - every failure is reported by the test
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return results, errors
+
+
+def _ready_participants(study, count: int) -> list[Participant]:
+    participants = []
+    for index in range(count):
+        participant = participant_arrive(
+            study=study, arrival=Arrival("prolific", prolific_id()), address=f"10.6.{index}.1"
+        )
+        Participant.objects.filter(pk=participant.pk).update(stage="instructions", practice_done_at=timezone.now())
+        participants.append(Participant.objects.get(pk=participant.pk))
+    return participants
+
+
+def _assert_exact_coverage(study, *, per_item: int) -> None:
+    """What participants were given (their items, not only the slot rows): each pair to at most `per_item`
+    distinct participants, and every item given is backed by a slot its participant holds."""
+    given = AssignmentItem.objects.filter(assignment__campaign=study.campaign, pair__gold_choice="")
+    by_pair: dict[int, list[int]] = {}
+    for pair_id, rater_id in given.values_list("pair_id", "assignment__rater_id"):
+        by_pair.setdefault(pair_id, []).append(rater_id)
+    assert all(len(holders) <= per_item for holders in by_pair.values()), by_pair
+    assert all(len(set(holders)) == len(holders) for holders in by_pair.values()), "a participant twice on an item"
+    backed = set(
+        StudySlot.objects.filter(study=study, participant__isnull=False).values_list("item_id", "participant__user_id")
+    )
+    assert {(item.pk, item.assignment.rater_id) for item in given.select_related("assignment")} == backed
+
+
+def test_simultaneous_starts_fill_every_slot_once_and_the_rest_find_the_study_full():
+    study = pairwise_study(name="race-starts", hc=6, judgements=2, items_per_participant=3)
+    participants = _ready_participants(study, THREADS)
+    results, errors = _together(THREADS, lambda index: participant_items_start(participant=participants[index]))
+    assert errors == []
+    statuses = sorted(participant.status for participant in results)
+    # 6 pairs x 2 judgements = 12 slots; shares of 3: four participants get one, six find the study full.
+    assert statuses.count("full") == THREADS - 4 and statuses.count("in_progress") == 4
+    _assert_exact_coverage(study, per_item=2)
+    assert AssignmentItem.objects.filter(assignment__campaign=study.campaign, pair__gold_choice="").count() == 12
+    for participant in Participant.objects.filter(status="in_progress"):
+        assert StudySlot.objects.filter(participant=participant).count() == 3, "nobody over their share"
+
+
+def test_the_same_id_arriving_at_once_in_several_tabs_is_one_participant():
+    study = pairwise_study(name="race-arrivals")
+    pid = prolific_id()
+    results, errors = _together(
+        THREADS,
+        lambda index: participant_arrive(study=study, arrival=Arrival("prolific", pid), address="10.6.0.9").pk,
+    )
+    assert errors == []
+    assert len(set(results)) == 1 and Participant.objects.filter(study=study).count() == 1
+
+
+def test_without_the_study_lock_the_slots_still_refuse_over_assignment(monkeypatch):
+    """Take the row lock away: simultaneous starts may fail, but never over-assign (conditional UPDATE, constraints)."""
+    study = pairwise_study(name="race-nolock", hc=6, judgements=2, items_per_participant=3)
+    participants = _ready_participants(study, THREADS)
+    monkeypatch.setattr(
+        study_shares, "_locked_study", lambda study: type(study).objects.select_related("campaign").get(pk=study.pk)
+    )
+    choose = study_shares._free_subjects
+
+    def slow_choice(study, rng):
+        chosen = choose(study, rng)
+        time.sleep(0.3)  # every thread has read the same free slots before any takes them
+        return chosen
+
+    monkeypatch.setattr(study_shares, "_free_subjects", slow_choice)
+    _together(THREADS, lambda index: participant_items_start(participant=participants[index]))
+    _assert_exact_coverage(study, per_item=2)
+    assert StudySlot.objects.filter(study=study).count() == 12
+    for participant in Participant.objects.filter(study=study):
+        assert StudySlot.objects.filter(participant=participant).count() <= 3
+
+
+def test_a_participant_can_hold_one_slot_of_an_item_only():
+    study = pairwise_study(name="race-constraint")
+    participant = _ready_participants(study, 1)[0]
+    first, second = StudySlot.objects.filter(study=study).order_by("pair_id", "number")[:2]
+    assert first.pair_id == second.pair_id
+    StudySlot.objects.filter(pk=first.pk).update(participant=participant)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        StudySlot.objects.filter(pk=second.pk).update(participant=participant)
