@@ -66,6 +66,7 @@ def forwards(apps, schema_editor):
         if tag_id is not None:
             EventAttribute.objects.filter(pk=pk).update(tag_id=tag_id)
     _convert_drafts(apps, _draft_to_spans)
+    _check_deferred_constraints_now(schema_editor)
 
 
 def backwards(apps, schema_editor):
@@ -89,6 +90,14 @@ def backwards(apps, schema_editor):
     EventAttribute.objects.filter(tag__in=product.values("pk")).update(tag=None)
     product.delete()
     _convert_drafts(apps, _draft_to_onset)
+    _check_deferred_constraints_now(schema_editor)
+
+
+def _check_deferred_constraints_now(schema_editor):
+    """PostgreSQL refuses ALTER TABLE on a table with pending deferred foreign-key checks (rows of annotation_attributetag
+    updated or deleted above): the field removals that follow in this migration's transaction need them fired now."""
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
 
 
 class Migration(migrations.Migration):
