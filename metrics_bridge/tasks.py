@@ -22,7 +22,11 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.services.chunks import ChunkOutcome, chunk_process, chunks_recover
 from metrics_bridge.services.dataset_runs import dataset_run_start
 from metrics_bridge.services.runs import metric_run_dispatch, metric_run_execute
-from metrics_bridge.services.sensitivity import sensitivity_report_compute, sensitivity_report_start
+from metrics_bridge.services.sensitivity import (
+    sensitivity_report_compute,
+    sensitivity_report_create,
+    sensitivity_report_start,
+)
 from metrics_bridge.services.workers import (
     live_workers,
     worker_has_running_chunk,
@@ -148,6 +152,17 @@ def enqueue_sensitivity(report_id: int) -> None:
 def start_sensitivity_report(**kwargs):
     """sensitivity_report_start with this app's dispatcher (the sensitivity page)."""
     return sensitivity_report_start(enqueue=enqueue_sensitivity, **kwargs)
+
+
+def request_sensitivity_report(*, dataset, metric_names: list[str]):
+    """A sensitivity report sent to a live worker; computed here and now when no worker would take it (eager
+    Celery in tests, no worker running), as request_dashboard_refresh does. Returns the report."""
+    if runs_execute_eagerly() or not live_workers(broker=current_broker()):
+        report = sensitivity_report_create(dataset=dataset, metric_names=metric_names)
+        sensitivity_report_compute(report_id=report.pk)
+        report.refresh_from_db()
+        return report
+    return start_sensitivity_report(dataset=dataset, metric_names=metric_names)
 
 
 # --- Worker lifecycle ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
+from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import ADMIN, roles_required
 from annotation.models import Dataset
 from common.web_input import query_choice, query_page
@@ -33,15 +34,13 @@ def benchmark_page(request):
         table = benchmark.benchmark_page_data()
     else:
         state = benchmark.benchmark_state()
-        refresh_url = reverse("metrics_bridge:benchmark_refresh")
+        # the page refreshes itself (accounts/live.py): its status view asks for the recomputation once
+        live = {"live": live_context(status_url=reverse("metrics_bridge:benchmark_refresh"), **_live_state(state))}
         if state.payload is None:
             title = "Every metric on every human-judgement benchmark"
-            return render(
-                request, "metrics_bridge/dashboard_pending.html", {"title": title, "refresh_url": refresh_url}
-            )
+            return render(request, "metrics_bridge/dashboard_pending.html", {"title": title, **live})
         table = state.payload
-        if not state.fresh:
-            stale = {"stale": True, "computed_at": state.computed_at, "refresh_url": refresh_url}
+        stale = live if state.fresh else {"stale": True, "computed_at": state.computed_at, **live}
     if download in ("json", "csv"):
         from metrics_bridge.management.commands.metric_benchmark import benchmark_csv
 
@@ -77,14 +76,21 @@ def benchmark_page(request):
 @require_http_methods(["GET", "POST"])
 def benchmark_refresh(request):
     """Who: admins. POST: compute the benchmark table for the current data (a worker's task when one is alive,
-    inline otherwise). GET: whether the cached table is current yet."""
+    inline otherwise). GET: the page's live status (accounts/live.py), with whether the cached table is current."""
     from metrics_bridge.tasks import request_benchmark_refresh
 
     if request.method == "GET":
-        return JsonResponse({"fresh": benchmark.benchmark_state().fresh})
+        state = benchmark.benchmark_state()
+        refresh = None if state.fresh else reverse("metrics_bridge:benchmark_refresh")
+        return live_status_response(**_live_state(state), refresh=refresh, fresh=state.fresh)
     if request_benchmark_refresh():
         return JsonResponse({"fresh": True})
     return JsonResponse({"fresh": False, "queued": True}, status=202)
+
+
+def _live_state(state) -> dict:
+    """The benchmark page's live version (a new table, or the data changed under it) and whether it waits."""
+    return {"version": live_version(state.computed_at, state.fresh), "busy": not state.fresh}
 
 
 @roles_required(ADMIN)

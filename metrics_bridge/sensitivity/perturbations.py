@@ -51,6 +51,11 @@ FACTOR_OF = {"event": "sound event", "source": "source", "attribute": "attribute
 HALLUCINATION = "hallucination"
 #: a replacement noun counts as unrelated to the original below this cosine of their Sentence-BERT vectors
 UNRELATED_BELOW = 0.3
+#: never a hallucinated source: the extractor reads these as sources ("something beeps"), but they name nothing
+INDEFINITE_SOURCES = frozenset(
+    {"something", "someone", "somebody", "anything", "anyone", "anybody", "nothing", "nobody", "everything"}
+    | {"everyone", "everybody", "thing", "things", "one", "ones", "it", "they"}
+)
 
 #: connective (as written) -> the connective that reverses or breaks the temporal order
 RELATION_SWAPS = {
@@ -240,7 +245,11 @@ class Perturber:
         if not sources:
             return None
         word = rng.choice(sources)
-        pool = [c for c in self.pools.sources.get(grammatical_number(word), []) if lemma(c) not in clip_lemmas]
+        pool = [
+            c
+            for c in self.pools.sources.get(grammatical_number(word), [])
+            if lemma(c) not in clip_lemmas and c not in INDEFINITE_SOURCES
+        ]
         if not pool:
             return None
         similarities = self.similarity(word, pool)

@@ -238,6 +238,14 @@ def test_the_demo_dashboards_mean_something(db, media_root):
     assert set(demo_metrics) <= set(agreement.payload["metrics"])
     assert calibration_summary(dataset=dataset)["row"]["total"] is not None  # CALIBRATED fitted
 
+    # Sensitivity: a finished report of the demo's metrics that it runs (FENSE left out above), every factor applied
+    from metrics_bridge.models import SensitivityReport
+
+    (sensitivity,) = SensitivityReport.objects.filter(dataset=dataset)
+    assert sensitivity.status == SensitivityReport.Status.DONE
+    assert {"BLEU_4", "CIDEr_D", "SBERT"} <= set(sensitivity.result["metrics"])
+    assert all(row["applied"] > 0 for row in sensitivity.result["perturbations"].values())
+
     # THumBS: alpha and ICC defined, every metric correlated
     thumbs = dashboard_state(kind="thumbs", target=Campaign.objects.get(name="demo-thumbs"))
     assert thumbs.fresh

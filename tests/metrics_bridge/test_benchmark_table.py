@@ -85,9 +85,12 @@ def test_the_page_shows_the_table_and_each_figure_links_to_its_pairs(datasets, a
 
     # the first view answers at once and the browser asks for the computation
     pending = admin_client.get("/metrics/benchmark/").content.decode()
-    assert 'data-refresh-url="/metrics/benchmark/refresh/"' in pending and 'id="benchmark-table"' not in pending
+    assert 'data-live-status="/metrics/benchmark/refresh/"' in pending and 'id="benchmark-table"' not in pending
+    status = admin_client.get("/metrics/benchmark/refresh/").json()
+    assert status["refresh"] == "/metrics/benchmark/refresh/" and status["busy"] and not status["fresh"]
     assert admin_client.post("/metrics/benchmark/refresh/").json() == {"fresh": True}
-    assert admin_client.get("/metrics/benchmark/refresh/").json() == {"fresh": True}
+    status = admin_client.get("/metrics/benchmark/refresh/").json()
+    assert status["fresh"] and status["refresh"] is None and not status["busy"]
     page = admin_client.get("/metrics/benchmark/").content.decode()
 
     assert (

@@ -9,7 +9,8 @@ on a fresh database):
   campaign for the demo annotator;
 - a THumBS and a pairwise (HC / HI / HM / MM) study judged by twelve simulated raters, one careless and one failing
   the attention checks (ratings/services/demo.py), with the demo rater's share left to do;
-- a finished metric run of the DEMO_METRICS, and the dashboards computed from it.
+- a finished metric run of the DEMO_METRICS, the dashboards computed from it, and a sensitivity report of a few
+  of them (SENSITIVITY_METRICS).
 The metric run is scored by a worker process (a temporary one, as `compute_metrics --wait` starts, when none is
 alive) while this command builds the annotation study, so both cores work.
 """
@@ -27,11 +28,11 @@ from annotation.services.demo import (
     demo_corpus_ensure,
 )
 from annotation.services.importing import ImportDataError
-from metrics_bridge.models import MetricRun, MetricRunChunk
+from metrics_bridge.models import MetricRun, MetricRunChunk, SensitivityReport
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.dashboards import dashboard_refresh, dashboard_state
 from metrics_bridge.services.dataset_runs import dataset_run_create
-from metrics_bridge.tasks import request_dashboard_refresh
+from metrics_bridge.tasks import request_dashboard_refresh, request_sensitivity_report
 from metrics_bridge.worker_process import WorkerOnDemand
 from ratings.models import Campaign
 from ratings.services.demo import SIMULATED_RATERS, demo_campaigns_ensure, demo_pairs_ensure
@@ -39,6 +40,9 @@ from ratings.services.demo import SIMULATED_RATERS, demo_campaigns_ensure, demo_
 #: n-gram metrics, Sentence-BERT and FENSE: enough for every dashboard, computed in well under a minute. METEOR
 #: (a Java runtime that loads a paraphrase table) and the others are a "Compute metrics" away on any dashboard.
 DEMO_METRICS = ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "ROUGE_L", "CIDEr_D", "SBERT", "FENSE"]
+#: the sensitivity page's demo report: one n-gram metric, the consensus one and an embedding one (FENSE would
+#: double the worker's time for a column like SBERT's)
+SENSITIVITY_METRICS = ["BLEU_4", "CIDEr_D", "SBERT"]
 RUN_TIMEOUT_SECONDS = DASHBOARD_TIMEOUT_SECONDS = 600
 
 
@@ -155,15 +159,32 @@ class Command(BaseCommand):
         queued = [
             campaign for campaign in campaigns if not request_dashboard_refresh(kind="thumbs", object_id=campaign.pk)
         ]
+        sensitivity = self._start_sensitivity(dataset)
         dashboard_refresh(kind="agreement", target=dataset)
         dashboard_refresh(kind="leaderboard", target=dataset)
         deadline = time.monotonic() + DASHBOARD_TIMEOUT_SECONDS
-        while queued:
+        while queued or sensitivity:
             watchdog()
             queued = [campaign for campaign in queued if not dashboard_state(kind="thumbs", target=campaign).fresh]
-            if queued and time.monotonic() > deadline:
-                raise CommandError(f"the worker did not compute the THumBS report in {DASHBOARD_TIMEOUT_SECONDS} s")
+            if sensitivity:
+                sensitivity.refresh_from_db()
+                if sensitivity.status == SensitivityReport.Status.FAILED:
+                    raise CommandError(f"the sensitivity report failed: {sensitivity.error.splitlines()[0]}")
+                if sensitivity.status == SensitivityReport.Status.DONE:
+                    sensitivity = None
+            if (queued or sensitivity) and time.monotonic() > deadline:
+                raise CommandError(
+                    f"the worker did not compute the THumBS and sensitivity reports in {DASHBOARD_TIMEOUT_SECONDS} s"
+                )
             time.sleep(0.5)
+
+    def _start_sensitivity(self, dataset) -> SensitivityReport | None:
+        """A sensitivity report of the demo's SENSITIVITY_METRICS on the worker, unless one is done already."""
+        metric_names = [name for name in SENSITIVITY_METRICS if name in self.metric_names]
+        done = SensitivityReport.objects.filter(dataset=dataset, status=SensitivityReport.Status.DONE)
+        if not metric_names or done.exists():
+            return None
+        return request_sensitivity_report(dataset=dataset, metric_names=metric_names)
 
 
 def accounts_table(accounts) -> str:
