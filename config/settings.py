@@ -219,8 +219,6 @@ METRICS_CHUNK_SIZE = env_int("METRICS_CHUNK_SIZE", 500, minimum=1)
 # starts, e.g. "METEOR"; `compute_metrics --wait` sets it for its temporary worker. Otherwise a worker starts
 # them when it takes the first chunk of a run that needs them, and keeps them for the next runs.
 METRICS_WARM_UP = env_list("METRICS_WARM_UP", [])
-# Fault-injection knob for crash-recovery tests: pause before scoring each chunk. Keep 0 in production.
-METRICS_CHUNK_DELAY_SECONDS = env_int("METRICS_CHUNK_DELAY_MS", 0, minimum=0) / 1000
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -382,8 +382,10 @@ class Stack:
         )
         self.wait_healthy(skip="worker", timeout=60)
 
-    def start_worker(self, **extra_env) -> WorkerProcess:
-        """A (new) Celery worker process on the stack's Redis; waits until /healthz sees its heartbeat."""
+    def start_worker(self, *, include: list[str] | None = None, **extra_env) -> WorkerProcess:
+        """A (new) Celery worker process on the stack's Redis; waits until /healthz sees its heartbeat.
+
+        `include`: more modules the worker imports (tests pass their hooks, e.g. tests.chunk_gate)."""
         index = len(list(self.folder.glob("worker*.log")))
         self.worker = WorkerProcess(
             name=f"stack-worker-{index}@localhost",
@@ -391,6 +393,7 @@ class Stack:
             env={**self.env, **{key: str(value) for key, value in extra_env.items()}},
             pool="prefork",
             concurrency=1,
+            include=include,
         ).start()
         self.wait_healthy(timeout=120)
         return self.worker

@@ -76,7 +76,8 @@ def _celery_runs_eagerly():
 
 @pytest.fixture(scope="session")
 def redis_broker_url():
-    """REDIS_URL when set (CI), else a redis-server started for the session; database 15 is flushed."""
+    """REDIS_URL when set (CI), else a redis-server started for the session; a database of this test process
+    (15, or 15 - n for pytest-xdist's worker gw<n>: parallel test processes share the server) is flushed."""
     import os
 
     import redis
@@ -91,7 +92,8 @@ def redis_broker_url():
             pytest.skip("needs redis-server (Debian package redis-server) or REDIS_URL")
         url = started[0]
     base = url.rsplit("/", 1)[0] if url.count("/") >= 3 else url
-    test_url = f"{base}/15"
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    test_url = f"{base}/{15 - int(worker.removeprefix('gw') or 0)}"
     redis.Redis.from_url(test_url).flushdb()
     yield test_url
     if started:

@@ -188,8 +188,6 @@ def chunk_process(*, chunk_id: int, worker: str) -> str:
     started = time.monotonic()
     try:
         with LeaseKeeper(chunk_id=chunk.pk, token=chunk.lease_token, seconds=lease_seconds()) as lease:
-            if settings.METRICS_CHUNK_DELAY_SECONDS:
-                time.sleep(settings.METRICS_CHUNK_DELAY_SECONDS)
             scores = chunk_score(chunk=chunk)
         outcome = _chunk_store(chunk=chunk, scores=scores)
     except Exception as error:  # recorded on the chunk; the attempt cap decides between retry and failure

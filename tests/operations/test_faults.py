@@ -14,6 +14,7 @@ import pytest
 import requests
 
 from scripts.stack import PROJECT_DIR
+from tests.chunk_gate import FOLDER_VARIABLE, ChunkGate
 
 pytestmark = [pytest.mark.slow]
 
@@ -27,11 +28,15 @@ def admin_headers(stack, demo) -> dict:
 
 
 @pytest.fixture
-def slow_worker(stack):
-    """The stack's worker replaced by one that pauses 0.3 s per chunk (time to strike mid-run); restored after."""
+def gate(stack, tmp_path):
+    """The stack's worker replaced by one whose chunks wait at a gate the test opens (tests/chunk_gate.py), so
+    "mid-run" is a state the test sets, not a moment it hopes to catch; the plain worker is restored after."""
+    chunk_gate = ChunkGate(tmp_path / "gate")
     stack.worker.stop()
-    worker = stack.start_worker(METRICS_CHUNK_DELAY_MS=300)
-    yield worker
+    worker = stack.start_worker(include=["tests.chunk_gate"], **{FOLDER_VARIABLE: str(chunk_gate.folder)})
+    chunk_gate.worker = worker
+    yield chunk_gate
+    chunk_gate.open()
     worker.stop()
     stack.start_worker()
 
@@ -118,15 +123,17 @@ def terminate_backends(stack, *, only_in_transaction: bool = False) -> list[int]
     return [pid for pid, terminated in rows if terminated]
 
 
-def test_redis_restarted_without_its_data_mid_run(stack, demo, admin_headers, slow_worker, tmp_path, shared_dir):
-    # Given a run of a dozen chunks going through the stack's Redis
+def test_redis_restarted_without_its_data_mid_run(stack, demo, admin_headers, gate, tmp_path, shared_dir):
+    # Given a run of a dozen chunks going through the stack's Redis, two done and the third held at the gate
     import_clotho_items(stack, tmp_path, shared_dir, name="fault-redis", items=3)
     run = start_run(stack, admin_headers, "fault-redis")
     assert run["chunks_total"] >= 8
-    wait_run(stack, run["id"], lambda row: row["done"] >= 2, timeout=90, what="2 chunks")
+    gate.allow(2)
+    gate.wait_until_waiting(3, worker=gate.worker)
+    wait_run(stack, run["id"], lambda row: row["done"] == 2, timeout=90, what="2 chunks")
     # When Redis is replaced by an empty one (its queued messages are gone)
     stack.redis.restart(lose_data=True)
-    assert run_row(stack, run["id"])["done"] < run["chunks_total"], "the run ended before the restart"
+    gate.open()
     # Then the worker reconnects, notices the pending chunks nobody will deliver, and the run completes
     final = wait_run(
         stack,
@@ -140,15 +147,22 @@ def test_redis_restarted_without_its_data_mid_run(stack, demo, admin_headers, sl
     assert stack.health()[0] == 200
 
 
-def test_postgres_connections_terminated_mid_run(stack, demo, admin_headers, slow_worker, tmp_path, shared_dir):
+def test_postgres_connections_terminated_mid_run(stack, demo, admin_headers, gate, tmp_path, shared_dir):
     import_clotho_items(stack, tmp_path, shared_dir, name="fault-pg-run", items=3)
     run = start_run(stack, admin_headers, "fault-pg-run")
-    terminated = []
-    for threshold in (1, 4):  # twice, at different moments of the run
-        wait_run(stack, run["id"], lambda row, at=threshold: row["done"] >= at, timeout=90, what=f"{threshold} chunks")
-        terminated += terminate_backends(stack)
+    assert run["chunks_total"] >= 8
+    # Twice, at different moments of the run: while a chunk is held at the gate after one, then three more passed
+    # (the worker takes one chunk at a time, so the held chunk arrived after the ones before it were stored)
+    gate.allow(1)
+    gate.wait_until_waiting(2, worker=gate.worker)
+    terminated = terminate_backends(stack)
+    arrived = gate.arrived()
+    gate.allow(arrived + 2)
+    gate.wait_until_waiting(arrived + 3, worker=gate.worker)
+    terminated += terminate_backends(stack)
     assert terminated, "no backend to terminate"
     assert run_row(stack, run["id"])["done"] < run["chunks_total"], "the run ended before the faults"
+    gate.open()
     final = wait_run(
         stack,
         run["id"],

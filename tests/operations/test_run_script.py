@@ -5,6 +5,7 @@ The script runs as a user starts it (with --no-setup: the test's virtualenv is t
 demo has its own tests), on a throwaway database and a free port.
 """
 
+import contextlib
 import os
 import queue
 import signal
@@ -26,6 +27,29 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (from /proc: children by parent id, recursively)."""
+    children: dict[int, list[int]] = {}
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            # "pid (command) state ppid ...": the command may hold spaces and parentheses
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat_file.parent.name))
+    found, pending = [], [pid]
+    while pending:
+        for child in children.get(pending.pop(), []):
+            found.append(child)
+            pending.append(child)
+    return found
+
+
+def command_line(pid: int) -> str:
+    try:
+        return f"{pid} " + (Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:120])
+    except OSError:
+        return f"{pid} (gone)"
 
 
 class RunScript:
@@ -56,6 +80,9 @@ class RunScript:
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
+            # As from a terminal, where Ctrl-C is heard: a test process started in the background (`cmd &`, some
+            # CI runners) ignores SIGINT, its children inherit that, and bash cannot trap an ignored signal.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -63,7 +90,12 @@ class RunScript:
         for line in self.process.stdout:
             self._queue.put(line.rstrip("\n"))
 
-    def wait_for(self, text: str, timeout: float = 240) -> str:
+    def wait_for(self, text: str, timeout: float = 240, *, seen: bool = False) -> str:
+        """The next console line holding `text` (with `seen`, a line already read counts too)."""
+        if seen:
+            earlier = [line for line in self.lines if text in line]
+            if earlier:
+                return earlier[0]
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
@@ -81,10 +113,16 @@ class RunScript:
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGINT)
             try:
-                self.process.wait(timeout=60)
+                self.process.wait(timeout=90)
             except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                raise
+                left = descendants(self.process.pid)
+                for pid in [self.process.pid, *left]:  # the server and worker run in sessions of their own
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                raise AssertionError(
+                    "scripts/run did not stop within 90 s of Ctrl-C:\n" + "\n".join(self.lines)
+                    + "\nstill running: " + "; ".join(command_line(pid) for pid in left)
+                ) from None
         time.sleep(0.5)
         while not self._queue.empty():
             self.lines.append(self._queue.get())
@@ -97,9 +135,10 @@ def test_the_default_run_is_production_mode_with_a_quiet_console(tmp_path):
     try:
         signed_in_line = run.wait_for("Sign in at")
         url = f"http://127.0.0.1:{port}"
-        # "Sign in" came once the server answered: the health probe's access line is before it
+        # "Sign in" came once the server answered the health probe (its access line is printed by another process,
+        # so it may reach the console just after "Sign in")
         assert signed_in_line == f"Sign in at {url}/ (worker log: logs/worker.log; Ctrl-C stops)"
-        assert any("GET /healthz" in line for line in run.lines[:-1]), run.lines
+        run.wait_for("GET /healthz", timeout=60, seen=True)
 
         # No debug page: a mistyped URL gets the site's 404 page, never Django's list of routes
         missing = requests.get(f"{url}/no-such-page/", timeout=30)
