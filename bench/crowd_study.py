@@ -14,7 +14,12 @@ file) it
      questionnaire, the headphone screen (calibration and six trial sounds, each answered by the levels a
      listener hears), the instructions and practice sound, then every item of the share (page, audio, listening
      report after `--listen-seconds`, the answer after `--think-seconds` more; gold pairs answered like a
-     listener who heard the clip: the caption of the clip whose tone was served), and the end page with its code;
+     listener who heard the clip: the caption of the clip whose tone was served), and the end page with its code.
+     The pace is a person's, with listening shortened: `--page-seconds` (3 s) reading each page of the path
+     before sending it, the trial sounds fetched one after another as the page plays them, each clip's 2 s heard
+     in full and 8 s to read the two captions and choose (a real AudioCaps clip lasts 10 s, so the bench asks
+     for about twice a real study's requests per second). `--listen-seconds 1 --think-seconds 1 --page-seconds 0`
+     is the stress pace of earlier runs (about 3 times what two cores serve);
   4. stops gunicorn and checks the database: every item exactly at its judgement count from distinct
      participants (included judgements), nobody over their share, every completed participant shown the study's
      completion code, the others the code of their outcome, nobody excluded.
@@ -232,6 +237,11 @@ def verify(*, slug: str, seen: dict) -> dict:
 # --- The simulated participants (this process) ------------------------------------------------------------
 
 
+def _wav_seconds(wav_bytes: bytes) -> float:
+    with wave.open(io.BytesIO(wav_bytes)) as reader:
+        return reader.getnframes() / reader.getframerate()
+
+
 def _quietest(wav_bytes: bytes) -> int:
     """The antiphase screen answered by ear: the tone with the lowest level in one ear."""
     from ratings.screening.antiphase import GAP_SECONDS, TONE_SECONDS
@@ -267,6 +277,7 @@ class Participant:
         return CSRF_RE.search(text).group(1)
 
     def _post_form(self, endpoint: str, path: str, page_text: str, data: dict):
+        time.sleep(self.args.page_seconds)  # the person reads the page and fills it in before sending it
         return self.request(
             endpoint,
             "POST",
@@ -330,8 +341,11 @@ class Participant:
         self.request("GET screen sound", "GET", CALIBRATION_RE.search(text).group(1), expect=200)
         answers = {"check_id": CHECK_RE.search(text).group(1)}
         for number, url in enumerate(TRIAL_RE.findall(text), start=1):
+            # The page fetches a trial's sound when its Play button is pressed; a listener plays them one by one.
             sound = self.request("GET screen sound", "GET", url, expect=200)
             answers[f"trial_{number}"] = str(_quietest(sound.content) + 1) if sound is not None else "1"
+            if sound is not None and self.args.page_seconds > 0:
+                time.sleep(_wav_seconds(sound.content))
         return self._post_form("POST screen", path, text, answers)
 
     def practice(self, path: str, text: str):
@@ -573,8 +587,18 @@ def main() -> None:
     parser.add_argument("--participants", type=int, default=200, help="on PostgreSQL")
     parser.add_argument("--sqlite-participants", type=int, default=50)
     parser.add_argument("--arrival-seconds", type=float, default=60)
-    parser.add_argument("--listen-seconds", type=int, default=1, help="MUST_LISTEN_SECONDS: listening per item")
-    parser.add_argument("--think-seconds", type=float, default=1.0, help="after listening, before answering")
+    parser.add_argument(
+        "--listen-seconds", type=int, default=2, help="MUST_LISTEN_SECONDS: listening per item (the clips are 2 s)"
+    )
+    parser.add_argument(
+        "--think-seconds", type=float, default=8.0, help="after listening, before answering (reading two captions)"
+    )
+    parser.add_argument(
+        "--page-seconds",
+        type=float,
+        default=3.0,
+        help="reading each page of the path before sending it (0: no pause, and headphone trials back to back)",
+    )
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument("--databases", default="postgresql,sqlite", help="comma-separated: postgresql, sqlite")
     parser.add_argument("--database-url", default="", help="an existing empty PostgreSQL database instead of a cluster")
@@ -604,7 +628,8 @@ def main() -> None:
     threading.Thread(target=watchdog, args=(args.deadline,), daemon=True).start()
     print(
         f"crowd study bench: shares of {args.share} + {args.checks} checks, {args.judgements} judgements per item, "
-        f"listening {args.listen_seconds} s + {args.think_seconds} s per item, gunicorn {args.web_workers} workers, "
+        f"listening {args.listen_seconds} s + {args.think_seconds} s per item, {args.page_seconds} s per page of the "
+        f"path, gunicorn {args.web_workers} workers, "
         f"load average {os.getloadavg()[0]:.1f}",
         flush=True,
     )

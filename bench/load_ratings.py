@@ -463,6 +463,9 @@ def process_tree_cpu(pid: int) -> float:
         process, parent = int(stat.parent.name), int(fields[1])
         if process == pid or parent == pid:
             total += (int(fields[11]) + int(fields[12])) / ticks
+        if process == pid:
+            # Workers gunicorn recycled (max_requests) and reaped: their CPU is the master's children time.
+            total += (int(fields[13]) + int(fields[14])) / ticks
     return total
 
 

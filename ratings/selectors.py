@@ -57,7 +57,8 @@ def rater_item(*, rater: AbstractBaseUser, token: str) -> AssignmentItem | None:
     Other raters' items, closed campaigns and unknown tokens all give None (pages answer 404 alike).
     """
     return (
-        AssignmentItem.objects.select_related("assignment__campaign", "clip", "pair__caption_a", "pair__caption_b")
+        # The pair's captions are not joined: only a page that shows them reads them (projection.item_captions).
+        AssignmentItem.objects.select_related("assignment__campaign", "clip", "pair")
         .filter(token=token, assignment__rater=rater, assignment__campaign__is_active=True)
         # Tokens are unique: no ORDER BY (the model's ordering would join the campaign and rater to sort one row).
         .order_by()
@@ -65,13 +66,26 @@ def rater_item(*, rater: AbstractBaseUser, token: str) -> AssignmentItem | None:
     )
 
 
-def item_progress(*, item: AssignmentItem) -> dict:
-    """Where the item sits in its assignment: `number` (1-based), `total`, `completed`."""
-    return item.assignment.items.aggregate(
-        number=Count("pk", filter=Q(position__lte=item.position)),
-        total=Count("pk"),
-        completed=Count("pk", filter=Q(completed_at__isnull=False)),
-    )
+def item_place(*, item: AssignmentItem) -> dict:
+    """Where the item sits in its assignment, from one query over the assignment's items:
+    `progress` {number (1-based), total, completed} and `neighbours` {previous_token, next_open_token}
+    (the previous item; the next unfinished item after this one, else the first unfinished one before it)."""
+    rows = list(item.assignment.items.order_by("position").values("pk", "token", "position", "completed_at"))
+    earlier = [row for row in rows if row["position"] < item.position]
+    open_others = [row for row in rows if row["completed_at"] is None and row["pk"] != item.pk]
+    later_open = [row for row in open_others if row["position"] > item.position]
+    next_open = (later_open or open_others or [None])[0]
+    return {
+        "progress": {
+            "number": len(earlier) + 1,
+            "total": len(rows),
+            "completed": sum(1 for row in rows if row["completed_at"] is not None),
+        },
+        "neighbours": {
+            "previous_token": earlier[-1]["token"] if earlier else None,
+            "next_open_token": next_open["token"] if next_open else None,
+        },
+    }
 
 
 def item_next_open_token(*, item: AssignmentItem) -> str | None:
@@ -79,13 +93,6 @@ def item_next_open_token(*, item: AssignmentItem) -> str | None:
     open_items = item.assignment.items.filter(completed_at__isnull=True).exclude(pk=item.pk).order_by("position")
     later_open = open_items.filter(position__gt=item.position).values_list("token", flat=True).first()
     return later_open or open_items.values_list("token", flat=True).first()
-
-
-def item_neighbours(*, item: AssignmentItem) -> dict:
-    """Tokens of the previous item and of the next unfinished item after this one (None at the ends)."""
-    items = item.assignment.items
-    previous = items.filter(position__lt=item.position).order_by("-position").values_list("token", flat=True).first()
-    return {"previous_token": previous, "next_open_token": item_next_open_token(item=item)}
 
 
 def campaigns_with_progress() -> QuerySet[Campaign]:

@@ -169,8 +169,7 @@ def _page_context(request, item: AssignmentItem) -> dict:
     return {
         "item": item,
         "study_title": item.assignment.campaign.rater_title,
-        "progress": selectors.item_progress(item=item),
-        "neighbours": selectors.item_neighbours(item=item),
+        **selectors.item_place(item=item),
         "audio_url": reverse("ratings:item_audio", kwargs={"token": item.token}) if clip.has_audio else "",
         "peaks": clip.waveform_peaks or [],
         "duration": clip.duration_seconds,
@@ -263,7 +262,6 @@ def _thumbs_page(request, item: AssignmentItem):
 
 
 def _pairwise_page(request, item: AssignmentItem):
-    left, right = projection.item_captions(item)
     if request.method == "POST":
         form = PairwiseItemForm(request.POST)
         outcome = _submission(
@@ -279,6 +277,7 @@ def _pairwise_page(request, item: AssignmentItem):
         status, context = 200, _page_context(request, item)
         side = item.draft.get("side") or context["answer"].get("side", "")
         form = PairwiseItemForm(initial={"side": side if side in ("left", "right", "none") else ""})
+    left, right = projection.item_captions(item)
     context.update({"form": form, "left_text": left.text, "right_text": right.text})
     return render(request, "ratings/pairwise_item.html", context, status=status)
 

@@ -11,6 +11,7 @@ rater who inspects the downloaded WAV can read it off; the Huggins test (huggins
 """
 
 import random
+from functools import cache
 
 import numpy as np
 
@@ -47,14 +48,20 @@ def trial_answer(trial: dict) -> int:
     return trial["quietest"]
 
 
+@cache
 def tone(kind: str) -> np.ndarray:
-    """One tone as float samples, shape (n, 2): columns are the left and right ears."""
+    """One tone as float samples, shape (n, 2): columns are the left and right ears.
+
+    Computed once per kind (every trial of every participant plays the same three tones); read-only, since
+    the cached array is shared."""
     time = np.arange(int(SAMPLE_RATE * TONE_SECONDS)) / SAMPLE_RATE
     envelope = raised_cosine_envelope(len(time), int(SAMPLE_RATE * RAMP_SECONDS))
     gain = REFERENCE_AMPLITUDE * (QUIET_GAIN if kind == QUIET else 1.0)
     left = gain * envelope * np.sin(2 * np.pi * TONE_HZ * time)
     right = -left if kind == ANTIPHASE else left
-    return np.column_stack([left, right])
+    samples = np.column_stack([left, right])
+    samples.flags.writeable = False
+    return samples
 
 
 def trial_samples(trial: dict) -> np.ndarray:

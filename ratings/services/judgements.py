@@ -417,11 +417,21 @@ def pairwise_item_submit(*, item: AssignmentItem, side: str, seen_version, repla
     choice = {"left": left_caption, "right": right_caption, "none": "none"}[side]
 
     def write(locked: AssignmentItem) -> None:
-        PairwiseVote.objects.update_or_create(
-            campaign=locked.assignment.campaign,
-            rater=locked.assignment.rater,
-            pair_id=locked.pair_id,
-            defaults={"choice": choice, "left_side": left_caption, "source": Source.WEB},
+        # One INSERT … ON CONFLICT UPDATE (a first answer or a change alike), as for THumBS ratings.
+        PairwiseVote.objects.bulk_create(
+            [
+                PairwiseVote(
+                    campaign_id=locked.assignment.campaign_id,
+                    rater_id=locked.assignment.rater_id,
+                    pair_id=locked.pair_id,
+                    choice=choice,
+                    left_side=left_caption,
+                    source=Source.WEB,
+                )
+            ],
+            update_conflicts=True,
+            unique_fields=["campaign", "rater", "pair"],
+            update_fields=["choice", "left_side", "source", "updated_at"],
         )
 
     _submit(item, seen_version=seen_version, replacing=replacing, attempted={"side": side}, write=write)

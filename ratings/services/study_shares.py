@@ -173,20 +173,21 @@ def share_allocate(*, participant: Participant, now: datetime | None = None) -> 
             if created:  # no empty study left behind in the campaign's assignments
                 assignment.delete()
             return Allocation(items=[], is_full=True)
-        slot_ids = [slot_ids[0] for _, slot_ids in subjects]
+        slot_of_subject = {subject: slot_ids[0] for subject, slot_ids in subjects}
+        slot_ids = list(slot_of_subject.values())
         if not participant.is_preview:
             taken = StudySlot.objects.filter(pk__in=slot_ids, participant__isnull=True).update(participant=participant)
             if taken != len(slot_ids):  # cannot happen under the study lock; the constraints stop it regardless
                 raise RuntimeError("a slot was taken by someone else during allocation")
         items = _share_items_create(study, assignment, [subject for subject, _ in subjects], rng)
         if not participant.is_preview:
-            subject_of = {item.pk: _subject(item.clip_id, item.pair_id) for item in items}
-            slots = {_subject(slot.clip_id, slot.pair_id): slot for slot in StudySlot.objects.filter(pk__in=slot_ids)}
-            for item in items:
-                slot = slots.get(subject_of[item.pk])
-                if slot is not None:
-                    slot.item = item
-            StudySlot.objects.bulk_update(slots.values(), ["item"])
+            # Each taken slot points at the item made for its subject (gold checks have no slot).
+            filled = [
+                StudySlot(pk=slot_of_subject[subject], item=item)
+                for item in items
+                if (subject := _subject(item.clip_id, item.pair_id)) in slot_of_subject
+            ]
+            StudySlot.objects.bulk_update(filled, ["item"])
         participant.stage = Participant.Stage.ITEMS
         participant.items_started_at = now
         participant.reserved_until = now + timedelta(minutes=study.time_limit_minutes)

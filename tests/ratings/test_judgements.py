@@ -372,3 +372,47 @@ def test_rater_home_lists_progress(client, pair_item):
     pairwise_item_submit(item=_listened(pair_item), side="left", seen_version=0)
     html = client.get(reverse("ratings:home")).content.decode()
     assert "Pairwise comparison study" in html and "1 / 2" in html and "Continue" in html
+
+
+def _place_by_separate_queries(item: AssignmentItem) -> dict:
+    """Where an item sits, computed as the page did before (three queries): the reference for item_place."""
+    items = item.assignment.items
+    open_items = items.filter(completed_at__isnull=True).exclude(pk=item.pk).order_by("position")
+    later_open = open_items.filter(position__gt=item.position).values_list("token", flat=True).first()
+    previous = items.filter(position__lt=item.position).order_by("-position").values_list("token", flat=True).first()
+    return {
+        "progress": {
+            "number": items.filter(position__lte=item.position).count(),
+            "total": items.count(),
+            "completed": items.filter(completed_at__isnull=False).count(),
+        },
+        "neighbours": {
+            "previous_token": previous,
+            "next_open_token": later_open or open_items.values_list("token", flat=True).first(),
+        },
+    }
+
+
+def test_item_place_matches_the_queries_it_replaces(make_user):
+    """Progress and previous/next tokens from one query equal the aggregate queries, whatever is completed."""
+    from ratings.selectors import item_place
+
+    dataset, clips, systems = corpus_build(clip_count=5)
+    rater = make_user("placer", "rater")
+    campaign = campaign_setup(
+        name="place",
+        dataset=dataset,
+        task_type="thumbs",
+        systems=systems[:1],
+        human_captions_per_clip=1,
+        raters=[rater],
+    )
+    items = list(campaign.assignments.get().items.order_by("position"))
+    assert len(items) == 5
+    # Completion patterns: none, a middle one, the later ones (the next open item wraps to an earlier one), all.
+    for completed_positions in [(), (2,), (3, 4, 5), (1, 2, 3, 4, 5)]:
+        for item in items:
+            item.completed_at = timezone.now() if item.position in completed_positions else None
+            item.save(update_fields=["completed_at"])
+        for item in items:
+            assert item_place(item=item) == _place_by_separate_queries(item), (completed_positions, item.position)
