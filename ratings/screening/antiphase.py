@@ -60,7 +60,7 @@ def tone(kind: str) -> np.ndarray:
     left = gain * envelope * np.sin(2 * np.pi * TONE_HZ * time)
     right = -left if kind == ANTIPHASE else left
     samples = np.column_stack([left, right])
-    samples.flags.writeable = False
+    samples.setflags(write=False)
     return samples
 
 
