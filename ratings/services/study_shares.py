@@ -138,19 +138,33 @@ class Allocation:
     is_full: bool
 
 
-def _free_subjects(study: Study, rng: random.Random) -> list[tuple[int, list[int]]]:
-    """(subject, free slot ids by number) of the items with a free slot, least covered first, ties at random."""
-    free: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    taken: Counter = Counter()
-    rows = StudySlot.objects.filter(study=study).values_list("pk", "clip_id", "pair_id", "number", "participant_id")
-    for slot_id, clip_id, pair_id, number, participant_id in rows.order_by():
-        subject = _subject(clip_id, pair_id)
-        if participant_id is None:
-            free[subject].append((number, slot_id))
-        else:
-            taken[subject] += 1
-    ordered = sorted(free, key=lambda subject: (taken[subject], rng.random()))
-    return [(subject, [slot_id for _, slot_id in sorted(free[subject])]) for subject in ordered]
+def _free_subjects(study: Study, rng: random.Random, count: int) -> list[tuple[int, int]]:
+    """Up to `count` (subject, free slot id) of the items with a free slot, least covered first, ties at random;
+    each item's free slot of the lowest number.
+
+    Coverage is counted by the database (one row per item, not per slot): this runs under the study's lock,
+    so every participant starting at the same moment waits for it."""
+    coverage = (
+        StudySlot.objects.filter(study=study)
+        .order_by()
+        .values("clip_id", "pair_id")
+        .annotate(
+            taken=Count("pk", filter=Q(participant__isnull=False)),
+            free=Count("pk", filter=Q(participant__isnull=True)),
+        )
+    )
+    open_subjects = [(row["taken"], _subject(row["clip_id"], row["pair_id"])) for row in coverage if row["free"]]
+    chosen = [subject for _, subject in sorted(open_subjects, key=lambda entry: (entry[0], rng.random()))][:count]
+    free_slots = (
+        StudySlot.objects.filter(study=study, participant__isnull=True)
+        .filter(Q(pair_id__in=chosen) | Q(pair__isnull=True, clip_id__in=chosen))
+        .order_by("number")
+        .values_list("pk", "clip_id", "pair_id")
+    )
+    first_free: dict[int, int] = {}
+    for slot_id, clip_id, pair_id in free_slots:
+        first_free.setdefault(_subject(clip_id, pair_id), slot_id)
+    return [(subject, first_free[subject]) for subject in chosen]
 
 
 def share_allocate(*, participant: Participant, now: datetime | None = None) -> Allocation:
@@ -168,12 +182,12 @@ def share_allocate(*, participant: Participant, now: datetime | None = None) -> 
         created = assignment is None
         assignment = assignment or Assignment.objects.create(campaign=study.campaign, rater=participant.user)
         rng = projection.assignment_random(assignment, "study-share")
-        subjects = _free_subjects(study, rng)[: study.items_per_participant]
+        subjects = _free_subjects(study, rng, study.items_per_participant)
         if not subjects:
             if created:  # no empty study left behind in the campaign's assignments
                 assignment.delete()
             return Allocation(items=[], is_full=True)
-        slot_of_subject = {subject: slot_ids[0] for subject, slot_ids in subjects}
+        slot_of_subject = dict(subjects)
         slot_ids = list(slot_of_subject.values())
         if not participant.is_preview:
             taken = StudySlot.objects.filter(pk__in=slot_ids, participant__isnull=True).update(participant=participant)

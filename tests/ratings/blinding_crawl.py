@@ -177,8 +177,10 @@ class RaterCrawl:
         # attempt (410, the headphone screens) may refuse a GET.
         if method == "GET" and response.status_code not in (200, 206, 405, 410):
             self.findings.append(f"{where}: a link the rater can follow answered {response.status_code}")
-        elif method == "GET" and response.status_code == 200 and len(body) < MIN_BODY_BYTES.get(
-            content_type.split(";")[0], 1
+        elif (
+            method == "GET"
+            and response.status_code == 200
+            and len(body) < MIN_BODY_BYTES.get(content_type.split(";")[0], 1)
         ):
             self.findings.append(f"{where}: {len(body)} bytes of {content_type or 'no type'}: nothing was shown")
         if content_type.startswith("audio/"):

@@ -111,8 +111,8 @@ def test_without_the_study_lock_the_slots_still_refuse_over_assignment(monkeypat
     )
     choose = study_shares._free_subjects
 
-    def slow_choice(study, rng):
-        chosen = choose(study, rng)
+    def slow_choice(study, rng, count):
+        chosen = choose(study, rng, count)
         time.sleep(0.3)  # every thread has read the same free slots before any takes them
         return chosen
 
