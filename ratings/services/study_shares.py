@@ -164,7 +164,9 @@ def _free_subjects(study: Study, rng: random.Random, count: int) -> list[tuple[i
     first_free: dict[int, int] = {}
     for slot_id, clip_id, pair_id in free_slots:
         first_free.setdefault(_subject(clip_id, pair_id), slot_id)
-    return [(subject, first_free[subject]) for subject in chosen]
+    # Under the study's lock every chosen subject still has its free slot; without it (a bug) one taken in between
+    # is left out rather than failing here: the conditional UPDATE and the constraints then refuse over-assignment.
+    return [(subject, first_free[subject]) for subject in chosen if subject in first_free]
 
 
 def share_allocate(*, participant: Participant, now: datetime | None = None) -> Allocation:
