@@ -88,13 +88,6 @@ def item_place(*, item: AssignmentItem) -> dict:
     }
 
 
-def item_next_open_token(*, item: AssignmentItem) -> str | None:
-    """Token of the next unfinished item after this one, else the first unfinished one before it (or None)."""
-    open_items = item.assignment.items.filter(completed_at__isnull=True).exclude(pk=item.pk).order_by("position")
-    later_open = open_items.filter(position__gt=item.position).values_list("token", flat=True).first()
-    return later_open or open_items.values_list("token", flat=True).first()
-
-
 def campaigns_with_progress() -> QuerySet[Campaign]:
     """All campaigns with `rater_count`, `item_count` (assignment items) and `completed_count`."""
     return (

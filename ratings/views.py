@@ -92,7 +92,7 @@ def item_view(view):
 
 
 def _after_submit(request, item: AssignmentItem):
-    next_token = selectors.item_next_open_token(item=item)
+    next_token = selectors.item_place(item=item)["neighbours"]["next_open_token"]
     if next_token:
         return redirect("ratings:item", token=next_token)
     if getattr(request, "study_participant", None) is not None:
