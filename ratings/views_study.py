@@ -111,6 +111,15 @@ def _own_participant(request, study: Study) -> Participant | None:
     return participant if participant is not None and participant.study_id == study.pk else None
 
 
+def _study_with_own_participant(request, slug: str) -> tuple[Study, Participant | None]:
+    """The study of the link and the signed-in participant of it (None for anyone else); the participant's own
+    study row (loaded with them) spares reading it again on each of their requests."""
+    participant = participant_for_user(request.user)
+    if participant is not None and participant.study.slug == slug:
+        return participant.study, participant
+    return _study(slug), None
+
+
 def _sign_in(request, participant: Participant) -> None:
     if request.user.is_authenticated and request.user.pk == participant.user_id:
         return
@@ -172,8 +181,7 @@ def participant_page(stage: str):
         @never_cache
         @wraps(view)
         def wrapped(request, slug: str, *args, **kwargs):
-            study = _study(slug)
-            participant = _own_participant(request, study)
+            study, participant = _study_with_own_participant(request, slug)
             if participant is None:
                 return redirect("study:entry", slug=study.slug)
             participant = participant_reservation_check(participant=participant)
@@ -443,8 +451,7 @@ def study_items(request, study: Study, participant: Participant):
 @require_POST
 def study_leave(request, slug: str):
     """Who: the participant. Leave the study before the end (their unanswered items go to others)."""
-    study = _study(slug)
-    participant = _own_participant(request, study)
+    _, participant = _study_with_own_participant(request, slug)
     if participant is None:
         raise Http404("You are not taking part in this study")
     return redirect(stage_url(participant_return(participant=participant)))

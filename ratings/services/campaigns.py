@@ -182,8 +182,9 @@ def assignment_add_items(*, assignment: Assignment, items: list, keep_order: boo
     """
     campaign = assignment.campaign
     is_pairwise = campaign.task_type == Campaign.TaskType.PAIRWISE
-    present = {_item_key(campaign, item) for item in assignment.items.all()}
-    next_position = (assignment.items.order_by("-position").values_list("position", flat=True).first() or 0) + 1
+    existing = list(assignment.items.order_by().values_list("clip_id", "pair_id", "position"))
+    present = {pair_id if is_pairwise else clip_id for clip_id, pair_id, _ in existing}
+    next_position = max((position for _, _, position in existing), default=0) + 1
     rng = projection.assignment_random(assignment, f"items-from-{next_position}")
     wanted = [item for item in items if item.pk not in present]
     new_items = wanted if keep_order else projection.shuffled(wanted, rng)

@@ -336,8 +336,7 @@ def participant_items_start(*, participant: Participant) -> Participant:
         return _finish(
             participant, expected=Participant.Stage.INSTRUCTIONS, status=Participant.Status.FULL, kind="full"
         )
-    participant.refresh_from_db()
-    return participant
+    return allocation.participant
 
 
 def participant_finish_if_done(*, participant: Participant, now: datetime | None = None) -> Participant:

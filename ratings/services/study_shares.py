@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Min, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from annotation.models import Caption
@@ -58,7 +58,7 @@ def study_regular_items(study: Study) -> list:
 
 
 def study_gold_pairs(study: Study) -> list[CaptionPair]:
-    return list(study.campaign.pairs.exclude(gold_choice="").select_related("clip").order_by("pk"))
+    return list(study.campaign.pairs.exclude(gold_choice="").order_by("pk"))
 
 
 def study_setup_check(study: Study) -> None:
@@ -136,37 +136,32 @@ def spread_positions(*, count: int, length: int, rng: random.Random) -> list[int
 class Allocation:
     items: list[AssignmentItem]
     is_full: bool
+    participant: Participant  # as it stands after the allocation
 
 
 def _free_subjects(study: Study, rng: random.Random, count: int) -> list[tuple[int, int]]:
-    """Up to `count` (subject, free slot id) of the items with a free slot, least covered first, ties at random;
-    each item's free slot of the lowest number.
+    """Up to `count` (subject, free slot id) of the items with a free slot, least covered first, ties at random.
 
-    Coverage is counted by the database (one row per item, not per slot): this runs under the study's lock,
-    so every participant starting at the same moment waits for it."""
+    One query, counted by the database (one row per item, not per slot): this runs under the study's lock, so
+    every participant starting at the same moment waits for it. Which of an item's free slots is taken does not
+    matter (a slot's number only keeps an item's slots distinct); the one with the lowest id is."""
     coverage = (
         StudySlot.objects.filter(study=study)
         .order_by()
         .values("clip_id", "pair_id")
         .annotate(
             taken=Count("pk", filter=Q(participant__isnull=False)),
-            free=Count("pk", filter=Q(participant__isnull=True)),
+            free_slot=Min("pk", filter=Q(participant__isnull=True)),
         )
+        .values_list("clip_id", "pair_id", "taken", "free_slot")
     )
-    open_subjects = [(row["taken"], _subject(row["clip_id"], row["pair_id"])) for row in coverage if row["free"]]
-    chosen = [subject for _, subject in sorted(open_subjects, key=lambda entry: (entry[0], rng.random()))][:count]
-    free_slots = (
-        StudySlot.objects.filter(study=study, participant__isnull=True)
-        .filter(Q(pair_id__in=chosen) | Q(pair__isnull=True, clip_id__in=chosen))
-        .order_by("number")
-        .values_list("pk", "clip_id", "pair_id")
-    )
-    first_free: dict[int, int] = {}
-    for slot_id, clip_id, pair_id in free_slots:
-        first_free.setdefault(_subject(clip_id, pair_id), slot_id)
-    # Under the study's lock every chosen subject still has its free slot; without it (a bug) one taken in between
-    # is left out rather than failing here: the conditional UPDATE and the constraints then refuse over-assignment.
-    return [(subject, first_free[subject]) for subject in chosen if subject in first_free]
+    open_subjects = [
+        (taken, rng.random(), _subject(clip_id, pair_id), free_slot)
+        for clip_id, pair_id, taken, free_slot in coverage
+        if free_slot is not None
+    ]
+    open_subjects.sort()
+    return [(subject, slot_id) for _, _, subject, slot_id in open_subjects[:count]]
 
 
 def share_allocate(*, participant: Participant, now: datetime | None = None) -> Allocation:
@@ -177,7 +172,7 @@ def share_allocate(*, participant: Participant, now: datetime | None = None) -> 
         participant = _locked_participant(participant)
         assignment = Assignment.objects.filter(campaign=study.campaign, rater=participant.user).first()
         if assignment is not None and assignment.items.exists():
-            return Allocation(items=projection.assignment_items(assignment), is_full=False)
+            return Allocation(items=projection.assignment_items(assignment), is_full=False, participant=participant)
         expired_shares_release(study=study, now=now)
         # Every draw (which items, their order, where the checks go) comes from the assignment's secret source
         # (ratings/projection.py): ids and the campaign's seed do not predict a participant's order.
@@ -188,22 +183,10 @@ def share_allocate(*, participant: Participant, now: datetime | None = None) -> 
         if not subjects:
             if created:  # no empty study left behind in the campaign's assignments
                 assignment.delete()
-            return Allocation(items=[], is_full=True)
-        slot_of_subject = dict(subjects)
-        slot_ids = list(slot_of_subject.values())
-        if not participant.is_preview:
-            taken = StudySlot.objects.filter(pk__in=slot_ids, participant__isnull=True).update(participant=participant)
-            if taken != len(slot_ids):  # cannot happen under the study lock; the constraints stop it regardless
-                raise RuntimeError("a slot was taken by someone else during allocation")
+            return Allocation(items=[], is_full=True, participant=participant)
         items = _share_items_create(study, assignment, [subject for subject, _ in subjects], rng)
         if not participant.is_preview:
-            # Each taken slot points at the item made for its subject (gold checks have no slot).
-            filled = [
-                StudySlot(pk=slot_of_subject[subject], item=item)
-                for item in items
-                if (subject := _subject(item.clip_id, item.pair_id)) in slot_of_subject
-            ]
-            StudySlot.objects.bulk_update(filled, ["item"])
+            _slots_take(study, participant, assignment, [slot_id for _, slot_id in subjects])
         participant.stage = Participant.Stage.ITEMS
         participant.items_started_at = now
         participant.reserved_until = now + timedelta(minutes=study.time_limit_minutes)
@@ -213,7 +196,22 @@ def share_allocate(*, participant: Participant, now: datetime | None = None) -> 
             kind="share_reserved",
             detail={"items": len(items), "until": str(participant.reserved_until)},
         )
-    return Allocation(items=items, is_full=False)
+    return Allocation(items=items, is_full=False, participant=participant)
+
+
+def _slots_take(study: Study, participant: Participant, assignment: Assignment, slot_ids: list[int]) -> None:
+    """Give the participant the slots, each pointing at the item just made for its subject (one UPDATE)."""
+    if _is_pairwise(study):
+        item_of_slot = AssignmentItem.objects.filter(assignment=assignment, pair_id=OuterRef("pair_id"))
+    else:
+        item_of_slot = AssignmentItem.objects.filter(
+            assignment=assignment, pair__isnull=True, clip_id=OuterRef("clip_id")
+        )
+    taken = StudySlot.objects.filter(pk__in=slot_ids, participant__isnull=True).update(
+        participant=participant, item=Subquery(item_of_slot.values("pk")[:1])
+    )
+    if taken != len(slot_ids):  # cannot happen under the study lock; the constraints stop it regardless
+        raise RuntimeError("a slot was taken by someone else during allocation")
 
 
 def _share_items_create(study: Study, assignment: Assignment, subjects: list[int], rng: random.Random) -> list:

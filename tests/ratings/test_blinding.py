@@ -1,12 +1,14 @@
 """Blinding: no page a rater sees says who wrote a caption (person or model) or which system."""
 
 import re
+from collections import Counter
 
 import pytest
 from django.urls import reverse
+from scipy.stats import chisquare
 
 from annotation.models import Caption, CaptioningSystem, Clip, Dataset
-from ratings.models import AssignmentItem
+from ratings.models import TOKEN_ALPHABET, TOKEN_LENGTH, AssignmentItem, opaque_token
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import pairwise_item_submit
 from tests.ratings.campaign_data import headphone_pass_give, listened_give
@@ -140,3 +142,14 @@ def test_headphone_pages_say_nothing_either(client, make_user):
     client.force_login(rater)
     for kind in ("antiphase", "huggins"):
         _assert_blind(_page(client, reverse("ratings:headphone_check", args=[kind]), page=kind), page=kind)
+
+
+def test_opaque_tokens_are_uniform_over_the_alphabet_at_every_position():
+    """A token says nothing but itself: every letter as likely at every place (chi-square, 8,000 tokens)."""
+    tokens = [opaque_token() for _ in range(8000)]
+    assert len(set(tokens)) == len(tokens)
+    assert all(len(token) == TOKEN_LENGTH and set(token) <= set(TOKEN_ALPHABET) for token in tokens)
+    for position in range(TOKEN_LENGTH):
+        at_position = Counter(token[position] for token in tokens)
+        counts = [at_position[letter] for letter in TOKEN_ALPHABET]
+        assert min(counts) > 0 and chisquare(counts).pvalue > 1e-6, (position, counts)

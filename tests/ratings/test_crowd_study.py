@@ -359,6 +359,9 @@ def test_thumbs_catch_captions_come_from_clips_the_participant_never_hears():
         own = set(study.campaign.captions.filter(clip_id=item.clip_id).values_list("pk", flat=True))
         catch = {check.caption_id for check in checks if check.item_id == item.pk}
         assert set(item.caption_order) == own | catch
+    # Each slot the participant holds points at their item of the slot's clip (release frees slots by item).
+    held = StudySlot.objects.filter(participant=participant).values_list("clip_id", "pair_id", "item_id")
+    assert sorted(held) == sorted((item.clip_id, None, item.pk) for item in items)
 
 
 def test_thumbs_catch_caption_pass_and_fail_follow_precision():
