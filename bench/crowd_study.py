@@ -24,7 +24,8 @@ file) it
      participants (included judgements), nobody over their share, every completed participant shown the study's
      completion code, the others the code of their outcome, nobody excluded.
 It prints p50/p95/p99/max per endpoint, errors (unexpected status or transport error), requests/s, the load
-average before and after, and the load generator's and gunicorn's CPU. A watchdog kills what it started at
+average before and after, the load generator's and gunicorn's CPU and how many workers gunicorn restarted during the
+run (config/gunicorn.py's max_requests). A watchdog kills what it started at
 `--deadline` s.
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/crowd_study.py                   # PostgreSQL 200, then SQLite 50
@@ -520,7 +521,7 @@ def report(
         f"{requests_total / timing['wall_seconds']:.0f} req/s; errors {errors_total}; "
         f"load average {loads[0]:.1f} before, {loads[1]:.1f} after; load generator CPU "
         f"{timing['client_cpu_seconds'] / timing['wall_seconds'] * 100:.0f}% of one core, gunicorn CPU "
-        f"{server_cpu / timing['wall_seconds'] * 100:.0f}% of one core"
+        f"{server_cpu / timing['wall_seconds'] * 100:.0f}% of one core, worker restarts {timing['worker_restarts']}"
     ]
     table, figures = latency_table(recorder)
     lines.extend(table)
@@ -559,6 +560,8 @@ def bench_one(kind: str, participants: int, args) -> dict:
         server_cpu = process_tree_cpu(run.web.pid) - cpu_before
         load_after = os.getloadavg()[0]
         run.stop_web()  # every request is answered before the check reads the database
+        # Workers gunicorn recycled during the run (max_requests): each restart costs a burst of CPU.
+        timing["worker_restarts"] = (folder / "gunicorn.log").read_text(errors="replace").count("Autorestarting worker")
         results = folder / "seen.json"
         results.write_text(json.dumps(seen))
         checked = json.loads(
