@@ -546,6 +546,11 @@ def report(
     }
 
 
+def worker_restarts(gunicorn_log: Path) -> int:
+    """Workers gunicorn recycled so far (max_requests): each restart costs a burst of CPU."""
+    return gunicorn_log.read_text(errors="replace").count("Autorestarting worker")
+
+
 def bench_one(kind: str, participants: int, args) -> dict:
     folder = Path(tempfile.mkdtemp(prefix=f"crowd-bench-{kind}-"))
     if os.geteuid() == 0:
@@ -556,12 +561,12 @@ def bench_one(kind: str, participants: int, args) -> dict:
         target = run.start(participants)
         load_before = os.getloadavg()[0]
         cpu_before = process_tree_cpu(run.web.pid)
+        restarts_before = worker_restarts(folder / "gunicorn.log")
         recorder, timing, seen = drive(target, args, participants)
         server_cpu = process_tree_cpu(run.web.pid) - cpu_before
         load_after = os.getloadavg()[0]
         run.stop_web()  # every request is answered before the check reads the database
-        # Workers gunicorn recycled during the run (max_requests): each restart costs a burst of CPU.
-        timing["worker_restarts"] = (folder / "gunicorn.log").read_text(errors="replace").count("Autorestarting worker")
+        timing["worker_restarts"] = worker_restarts(folder / "gunicorn.log") - restarts_before
         results = folder / "seen.json"
         results.write_text(json.dumps(seen))
         checked = json.loads(

@@ -58,9 +58,10 @@ class CaptionPair(TimeStampedModel):
 
 
 TOKEN_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # no look-alikes (l/1, o/0): people copy these from workbooks
-TOKEN_LENGTH = 16  # 80 random bits: 5 bits per character of a 32-letter alphabet
+TOKEN_LENGTH = 16  # 80 random bits: 5 bits per character of a 32-letter alphabet (a multiple of 8: whole bytes)
 # Base32 spells 5 random bits per character in its own alphabet; this maps it onto ours, letter for letter.
 _FROM_BASE32 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", TOKEN_ALPHABET)
+assert TOKEN_LENGTH % 8 == 0 and len(set(TOKEN_ALPHABET)) == 32, "whole bytes, one letter per 5 bits (no padding)"
 
 
 def opaque_token() -> str:

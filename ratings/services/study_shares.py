@@ -207,8 +207,9 @@ def _slots_take(study: Study, participant: Participant, assignment: Assignment, 
         item_of_slot = AssignmentItem.objects.filter(
             assignment=assignment, pair__isnull=True, clip_id=OuterRef("clip_id")
         )
+    # order_by(): the items' default ordering would join and sort for every slot row, under the study's lock.
     taken = StudySlot.objects.filter(pk__in=slot_ids, participant__isnull=True).update(
-        participant=participant, item=Subquery(item_of_slot.values("pk")[:1])
+        participant=participant, item=Subquery(item_of_slot.order_by().values("pk")[:1])
     )
     if taken != len(slot_ids):  # cannot happen under the study lock; the constraints stop it regardless
         raise RuntimeError("a slot was taken by someone else during allocation")
