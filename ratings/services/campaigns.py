@@ -73,8 +73,9 @@ def campaign_items(campaign: Campaign) -> list:
     return list(campaign.dataset.clips.filter(pk__in=clip_ids).order_by("pk"))
 
 
-def _item_key(campaign: Campaign, assignment_item: AssignmentItem) -> int:
-    return assignment_item.pair_id if campaign.task_type == Campaign.TaskType.PAIRWISE else assignment_item.clip_id
+def _item_key(campaign: Campaign, clip_id: int, pair_id: int | None) -> int:
+    """What an assignment item stands for in its campaign: the pair (pairwise) or the clip (THumBS)."""
+    return pair_id if campaign.task_type == Campaign.TaskType.PAIRWISE else clip_id
 
 
 def balanced_shares(*, needs: dict[Hashable, int], rater_count: int, rng: random.Random) -> list[list[Hashable]]:
@@ -141,8 +142,10 @@ def campaign_add_raters(*, campaign: Campaign, raters: list[AbstractBaseUser]) -
     raters_check(campaign=campaign, raters=raters)
     items = campaign_items(campaign)
     items_by_key = {item.pk: item for item in items}
-    existing_items = AssignmentItem.objects.filter(assignment__campaign=campaign)
-    coverage = Counter(_item_key(campaign, item) for item in existing_items)
+    existing_items = AssignmentItem.objects.filter(assignment__campaign=campaign).order_by()
+    coverage = Counter(
+        _item_key(campaign, clip_id, pair_id) for clip_id, pair_id in existing_items.values_list("clip_id", "pair_id")
+    )
     assignments: list[Assignment] = []
     new_assignments: list[Assignment] = []
     seen_rater_ids: set[int] = set()
@@ -183,7 +186,7 @@ def assignment_add_items(*, assignment: Assignment, items: list, keep_order: boo
     campaign = assignment.campaign
     is_pairwise = campaign.task_type == Campaign.TaskType.PAIRWISE
     existing = list(assignment.items.order_by().values_list("clip_id", "pair_id", "position"))
-    present = {pair_id if is_pairwise else clip_id for clip_id, pair_id, _ in existing}
+    present = {_item_key(campaign, clip_id, pair_id) for clip_id, pair_id, _ in existing}
     next_position = max((position for _, _, position in existing), default=0) + 1
     rng = projection.assignment_random(assignment, f"items-from-{next_position}")
     wanted = [item for item in items if item.pk not in present]
