@@ -6,21 +6,30 @@ leave-one-out passes on MM) -- factor scores such as XACE_E/S/A/R are simply mor
 regularised (L2) logistic regression on the standardised differences predicts whether people
 preferred a. It has no intercept and the scaler does not centre: swapping a and b flips the
 prediction exactly, and the model cannot learn "the first caption tends to win" (in HI/HM the
-human caption is always a). So the model is a metric: score(c) = sum_k w_k * x_k(c) / s_k, and
-the decision for a pair is score(a) - score(b) = its log-odds.
+human caption is always a). The decision for a pair is its log-odds d(a, b) = -d(b, a).
 
 Held-out agreement: folds are drawn over clips (StratifiedGroupKFold, 5 folds, shuffled with a
 seed): every pair is predicted by a model fitted on the other folds' clips only, so no clip has
-pairs on both sides of a split. Inside each training fold, C is chosen by a grouped inner
-cross-validation (log loss) over the training clips only. The pairs are then counted exactly as
-for any metric (protocols.md §1: t == 0 left out, d == 0 wrong).
+pairs on both sides of a split. Inside each training fold, C (and whether the votes enter, below) is
+chosen by a grouped inner cross-validation (log loss) over the training clips only. The pairs are
+then counted exactly as for any metric (protocols.md §1: t == 0 left out, d == 0 wrong).
 
 A missing or not-applicable score (X-ACE factor absent from both graphs, stored as null) on
 either side makes that feature's difference 0 for the pair: it pushes neither way.
 
 Besides the metrics, `with_caption_features` adds four plain properties of each caption, differenced
 the same way (CAPTION_FEATURES: word count, the fluency detector's error probability, the largest and
-smallest Sentence-BERT cosine with the side's references): still score(c) = sum_k w_k x_k(c) / s_k.
+smallest Sentence-BERT cosine with the side's references).
+
+The model's columns come in blocks built from those differences D (MODEL_BLOCKS): the margins D; the margins
+times the cosine similarity of the two captions' sentence embeddings (a metric's margin can mean something else
+when the captions say nearly the same thing than when they differ: so each feature's weight is w + v * sim(a, b));
+and each feature's vote sign(D) (its verdict whatever its size: on one-word hallucinations one metric's verdict is
+right almost every time while its margins are not comparable from pair to pair). Every block is antisymmetric, so
+the no-intercept property holds. Margins (and the similarity block when the captions' similarities are known) are
+always in; the votes are in when the grouped inner cross-validation on the training pairs prefers them (same
+log-loss criterion as for C), so the choice never sees the held-out fold. With the similarity block the model is a
+comparison of two captions, no longer a score of one caption.
 
 Transfer: `fit_calibrated_model` on every pair of one dataset, `decisions` on another's.
 Plain Python (NumPy + scikit-learn), no Django.
@@ -45,6 +54,12 @@ DEFAULT_SEED = 0
 #: exact Newton steps: a few features, so this is fast and converges tightly (lbfgs was 3-7x slower here)
 SOLVER = "newton-cholesky"
 
+#: The blocks of model columns made from the feature differences D (see the module docstring).
+MARGIN, MARGIN_BY_SIMILARITY, VOTE = "margin", "margin × similarity", "vote"
+MODEL_BLOCKS = (MARGIN, MARGIN_BY_SIMILARITY, VOTE)
+#: a difference this small is float rounding between equal scores, not a verdict: its vote is 0
+VOTE_TIE = 1e-9
+
 
 @dataclass(frozen=True)
 class PairRow:
@@ -53,6 +68,8 @@ class PairRow:
     pair: JudgedPair
     clip_key: str | None
     differences: tuple[float, ...]
+    #: cosine of the two captions' sentence embeddings (symmetric in a and b); None when not computed
+    similarity: float | None = None
 
     @property
     def truth(self) -> int:
@@ -69,18 +86,33 @@ class CalibratedModel:
     coefficients: np.ndarray
     regularisation: float
     training_pairs: int
+    blocks: tuple[str, ...] = (MARGIN,)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return column_names(self.feature_names, self.blocks)
 
     def decisions(self, rows: Sequence[PairRow]) -> np.ndarray:
         """score(a) - score(b) (the log-odds that people prefer a) for each pair."""
-        return feature_matrix(rows) / self.scales @ self.coefficients
+        return model_matrix(rows, self.blocks) / self.scales @ self.coefficients
+
+    def coefficient_table(self) -> dict[str, dict[str, float]]:
+        """Per feature, per block of MODEL_BLOCKS: its coefficient (0.0 for a block this model does not use)."""
+        by_column = dict(zip(self.column_names, self.coefficients, strict=True))
+        return {
+            name: {block: float(by_column.get(column_name(name, block), 0.0)) for block in MODEL_BLOCKS}
+            for name in self.feature_names
+        }
 
     def as_dict(self) -> dict:
         return {
             "features": list(self.feature_names),
+            "blocks": list(self.blocks),
             "coefficients": {
-                name: float(value) for name, value in zip(self.feature_names, self.coefficients, strict=True)
+                name: float(value) for name, value in zip(self.column_names, self.coefficients, strict=True)
             },
-            "scales": {name: float(value) for name, value in zip(self.feature_names, self.scales, strict=True)},
+            "coefficients_by_block": self.coefficient_table(),
+            "scales": {name: float(value) for name, value in zip(self.column_names, self.scales, strict=True)},
             "regularisation_C": self.regularisation,
             "training_pairs": self.training_pairs,
         }
@@ -98,17 +130,25 @@ class CrossValidation:
     notes: list[str] = field(default_factory=list)
 
     def coefficient_summary(self) -> dict[str, dict[str, float]]:
-        """Per feature: mean, min and max of the standardised coefficient over the folds."""
-        names = self.fold_models[0].feature_names if self.fold_models else ()
-        values = np.array([model.coefficients for model in self.fold_models]) if self.fold_models else np.zeros((0, 0))
-        return {
-            name: {
-                "mean": float(values[:, k].mean()),
-                "min": float(values[:, k].min()),
-                "max": float(values[:, k].max()),
-            }
-            for k, name in enumerate(names)
-        }
+        """Per model column (feature × block): mean, min and max of the standardised coefficient over the folds; a
+        fold whose model left the column's block out counts as 0 for it."""
+        if not self.fold_models:
+            return {}
+        tables = [model.coefficient_table() for model in self.fold_models]
+        used_blocks = [block for block in MODEL_BLOCKS if any(block in model.blocks for model in self.fold_models)]
+        summary = {}
+        for name in self.fold_models[0].feature_names:
+            for block in used_blocks:
+                values = np.array([table[name][block] for table in tables])
+                summary[column_name(name, block)] = {
+                    "mean": float(values.mean()),
+                    "min": float(values.min()),
+                    "max": float(values.max()),
+                }
+        return summary
+
+    def blocks_per_fold(self) -> list[list[str]]:
+        return [list(model.blocks) for model in self.fold_models]
 
 
 # --- features ---------------------------------------------------------------------------------
@@ -173,7 +213,8 @@ def with_caption_features(
     names: Sequence[str], rows: Sequence[PairRow], clip_references: Mapping, *, protocol_name: str = "fense"
 ) -> tuple[tuple[str, ...], list[PairRow]]:
     """`rows` with the CAPTION_FEATURES differences appended (word count, the fluency detector's error
-    probability, the largest and smallest Sentence-BERT cosine with the side's references)."""
+    probability, the largest and smallest Sentence-BERT cosine with the side's references) and the two captions'
+    Sentence-BERT cosine as their `similarity`."""
     from metrics_bridge.scoring import sbert
 
     sides = [side_references(row.pair, clip_references.get(row.clip_key, ()), protocol_name) for row in rows]
@@ -191,6 +232,7 @@ def with_caption_features(
             pair=row.pair,
             clip_key=row.clip_key,
             differences=(*row.differences, *(side(row.pair.caption_a, a) - side(row.pair.caption_b, b))),
+            similarity=float(vectors[row.pair.caption_a] @ vectors[row.pair.caption_b]),
         )
         for row, (a, b) in zip(rows, sides, strict=True)
     ]
@@ -220,6 +262,44 @@ def feature_matrix(rows: Sequence[PairRow]) -> np.ndarray:
     return np.nan_to_num(matrix, nan=0.0, posinf=0.0, neginf=0.0)
 
 
+def model_matrix(rows: Sequence[PairRow], blocks: Sequence[str]) -> np.ndarray:
+    """The model's columns: for each block in order, one column per feature (see MODEL_BLOCKS)."""
+    differences = feature_matrix(rows)
+    parts = []
+    for block in blocks:
+        if block == MARGIN:
+            parts.append(differences)
+        elif block == MARGIN_BY_SIMILARITY:
+            similarity = np.array([row.similarity if row.similarity is not None else 0.0 for row in rows], dtype=float)
+            parts.append(differences * np.nan_to_num(similarity)[:, None])
+        elif block == VOTE:
+            parts.append(np.where(np.abs(differences) > VOTE_TIE, np.sign(differences), 0.0))
+        else:
+            raise ValueError(f"CALIBRATED: unknown model block {block!r}")
+    return np.hstack(parts) if parts else np.zeros((len(rows), 0))
+
+
+def column_name(feature: str, block: str) -> str:
+    """How a model column is named in reports: the feature for its margin, else "<feature> × similarity" or
+    "<feature> vote"."""
+    if block == MARGIN:
+        return feature
+    if block == MARGIN_BY_SIMILARITY:
+        return f"{feature} × similarity"
+    return f"{feature} vote"
+
+
+def column_names(feature_names: Sequence[str], blocks: Sequence[str]) -> tuple[str, ...]:
+    return tuple(column_name(name, block) for block in blocks for name in feature_names)
+
+
+def candidate_blocks(rows: Sequence[PairRow]) -> list[tuple[str, ...]]:
+    """The block sets the inner search chooses from: margins, with the similarity block when every pair has its
+    captions' similarity, without and with the votes."""
+    always = (MARGIN, MARGIN_BY_SIMILARITY) if rows and all(row.similarity is not None for row in rows) else (MARGIN,)
+    return [always, (*always, VOTE)]
+
+
 # --- fitting ----------------------------------------------------------------------------------
 
 
@@ -246,51 +326,63 @@ def _logistic(regularisation: float):
     return LogisticRegression(C=regularisation, fit_intercept=False, solver=SOLVER, max_iter=1000)
 
 
-def _inner_regularisation(matrix: np.ndarray, labels: np.ndarray, groups: Sequence, seed: int) -> float:
-    """C with the best grouped cross-validated log loss on the training pairs (LogisticRegressionCV over the
-    grid, inner folds grouped by clip). The inner folds share the training pairs' scaling; the held-out
-    fold never enters this choice."""
+def _inner_choice(
+    rows: Sequence[PairRow], labels: np.ndarray, groups: Sequence, seed: int
+) -> tuple[tuple[str, ...], float]:
+    """(model blocks, C) with the best grouped cross-validated log loss on the training pairs: for each candidate
+    block set (`candidate_blocks`), LogisticRegressionCV over the C grid with the same inner folds grouped by clip.
+    The inner folds share the training pairs' scaling; the held-out fold never enters this choice."""
     from sklearn.linear_model import LogisticRegressionCV
     from sklearn.model_selection import GroupKFold
 
+    candidates = candidate_blocks(rows)
     folds = min(INNER_FOLDS, len(set(groups)))
     if folds < 2 or len(set(labels)) < 2:
-        return 1.0
+        return candidates[0], 1.0
     splits = [
         (train, test)
-        for train, test in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(matrix, labels, groups)
+        for train, test in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(labels, labels, groups)
         if len(set(labels[train])) == 2
     ]
     if not splits:
-        return 1.0
-    search = LogisticRegressionCV(
-        Cs=list(REGULARISATION_GRID),
-        l1_ratios=(0.0,),
-        cv=splits,
-        scoring="neg_log_loss",
-        fit_intercept=False,
-        solver=SOLVER,
-        max_iter=1000,
-        use_legacy_attributes=False,
-    )
-    search.fit(matrix / _scales(matrix), labels)
-    return float(np.ravel(search.C_)[0])
+        return candidates[0], 1.0
+    best: tuple[float, tuple[str, ...], float] | None = None
+    for blocks in candidates:
+        matrix = model_matrix(rows, blocks)
+        search = LogisticRegressionCV(
+            Cs=list(REGULARISATION_GRID),
+            l1_ratios=(0.0,),
+            cv=splits,
+            scoring="neg_log_loss",
+            fit_intercept=False,
+            solver=SOLVER,
+            max_iter=1000,
+            refit=False,
+            use_legacy_attributes=False,
+        )
+        search.fit(matrix / _scales(matrix), labels)
+        mean_scores = np.asarray(search.scores_, dtype=float).reshape(len(splits), -1).mean(axis=0)
+        index = int(np.argmax(mean_scores))
+        if best is None or mean_scores[index] > best[0]:
+            best = (float(mean_scores[index]), blocks, float(search.Cs_[index]))
+    return best[1], best[2]
 
 
 def fit_calibrated_model(
     feature_names: Sequence[str], rows: Sequence[PairRow], *, seed: int = DEFAULT_SEED
 ) -> CalibratedModel:
-    """Fit on every pair with a human preference (t != 0); C chosen by grouped inner cross-validation."""
+    """Fit on every pair with a human preference (t != 0); blocks and C chosen by grouped inner cross-validation."""
     counted = _counted(rows)
     if not counted:
         raise ValueError("CALIBRATED: no judged pair with a human preference to learn from")
-    matrix = feature_matrix([rows[i] for i in counted])
-    labels = np.array([1 if rows[i].truth > 0 else 0 for i in counted])
+    training = [rows[i] for i in counted]
+    labels = np.array([1 if row.truth > 0 else 0 for row in training])
     if len(set(labels)) < 2:
         raise ValueError("CALIBRATED: every training pair prefers the same side; nothing to learn")
     codes = _group_codes(rows)
     groups = [codes[i] for i in counted]
-    regularisation = _inner_regularisation(matrix, labels, groups, seed)
+    blocks, regularisation = _inner_choice(training, labels, groups, seed)
+    matrix = model_matrix(training, blocks)
     scales = _scales(matrix)
     model = _logistic(regularisation).fit(matrix / scales, labels)
     return CalibratedModel(
@@ -299,6 +391,7 @@ def fit_calibrated_model(
         coefficients=model.coef_[0].copy(),
         regularisation=regularisation,
         training_pairs=len(counted),
+        blocks=blocks,
     )
 
 

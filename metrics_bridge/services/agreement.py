@@ -34,6 +34,8 @@ from ratings.models import Campaign
 
 SPLITS = ("HC", "HI", "HM", "MM")
 CALIBRATION_CACHE_SECONDS = 24 * 3600
+#: bumped when the summary's shape changes, so a cached summary of the old shape is never read
+CALIBRATION_SUMMARY_FORMAT = 2
 CALIBRATED = calibration.METRIC_NAME
 
 
@@ -318,7 +320,10 @@ def calibration_summary(*, dataset: Dataset) -> dict | None:
     scored_versions = sorted((name, versions[name]) for name in scored)
     fingerprint = dataset_judgement_fingerprint(dataset=dataset)
     identity = [dataset.pk, dataset.created_at.isoformat(), scored_versions, fingerprint]
-    key = "calibration-summary:" + hashlib.sha256(json.dumps(identity).encode("utf-8")).hexdigest()
+    key = (
+        f"calibration-summary-{CALIBRATION_SUMMARY_FORMAT}:"
+        + hashlib.sha256(json.dumps(identity).encode("utf-8")).hexdigest()
+    )
     summary = cache.get(key)
     if summary is None:
         summary = _calibration_summary(dataset=dataset, scored=scored)
@@ -340,20 +345,25 @@ def _calibration_summary(*, dataset: Dataset, scored: list[str]) -> dict:
     }
 
 
-def _coefficient_rows(description: dict) -> list[dict]:
-    """Coefficients of the all-pairs model, largest magnitude first, with their range over the CV folds."""
+def _coefficient_rows(description: dict) -> dict:
+    """The all-pairs model's coefficients as a table: one row per feature (largest total magnitude first), one
+    column per model block any model used (calibration.MODEL_BLOCKS), each value with its range over the CV folds."""
+    model = description["model_on_all_pairs"]
+    used = {*model["blocks"], *(block for blocks in description.get("fold_blocks", []) for block in blocks)}
+    blocks = [block for block in calibration.MODEL_BLOCKS if block in used]
     folds = description.get("fold_coefficients", {})
-    rows = [
-        {
-            "name": name,
-            "value": value,
-            "fold_min": folds.get(name, {}).get("min"),
-            "fold_max": folds.get(name, {}).get("max"),
-        }
-        for name, value in description["model_on_all_pairs"]["coefficients"].items()
-    ]
-    rows.sort(key=lambda row: -abs(row["value"]))
-    largest = abs(rows[0]["value"]) if rows else 0.0
+    rows = []
+    for name, by_block in model["coefficients_by_block"].items():
+        cells = []
+        for block in blocks:
+            fold_range = folds.get(calibration.column_name(name, block), {})
+            cells.append(
+                {"value": by_block[block], "fold_min": fold_range.get("min"), "fold_max": fold_range.get("max")}
+            )
+        rows.append({"name": name, "cells": cells, "magnitude": sum(abs(cell["value"]) for cell in cells)})
+    rows.sort(key=lambda row: -row["magnitude"])
+    largest = rows[0]["magnitude"] if rows else 0.0
     for row in rows:
-        row["bar_percent"] = round(100 * abs(row["value"]) / largest, 1) if largest else 0.0
-    return rows
+        row["bar_percent"] = round(100 * row["magnitude"] / largest, 1) if largest else 0.0
+    headers = [{"name": block, "in_model": block in model["blocks"]} for block in blocks]
+    return {"blocks": headers, "rows": rows}

@@ -5,6 +5,8 @@ turns a dataset's stored scores into its inputs (via the per-metric agreement re
 each pair side's protocol score) and its results into the agreement report's "calibration" entry.
 """
 
+from dataclasses import replace
+
 from annotation.models import Dataset
 from metrics_bridge.agreement import calibration
 from metrics_bridge.agreement.protocol import AgreementReport
@@ -47,6 +49,7 @@ def calibrated_cross_validation(
         "features": list(names),
         "fold_coefficients": validation.coefficient_summary(),
         "fold_regularisation_C": [model.regularisation for model in validation.fold_models],
+        "fold_blocks": validation.blocks_per_fold(),
         "model_on_all_pairs": full_model.as_dict(),
         "clips_per_fold": _clips_per_fold(validation.fold_of_clip, validation.folds),
     }
@@ -78,9 +81,7 @@ def calibrated_transfer(
             clips=training_clips if use_clips else None,
         )
         # clips of two training datasets never share a group (the inner search for C groups by clip)
-        training_rows += [
-            calibration.PairRow(row.pair, f"{training_dataset.pk}:{row.clip_key}", row.differences) for row in rows
-        ]
+        training_rows += [replace(row, clip_key=f"{training_dataset.pk}:{row.clip_key}") for row in rows]
     names, rows = calibration_rows(
         dataset=dataset, reports={name: reports[name] for name in features}, clips=clips if use_clips else None
     )

@@ -20,7 +20,7 @@ from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
 
 #: part of every cache entry's fingerprint: bump it when the code that builds a dashboard or plot changes,
 #: so a deployment does not keep serving tables and plots computed by the previous code
-CODE_REVISION = "dashboards-4"
+CODE_REVISION = "dashboards-5"
 
 
 def json_safe(value):

@@ -2,6 +2,7 @@
 
 import math
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -104,7 +105,8 @@ def test_the_model_leans_on_the_informative_metric_and_beats_it_held_out_only_wh
     rows = synthetic_rows(clips=40)
     validation = calibration.cross_validate(NAMES, rows, seed=0)
     model = calibration.fit_calibrated_model(NAMES, rows)
-    good, noise, _sparse = model.coefficients
+    table = model.coefficient_table()
+    good, noise = table["GOOD"][calibration.MARGIN], table["NOISE"][calibration.MARGIN]
     assert good > 0.5 and abs(noise) < good / 4
     counted = [row for row in rows if row.truth != 0]
     single = 100 * np.mean([row.differences[0] * row.truth > 0 for row in counted])
@@ -112,13 +114,83 @@ def test_the_model_leans_on_the_informative_metric_and_beats_it_held_out_only_wh
     assert validation.report.total.counted == len(counted)
 
 
-def test_swapping_the_captions_flips_the_decision_and_missing_scores_push_neither_way():
-    rows = synthetic_rows(clips=20)
-    model = calibration.fit_calibrated_model(NAMES, rows)
-    swapped = [calibration.PairRow(row.pair, row.clip_key, tuple(-d for d in row.differences)) for row in rows]
+@pytest.mark.parametrize("blocks", [(calibration.MARGIN,), calibration.MODEL_BLOCKS])
+def test_swapping_the_captions_flips_the_decision_and_missing_scores_push_neither_way(blocks):
+    rows = [replace(row, similarity=0.1 + 0.8 * (k % 5) / 4) for k, row in enumerate(synthetic_rows(clips=20))]
+    training = [row for row in rows if row.truth != 0]
+    matrix = calibration.model_matrix(training, blocks)
+    coefficients = np.random.default_rng(0).normal(size=matrix.shape[1])
+    model = calibration.CalibratedModel(NAMES, calibration._scales(matrix), coefficients, 1.0, len(training), blocks)
+    # the similarity is the captions' (symmetric): only the differences change sign
+    swapped = [replace(row, differences=tuple(-d for d in row.differences)) for row in rows]
     np.testing.assert_allclose(model.decisions(swapped), -model.decisions(rows))
-    missing = calibration.PairRow(rows[0].pair, rows[0].clip_key, (math.nan, math.nan, math.nan))
+    missing = replace(rows[0], differences=(math.nan, math.nan, math.nan))
     assert model.decisions([missing])[0] == 0.0
+
+
+def gated_rows(*, clips: int = 60, seed: int = 2) -> list[calibration.PairRow]:
+    """Pairs where GOOD's margin means the opposite when the two captions are alike (similarity > 0.5)."""
+    rng = random.Random(seed)
+    rows = []
+    for clip in range(clips):
+        for index, split in enumerate(SPLITS):
+            similarity = rng.random()
+            informative = rng.gauss(0, 1)
+            latent = (2.0 if similarity < 0.5 else -2.0) * informative + rng.gauss(0, 0.5)
+            pair = JudgedPair(split, f"a{clip}-{index}", f"b{clip}-{index}", (1 if latent > 0 else -1,), pair_id=index)
+            rows.append(calibration.PairRow(pair, f"clip{clip}", (informative, rng.gauss(0, 1), 0.0), similarity))
+    return rows
+
+
+def test_the_similarity_block_lets_a_margin_count_differently_for_alike_captions():
+    rows = gated_rows()
+    with_similarity = calibration.cross_validate(NAMES, rows, seed=0)
+    without = calibration.cross_validate(NAMES, [replace(row, similarity=None) for row in rows], seed=0)
+    assert all(calibration.MARGIN_BY_SIMILARITY in blocks for blocks in with_similarity.blocks_per_fold())
+    assert all(calibration.MARGIN_BY_SIMILARITY not in blocks for blocks in without.blocks_per_fold())
+    # a margin whose meaning flips at similarity 0.5 is learnt as w + v * similarity with v < 0 < w
+    table = calibration.fit_calibrated_model(NAMES, rows).coefficient_table()["GOOD"]
+    assert table[calibration.MARGIN] > 0 > table[calibration.MARGIN_BY_SIMILARITY]
+    assert with_similarity.report.total.accuracy > without.report.total.accuracy + 15
+
+
+def voting_rows(*, clips: int = 60, seed: int = 3) -> list[calibration.PairRow]:
+    """One-word hallucinations in miniature: VOTER's sign is right for 98 % of pairs but its margins are as likely
+    tiny as huge; NOISY's margins follow the truth only weakly."""
+    rng = random.Random(seed)
+    rows = []
+    for clip in range(clips):
+        for index in range(6):
+            truth = rng.choice((1, -1))
+            right = 1 if rng.random() < 0.98 else -1
+            margin = truth * right * 10 ** rng.uniform(-3, 1)
+            pair = JudgedPair("HALLU", f"a{clip}-{index}", f"b{clip}-{index}", (truth,), pair_id=f"{clip}:{index}")
+            rows.append(calibration.PairRow(pair, f"clip{clip}", (margin, 0.3 * truth + rng.gauss(0, 1), 0.0), 0.9))
+    return rows
+
+
+def test_votes_enter_when_the_training_pairs_favour_them_and_not_otherwise():
+    voting = calibration.cross_validate(NAMES, voting_rows(), seed=0)
+    assert all(calibration.VOTE in blocks for blocks in voting.blocks_per_fold())
+    counted = [row for row in voting_rows() if row.truth != 0]
+    voter_alone = 100 * np.mean([row.differences[0] * row.truth > 0 for row in counted])
+    assert voting.report.total.accuracy >= voter_alone - 1.0
+    # pairs whose log-odds are exactly linear in the margins carry nothing in the signs that the margins do not
+    plain = calibration.cross_validate(NAMES, logistic_rows(), seed=0)
+    assert all(calibration.VOTE not in blocks for blocks in plain.blocks_per_fold())
+
+
+def logistic_rows(*, clips: int = 80, seed: int = 4) -> list[calibration.PairRow]:
+    """People prefer a with probability sigmoid(1.5 * GOOD's margin): a linear model of margins is the truth."""
+    rng = random.Random(seed)
+    rows = []
+    for clip in range(clips):
+        for index, split in enumerate(SPLITS):
+            informative, noise = rng.gauss(0, 1), rng.gauss(0, 1)
+            truth = 1 if rng.random() < 1 / (1 + math.exp(-1.5 * informative)) else -1
+            pair = JudgedPair(split, f"a{clip}-{index}", f"b{clip}-{index}", (truth,), pair_id=f"{clip}:{index}")
+            rows.append(calibration.PairRow(pair, f"clip{clip}", (informative, noise, 0.0)))
+    return rows
 
 
 def test_counting_follows_the_protocol_ties_excluded_and_zero_decisions_wrong():
