@@ -93,7 +93,14 @@ class CalibratedModel:
         return column_names(self.feature_names, self.blocks)
 
     def decisions(self, rows: Sequence[PairRow]) -> np.ndarray:
-        """score(a) - score(b) (the log-odds that people prefer a) for each pair."""
+        """d(a, b) (the log-odds that people prefer a) for each pair."""
+        if MARGIN_BY_SIMILARITY in self.blocks:
+            unknown = next((row for row in rows if not _known(row.similarity)), None)
+            if unknown is not None:
+                raise ValueError(
+                    f"CALIBRATED: this model weighs margins by the captions' similarity, and pair "
+                    f"{unknown.pair.pair_id} has none (its caption features were not computed)"
+                )
         return model_matrix(rows, self.blocks) / self.scales @ self.coefficients
 
     def coefficient_table(self) -> dict[str, dict[str, float]]:
@@ -182,8 +189,8 @@ def _difference(decision: PairDecision) -> float:
 
 
 #: What CALIBRATED adds to the metrics' score differences: plain properties of each caption, differenced like
-#: a metric (caption a's minus caption b's), so the model stays a metric of one caption. Measured on
-#: Clotho-Eval they move the held-out total from 76.6 to about 77.7 (docs/metrics.md).
+#: a metric (caption a's minus caption b's). Measured on Clotho-Eval they moved the held-out total of the
+#: margins-only model from 76.6 to 77.7 (docs/metrics.md).
 CAPTION_FEATURES = ("caption_words", "fluency_error", "sbert_max_reference", "sbert_min_reference")
 
 
@@ -270,13 +277,17 @@ def model_matrix(rows: Sequence[PairRow], blocks: Sequence[str]) -> np.ndarray:
         if block == MARGIN:
             parts.append(differences)
         elif block == MARGIN_BY_SIMILARITY:
-            similarity = np.array([row.similarity if row.similarity is not None else 0.0 for row in rows], dtype=float)
-            parts.append(differences * np.nan_to_num(similarity)[:, None])
+            similarity = np.array([row.similarity if _known(row.similarity) else 0.0 for row in rows], dtype=float)
+            parts.append(differences * similarity[:, None])
         elif block == VOTE:
             parts.append(np.where(np.abs(differences) > VOTE_TIE, np.sign(differences), 0.0))
         else:
             raise ValueError(f"CALIBRATED: unknown model block {block!r}")
     return np.hstack(parts) if parts else np.zeros((len(rows), 0))
+
+
+def _known(similarity: float | None) -> bool:
+    return similarity is not None and math.isfinite(similarity)
 
 
 def column_name(feature: str, block: str) -> str:
@@ -296,7 +307,7 @@ def column_names(feature_names: Sequence[str], blocks: Sequence[str]) -> tuple[s
 def candidate_blocks(rows: Sequence[PairRow]) -> list[tuple[str, ...]]:
     """The block sets the inner search chooses from: margins, with the similarity block when every pair has its
     captions' similarity, without and with the votes."""
-    always = (MARGIN, MARGIN_BY_SIMILARITY) if rows and all(row.similarity is not None for row in rows) else (MARGIN,)
+    always = (MARGIN, MARGIN_BY_SIMILARITY) if rows and all(_known(row.similarity) for row in rows) else (MARGIN,)
     return [always, (*always, VOTE)]
 
 

@@ -365,5 +365,18 @@ def _coefficient_rows(description: dict) -> dict:
     largest = rows[0]["magnitude"] if rows else 0.0
     for row in rows:
         row["bar_percent"] = round(100 * row["magnitude"] / largest, 1) if largest else 0.0
-    headers = [{"name": block, "in_model": block in model["blocks"]} for block in blocks]
+    headers = [{"name": block, "note": _block_note(block, model, description.get("fold_blocks"))} for block in blocks]
     return {"blocks": headers, "rows": rows}
+
+
+def _block_note(block: str, model: dict, fold_blocks: list[list[str]] | None) -> str:
+    """Where a block was not used by every model shown (the inner search leaves the votes out where they do not
+    pay), e.g. "in 3 of 5 fold models; not in the model on all pairs"; empty when every model used it."""
+    parts = []
+    if fold_blocks:
+        using = sum(block in blocks for blocks in fold_blocks)
+        if using < len(fold_blocks):
+            parts.append(f"in {using} of {len(fold_blocks)} fold models")
+    if block not in model["blocks"]:
+        parts.append("not in the model on all pairs")
+    return "; ".join(parts)

@@ -1,4 +1,5 @@
-"""CALIBRATED (plain Python): grouped cross-validation is out of sample by construction, the model is a metric."""
+"""CALIBRATED (plain Python): grouped cross-validation is out of sample by construction, the decision is antisymmetric,
+the model's blocks and C are chosen on the training pairs only."""
 
 import math
 import random
@@ -210,3 +211,38 @@ def test_too_few_clips_for_five_folds_is_a_clear_error():
     rows = synthetic_rows(clips=3)
     with pytest.raises(ValueError, match="3 clips .* needs at least 5"):
         calibration.cross_validate(NAMES, rows)
+
+
+def test_the_inner_search_picks_the_c_a_refitting_logistic_regression_cv_picks():
+    from sklearn.linear_model import LogisticRegressionCV
+    from sklearn.model_selection import GroupKFold
+
+    for rows in (synthetic_rows(clips=30), gated_rows(clips=30), voting_rows(clips=30)):
+        counted = [row for row in rows if row.truth != 0]
+        labels = np.array([1 if row.truth > 0 else 0 for row in counted])
+        groups = [int(row.clip_key.removeprefix("clip")) for row in counted]
+        blocks, chosen = calibration._inner_choice(counted, labels, groups, 0)
+        matrix = calibration.model_matrix(counted, blocks)
+        splits = list(GroupKFold(n_splits=5, shuffle=True, random_state=0).split(matrix, labels, groups))
+        reference = LogisticRegressionCV(
+            Cs=list(calibration.REGULARISATION_GRID),
+            l1_ratios=(0.0,),
+            use_legacy_attributes=True,
+            cv=splits,
+            scoring="neg_log_loss",
+            fit_intercept=False,
+            solver="lbfgs",
+            max_iter=5000,
+        ).fit(matrix / calibration._scales(matrix), labels)
+        assert chosen == pytest.approx(float(np.ravel(reference.C_)[0]))
+
+
+def test_a_model_that_weighs_margins_by_similarity_refuses_pairs_without_one():
+    rows = gated_rows(clips=20)
+    model = calibration.fit_calibrated_model(NAMES, rows)
+    assert calibration.MARGIN_BY_SIMILARITY in model.blocks
+    with pytest.raises(ValueError, match="pair 0 has none"):
+        model.decisions([replace(rows[0], similarity=None)])
+    # a similarity that is not a number is not known either: the block is left out rather than fed zeros
+    odd = [replace(row, similarity=math.nan) if k == 3 else row for k, row in enumerate(rows)]
+    assert calibration.MARGIN_BY_SIMILARITY not in calibration.fit_calibrated_model(NAMES, odd).blocks

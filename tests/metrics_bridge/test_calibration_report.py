@@ -115,3 +115,31 @@ def test_the_dashboard_summary_is_cached_until_votes_or_scores_change(two_datase
     vote.save()
     agreement.calibration_summary(dataset=dataset)
     assert len(fits) == 2
+
+
+def test_the_coefficient_table_has_a_row_per_feature_and_says_which_models_left_a_block_out():
+    from metrics_bridge.services.agreement import _coefficient_rows
+
+    margin, gated, vote = calibration.MODEL_BLOCKS
+    description = {
+        "model_on_all_pairs": {
+            "blocks": [margin, gated],
+            "coefficients_by_block": {
+                "A": {margin: 0.5, gated: -0.2, vote: 0.0},
+                "B": {margin: -1.0, gated: 0.0, vote: 0.0},
+            },
+        },
+        "fold_blocks": [[margin, gated], [margin, gated, vote], [margin, gated], [margin, gated], [margin, gated]],
+        "fold_coefficients": {"A": {"min": 0.4, "max": 0.6}, "A vote": {"min": 0.0, "max": 0.3}},
+    }
+    table = _coefficient_rows(description)
+    assert [(block["name"], block["note"]) for block in table["blocks"]] == [
+        (margin, ""),
+        (gated, ""),
+        (vote, "in 1 of 5 fold models; not in the model on all pairs"),
+    ]
+    assert [(row["name"], row["bar_percent"]) for row in table["rows"]] == [("B", 100.0), ("A", 70.0)]
+    a_cells = table["rows"][1]["cells"]
+    assert [cell["value"] for cell in a_cells] == [0.5, -0.2, 0.0]
+    assert (a_cells[0]["fold_min"], a_cells[0]["fold_max"], a_cells[2]["fold_max"]) == (0.4, 0.6, 0.3)
+    assert a_cells[1]["fold_min"] is None  # no fold range given for that column
