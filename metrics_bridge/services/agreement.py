@@ -17,6 +17,7 @@ from metrics_bridge.selectors import (
 )
 from metrics_bridge.services.calibration import calibrated_cross_validation, calibrated_transfer
 from metrics_bridge.services.contexts import version_context_for
+from metrics_bridge.services.dashboard_cache import CODE_REVISION
 from metrics_bridge.services.plans import (
     fense_label,
     gold_fingerprints_by_caption,
@@ -34,8 +35,6 @@ from ratings.models import Campaign
 
 SPLITS = ("HC", "HI", "HM", "MM")
 CALIBRATION_CACHE_SECONDS = 24 * 3600
-#: bumped when the summary's shape changes, so a cached summary of the old shape is never read
-CALIBRATION_SUMMARY_FORMAT = 2
 CALIBRATED = calibration.METRIC_NAME
 
 
@@ -319,11 +318,9 @@ def calibration_summary(*, dataset: Dataset) -> dict | None:
         return None
     scored_versions = sorted((name, versions[name]) for name in scored)
     fingerprint = dataset_judgement_fingerprint(dataset=dataset)
-    identity = [dataset.pk, dataset.created_at.isoformat(), scored_versions, fingerprint]
-    key = (
-        f"calibration-summary-{CALIBRATION_SUMMARY_FORMAT}:"
-        + hashlib.sha256(json.dumps(identity).encode("utf-8")).hexdigest()
-    )
+    # the dashboards' code revision too: a summary built by earlier code (another shape) is never read
+    identity = [CODE_REVISION, dataset.pk, dataset.created_at.isoformat(), scored_versions, fingerprint]
+    key = "calibration-summary:" + hashlib.sha256(json.dumps(identity).encode("utf-8")).hexdigest()
     summary = cache.get(key)
     if summary is None:
         summary = _calibration_summary(dataset=dataset, scored=scored)
