@@ -53,6 +53,7 @@ NAVIGATION: dict[str, list[NavEntry]] = {
         NavEntry("Campaigns", "ratings:campaign_list", ("/ratings/staff/campaigns/",)),
         NavEntry("Crowd studies", "ratings:study_list", ("/ratings/staff/studies/",)),
         NavEntry("Raters", "ratings:rater_list", ("/ratings/staff/raters/",)),
+        NavEntry("People", "accounts:people", ("/accounts/people/",)),
         NavEntry("Workbooks", "ratings:workbook_upload", ("/ratings/staff/workbooks/",)),
         NavEntry("Metrics", "metrics_bridge:home", METRICS_PREFIXES),
         NavEntry("Evaluate a model", "metrics_bridge:evaluate", ("/metrics/evaluate/",)),

@@ -30,6 +30,7 @@ urlpatterns = [
     ),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/", include("accounts.urls")),
     path("admin/", admin.site.urls),
     # Browsers ask for /favicon.ico on pages that name no icon (API JSON, the admin): the site's icon.
     path("favicon.ico", RedirectView.as_view(url=static("core/favicon.svg"), permanent=False)),
