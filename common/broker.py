@@ -1,8 +1,9 @@
 """Which Celery broker the app uses, and a name for it that carries no secret.
 
-Two brokers: Redis when REDIS_URL is set; otherwise kombu's filesystem transport, an
-embedded broker that needs no server (messages are files in a folder that the web
-process, `compute_metrics` and the workers share). Its folder belongs to one database:
+Two brokers: Redis when REDIS_URL is set; otherwise an embedded broker that needs no
+server: kombu's filesystem transport made atomic (common/broker_transport.py; messages
+are files in a folder that the web process, `compute_metrics` and the workers share).
+Its folder belongs to one database:
 two checkouts or two test databases on one machine must never feed each other's
 workers, so by default it sits next to the SQLite file (or is named after the
 PostgreSQL database). Plain Python: no Django import, usable before settings load.
@@ -12,8 +13,15 @@ import hashlib
 from pathlib import Path
 from urllib.parse import urlparse
 
+from kombu.transport import TRANSPORT_ALIASES
+
+# The URL scheme of the embedded broker. kombu's own `filesystem` transport can hand a consumer a message file
+# that is still being written (the worker dies, the message is lost): the scheme names the transport that cannot.
+# A scheme rather than Celery's `broker_transport` setting, which would outlive a broker URL set to Redis.
+EMBEDDED_SCHEME = "filesystem-atomic"
+TRANSPORT_ALIASES[EMBEDDED_SCHEME] = "common.broker_transport:Transport"
 # The host means nothing to the filesystem transport; naming it spares kombu's warning that none was supplied.
-EMBEDDED_BROKER_URL = "filesystem://localhost/"
+EMBEDDED_BROKER_URL = f"{EMBEDDED_SCHEME}://localhost/"
 
 
 def embedded_broker_folder(*, database: dict, base_dir: Path) -> Path:
@@ -47,9 +55,14 @@ def broker_identity(url: str, transport_options: dict | None = None) -> str:
     Workers record it with their heartbeat so a web process only counts workers that
     listen to its own broker.
     """
-    if url.startswith("filesystem:"):
+    if is_embedded_broker(url):
         return "filesystem:" + str((transport_options or {}).get("data_folder_in", ""))
     parsed = urlparse(url)
     host = parsed.hostname or ""
     port = f":{parsed.port}" if parsed.port else ""
     return f"{parsed.scheme}://{host}{port}{parsed.path}"
+
+
+def is_embedded_broker(url: str) -> bool:
+    """Whether `url` names a filesystem broker (the embedded one, or kombu's own transport it replaces)."""
+    return url.startswith((f"{EMBEDDED_SCHEME}:", "filesystem:"))

@@ -41,10 +41,11 @@ def check_database() -> dict:
 
 
 def check_broker() -> dict:
+    from common.broker import is_embedded_broker
     from config.celery import app
 
     url = app.conf.broker_url or ""
-    if url.startswith("filesystem:"):
+    if is_embedded_broker(url):
         folder = Path(app.conf.broker_transport_options["data_folder_in"])
         return {"ok": folder.is_dir() and os.access(folder, os.W_OK), "kind": "filesystem"}
     with app.connection_for_write() as connection:

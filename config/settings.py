@@ -1,7 +1,7 @@
 """One settings module; everything that differs between machines comes from the environment.
 
 Embedded defaults (no variables set): SQLite file in the project folder, media in
-./media, Celery on an embedded broker (kombu's filesystem transport, no server) that
+./media, Celery on an embedded broker (kombu's filesystem transport made atomic, no server) that
 `./scripts/run` starts a worker for. DATABASE_URL, REDIS_URL and the S3 variables switch
 to PostgreSQL, Redis and S3-compatible storage. With DEBUG off the deployment settings
 are strict by default (see "Deployment security" in docs/operations.md).
@@ -184,7 +184,8 @@ if REDIS_URL:
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=5)}
 else:
-    # Embedded broker: messages are files in a folder of this database's (see common/broker.py); a real
+    # Embedded broker: messages are files in a folder of this database's, written aside and renamed in, claimed
+    # by renaming (common/broker.py, common/broker_transport.py: none is lost or delivered twice); a real
     # worker process consumes them (./scripts/run starts one, `compute_metrics --wait` starts a temporary
     # one when none is alive). Nothing runs eagerly unless a test asks for it.
     CELERY_BROKER_DIR = Path(
