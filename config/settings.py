@@ -105,7 +105,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "accounts.context_processors.roles",
-                "annotation.context_processors.simulated_study",
+                "config.context_processors.simulated_study",
             ],
         },
     },

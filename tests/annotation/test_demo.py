@@ -13,9 +13,19 @@ from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
 
 from accounts.roles import user_roles
-from annotation.models import AnnotationCampaign, AnnotationTask, Caption, CaptioningSystem, Clip, ExpertAnnotation
+from annotation.models import (
+    AnnotationCampaign,
+    AnnotationTask,
+    Caption,
+    CaptioningSystem,
+    Clip,
+    Dataset,
+    ExpertAnnotation,
+)
+from annotation.services.annotation_campaigns import annotation_task_next
 from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from tests.annotation.table_counts import all_table_counts
+from tests.ratings.campaign_data import headphone_pass_give
 
 SPLITS = ("HC", "HI", "HM", "MM")
 
@@ -130,18 +140,29 @@ def test_demo_builds_a_simulated_study(db, media_root):
     assert "Sign in at http://127.0.0.1:8000/" in output
 
 
-def test_every_page_says_the_study_is_simulated(db, media_root, client):
+def test_the_demo_pages_say_the_study_is_simulated(db, media_root, client):
     run_demo("--no-metrics")
-    for username, path in (
-        ("admin", "/metrics/"),
-        ("rater", "/ratings/"),
-        ("annotator", "/annotate/"),
-        (None, "/accounts/login/"),
+    demo = Dataset.objects.get(name="demo")
+    rater = get_user_model().objects.get(username="rater")
+    headphone_pass_give(rater)  # else the item page sends the rater to the screening first
+    item = rater.assignments.filter(campaign__dataset=demo).first().items.order_by("position").first()
+    annotation_campaign = AnnotationCampaign.objects.filter(dataset=demo, annotators__username="annotator").first()
+    annotator = get_user_model().objects.get(username="annotator")
+    task = annotation_task_next(campaign=annotation_campaign, annotator=annotator)
+    for username, path, expected in (
+        ("admin", f"/metrics/datasets/{demo.pk}/leaderboard/", True),
+        ("rater", f"/ratings/items/{item.token}/", True),
+        ("annotator", f"/annotate/tasks/{task.pk}/", True),
+        # pages about no one dataset: a site holding the demo holds real data too
+        ("admin", "/metrics/", False),
+        ("rater", "/ratings/", False),
+        (None, "/accounts/login/", False),
     ):
+        client.logout()
         if username:
             client.force_login(get_user_model().objects.get(username=username))
         page = client.get(path, follow=True).content.decode()
-        assert 'class="simulated-banner"' in page and "Simulated study." in page, path
+        assert ('class="simulated-banner"' in page and "Simulated study." in page) is expected, path
 
 
 def test_the_demo_is_the_same_every_time(db, media_root):
