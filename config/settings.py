@@ -16,6 +16,7 @@ from pathlib import Path
 import dj_database_url
 
 from common.broker import EMBEDDED_BROKER_URL, embedded_broker_folder, embedded_broker_options
+from common.client_address import trusted_networks_parse
 from config.env import ConfigurationError, env_bool, env_int, env_list, env_str, env_url
 from config.secret_key import secret_key_problem
 
@@ -54,6 +55,12 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 # Only behind a proxy that sets X-Forwarded-Proto itself (and strips it from clients): otherwise a
 # client could claim https and skip the redirect.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("TRUST_X_FORWARDED_PROTO", False) else None
+# Proxies (addresses or networks) whose X-Forwarded-For names the client: per-address limits (sign-in lockout,
+# crowd-study arrivals) count the address common.client_address finds, not the proxy's. Empty: REMOTE_ADDR only.
+try:
+    TRUSTED_PROXIES = trusted_networks_parse(env_list("TRUSTED_PROXIES", []))
+except ValueError as error:
+    raise ConfigurationError(str(error)) from None
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
@@ -248,6 +255,8 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+# The address half of the lockout pair: the client behind a trusted proxy (TRUSTED_PROXIES), not the proxy.
+AXES_CLIENT_IP_CALLABLE = "common.client_address.client_address"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -9,7 +9,6 @@ The platform id is taken from the arrival link once and never shown again (nor p
 
 from functools import wraps
 
-from axes.helpers import get_client_ip_address
 from django.conf import settings
 from django.contrib.auth import login
 from django.core import signing
@@ -20,6 +19,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_POST, require_safe
 
+from common.client_address import client_address
 from ratings.crowd_platforms import (
     GENERIC,
     IDENTITY_PARAMETERS,
@@ -221,9 +221,7 @@ def study_entry(request, slug: str):
             return render(request, "ratings/study/landing.html", _context(study, is_mturk_preview=True))
         if arrival.is_identified:
             try:
-                participant = participant_arrive(
-                    study=study, arrival=arrival, address=get_client_ip_address(request) or ""
-                )
+                participant = participant_arrive(study=study, arrival=arrival, address=client_address(request))
             except ArrivalRefusedError as error:
                 return _arrival_refused(request, study, error)
             _sign_in(request, participant)
