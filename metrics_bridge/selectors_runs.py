@@ -4,9 +4,11 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.timesince import timesince
 
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, WorkerHeartbeat
 from metrics_bridge.scoring import registry
+from metrics_bridge.services.workers import worker_last_heard
 from ratings.models import Campaign
 
 #: A worker whose heartbeat started less than this ago is still loading the metric code (torch, models).
@@ -33,10 +35,7 @@ def run_activity(*, run: MetricRun, workers: list[WorkerHeartbeat], eager: bool)
     if run.is_finished or eager:
         return RunActivity()
     if not workers:
-        return RunActivity(
-            waiting="No worker is available: the run waits until one starts (./scripts/run starts one; "
-            "or `celery -A config worker`)."
-        )
+        return RunActivity(waiting=no_worker_words())
     running = list(run.chunks.filter(status=MetricRunChunk.Status.RUNNING).order_by("index").values("index", "metric"))
     if running:
         activity = RunActivity(running=[f"{chunk['metric']} chunk {chunk['index']}" for chunk in running])
@@ -65,6 +64,21 @@ def run_activity(*, run: MetricRun, workers: list[WorkerHeartbeat], eager: bool)
             waiting="A worker has just started: it loads the metric code before it takes a chunk (10-20 s)."
         )
     return RunActivity(waiting="Waiting for a worker to take the first chunk.")
+
+
+def no_worker_words() -> str:
+    """Why a run waits with no live worker; names the worker that stopped sending heartbeats and since when."""
+    waits = (
+        "the run waits until one starts (./scripts/run starts one, and again when it exits; "
+        "or `celery -A config worker`)."
+    )
+    last = worker_last_heard()
+    if last is None:
+        return f"No worker is available: {waits}"
+    return (
+        f"No worker is available: the last one ({last.name}) stopped sending heartbeats "
+        f"{timesince(last.last_seen)} ago (it exited or hangs); {waits}"
+    )
 
 
 def run_result_links(*, run: MetricRun) -> list[tuple[str, str, tuple]]:

@@ -121,11 +121,18 @@ class WorkerOnDemand:
     The worker is started by `ensure_worker()` (call it before planning, so the worker boots
     meanwhile) or else before the first chunk is sent. Chunks are sent without waiting for it:
     the broker keeps them, and `check_alive()` (the wait loop's watchdog) raises when the worker
-    died or sent no heartbeat within `start_timeout` seconds.
+    died or sent no heartbeat within `start_timeout` seconds. When the run went to workers that were
+    alive at the start (`./scripts/run`'s), the watchdog looks at their heartbeats every
+    WATCH_SECONDS: once none is alive it says so and starts a temporary worker, which takes over the
+    run (the chunks a dead worker held are sent again when their leases run out), rather than
+    waiting for a worker that may never come back.
     """
 
     #: Seconds a temporary worker has to send its first heartbeat before the command gives up on it.
     START_TIMEOUT = 120
+    #: Seconds between looks at the heartbeats of the workers a run went to (a worker is dead three
+    #: heartbeat periods after its last one: 30 s by default, so the command says so within a minute).
+    WATCH_SECONDS = 5
 
     def __init__(self, *, say=print, start_timeout: float | None = None, warm_up: list[str] | None = None):
         self.say, self.warm_up = say, list(warm_up or [])
@@ -135,6 +142,8 @@ class WorkerOnDemand:
         self._started_at = 0.0
         self._broker = ""
         self._heard_from = False
+        self._watched: list[str] = []  # names of the live workers the run went to (none started here)
+        self._watched_at = 0.0
 
     def __enter__(self) -> "WorkerOnDemand":
         return self
@@ -187,7 +196,16 @@ class WorkerOnDemand:
         alive = live_workers(broker=broker)
         if alive:
             self.say(f"{len(alive)} worker(s) listening on {broker}: {', '.join(worker.name for worker in alive)}")
+            self._broker, self._watched = broker, [worker.name for worker in alive]
+            self._watched_at = time.monotonic()
             return
+        self._start_temporary_worker(broker)
+        self.say(
+            f"no live worker on {broker}: started a temporary worker for this run "
+            f"(pid {self.worker.pid}, log {self.worker.log_path})"
+        )
+
+    def _start_temporary_worker(self, broker: str) -> None:
         log_path = Path(tempfile.gettempdir()) / f"captioneval-worker-{os.getpid()}.log"
         name = f"compute-metrics-{os.getpid()}@{os.uname().nodename}"
         # No Django system checks in the worker: the command starting it runs them meanwhile.
@@ -203,14 +221,13 @@ class WorkerOnDemand:
             name=name, log_path=log_path, env=env, pool="threads", concurrency=2, prefetch_multiplier=16
         ).start()
         self._started_at, self._broker = time.monotonic(), broker
-        self.say(
-            f"no live worker on {broker}: started a temporary worker for this run "
-            f"(pid {self.worker.pid}, log {log_path})"
-        )
 
     def check_alive(self) -> None:
-        """Raise when the temporary worker exited, or has not sent its first heartbeat within `start_timeout`."""
+        """Raise when the temporary worker exited, or has not sent its first heartbeat within `start_timeout`;
+        take over with a temporary worker when the workers the run went to stopped sending heartbeats."""
         if self.worker is None:
+            if self._watched and time.monotonic() - self._watched_at >= self.WATCH_SECONDS:
+                self._watch_standing_workers()
             return
         if not self.worker.alive():
             raise RuntimeError(f"the temporary worker (pid {self.worker.pid}) exited:\n{self.worker.log_tail()}")
@@ -231,3 +248,25 @@ class WorkerOnDemand:
     @property
     def worker_name(self) -> str:
         return self.worker.name if self.worker else ""
+
+    def _watch_standing_workers(self) -> None:
+        from django.utils import timezone
+
+        from metrics_bridge.services.workers import live_workers, workers_last_seen
+
+        self._watched_at = time.monotonic()
+        if live_workers(broker=self._broker):
+            return
+        last_seen = workers_last_seen(names=self._watched)
+        if last_seen:
+            silent = (timezone.now() - max(last_seen.values())).total_seconds()
+            stopped = f"stopped sending heartbeats {silent:.0f} s ago (exited or hung)"
+        else:
+            stopped = "shut down"
+        self.say(f"the worker(s) of this run ({', '.join(self._watched)}) {stopped}: no live worker on {self._broker}")
+        self._watched = []
+        self._start_temporary_worker(self._broker)
+        self.say(
+            f"started a temporary worker to finish the run (pid {self.worker.pid}, log {self.worker.log_path}); "
+            "the chunks the lost worker held are sent again when their leases run out"
+        )

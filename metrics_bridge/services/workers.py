@@ -42,6 +42,16 @@ def live_workers(*, broker: str) -> list[WorkerHeartbeat]:
     return list(WorkerHeartbeat.objects.filter(broker=broker, last_seen__gte=alive_after()).order_by("name"))
 
 
+def workers_last_seen(*, names: list[str]) -> dict[str, datetime]:
+    """When each of these workers sent its last heartbeat (a worker that shut down cleanly has none)."""
+    return dict(WorkerHeartbeat.objects.filter(name__in=names).values_list("name", "last_seen"))
+
+
+def worker_last_heard() -> WorkerHeartbeat | None:
+    """The worker heard from last, alive or not (a killed worker's row stays; a clean shutdown removes it)."""
+    return WorkerHeartbeat.objects.order_by("-last_seen").first()
+
+
 @dataclass
 class ChunkQueue:
     queued: int  # pending chunks of active runs
