@@ -1,10 +1,14 @@
 from django.urls import path
 
-from annotation import views, views_review, views_workspace
+from annotation import views, views_import, views_review, views_workspace
 
 app_name = "annotation"
 urlpatterns = [
     path("", views.home, name="home"),
+    path("datasets/<id:dataset_id>/", views_import.dataset_detail, name="dataset"),
+    path("datasets/new/", views_import.dataset_new, name="dataset_new"),
+    path("datasets/import/references/", views_import.import_references, name="import_references"),
+    path("datasets/import/audiocaps-f/", views_import.import_audiocaps_f, name="import_audiocaps_f"),
     path("clips/<id:clip_id>/audio/", views.clip_audio, name="clip-audio"),
     path("clips/<id:clip_id>/spectrogram.png", views.clip_spectrogram, name="clip-spectrogram"),
     path("clips/<id:clip_id>/waveform.json", views.clip_waveform, name="clip-waveform"),

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from ratings import views, views_headphone, views_staff, views_study_staff, views_workbooks
+from ratings import views, views_headphone, views_import, views_staff, views_study_staff, views_workbooks
 
 app_name = "ratings"
 urlpatterns: list = []
@@ -40,6 +40,7 @@ urlpatterns += [
         name="campaign_rater_exclusion",
     ),
     path("staff/raters/", views_staff.rater_list, name="rater_list"),
+    path("staff/import/judgements/", views_import.import_judgements, name="import_judgements"),
     path("staff/raters/<id:rater_id>/headphone-reset/", views_staff.headphone_reset, name="headphone_reset"),
 ]
 

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import Caption, Clip
+from annotation.models import Caption, Clip, Dataset
 from annotation.services.importing import (
     ImportDataError,
     ImportSummary,
@@ -62,12 +62,20 @@ def references_import(*, content: bytes, source_name: str, dataset_name: str) ->
     summary = ImportSummary(source_name=source_name)
     with transaction.atomic():
         dataset = dataset_get_or_create(name=dataset_name, summary=summary)
-        stored = _clips_ensure(dataset, clips, summary)
-        problems = _references_write(clips, stored, source_name, summary)
-        if problems:
-            transaction.set_rollback(True)
-            raise ImportDataError("\n".join(problems))
+        references_store(dataset=dataset, clips=clips, source_name=source_name, summary=summary)
     return summary
+
+
+def references_store(
+    *, dataset: Dataset, clips: list[ClipReferences], source_name: str, summary: ImportSummary
+) -> None:
+    """Write parsed reference lists into `dataset`, inside the caller's transaction (the upload page creates a
+    dataset, its clips and their references in one). Raises ImportDataError listing every problem; the
+    exception rolls the caller's transaction back."""
+    stored = _clips_ensure(dataset, clips, summary)
+    problems = _references_write(clips, stored, source_name, summary)
+    if problems:
+        raise ImportDataError("\n".join(problems))
 
 
 # --- Reading ----------------------------------------------------------------------------------------

@@ -34,7 +34,8 @@ def test_anonymous_home_goes_to_login(client, db):
 
 def test_admin_sees_counts_and_admin_links(client, make_user, demo_corpus):
     page = signed_in(client, make_user("boss", staff=True)).get("/").content.decode()
-    row = page[page.index("<strong>demo</strong>") : page.index("</tr>", page.index("<strong>demo</strong>"))]
+    name_cell = f'<a href="/datasets/{demo_corpus.pk}/">demo</a>'  # the dataset's name leads to its page
+    row = page[page.index(name_cell) : page.index("</tr>", page.index(name_cell))]
     cells = [cell.split("</td>")[0] for cell in row.split('<td class="num">')[1:]]
     from annotation.models import Caption, Clip
     from ratings.models import CaptionPair
@@ -50,23 +51,23 @@ def test_admin_sees_counts_and_admin_links(client, make_user, demo_corpus):
     ]  # clips, with audio, references, candidates, pairs, annotations
     assert cells == [str(count) for count in expected] and expected[0] >= 40
     assert 'href="/metrics/"' in page  # the metrics card leads to the dashboards
-    assert f'href="/admin/annotation/clip/?dataset__id__exact={demo_corpus.pk}"' in page
+    assert 'href="/datasets/new/"' in page  # a new dataset from audio
     assert 'href="/admin/"' in page
     assert 'href="/api/docs/"' in page
 
 
 def test_annotator_sees_datasets_but_no_admin_links(client, make_user, demo_corpus):
     page = signed_in(client, make_user("ann", "annotator")).get("/").content.decode()
-    assert "<strong>demo</strong>" in page
+    assert f'<a href="/datasets/{demo_corpus.pk}/">demo</a>' in page
     assert "/admin/" not in page
-    assert 'href="/api/clips/?dataset=demo"' in page
+    assert "/datasets/new/" not in page and "/import/" not in page  # creating and importing are for admins
     assert "Expert annotations" in page
     assert "/api/metric-runs/" not in page and 'href="/metrics/"' not in page  # no card to a page they cannot use
 
 
 def test_rater_sees_entry_point_but_no_corpus(client, make_user, demo_corpus):
     page = signed_in(client, make_user("rat", "rater")).get("/").content.decode()
-    assert "<strong>demo</strong>" not in page
+    assert ">demo</a>" not in page
     assert "Candidates" not in page
     assert "/api/metric-runs/" not in page
     assert f'href="{reverse("ratings:home")}"' in page

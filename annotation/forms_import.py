@@ -1,0 +1,70 @@
+"""Forms of the import pages: a new dataset from audio, and one data file into a dataset."""
+
+from django import forms
+
+from annotation.models import Dataset
+from annotation.services.import_uploads import MAX_AUDIO_BYTES, MAX_AUDIO_FILES, MAX_DATA_FILE_BYTES, MEGABYTE
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files from one input (Django's FileField takes one)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        files = [item for item in (data if isinstance(data, (list, tuple)) else [data]) if item]
+        if not files:
+            if self.required:
+                raise forms.ValidationError(self.error_messages["required"], code="required")
+            return []
+        return [super(MultipleFileField, self).clean(item, initial) for item in files]
+
+
+class DatasetFromAudioForm(forms.Form):
+    name = forms.SlugField(
+        max_length=Dataset._meta.get_field("name").max_length,
+        label="Dataset name",
+        help_text="Letters, digits, - and _; a name no dataset has yet.",
+    )
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    audio = MultipleFileField(
+        label="Audio files or zip archives",
+        help_text=(
+            f"Any format ffmpeg decodes (WAV, FLAC, MP3, OGG, …), or zips of them; at most {MAX_AUDIO_FILES} files "
+            f"and {MAX_AUDIO_BYTES // MEGABYTE} MB of audio (unpacked) per upload. Each file becomes a clip named "
+            "after it; folders inside a zip are ignored."
+        ),
+    )
+    captions = forms.FileField(
+        required=False,
+        label="Reference captions (optional)",
+        help_text=(
+            "CSV with file_name,caption_1,…,caption_N (Clotho) or audiocap_id,youtube_id,start_time,caption "
+            '(AudioCaps), or JSON {"file name": ["caption", …]}; every row must name an uploaded file '
+            f"(with or without extension). At most {MAX_DATA_FILE_BYTES // MEGABYTE} MB."
+        ),
+    )
+
+
+class DataFileImportForm(forms.Form):
+    dataset = forms.CharField(
+        max_length=Dataset._meta.get_field("name").max_length,
+        label="Dataset name",
+        help_text="An existing dataset's name, or a new name (letters, digits, - and _) to create it.",
+        widget=forms.TextInput(attrs={"list": "dataset-names", "autocomplete": "off"}),
+    )
+    file = forms.FileField(help_text=f"At most {MAX_DATA_FILE_BYTES // MEGABYTE} MB.")
+
+    def __init__(self, *args, file_label: str, accept: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["file"].label = file_label
+        self.fields["file"].widget.attrs["accept"] = accept
+
+    def clean_dataset(self):
+        return self.cleaned_data["dataset"].strip()

@@ -1,0 +1,172 @@
+"""A dataset's page, and the pages that bring data in: a new dataset from audio, references, AudioCaps-F annotations.
+
+Imports run inside the request, bounded by the upload limits of services/import_uploads.py (the largest
+allowed upload finishes well within the web server's timeout). Each calls one importer service, which
+validates everything before writing in one transaction; its named errors are shown as they are.
+Judgement files (FENSE, BRACE) have their page in ratings, which owns that importer; it uses
+`file_import_page` below.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+
+from accounts.blinding import dataset_visible_check
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, roles_required, user_has_role
+from annotation.forms_import import DataFileImportForm, DatasetFromAudioForm
+from annotation.models import Dataset
+from annotation.selectors_datasets import dataset_clips, dataset_page_data
+from annotation.services.audiocaps_f import audiocaps_f_import
+from annotation.services.import_uploads import (
+    MAX_AUDIO_BYTES,
+    MAX_AUDIO_FILES,
+    MEGABYTE,
+    dataset_from_audio_create,
+    json_content_load,
+    uploaded_content_read,
+)
+from annotation.services.importing import ImportDataError, ImportSummary
+from annotation.services.references_import import references_import
+
+CLIPS_PER_PAGE = 50
+
+
+@dataclass(frozen=True)
+class FileImport:
+    """One import page: what it says, what file it takes, and the importer it calls."""
+
+    title: str
+    intro: str
+    file_label: str
+    accept: str
+    # (content, source_name, dataset_name) -> summary; raises ImportDataError
+    importer: Callable[[bytes, str, str], ImportSummary]
+
+
+@roles_required(ANNOTATOR, REVIEWER)
+def dataset_detail(request, dataset_id: int):
+    """Who: annotators, reviewers, admins (as the home page's dataset table). The dataset's counts and clips; for
+    admins also its systems, campaigns, metric runs, dashboards and the import pages."""
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    dataset_visible_check(request.user, dataset.pk)
+    clips = Paginator(dataset_clips(dataset=dataset), CLIPS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"dataset": dataset, "clips": clips, "is_admin": user_has_role(request.user, ADMIN)}
+    context.update(dataset_page_data(dataset=dataset))
+    return render(request, "annotation/dataset_detail.html", context)
+
+
+@roles_required(ADMIN)
+def dataset_new(request):
+    """Who: admins. A new dataset from uploaded audio files or zips, with optional reference captions; all or
+    nothing."""
+    form = DatasetFromAudioForm(request.POST or None, request.FILES or None)
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            summary = dataset_from_audio_create(
+                dataset_name=data["name"],
+                description=data["description"],
+                audio_uploads=data["audio"],
+                captions_upload=data["captions"],
+            )
+        except ImportDataError as error:
+            problems = str(error).splitlines()
+        else:
+            dataset = Dataset.objects.get(name=data["name"])
+            return render(request, "annotation/import_done.html", _done_context(dataset, summary, "New dataset"))
+    context = {
+        "form": form,
+        "problems": problems,
+        "max_files": MAX_AUDIO_FILES,
+        "max_megabytes": MAX_AUDIO_BYTES // MEGABYTE,
+    }
+    return render(request, "annotation/dataset_new.html", context, status=400 if problems or form.errors else 200)
+
+
+def file_import_page(request, spec: FileImport):
+    """The page of one file import: the form, the importer's errors (status 400), or what it changed."""
+    initial = {}
+    dataset_id = request.GET.get("dataset", "")
+    if dataset_id.isdigit():
+        initial["dataset"] = Dataset.objects.filter(pk=int(dataset_id)).values_list("name", flat=True).first() or ""
+    form = DataFileImportForm(
+        request.POST or None, request.FILES or None, initial=initial, file_label=spec.file_label, accept=spec.accept
+    )
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        upload, dataset_name = form.cleaned_data["file"], form.cleaned_data["dataset"]
+        try:
+            content = uploaded_content_read(upload=upload)
+            summary = spec.importer(content, upload.name, dataset_name)
+        except ImportDataError as error:
+            problems = str(error).splitlines()
+        else:
+            dataset = Dataset.objects.get(name=dataset_name)
+            return render(request, "annotation/import_done.html", _done_context(dataset, summary, spec.title))
+    context = {
+        "form": form,
+        "title": spec.title,
+        "intro": spec.intro,
+        "problems": problems,
+        "dataset_names": Dataset.objects.order_by("name").values_list("name", flat=True),
+    }
+    return render(request, "annotation/import_file.html", context, status=400 if problems or form.errors else 200)
+
+
+def _done_context(dataset: Dataset, summary: ImportSummary, title: str) -> dict:
+    return {
+        "title": title,
+        "dataset": dataset,
+        "dataset_url": reverse("annotation:dataset", args=[dataset.pk]),
+        "summary": summary,
+        "counts": [(kind, counts) for kind, counts in summary.counts.items()],
+    }
+
+
+REFERENCES = FileImport(
+    title="Import reference captions",
+    intro=(
+        "A CSV in the Clotho layout (file_name,caption_1,…,caption_5; one row per clip) or the AudioCaps layout "
+        "(audiocap_id,youtube_id,start_time,caption; one row per caption). Clips are matched by id or file name, "
+        "or created. A clip's reference list becomes the file's; references that judged pairs or ratings use are "
+        "never removed. Every problem is listed with its row and nothing is written unless the whole file is good."
+    ),
+    file_label="Reference captions (.csv)",
+    accept=".csv,text/csv",
+    importer=lambda content, source_name, dataset_name: references_import(
+        content=content, source_name=source_name, dataset_name=dataset_name
+    ),
+)
+
+AUDIOCAPS_F = FileImport(
+    title="Import AudioCaps-F annotations",
+    intro=(
+        'AudioCaps-F expert annotations, JSON keyed by file ({"Y<id>.wav": {event: {"source": [...], "attr": '
+        "[...]}}}), imported as the clips' GOLD annotations of the account audiocaps-f-experts (a new gold "
+        "annotation supersedes the clip's previous one). Every problem names its key; nothing is written unless "
+        "the whole file is good, and importing the same file again changes nothing."
+    ),
+    file_label="Annotations (.json)",
+    accept=".json,application/json",
+    importer=lambda content, source_name, dataset_name: audiocaps_f_import(
+        data=json_content_load(content=content, source_name=source_name),
+        dataset_name=dataset_name,
+        source_name=source_name,
+    ),
+)
+
+
+@roles_required(ADMIN)
+def import_references(request):
+    """Who: admins. Upload a references CSV into a dataset (created if new)."""
+    return file_import_page(request, REFERENCES)
+
+
+@roles_required(ADMIN)
+def import_audiocaps_f(request):
+    """Who: admins. Upload AudioCaps-F annotations as gold annotations of a dataset (created if new)."""
+    return file_import_page(request, AUDIOCAPS_F)

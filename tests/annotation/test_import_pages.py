@@ -1,0 +1,329 @@
+"""The dataset page and the import pages: a new dataset from uploaded audio, references, AudioCaps-F; who may use
+them."""
+
+import io
+import json
+import wave
+import zipfile
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotation.models import Caption, Clip, Dataset, ExpertAnnotation
+from annotation.services import import_uploads
+from annotation.services.import_uploads import dataset_from_audio_create
+from annotation.services.importing import ImportDataError
+from tests.annotation.audio_helpers import media_files
+from tests.annotation.table_counts import all_table_counts
+
+pytestmark = pytest.mark.django_db
+
+CAPTIONS_CSV = """file_name,caption_1,caption_2
+tone_a.wav,a high tone rings,"a beep, steady"
+tone_b,a low hum drones,a low tone
+"""
+
+
+def wav_bytes(*, seconds: float, rate: int = 16000, channels: int = 1) -> bytes:
+    """A WAV written by the stdlib, so its length is known independently of the product's decoder."""
+    frames = int(seconds * rate)
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as writer:
+        writer.setnchannels(channels)
+        writer.setsampwidth(2)
+        writer.setframerate(rate)
+        writer.writeframes(bytes(range(256)) * (frames * 2 * channels // 256) + b"\0" * (frames * 2 * channels % 256))
+    return buffer.getvalue()
+
+
+def zip_of(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def admin_client(client, make_user):
+    client.force_login(make_user("boss", "admin"))
+    return client
+
+
+def _post_new_dataset(client, *, name: str, audio: list[SimpleUploadedFile], captions=None):
+    data = {"name": name, "description": "uploaded in a test", "audio": audio}
+    if captions is not None:
+        data["captions"] = captions
+    return client.post(reverse("annotation:dataset_new"), data)
+
+
+def test_zip_of_wavs_and_a_csv_make_a_dataset_with_clips_audio_and_references(admin_client, media_root):
+    archive = zip_of(
+        {
+            "set/tone_a.wav": wav_bytes(seconds=1.5),
+            "set/tone_b.wav": wav_bytes(seconds=0.75, rate=8000, channels=2),
+            "set/.DS_Store": b"not audio, skipped",
+            "__MACOSX/set/._tone_a.wav": b"resource fork, skipped",
+        }
+    )
+    response = _post_new_dataset(
+        admin_client,
+        name="uploaded-set",
+        audio=[SimpleUploadedFile("set.zip", archive, content_type="application/zip")],
+        captions=SimpleUploadedFile("captions.csv", CAPTIONS_CSV.encode()),
+    )
+
+    assert response.status_code == 200, response.content.decode()[:2000]
+    dataset = Dataset.objects.get(name="uploaded-set")
+    assert dataset.description == "uploaded in a test"
+    clips = {clip.external_id: clip for clip in Clip.objects.filter(dataset=dataset)}
+    assert sorted(clips) == ["tone_a.wav", "tone_b.wav"]
+    assert clips["tone_a.wav"].duration_seconds == pytest.approx(1.5)
+    assert (clips["tone_b.wav"].sample_rate, clips["tone_b.wav"].channels) == (8000, 2)
+    assert clips["tone_b.wav"].duration_seconds == pytest.approx(0.75)
+    assert all(clip.audio and clip.rater_audio for clip in clips.values())
+    references = {
+        external_id: list(
+            clip.captions.filter(role=Caption.Role.REFERENCE).order_by("position").values_list("text", flat=True)
+        )
+        for external_id, clip in clips.items()
+    }
+    assert references == {
+        "tone_a.wav": ["a high tone rings", "a beep, steady"],
+        "tone_b.wav": ["a low hum drones", "a low tone"],
+    }
+    # the stored audio is the uploaded file, byte for byte
+    with clips["tone_a.wav"].audio.open("rb") as handle:
+        assert handle.read() == wav_bytes(seconds=1.5)
+    page = response.content.decode()
+    assert reverse("annotation:dataset", args=[dataset.pk]) in page
+    assert "reference captions" in page
+
+
+def test_several_audio_files_without_captions(admin_client, media_root):
+    response = _post_new_dataset(
+        admin_client,
+        name="loose-files",
+        audio=[
+            SimpleUploadedFile("one.wav", wav_bytes(seconds=0.5)),
+            SimpleUploadedFile("two.wav", wav_bytes(seconds=0.25)),
+        ],
+    )
+    assert response.status_code == 200
+    clips = Clip.objects.filter(dataset__name="loose-files").order_by("external_id")
+    assert [(clip.external_id, round(clip.duration_seconds, 3)) for clip in clips] == [
+        ("one.wav", 0.5),
+        ("two.wav", 0.25),
+    ]
+    assert not Caption.objects.filter(clip__in=clips).exists()
+
+
+def test_a_malformed_csv_names_its_row_and_creates_nothing(admin_client, media_root):
+    before = all_table_counts()
+    bad_csv = "file_name,caption_1,caption_2\ntone_a.wav,fine,also fine\ntone_b.wav,,missing second\n"
+    response = _post_new_dataset(
+        admin_client,
+        name="never-made",
+        audio=[
+            SimpleUploadedFile(
+                "set.zip", zip_of({"tone_a.wav": wav_bytes(seconds=1), "tone_b.wav": wav_bytes(seconds=1)})
+            )
+        ],
+        captions=SimpleUploadedFile("captions.csv", bad_csv.encode()),
+    )
+    assert response.status_code == 400
+    assert "captions.csv: row 3: caption_1 of &quot;tone_b.wav&quot; is empty" in response.content.decode()
+    assert all_table_counts() == before
+    assert media_files(media_root) == []
+
+
+def test_a_caption_row_for_a_file_not_uploaded_is_refused(admin_client, media_root):
+    response = _post_new_dataset(
+        admin_client,
+        name="never-made",
+        audio=[SimpleUploadedFile("tone_a.wav", wav_bytes(seconds=1))],
+        captions=SimpleUploadedFile("captions.csv", CAPTIONS_CSV.encode()),
+    )
+    assert response.status_code == 400
+    assert "captions.csv: row 3: &quot;tone_b&quot; names no uploaded audio file" in response.content.decode()
+    assert not Dataset.objects.filter(name="never-made").exists()
+
+
+def test_every_file_that_is_not_audio_is_named_and_nothing_is_stored(media_root):
+    uploads = [
+        SimpleUploadedFile("good.wav", wav_bytes(seconds=1)),
+        SimpleUploadedFile("notes.wav", b"these are not samples"),
+        SimpleUploadedFile("pack.zip", zip_of({"inner/broken.flac": b"fLaC but no stream"})),
+    ]
+    with pytest.raises(ImportDataError) as caught:
+        dataset_from_audio_create(dataset_name="never-made", audio_uploads=uploads)
+    message = str(caught.value)
+    assert "notes.wav: not decodable audio" in message
+    assert "pack.zip: inner/broken.flac: not decodable audio" in message
+    assert "good.wav" not in message
+    assert not Dataset.objects.filter(name="never-made").exists()
+    assert media_files(media_root) == []
+
+
+def test_json_captions_are_accepted(media_root):
+    captions = json.dumps({"tone_a.wav": ["first", "second"], "tone_b": "only one"}).encode()
+    summary = dataset_from_audio_create(
+        dataset_name="json-captions",
+        audio_uploads=[
+            SimpleUploadedFile("tone_a.wav", wav_bytes(seconds=0.5)),
+            SimpleUploadedFile("tone_b.wav", wav_bytes(seconds=0.5)),
+        ],
+        captions_upload=SimpleUploadedFile("captions.json", captions),
+    )
+    assert summary.count("reference captions", "created") == 3
+    texts = Caption.objects.filter(clip__dataset__name="json-captions").order_by("clip__external_id", "position")
+    assert [(caption.clip.external_id, caption.text) for caption in texts] == [
+        ("tone_a.wav", "first"),
+        ("tone_a.wav", "second"),
+        ("tone_b.wav", "only one"),
+    ]
+
+
+def test_json_captions_name_the_bad_entry(media_root):
+    captions = json.dumps({"tone_a.wav": ["fine"], "tone_b.wav": [3]}).encode()
+    with pytest.raises(ImportDataError, match=r'captions.json: entry 2 \("tone_b.wav"\) caption 1: expected a string'):
+        dataset_from_audio_create(
+            dataset_name="never-made",
+            audio_uploads=[SimpleUploadedFile("tone_a.wav", wav_bytes(seconds=0.5))],
+            captions_upload=SimpleUploadedFile("captions.json", captions),
+        )
+
+
+def test_limits_on_files_and_unpacked_bytes(media_root, monkeypatch):
+    monkeypatch.setattr(import_uploads, "MAX_AUDIO_FILES", 2)
+    files = {f"c{index}.wav": wav_bytes(seconds=0.1) for index in range(3)}
+    with pytest.raises(ImportDataError, match=r"many.zip: c2.wav: more than 2 audio files"):
+        dataset_from_audio_create(
+            dataset_name="never-made", audio_uploads=[SimpleUploadedFile("many.zip", zip_of(files))]
+        )
+    monkeypatch.setattr(import_uploads, "MAX_AUDIO_FILES", 50)
+    # A zip that unpacks past the byte limit is refused from its directory, before anything is unpacked.
+    monkeypatch.setattr(import_uploads, "MAX_AUDIO_BYTES", 100_000)
+    bomb = zip_of({"silence.wav": b"\0" * 200_000})
+    assert len(bomb) < 100_000
+    with pytest.raises(ImportDataError, match=r"bomb.zip: unpacks to"):
+        dataset_from_audio_create(dataset_name="never-made", audio_uploads=[SimpleUploadedFile("bomb.zip", bomb)])
+    assert not Dataset.objects.exists()
+
+
+def test_same_file_name_twice_and_existing_dataset_are_refused(media_root):
+    twice = [
+        SimpleUploadedFile(
+            "a.zip", zip_of({"x/tone.wav": wav_bytes(seconds=0.1), "y/tone.wav": wav_bytes(seconds=0.2)})
+        )
+    ]
+    with pytest.raises(ImportDataError, match=r'a.zip: y/tone.wav: another file has the same name "tone.wav"'):
+        dataset_from_audio_create(dataset_name="never-made", audio_uploads=twice)
+    Dataset.objects.create(name="taken")
+    with pytest.raises(ImportDataError, match=r'dataset name "taken": a dataset of this name exists'):
+        dataset_from_audio_create(
+            dataset_name="taken", audio_uploads=[SimpleUploadedFile("t.wav", wav_bytes(seconds=0.1))]
+        )
+
+
+def test_files_stored_before_a_failing_commit_are_deleted(media_root, monkeypatch):
+    """A failure after the audio was stored (here: the last step of the transaction) leaves no file behind."""
+    from annotation.services import import_uploads as module
+
+    real_store = module.clips_store_audio
+
+    def store_then_fail(*, attachments):
+        real_store(attachments=attachments)
+        assert media_files(media_root), "the files were stored"
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(module, "clips_store_audio", store_then_fail)
+    with pytest.raises(RuntimeError):
+        dataset_from_audio_create(
+            dataset_name="never-made", audio_uploads=[SimpleUploadedFile("t.wav", wav_bytes(seconds=0.1))]
+        )
+    assert not Dataset.objects.filter(name="never-made").exists()
+    assert media_files(media_root) == []
+
+
+def test_references_page_imports_into_an_existing_dataset(admin_client):
+    dataset = Dataset.objects.create(name="refs-here")
+    page = admin_client.get(reverse("annotation:import_references"), {"dataset": dataset.pk})
+    assert 'value="refs-here"' in page.content.decode()
+    response = admin_client.post(
+        reverse("annotation:import_references"),
+        {"dataset": "refs-here", "file": SimpleUploadedFile("refs.csv", CAPTIONS_CSV.encode())},
+    )
+    assert response.status_code == 200
+    assert sorted(Clip.objects.filter(dataset=dataset).values_list("external_id", flat=True)) == [
+        "tone_a.wav",
+        "tone_b",
+    ]
+    assert Caption.objects.filter(clip__dataset=dataset, role=Caption.Role.REFERENCE).count() == 4
+
+
+def test_audiocaps_f_page_imports_gold_and_shows_named_errors(admin_client, shared_dir):
+    full = json.loads((shared_dir / "datasets" / "audiocaps_f_annotations.json").read_text())
+    keys = list(full)[:2]
+    content = json.dumps({key: full[key] for key in keys}).encode()
+    response = admin_client.post(
+        reverse("annotation:import_audiocaps_f"),
+        {"dataset": "acf-slice", "file": SimpleUploadedFile("slice.json", content)},
+    )
+    assert response.status_code == 200, response.content.decode()[:2000]
+    gold = ExpertAnnotation.objects.filter(clip__dataset__name="acf-slice", status=ExpertAnnotation.Status.GOLD)
+    assert sorted(gold.values_list("clip__file_name", flat=True)) == sorted(keys)
+
+    before = all_table_counts()
+    broken = admin_client.post(
+        reverse("annotation:import_audiocaps_f"),
+        {"dataset": "acf-slice", "file": SimpleUploadedFile("broken.json", b'{"Yabc.wav": [1, 2')},
+    )
+    assert broken.status_code == 400
+    assert "broken.json: not valid JSON (line 1" in broken.content.decode()
+    assert all_table_counts() == before
+
+
+def test_dataset_page_lists_clips_and_links_dashboards_and_imports(admin_client, media_root):
+    dataset_from_audio_create(
+        dataset_name="with-page",
+        audio_uploads=[SimpleUploadedFile("tone_a.wav", wav_bytes(seconds=0.5))],
+        captions_upload=SimpleUploadedFile("c.json", b'{"tone_a.wav": ["a tone"]}'),
+    )
+    dataset = Dataset.objects.get(name="with-page")
+    clip = Clip.objects.get(dataset=dataset)
+    page = admin_client.get(reverse("annotation:dataset", args=[dataset.pk])).content.decode()
+    for url in (
+        reverse("metrics_bridge:dataset_agreement", args=[dataset.pk]),
+        reverse("metrics_bridge:leaderboard", args=[dataset.pk]),
+        reverse("annotation:clip-audio", args=[clip.pk]),
+        f"{reverse('ratings:import_judgements')}?dataset={dataset.pk}",
+        f"{reverse('metrics_bridge:system_submit')}?dataset={dataset.pk}",
+    ):
+        assert url in page, url
+    assert "tone_a.wav" in page
+    home = admin_client.get(reverse("annotation:home")).content.decode()
+    assert reverse("annotation:dataset", args=[dataset.pk]) in home
+    assert "/api/clips/" not in home
+
+
+@pytest.mark.parametrize("role", ["annotator", "reviewer", "rater"])
+def test_import_pages_are_for_admins_only(client, make_user, role):
+    client.force_login(make_user("someone", role))
+    for name in ("annotation:dataset_new", "annotation:import_references", "annotation:import_audiocaps_f"):
+        assert client.get(reverse(name)).status_code == 403, name
+        assert client.post(reverse(name), {}).status_code == 403, name
+    assert client.get(reverse("ratings:import_judgements")).status_code == 403
+
+
+def test_dataset_page_roles(client, make_user):
+    dataset = Dataset.objects.create(name="seen")
+    url = reverse("annotation:dataset", args=[dataset.pk])
+    client.force_login(make_user("rater-only", "rater"))
+    assert client.get(url).status_code == 403
+    client.force_login(make_user("annotator-only", "annotator"))
+    page = client.get(url)
+    assert page.status_code == 200
+    # imports and runs are for admins: an annotator gets the corpus only
+    assert reverse("ratings:import_judgements") not in page.content.decode()
