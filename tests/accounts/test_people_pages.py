@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from rest_framework.authtoken.models import Token
 
 from accounts.models import Invitation
 from accounts.roles import user_roles
@@ -123,6 +124,8 @@ def test_a_deactivated_person_cannot_sign_in_until_reactivated(staff_client, mak
     person = make_user("dee", "rater")
     their_browser = Client()
     assert _sign_in(their_browser, "dee", "pass-dee")
+    token = Token.objects.create(user=person).key
+    assert Client().get("/api/", HTTP_AUTHORIZATION=f"Token {token}").status_code == 200
 
     response = staff_client.post(reverse("accounts:person_deactivate", args=[person.pk]), follow=True)
     assert "dee deactivated." in response.content.decode()
@@ -130,6 +133,8 @@ def test_a_deactivated_person_cannot_sign_in_until_reactivated(staff_client, mak
     # The open session stops working and the password no longer signs in.
     assert their_browser.get(reverse("ratings:home")).status_code == 302
     assert not _sign_in(Client(), "dee", "pass-dee")
+    refused = Client().get("/api/", HTTP_AUTHORIZATION=f"Token {token}")
+    assert refused.status_code == 403 and refused.json() == {"detail": "User inactive or deleted."}
     page = staff_client.get(reverse("accounts:people")).content.decode()
     assert re.search(rf'id="person-{person.pk}" class="state-deactivated"', page)
     staff_client.post(reverse("accounts:person_reactivate", args=[person.pk]))
