@@ -203,6 +203,21 @@ else:
     CELERY_RESULT_BACKEND = None
 # Tasks report through the database (chunk rows), never through results.
 CELERY_TASK_IGNORE_RESULT = True
+
+# --- Cache shared by every process ------------------------------------------
+# Web processes and workers must see the same entries (a per-process memory cache would be filled once per
+# gunicorn worker and after every recycle): Redis when REDIS_URL is set, else a table of the database (created
+# by metrics_bridge's migration 0008, so `migrate` is all a new install runs).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "captioneval",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "django_cache"}}
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True

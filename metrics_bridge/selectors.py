@@ -113,14 +113,6 @@ def dataset_clip_rows(
     ]
 
 
-def excluded_rater_ids_for(*, dataset: Dataset) -> set[int]:
-    """Raters excluded from a campaign of the dataset (their data is kept); part of the dashboards' cache keys.
-
-    Which judgements count is decided by ratings.selectors.included_votes / included_thumbs_ratings."""
-    exclusions = Campaign.excluded_raters.through.objects.filter(campaign__dataset=dataset)
-    return set(exclusions.values_list("user_id", flat=True))
-
-
 def gold_annotations_by_clip(*, clip_ids: set[int]) -> dict[str, dict]:
     """Gold AudioCaps-F annotations as the scoring code takes them, keyed by str(clip_id):
     {"node": {event: {"source": [...], "attr": [...]}}, "relations": [[event, event, "before" | "after" | "and"]]}
@@ -208,22 +200,3 @@ def sensitivity_reports(*, dataset: Dataset, limit: int = 10) -> list:
 
     reports = SensitivityReport.objects.filter(dataset=dataset).select_related("requested_by").order_by("-created_at")
     return list(reports[:limit])
-
-
-def dataset_judgement_fingerprint(*, dataset: Dataset) -> list:
-    """Changes whenever the dataset's stored scores, pairwise votes or excluded raters change (cache keys)."""
-    from django.db.models import Count, Max
-
-    from metrics_bridge.models import MetricScore
-
-    scores = MetricScore.objects.filter(caption__clip__dataset=dataset).aggregate(count=Count("pk"), last=Max("pk"))
-    votes = PairwiseVote.objects.filter(pair__clip__dataset=dataset).aggregate(
-        count=Count("pk"), last=Max("updated_at")
-    )
-    return [
-        scores["count"],
-        scores["last"],
-        votes["count"],
-        votes["last"].isoformat() if votes["last"] else None,
-        sorted(excluded_rater_ids_for(dataset=dataset)),
-    ]

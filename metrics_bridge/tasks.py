@@ -20,6 +20,7 @@ from common.broker import broker_identity
 from common.structured_log import log_event
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.chunks import ChunkOutcome, chunk_process, chunks_recover
+from metrics_bridge.services.dashboard_cache import COMPUTE_TIME_LIMIT_SECONDS
 from metrics_bridge.services.dataset_runs import dataset_run_start
 from metrics_bridge.services.runs import metric_run_dispatch, metric_run_execute
 from metrics_bridge.services.sensitivity import (
@@ -109,6 +110,41 @@ def request_dashboard_refresh(*, kind: str, object_id: int) -> bool:
         return True
     transaction.on_commit(lambda: refresh_dashboard.delay(kind, object_id))
     return False
+
+
+@shared_task(
+    acks_late=True,
+    max_retries=0,
+    time_limit=COMPUTE_TIME_LIMIT_SECONDS,
+    soft_time_limit=COMPUTE_TIME_LIMIT_SECONDS - 30,
+)
+def compute_dashboard_part(part: str, object_id: int) -> str:
+    """Compute one stored part of a dashboard page (its table, CALIBRATED's fit) for the current data; a failure
+    is recorded on the part for the page to report. Safe twice: a part already current is not recomputed."""
+    from metrics_bridge.services.dashboards import dashboard_part_compute  # see the section's note
+
+    return dashboard_part_compute(part=part, object_id=object_id)
+
+
+def enqueue_dashboard_part(part: str, object_id: int) -> None:
+    """Send a dashboard part's task message once the transaction commits (eager Celery, in tests: now). Pages
+    never compute a part themselves, even with no live worker: they say so instead (the message waits for one)."""
+    if runs_execute_eagerly():
+        compute_dashboard_part.apply_async(args=[part, object_id])
+    else:
+        transaction.on_commit(lambda: compute_dashboard_part.apply_async(args=[part, object_id]))
+
+
+def request_dashboard_parts(*, kind: str, target, retry: bool = False) -> list[str]:
+    """Have the workers compute the dashboard page's parts that need it (dashboards.dashboard_parts_request)."""
+    from metrics_bridge.services.dashboards import dashboard_parts_request  # see the section's note
+
+    return dashboard_parts_request(kind=kind, target=target, enqueue=enqueue_dashboard_part, retry=retry)
+
+
+def dashboard_workers_alive() -> bool:
+    """Whether a worker would take a dashboard's task now (always, with eager Celery)."""
+    return runs_execute_eagerly() or bool(live_workers(broker=current_broker()))
 
 
 @shared_task(acks_late=True, max_retries=0)

@@ -7,6 +7,7 @@ metrics_bridge/services/dashboards.py (cached per data state) and the plots from
 import csv
 import io
 import json
+from datetime import datetime
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse, JsonResponse
@@ -24,8 +25,8 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.system_level import JUDGE_DIMENSIONS
 from metrics_bridge.services import dashboards
 from metrics_bridge.services.contexts import version_context_for
-from metrics_bridge.services.dashboard_cache import cached_content, dataset_fingerprint
-from metrics_bridge.tasks import request_dashboard_refresh, start_metric_run
+from metrics_bridge.services.dashboard_cache import MAX_ATTEMPTS, cached_content, dataset_fingerprint
+from metrics_bridge.tasks import dashboard_workers_alive, request_dashboard_parts, start_metric_run
 from ratings.models import Campaign
 
 COLUMNS = dashboards.COLUMNS
@@ -68,9 +69,11 @@ def _metric_names_posted(request) -> list[str] | None:
     return names or None
 
 
-# --- Cached numbers: shown at once, recomputed on the browser's request when the data changed -------------
+# --- Stored numbers: shown at once, computed by the workers ---------------------------------------------
 # Each dashboard page refreshes itself (accounts/live.py, static/core/js/live.js): its live status is
-# `dashboard_refresh` (GET), which also tells the browser to POST there when the numbers are stale.
+# `dashboard_refresh` (GET), which also tells the browser to POST there when a part must be (re)computed; the
+# POST sends the workers' tasks. No page view computes a part: it shows the last result with its age, or the
+# computation's state (queued, running, lost and sent again, failed or given up: reported).
 
 
 def _run_id(request) -> int | None:
@@ -83,37 +86,82 @@ def _status_url(kind: str, target, run_id: int | None) -> str:
     return f"{url}?run={run_id}" if run_id else url
 
 
-def _page_payload(request, kind: str, target, *, fresh: bool) -> tuple[dict | None, dict]:
-    """(payload, template context: staleness, the run the page follows, its live status). fresh=True
-    (downloads) computes current numbers now."""
-    if fresh:
-        return dashboards.dashboard_refresh(kind=kind, target=target), {}
+def _computation_context(state) -> dict:
+    """How a part's computation is going, for templates/metrics_bridge/_computation.html."""
+    computation = state.computation
+    if state.fresh:
+        return {"fresh": True, "computed_at": state.computed_at}
+    return {
+        "fresh": False,
+        "computed_at": state.computed_at,
+        "phase": computation.phase if computation else "asking",
+        "requested_at": computation.requested_at if computation else None,
+        "started_at": computation.started_at if computation else None,
+        "attempts": computation.attempts if computation else 0,
+        "max_attempts": MAX_ATTEMPTS,
+        "error": computation.error if computation else "",
+        "given_up": bool(computation and computation.given_up),
+    }
+
+
+def _page_payload(request, kind: str, target) -> tuple[dict | None, dict]:
+    """(the main table's stored payload, template context: its age and computation, the other parts, the run the
+    page follows, its live status). Reads stored results only."""
     live = dashboards.dashboard_live(kind=kind, target=target, run_id=_run_id(request))
     run_active = live.run is not None and not live.run.is_finished
+    pending = any(not state.fresh for state in live.parts.values())
     context = {
         "run": live.run,
         "live": live_context(
             status_url=_status_url(kind, target, _run_id(request)), version=live.version, busy=live.busy
         ),
-        # plots are cached per data state: a new URL once the numbers were recomputed
+        # plots are cached per stored result: a new URL once the numbers were recomputed
         "plot_version": live.state.computed_at.timestamp() if live.state.computed_at else "",
+        "parts": {
+            part: {"payload": state.payload, **_computation_context(state)} for part, state in live.parts.items()
+        },
+        "computation": _computation_context(live.state),
+        "retry_url": reverse("metrics_bridge:dashboard_refresh", args=[kind, target.pk]),
+        # only asked when something is pending: one query
+        "no_worker": pending and not dashboard_workers_alive(),
     }
     if not live.state.fresh:
         context.update({"stale": True, "computed_at": live.state.computed_at, "run_active": run_active})
     return live.state.payload, context
 
 
+def _download_payload(kind: str, target) -> dict | None:
+    """The main table for a download: the stored one when it is current; else its computation is asked for (done
+    at once with eager Celery, in tests) and None when it is not ready (the caller answers 503)."""
+    state = dashboards.dashboard_state(kind=kind, target=target)
+    if state.fresh:
+        return state.payload
+    request_dashboard_parts(kind=kind, target=target)
+    state = dashboards.dashboard_state(kind=kind, target=target)
+    return state.payload if state.fresh else None
+
+
+def _not_ready() -> HttpResponse:
+    response = HttpResponse(
+        "These numbers are being computed for the current data: try the download again in a moment "
+        "(the dashboard page shows when they are ready).\n",
+        content_type="text/plain; charset=utf-8",
+        status=503,
+    )
+    response["Retry-After"] = "10"
+    return response
+
+
 def _pending(request, kind: str, target, title: str, context: dict):
-    """First view of a dashboard: the page answers at once and the browser asks for the computation."""
+    """First view of a dashboard: the page answers at once and the workers compute it."""
     return render(request, "metrics_bridge/dashboard_pending.html", {"title": title, **context})
 
 
 @roles_required(ADMIN)
 @require_http_methods(["GET", "POST"])
 def dashboard_refresh(request, kind: str, object_id: int):
-    """Who: admins. GET: the dashboard page's live status (accounts/live.py). POST: compute the dashboard's
-    numbers for the current data (queued for a worker when one is alive: the slow ones must not hold a web
-    worker; inline otherwise)."""
+    """Who: admins. GET: the dashboard page's live status (accounts/live.py). POST: have the workers compute the
+    page's parts that are stale (and, with retry=1, those whose computation was given up)."""
     try:
         target = dashboards.dashboard_target(kind=kind, object_id=object_id)
     except (ValueError, Dataset.DoesNotExist, Campaign.DoesNotExist):
@@ -121,10 +169,22 @@ def dashboard_refresh(request, kind: str, object_id: int):
     if request.method == "GET":
         live = dashboards.dashboard_live(kind=kind, target=target, run_id=_run_id(request))
         refresh = reverse("metrics_bridge:dashboard_refresh", args=[kind, target.pk]) if live.needs_refresh else None
-        return live_status_response(version=live.version, busy=live.busy, refresh=refresh, fresh=live.state.fresh)
-    if request_dashboard_refresh(kind=kind, object_id=target.pk):
+        return live_status_response(
+            version=live.version,
+            busy=live.busy,
+            refresh=refresh,
+            fresh=all(state.fresh for state in live.parts.values()),
+            given_up=live.given_up,
+        )
+    retry = request.POST.get("retry") == "1"
+    sent = request_dashboard_parts(kind=kind, target=target, retry=retry)
+    if retry and request.headers.get("Accept", "").startswith("text/html"):  # the page's "Try again" button
+        pages = {"agreement": "dataset_agreement", "leaderboard": "leaderboard", "thumbs": "thumbs_dashboard"}
+        return redirect(reverse(f"metrics_bridge:{pages[kind]}", args=[target.pk]))
+    live = dashboards.dashboard_live(kind=kind, target=target)
+    if all(state.fresh for state in live.parts.values()):
         return JsonResponse({"fresh": True})
-    return JsonResponse({"fresh": False, "queued": True}, status=202)
+    return JsonResponse({"fresh": False, "queued": sent}, status=202)
 
 
 # --- Pairwise agreement ---------------------------------------------------------------------------------
@@ -136,7 +196,12 @@ def dataset_agreement(request, dataset_id: int):
     """Who: admins. The HC/HI/HM/MM table of every metric with current scores, best per column, chart, downloads."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     download = request.GET.get("format")
-    table, stale = _page_payload(request, "agreement", dataset, fresh=bool(download))
+    if download:
+        table, stale = _download_payload("agreement", dataset), {}
+        if table is None:
+            return _not_ready()
+    else:
+        table, stale = _page_payload(request, "agreement", dataset)
     if table is None:
         return _pending(request, "agreement", dataset, f"Agreement with human judgements: {dataset.name}", stale)
     if download == "csv":
@@ -148,8 +213,15 @@ def dataset_agreement(request, dataset_id: int):
             "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
         )
     columns = table.get("columns", COLUMNS)
+    intervals = table["intervals"]
     rows = [
-        (name, [(row.get(c), row.get(c) is not None and row.get(c) == table["best"][c]) for c in columns])
+        (
+            name,
+            [
+                (row.get(c), _is_marked_best(intervals, name, c), *intervals["intervals"][name].get(c, (None, None)))
+                for c in columns
+            ],
+        )
         for name, row in table["metrics"].items()
     ]
     chart_metrics = dashboards.agreement_chart_metrics(table["metrics"], request.GET.getlist("chart"))
@@ -162,6 +234,8 @@ def dataset_agreement(request, dataset_id: int):
         "brace": table.get("protocol") == "brace",
         "pairs": table["pairs"],
         "pair_counts": [table["pairs"].get(column, "") for column in columns],
+        "separations": [intervals["best"].get(column) for column in columns],
+        "intervals": intervals,
         "unavailable": table["unavailable"],
         "available": _available_metrics(),
         **stale,
@@ -169,14 +243,31 @@ def dataset_agreement(request, dataset_id: int):
     return render(request, "metrics_bridge/agreement.html", context)
 
 
+def _is_marked_best(intervals: dict, name: str, column: str) -> bool:
+    """Bold only where the best value's interval separates it from the next (agreement/intervals.py)."""
+    separation = intervals["best"].get(column)
+    return bool(separation and separation["best"] == name and separation["separable"])
+
+
+def _interval_columns(columns) -> list[str]:
+    return [f"{column} 95% {end}" for column in columns for end in ("low", "high")]
+
+
+def _interval_cells(intervals: dict, name: str, columns) -> list:
+    return [bound for column in columns for bound in intervals["intervals"][name].get(column, (None, None))]
+
+
 def agreement_csv(table: dict) -> str:
+    """The table, then each figure's 95 % bootstrap interval (over clips) in columns of their own."""
     columns = table.get("columns", COLUMNS)
+    intervals = table["intervals"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["metric", *columns])
-    writer.writerow(["pairs (denominator)", *(table["pairs"].get(c, "") for c in columns)])
+    writer.writerow(["metric", *columns, *_interval_columns(columns)])
+    writer.writerow(["pairs (denominator)", *(table["pairs"].get(c, "") for c in columns), *[""] * 2 * len(columns)])
     for name, row in table["metrics"].items():
-        writer.writerow([name, *("" if row.get(c) is None else row[c] for c in columns)])
+        cells = [*(row.get(c) for c in columns), *_interval_cells(intervals, name, columns)]
+        writer.writerow([name, *("" if value is None else value for value in cells)])
     return out.getvalue()
 
 
@@ -194,8 +285,18 @@ def agreement_xlsx(table: dict) -> bytes:
     for name, row in table["metrics"].items():
         sheet.append([name, *(row.get(c) for c in columns)])
         for index, column in enumerate(columns, start=2):
-            if row.get(column) is not None and row.get(column) == table["best"][column]:
+            if _is_marked_best(table["intervals"], name, column):
                 sheet.cell(row=sheet.max_row, column=index).font = Font(bold=True)
+    intervals = workbook.create_sheet("95% intervals")
+    intervals.append(
+        [
+            f"95% percentile bootstrap over clips ({table['intervals']['resamples']} resamples, seed "
+            f"{table['intervals']['seed']}); a best value is in bold only when separable from the next"
+        ]
+    )
+    intervals.append(["metric", *_interval_columns(columns)])
+    for name in table["metrics"]:
+        intervals.append([name, *_interval_cells(table["intervals"], name, columns)])
     for cell in sheet[2]:
         cell.font = Font(bold=True)
     if table.get("unavailable"):
@@ -225,7 +326,12 @@ def leaderboard(request, dataset_id: int):
     """Who: admins. Systems with system-level metric values, human win rates / THumBS, Kendall tau per metric."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     download = request.GET.get("format")
-    table, stale = _page_payload(request, "leaderboard", dataset, fresh=download in ("csv", "json"))
+    if download in ("csv", "json"):
+        table, stale = _download_payload("leaderboard", dataset), {}
+        if table is None:
+            return _not_ready()
+    else:
+        table, stale = _page_payload(request, "leaderboard", dataset)
     if table is None:
         return _pending(request, "leaderboard", dataset, f"Leaderboard: {dataset.name}", stale)
     if download in ("csv", "json"):
@@ -331,7 +437,12 @@ def thumbs_dashboard(request, campaign_id: int):
         Campaign.objects.select_related("dataset"), pk=campaign_id, task_type=Campaign.TaskType.THUMBS
     )
     download = request.GET.get("format") == "json"
-    report, stale = _page_payload(request, "thumbs", campaign, fresh=download)
+    if download:
+        report, stale = _download_payload("thumbs", campaign), {}
+        if report is None:
+            return _not_ready()
+    else:
+        report, stale = _page_payload(request, "thumbs", campaign)
     if report is None:
         return _pending(request, "thumbs", campaign, f"THumBS report: {campaign.name}", stale)
     if download:
@@ -432,17 +543,29 @@ def _plot_svg(kind: str, object_id: int, parameters: dict) -> str:
         fingerprint = dashboards.campaign_fingerprint(campaign=campaign)
         return cached_content(key=key, fingerprint=fingerprint, build=lambda: _thumbs_scatter(campaign, parameters))
     dataset = get_object_or_404(Dataset, pk=object_id)
-    fingerprint = dataset_fingerprint(dataset=dataset)
+    table_kind = "agreement" if kind == "agreement-splits" else "leaderboard"
+    table, computed_at = _stored_table(table_kind, dataset)
     builders = {
-        "agreement-splits": lambda: _agreement_chart(dataset, parameters["metrics"]),
-        "leaderboard-win-rate": lambda: _win_rate_bars(dataset),
-        "xace-attributes": lambda: _attribute_bars(dataset, parameters["system"], parameters["metric"]),
+        "agreement-splits": lambda: _agreement_chart(dataset, table, parameters["metrics"]),
+        "leaderboard-win-rate": lambda: _win_rate_bars(dataset, table),
+        "xace-attributes": lambda: _attribute_bars(table, parameters["system"], parameters["metric"]),
     }
-    return cached_content(key=key, fingerprint=fingerprint, build=builders[kind])
+    # drawn from the stored table: redrawn when a new one is stored
+    return cached_content(key=key, fingerprint=f"{table_kind}:{computed_at.isoformat()}", build=builders[kind])
 
 
-def _agreement_chart(dataset: Dataset, chosen: str) -> str:
-    table = dashboards.agreement_page_data(dataset=dataset)
+def _stored_table(kind: str, dataset: Dataset) -> tuple[dict, datetime]:
+    """A dashboard's stored table for its plots (a stale one is recomputed by the workers, as for its page)."""
+    state = dashboards.dashboard_state(kind=kind, target=dataset)
+    if not state.fresh:
+        request_dashboard_parts(kind=kind, target=dataset)
+        state = dashboards.dashboard_state(kind=kind, target=dataset)
+    if state.payload is None:
+        raise Http404("this dashboard is being computed")
+    return state.payload, state.computed_at
+
+
+def _agreement_chart(dataset: Dataset, table: dict, chosen: str) -> str:
     names = dashboards.agreement_chart_metrics(table["metrics"], [name for name in chosen.split(",") if name])
     return plots.agreement_dots(
         splits=[column for column in table.get("columns", COLUMNS) if column != "f1"],
@@ -452,8 +575,7 @@ def _agreement_chart(dataset: Dataset, chosen: str) -> str:
     )
 
 
-def _win_rate_bars(dataset: Dataset) -> str:
-    table = dashboards.leaderboard_page_data(dataset=dataset)
+def _win_rate_bars(dataset: Dataset, table: dict) -> str:
     rows = table["systems"]
     return plots.system_bars(
         systems=[row["system"] for row in rows],
@@ -464,10 +586,10 @@ def _win_rate_bars(dataset: Dataset) -> str:
     )
 
 
-def _attribute_bars(dataset: Dataset, system: str, metric: str) -> str:
+def _attribute_bars(table: dict, system: str, metric: str) -> str:
     keys = {name: key for name, key, _ in XACE_TABLES}
     metric = metric if metric in keys else "XACE"
-    xace = dashboards.leaderboard_page_data(dataset=dataset).get(keys[metric], {})
+    xace = table.get(keys[metric], {})
     if system not in xace:
         return plots.attribute_bars(categories={}, title="")
     return plots.attribute_bars(

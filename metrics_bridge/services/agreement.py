@@ -1,23 +1,18 @@
 """Agreement of automatic metrics with people, assembled from stored scores."""
 
-import hashlib
-import json
-
-from django.core.cache import cache
-
 from annotation.models import Dataset
 from metrics_bridge.agreement import brace, calibration, protocol, protocols
+from metrics_bridge.agreement.intervals import agreement_intervals
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import ScoringContext, scorer_version
 from metrics_bridge.selectors import (
     dataset_clip_rows,
-    dataset_judgement_fingerprint,
     dataset_scored_metric_names,
 )
 from metrics_bridge.services.calibration import calibrated_cross_validation, calibrated_transfer
 from metrics_bridge.services.contexts import version_context_for
-from metrics_bridge.services.dashboard_cache import CODE_REVISION
+from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprint
 from metrics_bridge.services.plans import (
     fense_label,
     gold_fingerprints_by_caption,
@@ -34,7 +29,6 @@ from metrics_bridge.services.runs import (
 from ratings.models import Campaign
 
 SPLITS = ("HC", "HI", "HM", "MM")
-CALIBRATION_CACHE_SECONDS = 24 * 3600
 CALIBRATED = calibration.METRIC_NAME
 
 
@@ -187,9 +181,13 @@ def agreement_table(
     unavailable: dict[str, str] | None = None,
     calibrate_on: list[Dataset] | None = None,
     campaign: Campaign | None = None,
+    intervals: bool = False,
 ) -> dict:
     """The agreement of the named metrics under the dataset's protocol (FENSE's HC/HI/HM/MM, or BRACE's
     splits with F1), from stored scores only (missing scores count wrong).
+
+    `intervals`: add "intervals", 95 % bootstrap intervals over clips of every figure and whether each column's
+    best metric is separable from the next (metrics_bridge/agreement/intervals.py).
 
     `campaign`: only that campaign's pairs and votes (e.g. a crowd study's own report); default the dataset's.
 
@@ -222,9 +220,14 @@ def agreement_table(
             unavailable[CALIBRATED] = str(error)
         else:
             metrics[CALIBRATED] = _row(calibrated)
+            reports[CALIBRATED] = calibrated
             report["calibration"] = description
     if unavailable:
         report["unavailable"] = unavailable
+    if intervals:
+        report["intervals"] = agreement_intervals(
+            {name: row.decisions for name, row in reports.items()}, columns=report_columns(report), values=metrics
+        ).as_dict()
     return report
 
 
@@ -304,38 +307,55 @@ def agreement_report_build(
     return report
 
 
+def calibration_key(*, dataset: Dataset) -> str:
+    """Where the dataset's CALIBRATED summary is stored (dashboard_cache.py)."""
+    return f"calibration:{dataset.pk}"
+
+
 def calibration_summary(*, dataset: Dataset) -> dict | None:
-    """CALIBRATED on the dataset from the scores stored at the current versions: its held-out row and model.
+    """CALIBRATED on the dataset from the scores stored at the current versions: its held-out row (with 95 %
+    bootstrap intervals) and model.
 
     None when no metric has stored scores; {"unavailable": reason} when the model cannot be fitted.
-    Cached until the dataset's stored scores, votes or rater exclusions change (the dashboard asks for
-    it on every view, and refitting means loading every stored score again).
+    Fitting takes minutes on Clotho-Eval, so a worker calls this (metrics_bridge.tasks.compute_dashboard_part)
+    and pages read the stored result (dashboard_cache.cached_state): stored in the database per state of the
+    data, so every process reads the same fit, redone only when the scores, votes or rater exclusions change.
     """
-    context = version_context_for(dataset=dataset)
-    versions = {name: scorer_version(registry.scorer_for(name), context) for name in registry.all_metric_names()}
-    scored = dataset_scored_metric_names(dataset=dataset, versions=versions)
-    if not scored:
-        return None
-    scored_versions = sorted((name, versions[name]) for name in scored)
-    fingerprint = dataset_judgement_fingerprint(dataset=dataset)
-    # the dashboards' code revision too: a summary built by earlier code (another shape) is never read
-    identity = [CODE_REVISION, dataset.pk, dataset.created_at.isoformat(), scored_versions, fingerprint]
-    key = "calibration-summary:" + hashlib.sha256(json.dumps(identity).encode("utf-8")).hexdigest()
-    summary = cache.get(key)
-    if summary is None:
-        summary = _calibration_summary(dataset=dataset, scored=scored)
-        cache.set(key, summary, timeout=CALIBRATION_CACHE_SECONDS)
-    return summary
+
+    def build() -> dict:
+        context = version_context_for(dataset=dataset)
+        versions = {name: scorer_version(registry.scorer_for(name), context) for name in registry.all_metric_names()}
+        scored = dataset_scored_metric_names(dataset=dataset, versions=versions)
+        return {"summary": _calibration_summary(dataset=dataset, scored=scored) if scored else None}
+
+    fingerprint = dataset_fingerprint(dataset=dataset)
+    return cached_payload(key=calibration_key(dataset=dataset), fingerprint=fingerprint, build=build)["summary"]
 
 
 def _calibration_summary(*, dataset: Dataset, scored: list[str]) -> dict:
-    table = agreement_table(dataset=dataset, metric_names=[*scored, CALIBRATED])
+    table = agreement_table(dataset=dataset, metric_names=[*scored, CALIBRATED], intervals=True)
     if CALIBRATED not in table["metrics"]:
         return {"unavailable": table.get("unavailable", {}).get(CALIBRATED, "not enough data")}
-    best_single = max((row["total"] or 0 for name, row in table["metrics"].items() if name != CALIBRATED), default=None)
+    single = {name: row for name, row in table["metrics"].items() if name != CALIBRATED}
+    best_single = max((row["total"] or 0 for row in single.values()), default=None)
+    best_single_name = max(single, key=lambda name: single[name]["total"] or 0, default=None)
+    # total: CALIBRATED against the best single metric, on the same clip resamples (paired)
+    total = table["intervals"]["best"].get("total", {})
+    if total.get("best") == CALIBRATED:
+        verdict = "separable" if total["separable"] else "not separable"
+    else:
+        verdict = "lower" if (table["metrics"][CALIBRATED]["total"] or 0) < (best_single or 0) else "not separable"
+    row, row_intervals = table["metrics"][CALIBRATED], table["intervals"]["intervals"][CALIBRATED]
     return {
-        "row": table["metrics"][CALIBRATED],
+        "row": row,
+        "cells": [
+            {"column": column, "value": value, "interval": row_intervals.get(column, [None, None])}
+            for column, value in row.items()
+        ],
         "best_single_total": best_single,
+        "best_single_name": best_single_name,
+        "versus_best_single": verdict,
+        "versus_best_single_difference": total.get("difference") if total.get("best") == CALIBRATED else None,
         "pairs": table["pairs"],
         "calibration": table["calibration"],
         "coefficients": _coefficient_rows(table["calibration"]),

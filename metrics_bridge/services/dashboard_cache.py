@@ -4,15 +4,24 @@
 captions (added, edited, superseded), pairs, votes, THumBS ratings, excluded raters, metric runs (every
 finished chunk changes them), system scores, and the current metric versions. Any change gives a new
 fingerprint, so a cached table or plot is recomputed on the next view instead of being shown stale.
+
+Pages never compute what they show: a worker does, on request (`computation_request`), and the row records
+the request (for which data, when it was sent, when a worker began it, how many times, the last error). From
+that, `CacheState.computation` says whether the computation is queued, running, lost (not begun within
+QUEUE_BOUND_SECONDS: a worker killed while holding the message, a broker that lost it; or begun and never
+finished within RUN_BOUND_SECONDS: its worker died) or failed, and `needs_request` whether to send it (again):
+a lost or failed one is sent again up to MAX_ATTEMPTS times for the same data, then reported.
 """
 
 import hashlib
 import json
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.db import transaction
 from django.db.models import Count, Max, Sum
+from django.utils import timezone
 
 from annotation.models import Caption, Dataset
 from metrics_bridge.models import DashboardCache, MetricRun, SystemScore
@@ -20,7 +29,16 @@ from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
 
 #: part of every cache entry's fingerprint: bump it when the code that builds a dashboard or plot changes,
 #: so a deployment does not keep serving tables and plots computed by the previous code
-CODE_REVISION = "dashboards-5"
+CODE_REVISION = "dashboards-6"
+
+#: a computation sent to the workers and not begun after this long was lost: it is sent again
+QUEUE_BOUND_SECONDS = 120
+#: a dashboard computation's time limit in the worker (metrics_bridge.tasks.compute_dashboard_part)
+COMPUTE_TIME_LIMIT_SECONDS = 20 * 60
+#: begun and not finished after this long: its worker died (the time limit would have ended it as a failure)
+RUN_BOUND_SECONDS = COMPUTE_TIME_LIMIT_SECONDS + 60
+#: sent this many times for the same data (each lost or failed): reported on the page, not sent again by itself
+MAX_ATTEMPTS = 3
 
 
 def json_safe(value):
@@ -64,19 +82,100 @@ def _with_revision(fingerprint: str) -> str:
 
 
 @dataclass(frozen=True)
+class Computation:
+    """The computation requested for the data as it is now."""
+
+    phase: str  # "queued", "running", "lost" or "failed"
+    requested_at: datetime
+    started_at: datetime | None
+    attempts: int  # times it was sent for this data
+    error: str  # the last failure ("failed")
+
+    @property
+    def given_up(self) -> bool:
+        """Lost or failed as many times as it may be sent by itself: the page reports it and offers to retry."""
+        return self.phase in ("lost", "failed") and self.attempts >= MAX_ATTEMPTS
+
+
+@dataclass(frozen=True)
 class CacheState:
     payload: dict | None  # None: never computed
     fresh: bool  # computed from the data as it is now
     computed_at: datetime | None
+    computation: Computation | None = None  # asked of a worker for the data as it is now (None: not asked)
+
+    @property
+    def needs_request(self) -> bool:
+        """Not current, and no computation on its way: never asked for this data, or lost or failed (sent
+        again until MAX_ATTEMPTS)."""
+        if self.fresh:
+            return False
+        if self.computation is None:
+            return True
+        return self.computation.phase in ("lost", "failed") and not self.computation.given_up
+
+
+def _computation(row, fingerprint: str) -> Computation | None:
+    if row is None or not row.requested_at or row.requested_fingerprint != fingerprint:
+        return None
+    now = timezone.now()
+    if row.error:
+        phase = "failed"
+    elif row.started_at is not None:
+        phase = "lost" if now - row.started_at > timedelta(seconds=RUN_BOUND_SECONDS) else "running"
+    else:
+        phase = "lost" if now - row.requested_at > timedelta(seconds=QUEUE_BOUND_SECONDS) else "queued"
+    return Computation(phase, row.requested_at, row.started_at, row.attempts, row.error)
+
+
+_STATE_FIELDS = ("fingerprint", "content", "computed_at", "requested_fingerprint", "requested_at", "started_at")
 
 
 def cached_state(*, key: str, fingerprint: str) -> CacheState:
-    """What is cached under `key` and whether it still matches the data (pages show stale numbers flagged
-    as such, and let the browser ask for the recomputation, instead of computing inside the page view)."""
-    row = DashboardCache.objects.filter(key=key).only("fingerprint", "content", "computed_at").first()
+    """What is cached under `key`, whether it still matches the data, and the computation asked for it (pages
+    show stale numbers flagged as such and have a worker recompute them, never computing inside the page view)."""
+    fingerprint = _with_revision(fingerprint)
+    row = DashboardCache.objects.filter(key=key).only(*_STATE_FIELDS, "attempts", "error").first()
+    computation = _computation(row, fingerprint)
     if row is None or not row.content:
-        return CacheState(None, False, None)
-    return CacheState(json.loads(row.content), row.fingerprint == _with_revision(fingerprint), row.computed_at)
+        return CacheState(None, False, None, computation)
+    fresh = row.fingerprint == fingerprint
+    return CacheState(json.loads(row.content), fresh, row.computed_at, None if fresh else computation)
+
+
+def computation_request(*, key: str, fingerprint: str, enqueue) -> bool:
+    """Record that the entry under `key` is to be computed for this data and call enqueue() (which sends the
+    worker's task); False, sending nothing, when it is current or its computation is on its way already
+    (another process asked at the same moment: the conditional update lets one of them send it)."""
+    state = cached_state(key=key, fingerprint=fingerprint)
+    if not state.needs_request:
+        return False
+    fingerprint = _with_revision(fingerprint)
+    row, _ = DashboardCache.objects.get_or_create(key=key, defaults={"fingerprint": ""})
+    attempts = row.attempts + 1 if row.requested_fingerprint == fingerprint else 1
+    claimed = DashboardCache.objects.filter(
+        pk=row.pk, requested_fingerprint=row.requested_fingerprint, requested_at=row.requested_at
+    ).update(
+        requested_fingerprint=fingerprint, requested_at=timezone.now(), started_at=None, attempts=attempts, error=""
+    )
+    if claimed:
+        enqueue()
+    return bool(claimed)
+
+
+def computation_retry(*, key: str) -> None:
+    """An admin asks again for a computation given up (lost or failed MAX_ATTEMPTS times): it may be sent again."""
+    DashboardCache.objects.filter(key=key).update(attempts=0)
+
+
+def computation_begin(*, key: str) -> None:
+    """A worker began the requested computation (it is "running", no longer "queued")."""
+    DashboardCache.objects.filter(key=key).update(started_at=timezone.now(), error="")
+
+
+def computation_fail(*, key: str, error: str) -> None:
+    """The computation raised: the page reports it (and it is sent again until MAX_ATTEMPTS)."""
+    DashboardCache.objects.filter(key=key).update(error=error[:2000] or "failed")
 
 
 def cached_payload(*, key: str, fingerprint: str, build) -> dict:
@@ -87,9 +186,18 @@ def cached_payload(*, key: str, fingerprint: str, build) -> dict:
         return json.loads(row.content)
     payload = json_safe(build())
     # Stored as JSON text, not in the JSON field: PostgreSQL's jsonb would reorder the keys (table columns).
-    defaults = {"fingerprint": fingerprint, "content": json.dumps(payload)}
-    DashboardCache.objects.update_or_create(key=key, defaults=defaults)
+    _store(key=key, fingerprint=fingerprint, content=json.dumps(payload))
     return payload
+
+
+def _store(*, key: str, fingerprint: str, content: str) -> None:
+    """Store a result; the request it answered is done (a request for newer data stays pending)."""
+    with transaction.atomic():
+        row, _ = DashboardCache.objects.select_for_update().get_or_create(key=key, defaults={"fingerprint": ""})
+        row.fingerprint, row.content = fingerprint, content
+        if row.requested_fingerprint == fingerprint:
+            row.requested_fingerprint, row.requested_at, row.started_at, row.attempts, row.error = "", None, None, 0, ""
+        row.save()
 
 
 def cached_content(*, key: str, fingerprint: str, build) -> str:
@@ -99,5 +207,5 @@ def cached_content(*, key: str, fingerprint: str, build) -> str:
     if row is not None and row.fingerprint == fingerprint:
         return row.content
     content = build()
-    DashboardCache.objects.update_or_create(key=key, defaults={"fingerprint": fingerprint, "content": content})
+    _store(key=key, fingerprint=fingerprint, content=content)
     return content

@@ -6,21 +6,41 @@ any change (a vote, a finished chunk, a new submission) shows current numbers an
 Nothing here starts a metric computation: pages offer a button for that (a Celery run with progress).
 """
 
+import logging
+import traceback
 from dataclasses import dataclass
 
 from django.db.models import Count, Max
 
 from accounts.live import live_version
 from annotation.models import Caption, Dataset
+from common.structured_log import log_event
 from metrics_bridge import selectors
 from metrics_bridge.agreement import protocols
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import gold_annotation_fingerprint, uses_gold_annotations
 from metrics_bridge.selectors import dataset_clip_rows, gold_annotations_by_clip
-from metrics_bridge.services.agreement import SPLITS, _request_key, _stored_scores, agreement_table, report_columns
+from metrics_bridge.services.agreement import (
+    SPLITS,
+    _request_key,
+    _stored_scores,
+    agreement_table,
+    calibration_key,
+    calibration_summary,
+    report_columns,
+)
 from metrics_bridge.services.contexts import version_context_for
-from metrics_bridge.services.dashboard_cache import CacheState, cached_payload, cached_state, dataset_fingerprint
+from metrics_bridge.services.dashboard_cache import (
+    CacheState,
+    cached_payload,
+    cached_state,
+    computation_begin,
+    computation_fail,
+    computation_request,
+    computation_retry,
+    dataset_fingerprint,
+)
 from metrics_bridge.services.leaderboard import leaderboard_table, win_rate_intervals
 from metrics_bridge.services.leaderboard_domains import domain_fingerprint
 from metrics_bridge.services.plans import GOLD_MARK, gold_fingerprints_by_caption, protocol_clips, reference_context
@@ -30,6 +50,8 @@ from ratings.models import AssignmentItem, Campaign, CaptionPair, ThumbsRating
 from ratings.selectors import included_thumbs_ratings, included_votes
 
 COLUMNS = (*SPLITS, "total")
+
+logger = logging.getLogger("captioneval.workers")
 
 
 def unavailable_reasons(*, computed: list[str]) -> dict[str, str]:
@@ -41,14 +63,6 @@ def unavailable_reasons(*, computed: list[str]) -> dict[str, str]:
             continue
         reasons[name] = cannot_run.get(name, "not computed yet for this dataset: use Compute below")
     return reasons
-
-
-def _best_per_column(rows: dict[str, dict], columns) -> dict[str, float | None]:
-    best = {}
-    for column in columns:
-        values = [row.get(column) for row in rows.values() if row.get(column) is not None]
-        best[column] = max(values) if values else None
-    return best
 
 
 # --- Pairwise agreement -------------------------------------------------------------------------------
@@ -117,11 +131,17 @@ def protocol_coverage(*, dataset: Dataset, metric_names: list[str]) -> dict[str,
     return coverage
 
 
-# Each dashboard: `<kind>_page_data` returns numbers for the data as it is now (computing them when the cache
-# is stale; downloads, plots and the refresh endpoint use it) and `dashboard_state` what a page view shows at
-# once: the cached numbers and whether they are still current.
+# Each dashboard page shows one or more stored parts (PAGE_PARTS), each computed by a worker task of its own
+# (metrics_bridge.tasks.compute_dashboard_part -> dashboard_part_compute) for the data as it is now and read by the
+# page (`dashboard_live`): its last result with its age, or the computation's state (queued, running, lost and
+# sent again, failed). `<part>_page_data` computes a part when its stored result is stale: only workers and
+# commands call it, never a page view.
 
 DASHBOARD_KINDS = ("agreement", "leaderboard", "thumbs")
+#: the stored results each dashboard page shows; the first is the page's main table
+PAGE_PARTS = {"agreement": ("agreement", "calibration"), "leaderboard": ("leaderboard",), "thumbs": ("thumbs",)}
+#: how each part's target (a Dataset or Campaign) is loaded from its id
+PART_KINDS = {"agreement": "agreement", "calibration": "agreement", "leaderboard": "leaderboard", "thumbs": "thumbs"}
 
 
 def _key(kind: str, object_id: int) -> str:
@@ -141,21 +161,38 @@ def _fingerprint(kind: str, target) -> str:
     return dataset_fingerprint(dataset=target)
 
 
+def _part_key(part: str, target) -> str:
+    return calibration_key(dataset=target) if part == "calibration" else _key(part, target.pk)
+
+
+def dashboard_part_states(*, kind: str, target) -> dict[str, CacheState]:
+    """{part: its stored state} for a page (its parts share one fingerprint: computed once)."""
+    fingerprint = _fingerprint(kind, target)
+    return {part: cached_state(key=_part_key(part, target), fingerprint=fingerprint) for part in PAGE_PARTS[kind]}
+
+
 @dataclass(frozen=True)
 class DashboardLive:
     """What a dashboard page shows right now, for its live status (accounts/live.py)."""
 
-    state: CacheState
+    state: CacheState  # the main table's
+    parts: dict[str, CacheState]
     run: MetricRun | None  # the run whose progress the page shows: the one it started, else an active one
     version: str
     busy: bool  # a run is going on, or the numbers are being brought up to date
-    needs_refresh: bool  # stale and no run going on: the page asks for the recomputation
+    needs_refresh: bool  # a part is stale and no computation of it is on its way: the page asks for one
+    given_up: list[str]  # parts whose computation was lost or failed MAX_ATTEMPTS times: reported
+
+
+def _wanted(state: CacheState, run_active: bool) -> bool:
+    # mid-run only a part never computed yet is computed (every finished chunk changes the data)
+    return state.needs_request and (not run_active or state.payload is None)
 
 
 def dashboard_live(*, kind: str, target, run_id: int | None = None) -> DashboardLive:
-    """The dashboard's cached numbers and the metric run on its dataset; while a run goes on, the numbers
-    are recomputed only once it ends (every finished chunk changes the data)."""
-    state = dashboard_state(kind=kind, target=target)
+    """The dashboard's stored numbers, their computations and the metric run on its dataset; while a run goes
+    on, the numbers are recomputed only once it ends (every finished chunk changes the data)."""
+    parts = dashboard_part_states(kind=kind, target=target)
     dataset_id = target.dataset_id if kind == "thumbs" else target.pk
     runs = MetricRun.objects.filter(dataset_id=dataset_id)
     run = runs.filter(pk=run_id).first() if run_id else None
@@ -163,17 +200,70 @@ def dashboard_live(*, kind: str, target, run_id: int | None = None) -> Dashboard
         run = runs.filter(status__in=MetricRun.ACTIVE_STATUSES).order_by("-created_at").first()
     active = run is not None and not run.is_finished
     run_parts = (run.pk, run.status, run.chunks_done, run.chunks_failed, run.chunks_total) if run else None
+    given_up = [part for part, state in parts.items() if state.computation and state.computation.given_up]
+    shown = [
+        (
+            part,
+            state.computed_at,
+            state.fresh,
+            state.computation and (state.computation.phase, state.computation.attempts),
+        )
+        for part, state in parts.items()
+    ]
     return DashboardLive(
-        state=state,
+        state=parts[PAGE_PARTS[kind][0]],
+        parts=parts,
         run=run,
-        version=live_version(kind, target.pk, state.computed_at, state.fresh, run_parts),
-        busy=active or not state.fresh,
-        # mid-run only a dashboard never computed yet is computed (it would show nothing at all)
-        needs_refresh=not state.fresh and (not active or state.payload is None),
+        version=live_version(kind, target.pk, shown, run_parts),
+        busy=active or any(not state.fresh and part not in given_up for part, state in parts.items()),
+        needs_refresh=any(_wanted(state, active) for state in parts.values()),
+        given_up=given_up,
     )
 
 
+def dashboard_parts_request(*, kind: str, target, enqueue, retry: bool = False) -> list[str]:
+    """Have a worker compute the page's parts that need it (`enqueue(part, object_id)` sends the task); `retry`
+    (an admin's "Try again") also sends those given up. Returns the parts sent."""
+    live = dashboard_live(kind=kind, target=target)
+    active = live.run is not None and not live.run.is_finished
+    fingerprint = _fingerprint(kind, target)
+    sent = []
+    for part, state in live.parts.items():
+        if retry and part in live.given_up:
+            computation_retry(key=_part_key(part, target))
+        elif not _wanted(state, active):
+            continue
+        request = computation_request(
+            key=_part_key(part, target), fingerprint=fingerprint, enqueue=lambda part=part: enqueue(part, target.pk)
+        )
+        if request:
+            sent.append(part)
+    return sent
+
+
+def dashboard_part_compute(*, part: str, object_id: int) -> str:
+    """A worker's computation of one part (for the data as it is when it begins): "done", "gone" (the dataset or
+    campaign was deleted) or "failed" (recorded on the part, which the page reports)."""
+    try:
+        target = dashboard_target(kind=PART_KINDS[part], object_id=object_id)
+    except (Dataset.DoesNotExist, Campaign.DoesNotExist):
+        return "gone"
+    key = _part_key(part, target)
+    computation_begin(key=key)
+    try:
+        if part == "calibration":
+            calibration_summary(dataset=target)
+        else:
+            dashboard_refresh(kind=part, target=target)
+    except Exception as error:  # recorded for the page, which says so instead of computing forever
+        computation_fail(key=key, error=f"{type(error).__name__}: {error}")
+        log_event(logger, "dashboard_failed", level=logging.ERROR, key=key, traceback=traceback.format_exc()[-3000:])
+        return "failed"
+    return "done"
+
+
 def dashboard_refresh(*, kind: str, target) -> dict:
+    """The page's main table for the current data, computed if stale (workers and commands only)."""
     builders = {"agreement": agreement_page_data, "leaderboard": leaderboard_page_data}
     if kind == "thumbs":
         return thumbs_page_data(campaign=target)
@@ -199,9 +289,8 @@ def agreement_page_data(*, dataset: Dataset) -> dict:
         scored = selectors.dataset_scored_metric_names(dataset=dataset, versions=versions)
         coverage = protocol_coverage(dataset=dataset, metric_names=scored)
         complete = [name for name in scored if coverage[name][0] == coverage[name][1]]
-        table = agreement_table(dataset=dataset, metric_names=complete)
+        table = agreement_table(dataset=dataset, metric_names=complete, intervals=True)
         table["columns"] = report_columns(table)
-        table["best"] = _best_per_column(table["metrics"], table["columns"])
         table["unavailable"] = unavailable_reasons(computed=list(table["metrics"]))
         for name in scored:
             if name not in complete:

@@ -106,18 +106,23 @@ def test_agreement_page_and_downloads_equal_agreement_report(
     for metric, row in report["metrics"].items():
         assert metric in page
         for column in ("HC", "HI", "HM", "MM", "total"):
-            assert f"{row[column]:.1f}</td>" in page, (metric, column)
+            assert f'<span class="value">{row[column]:.1f}</span>' in page, (metric, column)
     assert f'<td class="num">{report["pairs"]["total"]}</td>' in page
     assert "SPICE</strong>: " in page and "CoreNLP" in page  # unavailable with its reason
     assert "METEOR</strong>: not computed yet" in page
 
     csv_lines = admin_client.get(f"/metrics/datasets/{dataset.pk}/agreement/?format=csv").content.decode().splitlines()
-    assert csv_lines[0] == "metric,HC,HI,HM,MM,total"
+    bounds = [f"{c} 95% {end}" for c in ("HC", "HI", "HM", "MM", "total") for end in ("low", "high")]
+    assert csv_lines[0] == "metric,HC,HI,HM,MM,total," + ",".join(bounds)
     assert csv_lines[1] == "pairs (denominator)," + ",".join(
         str(report["pairs"][c]) for c in ("HC", "HI", "HM", "MM", "total")
-    )
-    rows = {line.split(",")[0]: [float(v) for v in line.split(",")[1:]] for line in csv_lines[2:]}
+    ) + "," * len(bounds)
+    cells = {line.split(",")[0]: [float(v) for v in line.split(",")[1:]] for line in csv_lines[2:]}
+    rows = {name: values[:5] for name, values in cells.items()}
     assert rows == {m: [r[c] for c in ("HC", "HI", "HM", "MM", "total")] for m, r in report["metrics"].items()}
+    for values in cells.values():  # each figure lies inside its interval
+        for index, value in enumerate(values[:5]):
+            assert values[5 + 2 * index] <= value <= values[6 + 2 * index]
     workbook = load_workbook(
         io.BytesIO(admin_client.get(f"/metrics/datasets/{dataset.pk}/agreement/?format=xlsx").content)
     )
