@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 
+from accounts.models import Invitation
 from accounts.roles import ADMIN, KNOWN_GROUPS
 
 User = get_user_model()
@@ -25,3 +26,20 @@ class RoleUserAdmin(UserAdmin):
         if user.is_staff or user.is_superuser:
             held.add(ADMIN)
         return ", ".join(sorted(held))
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    """Read-only history: invitations are made and renewed on the People page, where the rules are."""
+
+    list_display = ["user", "role", "created_by", "created_at", "expires_at", "accepted_at", "replaced_at"]
+    list_filter = ["role"]
+    search_fields = ["user__username", "user__email"]
+    # The key is the secret a link carries; the admin shows whose invitation it is, not the key.
+    exclude = ["key"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

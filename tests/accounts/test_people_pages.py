@@ -162,3 +162,16 @@ def test_a_new_link_replaces_the_old_one(staff_client, client):
     replaced = client.get(first.removeprefix("http://testserver"))
     assert replaced.status_code == 410 and "A newer invitation replaced this link" in replaced.content.decode()
     assert client.get(second.removeprefix("http://testserver")).status_code == 200
+
+
+def test_the_admin_site_lists_invitations_without_their_secret(client, make_user):
+    boss = make_user("root", staff=True)
+    boss.is_superuser = True
+    boss.save()
+    client.force_login(boss)
+    client.post(reverse("accounts:invite"), {"people": "ada", "role": "rater"})
+    invitation = Invitation.objects.get()
+    listing = client.get(reverse("admin:accounts_invitation_changelist")).content.decode()
+    assert "ada" in listing and invitation.key not in listing
+    detail = client.get(reverse("admin:accounts_invitation_change", args=[invitation.pk]))
+    assert detail.status_code == 200 and invitation.key not in detail.content.decode()
