@@ -270,13 +270,19 @@ class PhraseVector(models.Model):
 class ModelAnswer(models.Model):
     """An audio-language model's caption of one audio file under one prompt: the cache a re-run reads.
 
-    Keyed by (provider, model, prompt, audio sha256), so a re-run asks only for what is missing and a changed
-    prompt asks again. Keeps what the API returned (raw response, token counts, latency, cost) and a note
-    when the clip was trimmed to the model's limit. Failed requests leave no row.
+    Keyed by (endpoint, prompt, audio sha256), the endpoint being the provider, the server's base URL, the model,
+    every generation parameter and what is sent of the audio (metrics_bridge/captioning/providers.py,
+    `endpoint_identity`): a re-run asks only for what is missing, and a changed prompt, parameter or server asks
+    again. Keeps what the API returned (raw response, token counts, latency, cost) and a note when the clip was
+    trimmed to the model's limit. Failed requests leave no row. Rows from before endpoint keys carry a key no
+    endpoint has: they stay with the jobs that filed them and are never reused.
     """
 
     provider = models.CharField(max_length=20)
     model = models.CharField(max_length=200)
+    base_url = models.CharField(max_length=500, blank=True)  # where the answer came from ('' before endpoint keys)
+    parameters = models.JSONField(default=dict, blank=True)  # the endpoint's generation parameters and audio sent
+    endpoint_sha256 = models.CharField(max_length=64)
     prompt_sha256 = models.CharField(max_length=64)
     audio_sha256 = models.CharField(max_length=64)
     prompt = models.TextField()
@@ -286,8 +292,9 @@ class ModelAnswer(models.Model):
     finish_reason = models.CharField(max_length=50, blank=True)
     latency_seconds = models.FloatField(default=0)
     prompt_tokens = models.PositiveIntegerField(default=0)
-    completion_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)  # every billed output token, thinking included
     audio_tokens = models.PositiveIntegerField(null=True, blank=True)
+    reasoning_tokens = models.PositiveIntegerField(null=True, blank=True)  # of completion_tokens; None: not reported
     audio_seconds = models.FloatField(default=0)  # sent (after trimming)
     cost = models.FloatField(null=True, blank=True)  # US dollars; None: no price for the model
     note = models.TextField(blank=True)
@@ -296,7 +303,7 @@ class ModelAnswer(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["provider", "model", "prompt_sha256", "audio_sha256"], name="model_answer_unique_request"
+                fields=["endpoint_sha256", "prompt_sha256", "audio_sha256"], name="model_answer_unique_request"
             )
         ]
 
@@ -318,6 +325,8 @@ class CaptioningJob(TimeStampedModel):
         DONE_WITH_FAILURES = "done_with_failures", "Done, some clips failed"
         FAILED = "failed", "Failed"
         CANCELLED = "cancelled", "Cancelled"
+        # the process running it was stopped (Ctrl-C): the answers so far are cached, a resume asks for the rest
+        INTERRUPTED = "interrupted", "Interrupted (resumable)"
 
     ACTIVE_STATUSES = (Status.PENDING, Status.RUNNING)
 
@@ -374,6 +383,8 @@ class CaptioningJobItem(models.Model):
     requests = models.PositiveSmallIntegerField(default=0)  # HTTP requests this job sent for the clip
     error = models.TextField(blank=True)
     raw_response = models.JSONField(default=dict, blank=True)  # of a failed request, if the server said anything
+    # what failed answers were billed (cut off, withheld, not a caption): answers' own costs are on ModelAnswer
+    failed_cost = models.FloatField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

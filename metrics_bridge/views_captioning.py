@@ -16,8 +16,8 @@ from django.views.decorators.http import require_POST, require_safe
 
 from accounts.roles import ADMIN, roles_required
 from annotation.models import Dataset
-from metrics_bridge.captioning.prompts import AUDIOCAPBENCH, PromptSetError, prompt_set_parse
-from metrics_bridge.captioning.providers import DEFAULT_KEY_VARIABLES, PROVIDERS
+from metrics_bridge.captioning.prompts import AFTER_AUDIOCAPBENCH, PromptSetError, prompt_set_label, prompt_set_parse
+from metrics_bridge.captioning.providers import DEFAULT_KEY_VARIABLES, PROVIDERS, KeyScopeError, key_variable_check
 from metrics_bridge.models import CaptioningJob, CaptioningJobItem
 from metrics_bridge.services.captioning import (
     MAX_CONCURRENCY,
@@ -45,18 +45,25 @@ class EvaluateModelForm(forms.Form):
     model = forms.CharField(max_length=200, help_text="e.g. gpt-4o-audio-preview, gemini-2.5-flash, qwen-audio-turbo")
     base_url = forms.URLField(
         required=False,
-        assume_scheme="https", max_length=500, label="Base URL", help_text="Leave empty for the provider's own API."
+        assume_scheme="https",
+        max_length=500,
+        label="Base URL",
+        help_text="Leave empty for the provider's own API.",
     )
     api_key_variable = forms.ChoiceField(
         label="API key (environment variable)",
-        help_text="Read by the worker when the job runs; the key is never stored or shown.",
+        help_text="Read by the worker when the job runs; the key is never stored or shown. A provider's own "
+        "variable (OPENAI_API_KEY, ...) is sent only to that provider's API: a server at another base URL needs "
+        "a variable of its own (listed in CAPTIONING_KEY_VARIABLES).",
     )
     system = forms.CharField(max_length=100, required=False, help_text="Default: provider/model.")
     prompt_file = forms.FileField(
         required=False,
-        label="Prompt set",
-        help_text="Empty: AudioCapBench's prompts (two per domain, used alternately). A file: JSON "
-        '{"sound": [...], "music": [...], "speech": [...]} or one prompt per line.',
+        label="Prompt file",
+        help_text="Empty: two prompts per domain, used alternately, written after AudioCapBench's description of "
+        "its categories (not AudioCapBench's own prompt text, which it does not publish). If you hold the "
+        'benchmark\'s own prompts, or want others, give them as a file: JSON {"sound": [...], "music": [...], '
+        '"speech": [...]} or one prompt per line.',
     )
     concurrency = forms.IntegerField(min_value=1, max_value=MAX_CONCURRENCY, initial=4)
     limit = forms.IntegerField(min_value=1, required=False, help_text="Caption only the first N clips with audio.")
@@ -68,10 +75,21 @@ class EvaluateModelForm(forms.Form):
             for name in settings.CAPTIONING_KEY_VARIABLES
         ]
 
+    def clean(self):
+        data = super().clean()
+        if {"provider", "api_key_variable"} <= data.keys():
+            try:
+                key_variable_check(
+                    provider=data["provider"], base_url=data.get("base_url"), variable=data["api_key_variable"]
+                )
+            except KeyScopeError as error:
+                self.add_error("api_key_variable", str(error).removeprefix("--api-key-env "))
+        return data
+
     def clean_prompt_file(self):
         uploaded = self.cleaned_data.get("prompt_file")
         if not uploaded:
-            return AUDIOCAPBENCH
+            return AFTER_AUDIOCAPBENCH
         if uploaded.size > MAX_PROMPT_FILE_BYTES:
             raise forms.ValidationError(f"{uploaded.name} is larger than {MAX_PROMPT_FILE_BYTES // 1024} KB")
         try:
@@ -82,7 +100,7 @@ class EvaluateModelForm(forms.Form):
 
 def _initial_form_data(request) -> dict:
     provider = request.GET.get("provider") if request.GET.get("provider") in PROVIDERS else "openai"
-    variable = DEFAULT_KEY_VARIABLES[provider]
+    variable = DEFAULT_KEY_VARIABLES.get(provider)  # an OpenAI-compatible server has no default variable
     initial = {"provider": provider, "concurrency": 4}
     if variable in settings.CAPTIONING_KEY_VARIABLES:
         initial["api_key_variable"] = variable
@@ -157,6 +175,7 @@ def evaluate_job(request, job_id: int):
         "answers": items.filter(answer__isnull=False)[:SHOWN_ANSWERS],
         "can_resume": job.is_finished and job.status != CaptioningJob.Status.DONE,
         "prompt_variants": len(job.prompts.get(job.dataset.domain, [])),
+        "prompt_set_label": prompt_set_label(job.prompt_set),
         **_worker_state(),
     }
     return render(request, "metrics_bridge/evaluate_job.html", context)

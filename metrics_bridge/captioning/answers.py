@@ -1,11 +1,16 @@
-"""From a model's answer to a caption: markdown stripped, one line; empty answers and refusals are failures.
+"""From a model's answer to a caption: markdown stripped, one line; what is not a caption is a failure.
 
-Models asked for "a caption" still answer with headings, bold text, bullet lists or a "Caption:" label;
-AudioCapBench strips markdown before scoring, since n-gram metrics would count `**` and `#` as words.
+Models asked for "a caption" still answer with headings, bold text or a "Caption:" label; AudioCapBench strips
+markdown before scoring, since n-gram metrics would count `**` and `#` as words. Some answer in JSON
+({"caption": "..."}, often in a code fence): the caption field is unwrapped, never stored with its braces and
+key. What cannot be one caption is refused with its reason, never stored as a caption: an empty answer, a
+refusal, a list of several items (joining its bullets would make a run-on "caption" no one wrote), an answer
+cut off at the token limit, and an answer a safety filter withheld.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 
@@ -25,6 +30,11 @@ _INLINE_CODE = re.compile(r"`([^`]*)`")
 _HTML_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
 _LABEL = re.compile(r"^\s*(?:audio\s+)?caption\s*:\s*", re.IGNORECASE)
 _QUOTES = ('"', "'", "“", "”", "‘", "’")
+_FENCED = re.compile(r"^```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)\n?\s*```$", re.DOTALL)
+#: JSON keys models put a caption under, in the order they are looked for
+CAPTION_KEYS = ("caption", "audio_caption", "description", "text", "answer")
+#: finish reasons of an answer cut off at the token limit (OpenAI/DashScope, Gemini)
+TRUNCATED = frozenset({"length", "max_tokens"})
 
 # Openings of a refusal, in the wording models use (checked on the stripped, lower-cased answer).
 _REFUSAL = re.compile(
@@ -61,11 +71,52 @@ def refusal_reason(text: str) -> str | None:
     return None
 
 
-def caption_from_answer(raw_text: str | None) -> str:
-    """The caption in a model's answer; AnswerError for an empty answer or a refusal."""
+def unwrap_json(text: str) -> str:
+    """The caption of an answer given as JSON (bare or in a code fence): a JSON string, or a caption field of an
+    object; other answers unchanged. AnswerError for JSON that holds no caption."""
+    stripped = text.strip()
+    fenced = _FENCED.match(stripped)
+    inner = fenced.group(1).strip() if fenced else stripped
+    if not inner.startswith(("{", "[", '"')):
+        return text
+    try:
+        data = json.loads(inner)
+    except ValueError:
+        if inner.startswith("{") and inner.rstrip().endswith("}"):
+            raise AnswerError(f"the answer looks like JSON but cannot be read: {text[:200]!r}") from None
+        return text
+    if isinstance(data, str):
+        return data
+    if isinstance(data, dict):
+        fields = {str(key).lower(): value for key, value in data.items()}
+        for key in CAPTION_KEYS:
+            if isinstance(fields.get(key), str) and fields[key].strip():
+                return fields[key]
+        raise AnswerError(f"the answer is JSON without a caption field ({', '.join(CAPTION_KEYS)}): {text[:200]!r}")
+    raise AnswerError(f"the answer is JSON, not a caption: {text[:200]!r}")
+
+
+def list_items(text: str) -> int:
+    """How many list items (bulleted or numbered lines) the answer has."""
+    return len(_BULLET.findall(text))
+
+
+def caption_from_answer(raw_text: str | None, *, finish_reason: str = "", blocked: str = "") -> str:
+    """The caption in a model's answer; AnswerError, with the reason, for what is not one: withheld (`blocked`,
+    the provider's reason), cut off at the token limit (`finish_reason`), empty, a refusal, JSON without a
+    caption, a list of several items."""
+    if blocked:
+        raise AnswerError(blocked)
+    finish = f" (finish reason {finish_reason})" if finish_reason else ""
+    if finish_reason.lower() in TRUNCATED:
+        raise AnswerError(f"the answer was cut off at the token limit{finish}: {(raw_text or '')[:200]!r}")
     if raw_text is None or not raw_text.strip():
         raise AnswerError("the model's answer is empty")
-    caption = strip_markdown(raw_text)
+    text = unwrap_json(raw_text)
+    items = list_items(text)
+    if items > 1:
+        raise AnswerError(f"the answer is a list of {items} items, not one caption: {raw_text[:200]!r}")
+    caption = strip_markdown(text)
     if not caption:
         raise AnswerError(f"the model's answer has no text once markdown is removed: {raw_text[:200]!r}")
     reason = refusal_reason(caption)

@@ -2,8 +2,12 @@
 
 AudioCapBench asks each model per category (sound, music, speech) for a caption, with the category's focus
 (sound sources, events and environment; genre, instrumentation, tempo and mood; speaker, emotion, style and
-content). Its README does not print the prompt text, so the two variants per domain below are written from
-those category descriptions; a prompt set read from a file replaces them (`prompt_set_parse`).
+content). Its README does not print the prompt text, so the built-in set is NOT the benchmark's prompts: its two
+variants per domain are written after those category descriptions, and they add constraints of their own ("in
+one sentence", "Answer with the caption only") that change caption length and so every metric. It is named for
+that ("after-audiocapbench", shown as "written after AudioCapBench's description"): figures made with it are not
+AudioCapBench's figures. Whoever holds the benchmark's own prompts gives them as a prompt file
+(`prompt_set_parse`), which is then named by its file.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from dataclasses import dataclass
 DOMAINS = ("sound", "music", "speech")
 PLAIN_TEXT = " Answer with the caption only, in plain text."
 MAX_PROMPT_CHARACTERS = 4000
+FILE_PREFIX = "file:"  # a prompt set read from a file is named "file:<its name>": no file passes for a built-in set
 
-AUDIOCAPBENCH_PROMPTS: dict[str, tuple[str, ...]] = {
+AFTER_AUDIOCAPBENCH_PROMPTS: dict[str, tuple[str, ...]] = {
     "sound": (
         "Describe the sounds in this audio clip in one sentence: the sound sources, the sound events in the "
         "order they happen, and the acoustic environment." + PLAIN_TEXT,
@@ -44,13 +49,15 @@ class PromptSetError(ValueError):
 
 @dataclass(frozen=True)
 class PromptSet:
-    name: str  # "audiocapbench" or the file's name
+    name: str  # "after-audiocapbench", or "file:" and the prompt file's name
     prompts: dict[str, tuple[str, ...]]  # domain -> variants (at least one)
 
     def prompt_for(self, *, domain: str, index: int) -> tuple[str, int]:
         """(prompt, variant number) for the index-th clip of a dataset: the variants take turns."""
         if domain not in self.prompts:
-            raise PromptSetError(f"prompt set {self.name}: no prompt for the domain {domain!r}")
+            raise PromptSetError(
+                f"prompt set {self.name.removeprefix(FILE_PREFIX)}: no prompt for the domain {domain!r}"
+            )
         variants = self.prompts[domain]
         variant = index % len(variants)
         return variants[variant], variant
@@ -59,7 +66,23 @@ class PromptSet:
         return {domain: list(variants) for domain, variants in self.prompts.items()}
 
 
-AUDIOCAPBENCH = PromptSet(name="audiocapbench", prompts=AUDIOCAPBENCH_PROMPTS)
+AFTER_AUDIOCAPBENCH = PromptSet(name="after-audiocapbench", prompts=AFTER_AUDIOCAPBENCH_PROMPTS)
+#: the built-in set's key before it was named for what it is: jobs that stored it, and scripts that pass it to
+#: --prompt-set, still mean the same set
+LEGACY_NAMES = {"audiocapbench": AFTER_AUDIOCAPBENCH.name}
+BUILT_IN = {AFTER_AUDIOCAPBENCH.name: AFTER_AUDIOCAPBENCH}
+
+
+def prompt_set_builtin(name: str) -> PromptSet | None:
+    """The built-in prompt set called `name` (its old key included), or None."""
+    return BUILT_IN.get(LEGACY_NAMES.get(name, name))
+
+
+def prompt_set_label(name: str) -> str:
+    """How pages and summaries name a prompt set: the built-in one says what it is, a file is named by its file."""
+    if prompt_set_builtin(name) is not None:
+        return "written after AudioCapBench's description (not AudioCapBench's own prompts)"
+    return f"from the prompt file {name.removeprefix(FILE_PREFIX)}"
 
 
 def prompt_sha256(prompt: str) -> str:
@@ -73,7 +96,8 @@ def prompt_set_from_dict(*, name: str, prompts: dict) -> PromptSet:
 
 def prompt_set_parse(*, content: bytes, source_name: str) -> PromptSet:
     """A prompt set from a file: a JSON object {domain: prompt or [prompts]}, or plain text with one prompt per
-    line for every domain. Domains a JSON file leaves out keep AudioCapBench's prompts."""
+    line for every domain. Domains a JSON file leaves out keep the built-in prompts (written after AudioCapBench's
+    description)."""
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -87,7 +111,7 @@ def prompt_set_parse(*, content: bytes, source_name: str) -> PromptSet:
             raise PromptSetError(
                 f"{source_name}: not valid JSON (line {error.lineno} column {error.colno}: {error.msg})"
             ) from None
-        prompts = dict(AUDIOCAPBENCH_PROMPTS)
+        prompts = dict(AFTER_AUDIOCAPBENCH_PROMPTS)
         for domain, value in data.items():
             if domain not in DOMAINS:
                 raise PromptSetError(f'{source_name}: key "{domain}" is not a domain ({", ".join(DOMAINS)})')
@@ -104,7 +128,7 @@ def prompt_set_parse(*, content: bytes, source_name: str) -> PromptSet:
             raise PromptSetError(f"{source_name}: no prompt in the file (one prompt per line, or a JSON object)")
         variants = tuple(_checked(line, f"{source_name}: line {number}") for number, line in lines)
         prompts = {domain: variants for domain in DOMAINS}
-    return PromptSet(name=source_name, prompts=prompts)
+    return PromptSet(name=f"{FILE_PREFIX}{source_name}", prompts=prompts)
 
 
 def _checked(prompt, where: str) -> str:

@@ -53,6 +53,7 @@ class Answer:
     prompt_tokens: int
     completion_tokens: int
     audio_tokens: int | None
+    reasoning_tokens: int | None
     cost: float | None  # None: no price for the model
     note: str  # e.g. the clip was trimmed to the model's limit
     audio_seconds: float  # sent
@@ -67,6 +68,7 @@ class ClipOutcome:
     requests: int = 0  # HTTP requests sent for the clip
     fatal: bool = False  # every other clip would fail the same way: stop the run
     raw_response: dict = field(default_factory=dict)  # of the last failed request, if the server said anything
+    cost: float | None = None  # of an answer that was billed but is not a caption (cut off, a list, ...)
 
 
 def caption_clip(
@@ -95,19 +97,21 @@ def caption_clip(
         except Exception as error:  # a library error that is neither HTTP nor transport: a bug, not retried
             return ClipOutcome(request, error=f"{type(error).__name__}: {error}"[:500], requests=sent)
         latency = time.monotonic() - started
-        try:
-            caption = caption_from_answer(reply.text)
-        except AnswerError as error:
-            finish = f" (finish reason {reply.finish_reason})" if reply.finish_reason else ""
-            return ClipOutcome(request, error=f"{error}{finish}", requests=sent, raw_response=reply.raw)
         cost = None
-        if price is not None:
+        if price is not None:  # what the answer was billed, whether or not it is a caption
             cost = price.answer_cost(
                 prompt_tokens=reply.prompt_tokens,
                 completion_tokens=reply.completion_tokens,
                 audio_tokens=reply.audio_tokens,
                 audio_seconds=audio.seconds,
             )
+        try:
+            caption = caption_from_answer(reply.text, finish_reason=reply.finish_reason, blocked=reply.blocked)
+        except AnswerError as error:
+            message = str(error)
+            if reply.finish_reason and "finish reason" not in message:
+                message += f" (finish reason {reply.finish_reason})"
+            return ClipOutcome(request, error=message, requests=sent, raw_response=reply.raw, cost=cost)
         answer = Answer(
             caption=caption,
             raw_text=reply.text or "",
@@ -116,6 +120,7 @@ def caption_clip(
             prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens,
             audio_tokens=reply.audio_tokens,
+            reasoning_tokens=reply.reasoning_tokens,
             cost=cost,
             note=trim_note(audio, model=provider.model),
             audio_seconds=audio.seconds,
@@ -167,18 +172,24 @@ def caption_all(
             )
 
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="captioning") as pool:
-        fill()
-        while pending:
-            done, _ = wait(pending, timeout=poll_seconds, return_when=FIRST_COMPLETED)
-            for future in done:
-                pending.discard(future)
-                outcome = future.result()
-                on_outcome(outcome)
-                if outcome.fatal and not reason:
-                    reason = outcome.error
-                    stop.set()
-            if not reason and should_stop():
-                reason = "cancelled"
-                stop.set()
+        try:
             fill()
+            while pending:
+                done, _ = wait(pending, timeout=poll_seconds, return_when=FIRST_COMPLETED)
+                for future in done:
+                    pending.discard(future)
+                    outcome = future.result()
+                    on_outcome(outcome)
+                    if outcome.fatal and not reason:
+                        reason = outcome.error
+                        stop.set()
+                if not reason and should_stop():
+                    reason = "cancelled"
+                    stop.set()
+                fill()
+        except BaseException:  # Ctrl-C (KeyboardInterrupt) or an error storing an outcome: no new request, no retry
+            stop.set()
+            for future in pending:
+                future.cancel()
+            raise
     return reason

@@ -3,10 +3,15 @@ model's API, file the answers as a captioning system, and start the metric run t
 
 - A job (CaptioningJob) records what is asked: dataset, provider, model, base URL, the NAME of the environment
   variable holding the key (the key itself is read when the job runs and never stored, logged or shown), the
-  system's name, the prompt set, the concurrency and an optional clip limit.
+  system's name, the prompt set, the concurrency and an optional clip limit. A key goes only to the server it
+  is for: a base URL other than the provider's own API needs a variable named for it, and the providers' own
+  variables (OPENAI_API_KEY, ...) never go elsewhere (checked when the job is made and again when it runs).
 - Each clip gets its domain's prompt variants in turn (the dataset's `domain` setting). An answer is cached by
-  (provider, model, prompt, audio sha256) in ModelAnswer: a re-run asks only for what is missing, a changed
-  prompt asks again. Answers are stored one by one as they arrive; a failed clip is named with its error.
+  (endpoint, prompt, audio sha256) in ModelAnswer, the endpoint being provider, base URL, model, generation
+  parameters and audio format: a re-run asks only for what is missing, a changed prompt or another server with
+  the same model name asks again. Answers are stored one by one as they arrive; a failed clip is named with its
+  error, and what its answer was billed is kept.
+- Ctrl-C (KeyboardInterrupt) while captioning ends the job as interrupted, resumable like a cancelled one.
 - Only when every clip was tried are the answers filed as the system's captions, in one transaction: an
   interrupted or cancelled job leaves cached answers (a re-run files them without asking again) and never a
   system with half of its captions.
@@ -37,13 +42,20 @@ from annotation.services.system_captions import system_captions_file, system_nam
 from common.structured_log import log_event
 from metrics_bridge.captioning.pricing import Price, price_for, price_table_load, run_estimate
 from metrics_bridge.captioning.prompts import (
-    AUDIOCAPBENCH,
+    AFTER_AUDIOCAPBENCH,
     PromptSet,
     PromptSetError,
     prompt_set_from_dict,
     prompt_sha256,
 )
-from metrics_bridge.captioning.providers import DEFAULT_KEY_VARIABLES, PROVIDERS, provider_for
+from metrics_bridge.captioning.providers import (
+    PROVIDERS,
+    KeyScopeError,
+    endpoint_identity,
+    endpoint_sha256,
+    key_variable_check,
+    provider_for,
+)
 from metrics_bridge.captioning.runner import ClipOutcome, ClipRequest, RetryPolicy, caption_all
 from metrics_bridge.models import CaptioningJob, CaptioningJobItem, MetricRun, ModelAnswer
 from metrics_bridge.services.dataset_runs import dataset_run_create
@@ -112,7 +124,7 @@ def captioning_job_create(
     base_url: str = "",
     api_key_variable: str = "",
     system_name: str = "",
-    prompt_set: PromptSet = AUDIOCAPBENCH,
+    prompt_set: PromptSet = AFTER_AUDIOCAPBENCH,
     concurrency: int = 4,
     limit: int | None = None,
     requested_by=None,
@@ -124,9 +136,16 @@ def captioning_job_create(
     model = (model or "").strip()
     if not model or len(model) > 200:
         raise CaptioningSetupError("--model: give the model's name (at most 200 characters)")
-    api_key_variable = (api_key_variable or DEFAULT_KEY_VARIABLES[provider]).strip()
-    if not KEY_VARIABLE.match(api_key_variable):
+    base_url = _checked_base_url(base_url)
+    if provider == "openai-compatible" and not base_url:
+        raise CaptioningSetupError("--base-url: an OpenAI-compatible provider needs its server's base URL")
+    api_key_variable = (api_key_variable or "").strip()
+    if api_key_variable and not KEY_VARIABLE.match(api_key_variable):
         raise CaptioningSetupError(f"--api-key-env {api_key_variable!r}: not an environment variable name")
+    try:
+        api_key_variable = key_variable_check(provider=provider, base_url=base_url, variable=api_key_variable)
+    except KeyScopeError as error:
+        raise CaptioningSetupError(str(error)) from None
     if not 1 <= concurrency <= MAX_CONCURRENCY:
         raise CaptioningSetupError(f"--concurrency {concurrency}: must be between 1 and {MAX_CONCURRENCY}")
     if limit is not None and limit < 1:
@@ -143,7 +162,7 @@ def captioning_job_create(
         dataset=dataset,
         provider=provider,
         model=model,
-        base_url=_checked_base_url(base_url),
+        base_url=base_url,
         api_key_variable=api_key_variable,
         system_name=system_name,
         prompt_set=prompt_set.name[:255],
@@ -235,8 +254,13 @@ def captioning_job_run(
     """Caption the job's clips and file the answers as its system. The job must be claimed (RUNNING).
 
     `api_key`: by default read from the environment variable the job names, here and now. Every error stored
-    on the job or its items has the key removed.
+    on the job or its items has the key removed. A job whose variable may not go to its server (a row from
+    before the check, or edited) fails without a request.
     """
+    try:
+        key_variable_check(provider=job.provider, base_url=job.base_url, variable=job.api_key_variable)
+    except KeyScopeError as error:
+        return _finish(job, CaptioningJob.Status.FAILED, f"not sent: {error}")
     api_key = api_key if api_key is not None else os.environ.get(job.api_key_variable, "")
     if not api_key:
         return _finish(
@@ -280,17 +304,26 @@ def captioning_job_run(
         CaptioningJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
         return CaptioningJob.objects.filter(pk=job.pk, status=CaptioningJob.Status.CANCELLED).exists()
 
-    if on_progress:
-        on_progress(captioning_job_counts(job=job))
-    reason = caption_all(
-        provider,
-        requests,
-        concurrency=job.concurrency,
-        policy=policy or RetryPolicy(),
-        price=price,
-        on_outcome=store,
-        should_stop=should_stop,
-    )
+    try:
+        if on_progress:
+            on_progress(captioning_job_counts(job=job))
+        reason = caption_all(
+            provider,
+            requests,
+            concurrency=job.concurrency,
+            policy=policy or RetryPolicy(),
+            price=price,
+            on_outcome=store,
+            should_stop=should_stop,
+        )
+    except KeyboardInterrupt:  # Ctrl-C in generate_captions: not "Captioning" forever, and resumable
+        _finish(
+            job,
+            CaptioningJob.Status.INTERRUPTED,
+            "interrupted (Ctrl-C): the answers received so far are cached; run the same command again, or Resume "
+            "on the job's page, to ask only for the missing clips",
+        )
+        raise
     if reason == "cancelled":
         return _finish(job, CaptioningJob.Status.CANCELLED)
     if reason:
@@ -307,7 +340,7 @@ def _requests_after_cache(job: CaptioningJob, clips: list[Clip], prompts: Prompt
     cached = {
         (answer.prompt_sha256, answer.audio_sha256): answer
         for answer in ModelAnswer.objects.filter(
-            provider=job.provider, model=job.model, audio_sha256__in={sha for *_, sha in planned}
+            endpoint_sha256=_job_endpoint(job)[1], audio_sha256__in={sha for *_, sha in planned}
         ).only("pk", "prompt_sha256", "audio_sha256")
     }
     earlier = {item.clip_id: item for item in job.items.all()}  # a resumed job keeps what it asked itself
@@ -339,6 +372,12 @@ def _requests_after_cache(job: CaptioningJob, clips: list[Clip], prompts: Prompt
     return requests
 
 
+def _job_endpoint(job: CaptioningJob) -> tuple[dict, str]:
+    """The job's endpoint identity and its sha256 (the answer cache's key besides prompt and audio)."""
+    identity = endpoint_identity(provider=job.provider, model=job.model, base_url=job.base_url or None)
+    return identity, endpoint_sha256(identity)
+
+
 def _item_store(job: CaptioningJob, outcome: ClipOutcome, api_key: str) -> None:
     """Store one clip's answer (in the cache) and its item, in one transaction."""
     clip_id, variant, audio_key = outcome.request.key
@@ -346,12 +385,16 @@ def _item_store(job: CaptioningJob, outcome: ClipOutcome, api_key: str) -> None:
         answer = None
         if outcome.answer is not None:
             result = outcome.answer
+            identity, endpoint_key = _job_endpoint(job)
             answer, _ = ModelAnswer.objects.get_or_create(
-                provider=job.provider,
-                model=job.model,
+                endpoint_sha256=endpoint_key,
                 prompt_sha256=prompt_sha256(outcome.request.prompt),
                 audio_sha256=audio_key,
                 defaults={
+                    "provider": job.provider,
+                    "model": job.model,
+                    "base_url": identity["base_url"],
+                    "parameters": {"generation": identity["parameters"], "audio": identity["audio"]},
                     "prompt": outcome.request.prompt,
                     "text": redact(result.caption, api_key),
                     "raw_text": redact(result.raw_text, api_key),
@@ -361,6 +404,7 @@ def _item_store(job: CaptioningJob, outcome: ClipOutcome, api_key: str) -> None:
                     "prompt_tokens": result.prompt_tokens,
                     "completion_tokens": result.completion_tokens,
                     "audio_tokens": result.audio_tokens,
+                    "reasoning_tokens": result.reasoning_tokens,
                     "audio_seconds": result.audio_seconds,
                     "cost": result.cost,
                     "note": result.note,
@@ -375,6 +419,8 @@ def _item_store(job: CaptioningJob, outcome: ClipOutcome, api_key: str) -> None:
         item.requests += outcome.requests
         item.error = redact(outcome.error, api_key)[:5000]
         item.raw_response = redact_json(outcome.raw_response, api_key) if answer is None else {}
+        if answer is None and outcome.cost is not None:  # a billed answer that is not a caption
+            item.failed_cost = (item.failed_cost or 0.0) + outcome.cost
         item.save()
 
 
@@ -422,15 +468,17 @@ def captioning_job_counts(*, job: CaptioningJob) -> dict:
 
 
 def captioning_job_cost(*, job: CaptioningJob) -> float | None:
-    """What this job's requests cost (cached answers cost nothing now); None when the model has no price."""
+    """What this job's requests cost: its answers, and the billed answers that were not captions (cut off,
+    withheld, a list); cached answers cost nothing now. None when the model has no price."""
     costs = list(
         job.items.filter(outcome=Outcome.REQUESTED, answer__isnull=False).values_list("answer__cost", flat=True)
     )
     if any(cost is None for cost in costs):
         return None
-    if not costs and price_for(price_table(), provider=job.provider, model=job.model) is None:
+    failed = job.items.filter(failed_cost__isnull=False).aggregate(total=Sum("failed_cost"))["total"]
+    if not costs and failed is None and price_for(price_table(), provider=job.provider, model=job.model) is None:
         return None
-    return round(sum(costs), 6)
+    return round(sum(costs) + (failed or 0.0), 6)
 
 
 def captioning_job_summary(*, job: CaptioningJob) -> dict:

@@ -20,7 +20,9 @@ FITS = "[...document.querySelectorAll('main > *')].every(e => e.getBoundingClien
 
 
 def test_evaluate_a_model_with_a_real_worker(page_for, live_server, make_user, embedded_celery, media_root, artifacts,
-                                             monkeypatch, tmp_path):  # fmt: skip
+                                             monkeypatch, tmp_path, settings):  # fmt: skip
+    # the loopback server's own key variable: the providers' own (OPENAI_API_KEY, ...) go only to their APIs
+    settings.CAPTIONING_KEY_VARIABLES = ["OPENAI_API_KEY", "LOOP_KEY"]
     apis = FakeAudioAPIs().start()
     apis.answer_delay = 0.5
     try:
@@ -30,23 +32,24 @@ def test_evaluate_a_model_with_a_real_worker(page_for, live_server, make_user, e
 
 
 def _evaluate(apis, page_for, live_server, make_user, embedded_celery, media_root, artifacts, monkeypatch, tmp_path):
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("LOOP_KEY", KEY)
     dataset = audio_dataset(tmp_path, clips=[(300 + 60 * n, 1.5) for n in range(6)])
     baseline = CaptioningSystem.objects.create(name="baseline")
     for clip in dataset.clips.all():
         clip.captions.create(text="a dog barks and a car passes", role="candidate", author_kind="machine",
                              system=baseline)  # fmt: skip
-    worker = embedded_celery(OPENAI_API_KEY=KEY, MEDIA_ROOT=str(media_root), CAPTIONING_METRICS="ROUGE_L")
+    worker = embedded_celery(LOOP_KEY=KEY, MEDIA_ROOT=str(media_root), CAPTIONING_METRICS="ROUGE_L")
     wait_for(lambda: live_workers(broker=current_broker()), timeout=120, worker=worker, what="worker heartbeat")
     page = page_for(make_user("chief", "admin"))
     page.set_default_timeout(60_000)
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(f"{live_server.url}/metrics/evaluate/")
-    assert "OPENAI_API_KEY (set)" in page.inner_text("select[name='api_key_variable']")
+    assert "LOOP_KEY (set)" in page.inner_text("select[name='api_key_variable']")
     page.select_option("select[name='dataset']", str(dataset.pk))
     page.select_option("select[name='provider']", "openai-compatible")
     page.fill("input[name='model']", "audio-1")
     page.fill("input[name='base_url']", apis.base_url("openai-compatible"))
+    page.select_option("select[name='api_key_variable']", "LOOP_KEY")
     page.fill("input[name='concurrency']", "1")
     page.wait_for_function("document.querySelector('#estimate-text').textContent.includes('6 clips, 9 s of audio')")
     assert "no price known for this model" in page.inner_text("#estimate-text")
@@ -98,6 +101,7 @@ def _evaluate(apis, page_for, live_server, make_user, embedded_celery, media_roo
     page.select_option("select[name='provider']", "openai-compatible")
     page.fill("input[name='model']", "audio-2")
     page.fill("input[name='base_url']", apis.base_url("openai-compatible"))
+    page.select_option("select[name='api_key_variable']", "LOOP_KEY")
     page.fill("input[name='concurrency']", "1")
     with page.expect_navigation():
         page.click("#evaluate-start")

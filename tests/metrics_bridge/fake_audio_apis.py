@@ -11,8 +11,13 @@ request the way the real service would reject it:
 
 A request that breaks the format gets 400 and is recorded in `bad`. `script` makes the server misbehave, one
 action per request in arrival order (then "ok"): ("status", code, retry_after or None), "timeout" (answers
-after `slow_seconds`), "malformed" (200 with broken JSON), "empty", "refusal", "markdown". Answers are
-derived from the audio's sha256, so a test can tell which clip an answer belongs to.
+after `slow_seconds`), "malformed" (200 with broken JSON), "empty", "refusal", "markdown", "fenced_json" (the
+caption as {"caption": ...} in a code fence), "bullets" (a list of three items), "truncated" (cut off at the token
+limit: finish reason length / MAX_TOKENS), "blocked" (withheld by a safety filter: OpenAI content_filter, Gemini
+SAFETY, DashScope's DataInspectionFailed 400), "prompt_blocked" (Gemini's promptFeedback.blockReason). Answers
+are derived from the audio's sha256 (and `caption_suffix`), so a test can tell which clip, and which server, an
+answer belongs to. Each request's generation parameters are recorded as the API received them (`parameters`);
+`usage` adds fields to the usage each answer reports (e.g. Gemini's thoughtsTokenCount).
 """
 
 import base64
@@ -51,6 +56,8 @@ class FakeAudioAPIs:
         self.script: list = []
         self.slow_seconds = 3.0
         self.answer_delay = 0.0  # seconds every answer takes (a page test watches progress)
+        self.caption_suffix = ""  # tells this server's answers from another's
+        self.usage: dict = {}  # fields added to every answer's usage, as the provider names them
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
@@ -146,7 +153,8 @@ class _Handler(BaseHTTPRequestHandler):
         with self.apis.lock:
             self.apis.requests.append(record)
         action = self.apis.next_action()
-        caption = caption_for(audio)
+        caption = caption_for(audio) + self.apis.caption_suffix
+        finish = None
         time.sleep(self.apis.answer_delay)
         if action == "timeout":
             time.sleep(self.apis.slow_seconds)
@@ -168,7 +176,23 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(400, {"error": {"message": message}})
         elif action == "markdown":
             caption = f"**Caption:** {caption}"
-        return self._send(200, _answer(provider, caption, parsed.get("model", "")))
+        elif action == "fenced_json":
+            caption = "```json\n" + json.dumps({"caption": caption}) + "\n```"
+        elif action == "bullets":
+            caption = "- A dog barks\n- Cars pass by\n- Wind blows"
+        elif action == "truncated":
+            caption, finish = caption[:20], {"gemini": "MAX_TOKENS"}.get(provider, "length")
+        elif action == "blocked":
+            if provider == "dashscope":
+                body = {"code": "DataInspectionFailed", "message": "Input data may contain inappropriate content."}
+                return self._send(400, {**body, "request_id": "r-4"})
+            caption, finish = None, {"gemini": "SAFETY"}.get(provider, "content_filter")
+        elif action == "prompt_blocked":
+            return self._send(200, {"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}, "modelVersion": "m"})
+        answer = _answer(provider, caption, parsed.get("model", ""), finish=finish)
+        usage_key = {"gemini": "usageMetadata"}.get(provider, "usage")
+        answer[usage_key] = {**answer[usage_key], **self.apis.usage}
+        return self._send(200, answer)
 
     # --- request checks: a string is the reason the real API would reject the request ---------------------
 
@@ -191,7 +215,14 @@ class _Handler(BaseHTTPRequestHandler):
             audio = base64.b64decode(audios[0].get("data") or "", validate=True)
         except (binascii.Error, ValueError):
             return "input_audio.data is not base64"
-        return {"model": body.get("model"), "prompt": texts[0], "audio": audio, "format": audios[0]["format"]}
+        parameters = {key: value for key, value in body.items() if key not in ("messages", "model")}
+        return {
+            "model": body.get("model"),
+            "prompt": texts[0],
+            "audio": audio,
+            "format": audios[0]["format"],
+            "parameters": parameters,
+        }
 
     def _gemini(self, body: dict, model: str):
         if not self.headers.get("x-goog-api-key"):
@@ -215,7 +246,8 @@ class _Handler(BaseHTTPRequestHandler):
             audio = base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError):
             return "inlineData.data is not base64"
-        return {"model": model, "prompt": texts[0], "audio": audio, "mime_type": mime}
+        parameters = body.get("generationConfig") or {}
+        return {"model": model, "prompt": texts[0], "audio": audio, "mime_type": mime, "parameters": parameters}
 
     def _dashscope(self, body: dict):
         if not (self.headers.get("Authorization") or "").startswith("Bearer "):
@@ -235,7 +267,14 @@ class _Handler(BaseHTTPRequestHandler):
             audio = base64.b64decode(match.group(2), validate=True)
         except (binascii.Error, ValueError):
             return "the data URI is not base64"
-        return {"model": body.get("model"), "prompt": texts[0], "audio": audio, "mime_type": match.group(1)}
+        parameters = body.get("parameters") or {}
+        return {
+            "model": body.get("model"),
+            "prompt": texts[0],
+            "audio": audio,
+            "mime_type": match.group(1),
+            "parameters": parameters,
+        }
 
 
 def _error_body(provider: str, code: int) -> dict:
@@ -250,10 +289,13 @@ def _error_body(provider: str, code: int) -> dict:
     return {"error": {"message": f"error {code}", "type": "server_error"}}
 
 
-def _answer(provider: str, caption: str, model: str) -> dict:
+def _answer(provider: str, caption: str | None, model: str, finish: str | None = None) -> dict:
     if provider == "gemini":
+        candidate = {"finishReason": finish or "STOP"}
+        if caption is not None:
+            candidate["content"] = {"role": "model", "parts": [{"text": caption}]}
         return {
-            "candidates": [{"content": {"role": "model", "parts": [{"text": caption}]}, "finishReason": "STOP"}],
+            "candidates": [candidate],
             "usageMetadata": {
                 "promptTokenCount": 100,
                 "candidatesTokenCount": 12,
@@ -268,7 +310,12 @@ def _answer(provider: str, caption: str, model: str) -> dict:
     if provider == "dashscope":
         return {
             "output": {
-                "choices": [{"finish_reason": "stop", "message": {"role": "assistant", "content": [{"text": caption}]}}]
+                "choices": [
+                    {
+                        "finish_reason": finish or "stop",
+                        "message": {"role": "assistant", "content": [{"text": caption}]},
+                    }
+                ]
             },
             "usage": {"input_tokens": 100, "output_tokens": 12, "audio_tokens": 80},
             "request_id": "r-2",
@@ -278,7 +325,9 @@ def _answer(provider: str, caption: str, model: str) -> dict:
         "object": "chat.completion",
         "created": 0,
         "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": caption}}],
+        "choices": [
+            {"index": 0, "finish_reason": finish or "stop", "message": {"role": "assistant", "content": caption}}
+        ],
         "usage": {
             "prompt_tokens": 100,
             "completion_tokens": 12,

@@ -15,8 +15,8 @@ from metrics_bridge.captioning.answers import AnswerError, caption_from_answer, 
 from metrics_bridge.captioning.audio import AudioPrepareError, AudioSpec, prepare_audio, trim_note
 from metrics_bridge.captioning.pricing import PRICE_TABLE, Price, PriceTableError, price_table_load, run_estimate
 from metrics_bridge.captioning.prompts import (
-    AUDIOCAPBENCH,
-    AUDIOCAPBENCH_PROMPTS,
+    AFTER_AUDIOCAPBENCH,
+    AFTER_AUDIOCAPBENCH_PROMPTS,
     PromptSetError,
     prompt_set_parse,
 )
@@ -47,11 +47,11 @@ def apis():
 
 
 def test_prompts_alternate_per_domain_and_custom_sets_are_checked():
-    assert [AUDIOCAPBENCH.prompt_for(domain="music", index=i)[1] for i in range(4)] == [0, 1, 0, 1]
-    assert AUDIOCAPBENCH.prompt_for(domain="speech", index=3)[0] == AUDIOCAPBENCH_PROMPTS["speech"][1]
+    assert [AFTER_AUDIOCAPBENCH.prompt_for(domain="music", index=i)[1] for i in range(4)] == [0, 1, 0, 1]
+    assert AFTER_AUDIOCAPBENCH.prompt_for(domain="speech", index=3)[0] == AFTER_AUDIOCAPBENCH_PROMPTS["speech"][1]
     custom = prompt_set_parse(content=b'{"music": ["Name the genre.", "Name the instruments."]}', source_name="p.json")
     assert custom.prompts["music"] == ("Name the genre.", "Name the instruments.")
-    assert custom.prompts["sound"] == AUDIOCAPBENCH_PROMPTS["sound"]  # domains left out keep AudioCapBench's
+    assert custom.prompts["sound"] == AFTER_AUDIOCAPBENCH_PROMPTS["sound"]  # domains left out keep the built-in set
     lines = prompt_set_parse(content=b"Describe the audio.\n\nWhat do you hear?\n", source_name="p.txt")
     assert lines.prompts["speech"] == ("Describe the audio.", "What do you hear?")
     for content, message in [
@@ -73,7 +73,7 @@ def test_prompts_alternate_per_domain_and_custom_sets_are_checked():
     "answer, caption",
     [
         ("**Caption:** A dog _barks_ near a_b road.", "A dog barks near a_b road."),
-        ("# Audio caption\n\n- A dog barks\n- cars pass by", "A dog barks cars pass by"),
+        ("# Audio caption\n\n- A dog barks near cars", "A dog barks near cars"),
         ('"A man speaks calmly."', "A man speaks calmly."),
         ("```\nA bell rings `twice`.\n```", "A bell rings twice."),
         ("A [siren](http://x) wails ***loudly***.", "A siren wails loudly."),

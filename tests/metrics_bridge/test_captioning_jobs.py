@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from annotation.models import Caption, CaptioningSystem, Clip, Dataset
 from annotation.services.audio import clip_attach_audio
 from metrics_bridge.captioning.pricing import PRICE_TABLE
-from metrics_bridge.captioning.prompts import AUDIOCAPBENCH_PROMPTS, prompt_set_parse
+from metrics_bridge.captioning.prompts import AFTER_AUDIOCAPBENCH_PROMPTS, prompt_set_parse
 from metrics_bridge.captioning.runner import RetryPolicy
 from metrics_bridge.models import CaptioningJob, CaptioningJobItem, ModelAnswer, SystemScore
 from metrics_bridge.services import captioning
@@ -93,7 +93,7 @@ def test_generate_captions_files_a_system_scores_it_and_a_rerun_asks_nothing(api
     clips = list(Clip.objects.filter(dataset=dataset).order_by("pk"))
     sent = {request["audio_sha256"]: request for request in apis.requests}
     assert sorted(request["prompt"] for request in apis.requests) == sorted(
-        AUDIOCAPBENCH_PROMPTS["sound"][index % 2] for index in range(3)
+        AFTER_AUDIOCAPBENCH_PROMPTS["sound"][index % 2] for index in range(3)
     )
     assert {(r["model"], r["sample_rate"], r["channels"], round(r["seconds"], 2)) for r in apis.requests} == {
         ("audio-1", 16_000, 1, 2.0)
@@ -105,7 +105,7 @@ def test_generate_captions_files_a_system_scores_it_and_a_rerun_asks_nothing(api
     answers = {item.clip_id: item.answer for item in CaptioningJobItem.objects.select_related("answer")}
     assert captions == {clip.pk: answers[clip.pk].text for clip in clips}
     assert sorted(captions.values()) == sorted(caption_for_request(r) for r in sent.values())
-    prompts_by_clip = {clip.pk: AUDIOCAPBENCH_PROMPTS["sound"][index % 2] for index, clip in enumerate(clips)}
+    prompts_by_clip = {clip.pk: AFTER_AUDIOCAPBENCH_PROMPTS["sound"][index % 2] for index, clip in enumerate(clips)}
     assert {clip_id: answer.prompt for clip_id, answer in answers.items()} == prompts_by_clip
     answer = next(iter(answers.values()))
     assert answer.raw_response["choices"][0]["message"]["content"] == answer.text
@@ -252,7 +252,7 @@ def test_gemini_and_dashscope_with_trimming_note_and_costs(apis, media, monkeypa
     gemini = run(gemini)
     assert gemini.status == "done" and apis.bad == []
     assert {r["provider"] for r in apis.requests} == {"gemini"}
-    assert [r["prompt"] for r in apis.requests] == list(AUDIOCAPBENCH_PROMPTS["music"])
+    assert [r["prompt"] for r in apis.requests] == list(AFTER_AUDIOCAPBENCH_PROMPTS["music"])
     assert sorted(round(r["seconds"]) for r in apis.requests) == [2, 31]  # Gemini takes the whole clip
     assert captioning_job_summary(job=gemini)["cost"] == pytest.approx(
         2 * price.answer_cost(prompt_tokens=100, completion_tokens=12, audio_tokens=80, audio_seconds=0)

@@ -82,7 +82,9 @@ def test_the_form_shows_the_estimate_and_the_key_variables_but_no_key(admin_clie
 
 def test_start_follow_and_confirm_with_people(admin_client, media, apis, monkeypatch, settings, fast_scoring,
                                               django_capture_on_commit_callbacks):  # fmt: skip
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    # the loopback server's own key variable: OPENAI_API_KEY goes only to OpenAI's API
+    settings.CAPTIONING_KEY_VARIABLES = ["OPENAI_API_KEY", "LOOP_KEY"]
+    monkeypatch.setenv("LOOP_KEY", KEY)
     dataset = audio_dataset(media)
     # an existing system people already judged as the best one so far
     best = CaptioningSystem.objects.create(name="baseline")
@@ -91,7 +93,7 @@ def test_start_follow_and_confirm_with_people(admin_client, media, apis, monkeyp
                                author_kind="machine", system=best)  # fmt: skip
     data = {
         "dataset": dataset.pk, "provider": "openai-compatible", "model": "audio-1",
-        "base_url": apis.base_url("openai-compatible"), "api_key_variable": "OPENAI_API_KEY", "system": "",
+        "base_url": apis.base_url("openai-compatible"), "api_key_variable": "LOOP_KEY", "system": "",
         "concurrency": 2, "limit": "", "action": "start",
     }  # fmt: skip
     with django_capture_on_commit_callbacks(execute=True):
@@ -128,11 +130,11 @@ def caption_in(page: str) -> bool:
 
 def test_cancel_and_resume_from_the_page(admin_client, media, apis, monkeypatch, fast_scoring,
                                          django_capture_on_commit_callbacks):  # fmt: skip
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("LOOP_KEY", KEY)
     dataset = audio_dataset(media)
     job = CaptioningJob.objects.create(dataset=dataset, provider="openai-compatible", model="audio-1",
                                        base_url=apis.base_url("openai-compatible"),
-                                       api_key_variable="OPENAI_API_KEY", system_name="x", clips_total=3,
+                                       api_key_variable="LOOP_KEY", system_name="x", clips_total=3,
                                        prompts={"sound": ["Describe."]})  # fmt: skip
     admin_client.post(reverse("metrics_bridge:evaluate_job_cancel", args=[job.pk]))
     job.refresh_from_db()

@@ -5,8 +5,14 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Dataset
-from metrics_bridge.captioning.prompts import AUDIOCAPBENCH, PromptSetError, prompt_set_parse
-from metrics_bridge.captioning.providers import DEFAULT_KEY_VARIABLES, PROVIDERS
+from metrics_bridge.captioning.prompts import (
+    AFTER_AUDIOCAPBENCH,
+    LEGACY_NAMES,
+    PromptSetError,
+    prompt_set_builtin,
+    prompt_set_parse,
+)
+from metrics_bridge.captioning.providers import DEFAULT_KEY_VARIABLES, PROVIDERS, KeyScopeError, key_variable_check
 from metrics_bridge.management.report_commands import metric_names_option
 from metrics_bridge.models import CaptioningJob, MetricRun
 from metrics_bridge.services.captioning import (
@@ -25,28 +31,43 @@ class Command(BaseCommand):
     help = (
         "Caption every clip of a dataset that has audio through an audio-language model's API, file the answers as "
         "a captioning system (default name provider/model), and score them with the default metrics. Answers are "
-        "cached by (provider, model, prompt, audio): running the command again asks only for what is missing. "
-        "The API key is read from the environment variable --api-key-env names, and never stored or printed."
+        "cached by endpoint (provider, base URL, model, generation parameters), prompt and audio: running the "
+        "command again asks only for what is missing. The API key is read from the environment variable "
+        "--api-key-env names, and never stored or printed; a server at its own --base-url needs a variable named "
+        "for it. Ctrl-C marks the job interrupted: run the command again to ask for the rest."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--provider", required=True, choices=PROVIDERS)
         parser.add_argument("--model", required=True, help="e.g. gpt-4o-audio-preview, gemini-2.5-flash")
-        parser.add_argument("--base-url", default="", help="The API's base URL (default: the provider's own)")
+        parser.add_argument(
+            "--base-url",
+            default="",
+            help="The API's base URL (default: the provider's own; openai-compatible needs one)",
+        )
         parser.add_argument(
             "--api-key-env",
             default="",
-            help="Environment variable holding the key (default: "
+            help="Environment variable holding the key of this server (needed with a --base-url of another server; "
+            "default for the provider's own API: "
             + ", ".join(f"{name}: {variable}" for name, variable in DEFAULT_KEY_VARIABLES.items())
-            + ")",
+            + "; these are sent only to their provider's API)",
         )
         parser.add_argument("--system", default="", help="The captioning system's name (default: provider/model)")
-        parser.add_argument(
+        prompts = parser.add_mutually_exclusive_group()
+        prompts.add_argument(
             "--prompt-set",
-            default="audiocapbench",
-            help="audiocapbench (two prompts per domain, used alternately) or a file: JSON {domain: [prompts]} or "
-            "one prompt per line",
+            default=AFTER_AUDIOCAPBENCH.name,
+            help=f"{AFTER_AUDIOCAPBENCH.name} (default; also accepted as "
+            f"{', '.join(LEGACY_NAMES)}): two prompts per domain, used alternately, written after AudioCapBench's "
+            "description of its categories, NOT AudioCapBench's own prompt text; or a prompt file as with "
+            "--prompt-file",
+        )
+        prompts.add_argument(
+            "--prompt-file",
+            help="A file of prompts to use instead (e.g. AudioCapBench's own, for whoever holds them): JSON "
+            "{domain: [prompts]} or one prompt per line",
         )
         parser.add_argument("--concurrency", type=int, default=4, help="Clips asked at the same time (default 4)")
         parser.add_argument("--limit", type=int, default=None, help="Caption only the first N clips with audio")
@@ -66,8 +87,18 @@ class Command(BaseCommand):
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f'dataset "{options["dataset"]}" does not exist')
-        prompt_set = self._prompt_set(options["prompt_set"])
-        variable = options["api_key_env"] or DEFAULT_KEY_VARIABLES[options["provider"]]
+        if options["prompt_file"]:
+            prompt_set = self._prompt_file(options["prompt_file"], option="--prompt-file")
+        else:
+            prompt_set = prompt_set_builtin(options["prompt_set"]) or self._prompt_file(
+                options["prompt_set"], option="--prompt-set"
+            )
+        try:
+            variable = key_variable_check(
+                provider=options["provider"], base_url=options["base_url"], variable=options["api_key_env"]
+            )
+        except KeyScopeError as error:
+            raise CommandError(str(error)) from None
         if not os.environ.get(variable):
             raise CommandError(
                 f"the environment variable {variable} is not set (or empty): put the API key there "
@@ -92,7 +123,13 @@ class Command(BaseCommand):
             f"captioning job {job.pk}: {job.clips_total} clip(s) of {dataset.name} through {job.provider}/{job.model}"
             + ("" if job.estimated_cost is None else f", estimated cost ${job.estimated_cost:.4f}")
         )
-        job = captioning_job_run(job=job, on_progress=self._progress)
+        try:
+            job = captioning_job_run(job=job, on_progress=self._progress)
+        except KeyboardInterrupt:
+            raise CommandError(
+                f"captioning job {job.pk} interrupted: the answers received so far are cached. Run the same "
+                "command again to ask only for what is missing (or Resume on the job's page)."
+            ) from None
         if job.system_id:
             self._score(job, metric_names=metric_names_option(options["metrics"]), wait=not options["no_wait"])
         summary = captioning_job_summary(job=job)
@@ -107,12 +144,11 @@ class Command(BaseCommand):
                 "Run the same command again to ask only for what is missing."
             )
 
-    def _prompt_set(self, value: str):
-        if value == "audiocapbench":
-            return AUDIOCAPBENCH
+    def _prompt_file(self, value: str, *, option: str):
         path = Path(value)
         if not path.is_file():
-            raise CommandError(f"--prompt-set {value}: neither audiocapbench nor an existing file")
+            known = f"neither {AFTER_AUDIOCAPBENCH.name} nor " if option == "--prompt-set" else "not "
+            raise CommandError(f"{option} {value}: {known}an existing file")
         try:
             return prompt_set_parse(content=path.read_bytes(), source_name=path.name)
         except PromptSetError as error:
