@@ -21,7 +21,7 @@ class InviteForm(forms.Form):
         try:
             return invitees_parse(text=self.cleaned_data["people"])
         except AccountError as error:
-            raise forms.ValidationError(str(error)) from None
+            raise forms.ValidationError(error.problems) from None
 
 
 class RolesForm(forms.Form):

@@ -34,7 +34,14 @@ MAX_INVITEES = 500
 
 
 class AccountError(ValueError):
-    """A request about accounts that cannot be carried out; the message says why (shown as is)."""
+    """A request about accounts that cannot be carried out; the message says why (shown as is).
+
+    `problems`: each thing wrong, one sentence each (a list of people can have several), for forms to list.
+    """
+
+    def __init__(self, *problems: str):
+        super().__init__("; ".join(problems))
+        self.problems = list(problems)
 
 
 class InvitationLinkError(Exception):
@@ -104,7 +111,7 @@ def invitees_parse(*, text: str) -> list[Invitee]:
         seen[username.lower()] = number
         invitees.append(Invitee(username=username, email=email))
     if problems:
-        raise AccountError("; ".join(problems))
+        raise AccountError(*problems)
     return invitees
 
 
@@ -147,7 +154,7 @@ def invitation_create(*, invitees: list[Invitee], role: str, by) -> list[IssuedI
         elif invitee.email and user_model.objects.filter(email__iexact=invitee.email).exists():
             problems.append(f'an account with the email "{invitee.email}" exists already')
     if problems:
-        raise AccountError("; ".join(problems) + ". Change existing accounts in the list of people below.")
+        raise AccountError(*problems, "Change existing accounts in the list of people below.")
     group, _ = Group.objects.get_or_create(name=role)
     now = timezone.now()
     issued = []

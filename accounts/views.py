@@ -51,7 +51,7 @@ def invite(request):
                 invitees=form.cleaned_data["people"], role=form.cleaned_data["role"], by=request.user
             )
         except services.AccountError as error:
-            form.add_error("people", str(error))
+            form.add_error("people", error.problems)
         else:
             messages.success(
                 request,
