@@ -36,8 +36,13 @@ def dataset_run_create(
     metric_names: list[str] | None = None,
     requested_by=None,
     slow_resources_loading: bool = False,
-) -> MetricRun:
-    """Plan and save the whole run (nothing is queued yet); `slow_resources_loading`: see runs._sending_order."""
+    keep_empty: bool = True,
+) -> MetricRun | None:
+    """Plan and save the whole run (nothing is queued yet); `slow_resources_loading`: see runs._sending_order.
+
+    A run with nothing to compute is saved as done (a page's Compute button shows "nothing was missing"),
+    unless `keep_empty` is False: then nothing is saved and None returned (the demo, run at every start of
+    ./scripts/run, would otherwise add empty runs to the list each time)."""
     plan = metric_run_plan(dataset=dataset, metric_names=metric_names, requested_by=requested_by)
     campaigns = Campaign.objects.filter(dataset=dataset, task_type=Campaign.TaskType.THUMBS).order_by("pk")
     for campaign in campaigns:
@@ -47,6 +52,8 @@ def dataset_run_create(
         plan.chunks += chunks
         plan.reference_sets.update(reference_sets)
     system_chunks = system_chunks_plan(dataset=dataset, scorers=plan.scorers, metric_names=plan.run.metrics)
+    if not keep_empty and not plan.chunks and not system_chunks:
+        return None
     return metric_run_plan_save(plan, slow_resources_loading=slow_resources_loading, last=system_chunks)
 
 

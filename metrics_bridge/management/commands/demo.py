@@ -15,8 +15,12 @@ The metric run is scored by a worker process (a temporary one, as `compute_metri
 alive) while this command builds the annotation study, so both cores work.
 """
 
+import contextlib
+import os
+import socket
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.selectors import dataset_corpus_counts
@@ -44,6 +48,8 @@ DEMO_METRICS = ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "ROUGE_L", "CIDEr_D", "S
 #: double the worker's time for a column like SBERT's)
 SENSITIVITY_METRICS = ["BLEU_4", "CIDEr_D", "SBERT"]
 RUN_TIMEOUT_SECONDS = DASHBOARD_TIMEOUT_SECONDS = 600
+#: the address ./scripts/run serves on, written by it at each start (relative to the project folder)
+SERVED_URL_FILE = "logs/served-url"
 
 
 class Command(BaseCommand):
@@ -62,7 +68,10 @@ class Command(BaseCommand):
             help="Comma-separated metrics of the demo's run (default: %(default)s); FENSE is the slowest",
         )
         parser.add_argument(
-            "--url", default="http://127.0.0.1:8000/", help="Address of the app, printed for signing in"
+            "--url",
+            default=app_url(),
+            help="Address of the app, printed for signing in (default: from HOST and PORT, as ./scripts/run "
+            "serves: %(default)s)",
         )
         parser.add_argument(
             "--no-sign-in",
@@ -79,23 +88,38 @@ class Command(BaseCommand):
             raise CommandError(f"unknown metric(s): {', '.join(unknown)}")
         started = time.monotonic()
         accounts = demo_accounts_ensure(reset_passwords=reset_passwords)
+        try:
+            self._build(no_metrics=no_metrics, started=started)
+        except BaseException:
+            # The passwords were just set: a failed build must not take them with it (the next start would
+            # only say "unchanged").
+            self.stdout.write("The demo study could not be built (the error follows); its accounts exist:")
+            self.stdout.write(accounts_table(accounts))
+            raise
+        self.stdout.write("")
+        self.stdout.write(accounts_table(accounts))
+        if any(not account.password for account in accounts):
+            self.stdout.write("Unchanged passwords are not shown; --reset-passwords gives those accounts new ones.")
+        if not no_sign_in:
+            self.stdout.write(f"Sign in at {url}")
+
+    def _build(self, *, no_metrics: bool, started: float) -> None:
         dataset = demo_corpus_ensure()
         try:
             changed_audio = demo_audio_ensure(dataset=dataset)
         except ImportDataError as error:
             raise CommandError(f"demo audio: {error}") from None
-        runs = []
         with WorkerOnDemand(say=self._say, warm_up=[] if no_metrics else self.metric_names) as enqueue:
             if not no_metrics:
                 enqueue.ensure_worker()  # it boots, and loads its models, while the study is built
             pairs = demo_pairs_ensure(dataset=dataset)
-            if not no_metrics:  # the pairs and captions are there: most of the run can be scored meanwhile
-                runs.append(self._start_run(dataset, enqueue))
+            # the pairs and captions are there: most of the run can be scored meanwhile
+            first_run = None if no_metrics else self._start_run(dataset, enqueue)
             campaigns = demo_campaigns_ensure(dataset=dataset, pairs=pairs)
             annotation_study = demo_annotation_study_ensure(dataset=dataset)
             annotation_campaign = demo_annotation_campaign_ensure(dataset=dataset)
             if not no_metrics:
-                self._finish(runs[0], enqueue)
+                self._finish(first_run, enqueue)
                 # what needed the ratings (the THumBS campaign's corpus for CIDEr-D), planned once the first run
                 # stored everything else
                 self._finish(self._start_run(dataset, enqueue), enqueue)
@@ -116,24 +140,25 @@ class Command(BaseCommand):
             f"{annotation_campaign.name}: {annotation_campaign.clips.count()} clips for the annotator"
         )
         self.stdout.write(f"built in {time.monotonic() - started:.0f} s")
-        self.stdout.write("")
-        self.stdout.write(accounts_table(accounts))
-        if any(not account.password for account in accounts):
-            self.stdout.write("Unchanged passwords are not shown; --reset-passwords gives those accounts new ones.")
-        if not no_sign_in:
-            self.stdout.write(f"Sign in at {url}")
 
     def _say(self, message: str) -> None:
         self.stdout.write(message)
 
-    def _start_run(self, dataset, enqueue: WorkerOnDemand) -> MetricRun:
-        """A metric run of the demo's metrics' missing scores, its chunks sent to the worker (scored meanwhile)."""
-        run = dataset_run_create(dataset=dataset, metric_names=self.metric_names, slow_resources_loading=True)
-        enqueue(list(run.chunks.filter(status=MetricRunChunk.Status.PENDING).values_list("pk", flat=True)))
+    def _start_run(self, dataset, enqueue: WorkerOnDemand) -> MetricRun | None:
+        """A metric run of the demo's metrics' missing scores, its chunks sent to the worker (scored meanwhile);
+        None when nothing is missing (a demo built before: no empty run is left in the list)."""
+        run = dataset_run_create(
+            dataset=dataset, metric_names=self.metric_names, slow_resources_loading=True, keep_empty=False
+        )
+        if run is not None:
+            enqueue(list(run.chunks.filter(status=MetricRunChunk.Status.PENDING).values_list("pk", flat=True)))
         return run
 
-    def _finish(self, run: MetricRun, enqueue: WorkerOnDemand) -> None:
+    def _finish(self, run: MetricRun | None, enqueue: WorkerOnDemand) -> None:
         """Wait for a run whose chunks were sent (the worker's heartbeat is watched), then report it."""
+        if run is None:
+            self.stdout.write(f"metric run: nothing to compute ({', '.join(self.metric_names)} are up to date)")
+            return
         deadline = time.monotonic() + RUN_TIMEOUT_SECONDS
         run.refresh_from_db()
         while not run.is_finished:
@@ -185,6 +210,21 @@ class Command(BaseCommand):
         if not metric_names or done.exists():
             return None
         return request_sensitivity_report(dataset=dataset, metric_names=metric_names)
+
+
+def app_url() -> str:
+    """Where ./scripts/run serves the app: http://HOST:PORT/ from the environment when either is set, else the
+    address it last served on (SERVED_URL_FILE, written at each start), else 127.0.0.1:8000. A server on every
+    address is reached by the machine's name."""
+    if not (os.environ.get("HOST") or os.environ.get("PORT")):
+        with contextlib.suppress(OSError):
+            served = (settings.BASE_DIR / SERVED_URL_FILE).read_text().strip()
+            if served.startswith("http"):
+                return served
+    host, port = os.environ.get("HOST") or "127.0.0.1", os.environ.get("PORT") or "8000"
+    if host in ("0.0.0.0", "::"):
+        host = socket.gethostname()
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
 def accounts_table(accounts) -> str:
