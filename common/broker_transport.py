@@ -177,14 +177,18 @@ class Channel(filesystem.Channel):
         return payload
 
     def _check_envelope(self, payload) -> None:
-        """Raise unless `payload` is what virtual.Message needs (kombu would raise while delivering it)."""
+        """Raise unless `payload` is what virtual.Message needs (kombu would raise while delivering it) with a
+        body its content type can read (Celery would log a JSON body it cannot decode and drop the message:
+        here it is kept in bad/ with the others)."""
         if not isinstance(payload, dict) or not isinstance(payload.get("properties"), dict):
             raise TypeError("not a message envelope (no properties)")
         properties = payload["properties"]
         if "delivery_tag" not in properties or not isinstance(properties.get("delivery_info", {}), dict):
             raise KeyError("the message's properties have no delivery tag or delivery info")
         if payload.get("body"):
-            self.decode_body(payload["body"], properties.get("body_encoding"))
+            body = self.decode_body(payload["body"], properties.get("body_encoding"))
+            if payload.get("content-type") == "application/json":
+                loads(bytes_to_str(body))
 
     def _set_aside(self, claimed: Path, name: str, error: Exception) -> None:
         kept, reason = self.bad_folder / name, f"{type(error).__name__}: {error}"

@@ -139,6 +139,11 @@ def test_a_file_that_is_no_message_is_set_aside_and_the_consumer_goes_on(tmp_pat
             b'{"body": "not base64!", "properties": {"delivery_tag": "x", "body_encoding": "base64", '
             b'"delivery_info": {}}}'
         ),
+        # a JSON message whose body is not JSON ("bm90IGpzb24=" is base64 for "not json")
+        "999999999999998_json.stress.msg": (
+            b'{"body": "bm90IGpzb24=", "content-type": "application/json", "properties": {"delivery_tag": "y", '
+            b'"body_encoding": "base64", "delivery_info": {}}}'
+        ),
     }
     for name, content in planted.items():
         (queue / name).write_bytes(content)
