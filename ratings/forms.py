@@ -18,7 +18,8 @@ from accounts.roles import RATER
 from accounts.selectors import people_who_can_sign_in
 from annotation.models import CaptioningSystem, Clip, Dataset
 from ratings.models import Assignment, Campaign, ThumbsRating
-from ratings.services.campaigns import DEFAULT_JUDGEMENTS
+from ratings.services.campaigns import DEFAULT_JUDGEMENTS, CampaignSetupError
+from ratings.services.crowd_campaigns import campaign_raters_check
 from ratings.services.judgements import PLAIN_PENALTY, PLAIN_VERSION, CaptionScores
 
 SCORE_CHOICES = [(str(value), str(value)) for value in range(1, 6)]
@@ -157,7 +158,8 @@ class RaterChoiceField(forms.ModelMultipleChoiceField):
 
 class CampaignCreateForm(forms.Form):
     """The campaign form. Fields marked for one task type (see TASK_FIELDS) are shown only for it on the
-    page and ignored for the other; an item never gets more judgements than there are raters."""
+    page and ignored for the other; an item never gets more judgements than there are raters, unless the campaign
+    is crowd-only (ratings/services/crowd_campaigns.py)."""
 
     TASK_FIELDS = {
         Campaign.TaskType.THUMBS: ("human_captions_per_clip",),
@@ -217,6 +219,11 @@ class CampaignCreateForm(forms.Form):
         help_text="Every rater passes the antiphase screen; this adds a second one that is harder to fake "
         "(Milne et al. 2021).",
     )
+    crowd_only = forms.BooleanField(
+        required=False,
+        label="Crowd only: no in-house raters (publish it as a crowd study afterwards)",
+        help_text="The study's participants judge the items, as many as the items need; tick no raters.",
+    )
     raters = RaterChoiceField(
         queryset=get_user_model().objects.none(), required=False, widget=forms.CheckboxSelectMultiple
     )
@@ -255,15 +262,15 @@ class CampaignCreateForm(forms.Form):
         if task_type == Campaign.TaskType.PAIRWISE and not any(data["split_counts"].values()):
             self.add_error("count_hc", "a pairwise campaign needs a count for at least one split")
         if task_type in DEFAULT_JUDGEMENTS:
-            judgements = data.get("judgements_per_item") or DEFAULT_JUDGEMENTS[task_type]
-            rater_count = len(data.get("raters") or [])
-            if rater_count < judgements:
-                self.add_error(
-                    "judgements_per_item",
-                    f"{judgements} judgements per item need at least {judgements} raters (nobody judges an item "
-                    f"twice), and {rater_count} {'is' if rater_count == 1 else 'are'} ticked: "
-                    "lower the number or tick more raters.",
+            try:
+                campaign_raters_check(
+                    task_type=task_type,
+                    judgements_per_item=data.get("judgements_per_item"),
+                    rater_count=len(data.get("raters") or []),
+                    crowd_only=bool(data.get("crowd_only")),
                 )
+            except CampaignSetupError as error:
+                self.add_error("raters" if data.get("crowd_only") else "judgements_per_item", str(error))
         return data
 
 

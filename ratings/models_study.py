@@ -148,6 +148,8 @@ class Participant(TimeStampedModel):
     # Excluded participants keep their answers; every figure and export leaves them out.
     excluded_at = models.DateTimeField(null=True, blank=True)
     exclusion_reasons = models.JSONField(default=list, blank=True)
+    # The rules that excluded them (ratings/services/study_policy.py): whether the pay export proposes a rejection.
+    exclusion_codes = models.JSONField(default=list, blank=True)
     # Keyed hash of the arrival address (never the address itself), for the arrival rate limit.
     address_key = models.CharField(max_length=32, blank=True)
 

@@ -58,6 +58,7 @@ from ratings.services.participants import (
     screening_next_kind,
     stage_needed,
 )
+from ratings.services.study_policy import ending_returns_submission
 from ratings.services.study_practice import (
     PRACTICE_SECONDS,
     practice_captions,
@@ -136,17 +137,44 @@ STEP_LABELS = {
 }
 
 
+def _steps_done_by(participant: Participant) -> set[str]:
+    """The steps a finished participant went through: a study can end at any step (declined consent, study full
+    at arrival, screened out), and only the steps passed before that are done."""
+    done = set()
+    if participant.consented_at is not None:
+        done.add(Participant.Stage.CONSENT)
+    if participant.questionnaire_answers:
+        done.add(Participant.Stage.QUESTIONNAIRE)
+    if participant.practice_done_at is not None or participant.events.filter(kind="screens_passed").exists():
+        done.add(Participant.Stage.SCREENING)
+    if participant.practice_done_at is not None:
+        done.add(Participant.Stage.INSTRUCTIONS)
+    if participant.status == Participant.Status.COMPLETED:
+        done.add(Participant.Stage.ITEMS)
+    return done
+
+
 def _steps(study: Study, participant: Participant | None) -> list[dict]:
     """The study's steps with the participant's place among them (the progress line on every page)."""
     if participant is None:
         return []
     stages = list(STAGE_URLS)
     current = stages.index(participant.stage)
+    finished = participant.stage == Participant.Stage.FINISHED
+    done = _steps_done_by(participant) if finished else set()
     return [
-        {"label": label, "is_done": current > stages.index(stage), "is_current": participant.stage == stage}
+        {
+            "label": label,
+            "is_done": stage in done if finished else current > stages.index(stage),
+            "is_current": participant.stage == stage,
+        }
         for stage, label in STEP_LABELS.items()
         if stage_needed(study, stage)
     ]
+
+
+# How the end page names the platform a participant goes back to.
+PLATFORM_NAMES = {PROLIFIC: "Prolific", MTURK: "MTurk", GENERIC: "the panel you came from"}
 
 
 def _context(study: Study, participant: Participant | None = None, **extra) -> dict:
@@ -157,6 +185,7 @@ def _context(study: Study, participant: Participant | None = None, **extra) -> d
         "participant": participant,
         "is_pairwise": campaign.task_type == Campaign.TaskType.PAIRWISE,
         "steps": _steps(study, participant),
+        "platform_name": PLATFORM_NAMES.get(study.platform, "your platform"),
         **extra,
     }
 
@@ -289,8 +318,14 @@ def study_status(request, slug: str, token: str):
     """Who: the MTurk frame of the participant's HIT (signed link). Whether the study is done, and the code."""
     study = _study(slug)
     participant = participant_reservation_check(participant=_participant_from_token(study, token))
+    finished = participant.stage == Participant.Stage.FINISHED
     return JsonResponse(
-        {"finished": participant.stage == Participant.Stage.FINISHED, "code": participant_code(participant)}
+        {
+            "finished": finished,
+            "code": participant_code(participant),
+            # The worker returns the HIT (declined, study full, screened out): the frame must not submit it.
+            "return_hit": finished and ending_returns_submission(study.platform, participant.status),
+        }
     )
 
 
@@ -461,7 +496,7 @@ def study_leave(request, slug: str):
 def end_redirect(participant: Participant, code: str) -> dict:
     """Where the end page sends the participant: {"url"} to follow, or {"post_url", "fields"} to submit (MTurk)."""
     study = participant.study
-    if not code or participant.is_preview:
+    if not code or participant.is_preview or ending_returns_submission(study.platform, participant.status):
         return {}
     if study.platform == PROLIFIC:
         return {"url": prolific_completion_url(code)}
@@ -488,6 +523,7 @@ def study_end(request, study: Study, participant: Participant):
             participant,
             code=code,
             redirect=end_redirect(participant, code),
+            returns_submission=ending_returns_submission(study.platform, participant.status),
             redirect_seconds=settings.STUDY_END_REDIRECT_SECONDS,
             frame_submits=bool(request.session.get(FRAME_SUBMITS)),
         ),

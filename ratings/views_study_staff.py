@@ -15,8 +15,9 @@ from ratings.models import Campaign
 from ratings.models_study import Participant, Study
 from ratings.services.participants import preview_participant_create
 from ratings.services.studies import study_open_set, study_publish, study_settings_update
-from ratings.services.study_exclusion import participant_exclude, participant_reinstate
+from ratings.services.study_exclusion import ReinstatementError, participant_exclude, participant_reinstate
 from ratings.services.study_export import StudyExportError, study_fense_items, study_thumbs_csv
+from ratings.services.study_policy import ADMIN_EXCLUSION_CODES, RULES
 from ratings.services.study_report import (
     participant_item_timings,
     study_participant_rows,
@@ -147,6 +148,15 @@ def study_live(request, study_id: int):
     return render(request, "ratings/staff/_study_live.html", _live_context(_study(study_id)))
 
 
+def _event_rows(participant: Participant) -> list[dict]:
+    """The participant's events with their detail as (key, value) pairs, listed in the view: a detail may have a
+    key named like a dict method ("items": a share's size), which a template's `detail.items` would read instead."""
+    return [
+        {"event": event, "detail": sorted(event.detail.items()) if isinstance(event.detail, dict) else []}
+        for event in participant.events.select_related("by").order_by("created_at", "pk")
+    ]
+
+
 @roles_required(ADMIN)
 def study_participant(request, study_id: int, participant_id: int):
     """Who: admins. One participant: answers to the questionnaire, items with timings, checks, the event log;
@@ -156,11 +166,23 @@ def study_participant(request, study_id: int, participant_id: int):
     if request.method == "POST":
         if request.POST.get("action") == "exclude":
             reason = request.POST.get("reason", "").strip()[:200] or "excluded by an admin"
-            participant_exclude(participant=participant, reasons=[reason], by=request.user)
-            messages.success(request, "Participant excluded: their answers stay, every figure leaves them out.")
-        elif request.POST.get("action") == "reinstate":
-            participant_reinstate(participant=participant, by=request.user)
-            messages.success(request, "Participant reinstated: their answers count again.")
+            code = request.POST.get("rule") or ADMIN_EXCLUSION_CODES[0][0]
+            if code not in dict(ADMIN_EXCLUSION_CODES):
+                messages.error(request, f"rule: {code[:40]!r} is not one of {', '.join(dict(ADMIN_EXCLUSION_CODES))}")
+            else:
+                participant_exclude(participant=participant, reasons=[reason], codes=[code], by=request.user)
+                messages.success(request, "Participant excluded: their answers stay, every figure leaves them out.")
+        elif request.POST.get("action") in ("reinstate", "reinstate_beyond_target"):
+            try:
+                participant_reinstate(
+                    participant=participant,
+                    by=request.user,
+                    over_target_ok=request.POST.get("action") == "reinstate_beyond_target",
+                )
+            except ReinstatementError as error:
+                messages.error(request, str(error))
+            else:
+                messages.success(request, "Participant reinstated: their answers count again.")
         return redirect("ratings:study_participant", study_id=study.pk, participant_id=participant.pk)
     return render(
         request,
@@ -169,7 +191,9 @@ def study_participant(request, study_id: int, participant_id: int):
             "study": study,
             "participant": participant,
             "timings": participant_item_timings(participant=participant),
-            "events": participant.events.select_related("by").order_by("created_at", "pk"),
+            "events": _event_rows(participant),
+            "exclusion_rules": ADMIN_EXCLUSION_CODES,
+            "rule_labels": [RULES[code].label for code in participant.exclusion_codes if code in RULES],
             "answers": [
                 {"label": question["label"], "value": participant.questionnaire_answers.get(question["key"], "")}
                 for question in study.questionnaire

@@ -5,8 +5,10 @@ preview), so the file gives the same agreement as the study's own report.
 
 FENSE layout (what `import_pairwise_judgements` reads), one entry per clip with a judged pair:
     {"raw_name": file name, "audio_id": the clip's external id, "references": [the clip's references in order],
-     "HC" | "HI" | "HM": [caption a, caption b, label a, label b, [votes]], "MM_1", "MM_2", ...: the same}
-Votes are +1 (a better), -1 (b better), 0 (no preference), one per participant. Labels: `human_<n>` for the
+     "HC" | "HI" | "HM": [caption a, caption b, label a, label b, [participants], [votes]], "MM_1", ...: the same}
+Votes are +1 (a better), -1 (b better), 0 (no preference), one per participant; `participants` names who cast
+each vote, in the same order, by the key the pay export and the THumBS CSV (`rater`) use too. FENSE readers
+take the votes from the last field and ignore extra fields before it. Labels: `human_<n>` for the
 n-th reference, the source label of other human captions, the system name of machine captions. The layout has
 one HC, HI and HM pair per clip; a study with two of one split on a clip cannot be written in it (refused,
 naming the clip and split).
@@ -43,12 +45,14 @@ def study_fense_items(*, study: Study) -> list[dict]:
     if campaign.task_type != Campaign.TaskType.PAIRWISE:
         raise StudyExportError("the FENSE layout is for pairwise studies; export a THumBS study as CSV")
     votes: dict[int, list[int]] = defaultdict(list)
-    for pair_id, choice in (
+    voters: dict[int, list[str]] = defaultdict(list)
+    for pair_id, choice, username in (
         campaign_included_votes(campaign=campaign)
         .order_by("pair_id", "rater_id", "pk")
-        .values_list("pair_id", "choice")
+        .values_list("pair_id", "choice", "rater__username")
     ):
         votes[pair_id].append(VOTE_VALUES[choice])
+        voters[pair_id].append(username)
     pairs = (
         CaptionPair.objects.filter(pk__in=votes)
         .select_related("clip", "caption_a__system", "caption_b__system")
@@ -84,7 +88,7 @@ def study_fense_items(*, study: Study) -> list[dict]:
                         f"clip {clip.external_id} has two {key} pairs judged; the FENSE layout holds one per clip"
                     )
             a, b = pair.caption_a, pair.caption_b
-            item[key] = [a.text, b.text, _label(a, numbers), _label(b, numbers), votes[pair.pk]]
+            item[key] = [a.text, b.text, _label(a, numbers), _label(b, numbers), voters[pair.pk], votes[pair.pk]]
         items.append(item)
     return items
 

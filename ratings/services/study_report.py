@@ -6,9 +6,12 @@
   median time per item and, for completed participants, the effective hourly pay (reward / total hours).
 - The study: participants by outcome, the median effective hourly pay of completed participants (previews
   never count), with a warning below the study's minimum.
-- The pay export (CSV): platform, participant id, MTurk assignment and HIT ids, outcome, completion code (the
-  code the participant was given), minutes, reasons, and `action`: approve (completed), reject (excluded),
-  screen-out (screened out or study full: paid as the platform's screen-out, never a rejection), none.
+- The pay export (CSV): platform, participant id, the participant key the study's exports share, Prolific's
+  STUDY_ID and SESSION_ID, MTurk assignment and HIT ids, outcome, completion code (the code the participant was
+  given), minutes, reasons, rule codes and `action` (ratings/services/study_policy.py): approve (completed, or
+  excluded by performance rules only: data left out, paid), reject (an instructional rule), screen-out (screened
+  out or study full on Prolific or a panel: the platform's screen-out, never a rejection), return (MTurk: the
+  worker returns the HIT, nothing to approve), none.
 """
 
 import csv
@@ -24,28 +27,39 @@ from django.utils import timezone
 from ratings.models import AssignmentItem, ItemEvent
 from ratings.models_study import AttentionCheck, Participant, Study
 from ratings.services.listening import served_coverage
+from ratings.services.study_policy import ending_action, ending_returns_submission, exclusion_action
 
+CENT = Decimal("0.01")
 CHANGE_KINDS = (ItemEvent.Kind.CHANGED, ItemEvent.Kind.STALE_REPLACED)
+# `participant`: the key every export of the study names the participant by (the THumBS CSV's `rater`, the
+# pairwise vote table's `participant`); the platform's ids sit beside it only here.
 MTURK_PAY_COLUMNS = (
     "HITId",
     "AssignmentId",
     "WorkerId",
+    "participant",
     "status",
     "completion_code",
     "minutes",
     "reasons",
+    "rules",
+    "action",
     "Approve",
     "Reject",
 )
 PAY_COLUMNS = (
     "platform",
     "participant_id",
+    "participant",
+    "study_id",
+    "session_id",
     "assignment_id",
     "hit_id",
     "status",
     "completion_code",
     "minutes",
     "reasons",
+    "rules",
     "action",
 )
 
@@ -70,6 +84,8 @@ def item_listening_seconds(item: AssignmentItem) -> float | None:
 def participant_code(participant: Participant) -> str:
     """The code the participant's end page shows (empty while they are still in the study)."""
     study = participant.study
+    if ending_returns_submission(study.platform, participant.status):
+        return ""  # asked to return the study (MTurk): a code would only submit a HIT nobody should pay for
     return {
         Participant.Status.COMPLETED: study.completion_code,
         Participant.Status.SCREENED_OUT: study.screen_out_code,
@@ -94,11 +110,16 @@ class ParticipantRow:
     def minutes(self) -> float | None:
         return None if self.total_seconds is None else self.total_seconds / 60
 
+    @property
+    def minutes_text(self) -> str:
+        """Minutes with one decimal, never "-0.0" (a study full at arrival ends in the second it began)."""
+        return "" if self.minutes is None else f"{max(0.0, round(self.minutes, 1)) + 0.0:.1f}"
+
 
 def _hourly_pay(reward: Decimal, seconds: float | None) -> Decimal | None:
     if not seconds or seconds <= 0:
         return None
-    return (reward * Decimal(3600) / Decimal(str(seconds))).quantize(Decimal("0.01"))
+    return (reward * Decimal(3600) / Decimal(str(seconds))).quantize(CENT)
 
 
 def study_participant_rows(*, study: Study, include_previews: bool = False) -> list[ParticipantRow]:
@@ -132,7 +153,8 @@ def study_participant_rows(*, study: Study, include_previews: bool = False) -> l
         item_counts = counts.get(participant.user_id, {})
         check_counts = checks.get(participant.user_id, {})
         end = participant.finished_at or now
-        total = (end - participant.created_at).total_seconds()
+        # An arrival that ends at once (study full) can end a moment before its row was written: never negative.
+        total = max(0.0, (end - participant.created_at).total_seconds())
         completed = participant.status == Participant.Status.COMPLETED
         rows.append(
             ParticipantRow(
@@ -169,7 +191,8 @@ def study_summary(*, rows: list[ParticipantRow], study: Study) -> StudySummary:
     for row in rows:
         counts[row.participant.outcome] += 1
     pays = [row.hourly_pay for row in rows if row.hourly_pay is not None]
-    median = statistics.median(pays) if pays else None
+    # The median of an even count is a midpoint (88.595): money is shown to the cent.
+    median = statistics.median(pays).quantize(CENT) if pays else None
     warning = ""
     if median is not None and study.minimum_hourly_pay is not None and median < study.minimum_hourly_pay:
         warning = (
@@ -179,21 +202,19 @@ def study_summary(*, rows: list[ParticipantRow], study: Study) -> StudySummary:
     return StudySummary(counts=counts, arrivals=len(rows), median_hourly_pay=median, pay_warning=warning)
 
 
-def _action(participant: Participant) -> str:
+def pay_action(participant: Participant) -> str:
+    """approve, reject, screen-out, return or none: ratings/services/study_policy.py decides, from the rules that
+    excluded the participant (only an instructional one rejects) or from how the study ended on its platform."""
     if participant.is_excluded:
-        return "reject"
-    return {
-        Participant.Status.COMPLETED: "approve",
-        Participant.Status.SCREENED_OUT: "screen-out",
-        Participant.Status.FULL: "screen-out",
-    }.get(participant.status, "none")
+        return exclusion_action(participant.exclusion_codes)
+    return ending_action(participant.study.platform, participant.status)
 
 
 def study_pay_csv(*, study: Study) -> str:
     """The pay export (see the module docstring); previews are left out.
 
     An MTurk study's file has MTurk's own column names for the ids and its `Approve` ("x") and `Reject` (the
-    reasons) columns, which its batch upload reads.
+    reasons) columns, which its batch upload reads; workers asked to return the HIT have neither.
     """
     is_mturk = study.platform == "mturk"
     buffer = io.StringIO()
@@ -202,35 +223,29 @@ def study_pay_csv(*, study: Study) -> str:
     for row in study_participant_rows(study=study):
         participant = row.participant
         data = participant.platform_data or {}
-        action = _action(participant)
+        action = pay_action(participant)
         reasons = "; ".join(participant.exclusion_reasons)
-        minutes = f"{row.minutes:.1f}" if row.minutes is not None else ""
+        rules = " ".join(participant.exclusion_codes)
+        key = participant.user.get_username()
+        common = [participant.outcome, row.code, row.minutes_text, reasons, rules, action]
         if is_mturk:
+            approve = "x" if action == "approve" else ""
+            reject = (reasons or "excluded") if action == "reject" else ""
             writer.writerow(
-                [
-                    data.get("hitId", ""),
-                    data.get("assignmentId", ""),
-                    participant.platform_id,
-                    participant.outcome,
-                    row.code,
-                    minutes,
-                    reasons,
-                    "x" if action in ("approve", "screen-out") else "",
-                    (reasons or "excluded") if action == "reject" else "",
-                ]
+                [data.get("hitId", ""), data.get("assignmentId", ""), participant.platform_id, key, *common]
+                + [approve, reject]
             )
             continue
         writer.writerow(
             [
                 participant.platform,
                 participant.platform_id,
+                key,
+                data.get("STUDY_ID", ""),
+                data.get("SESSION_ID", ""),
                 data.get("assignmentId", ""),
                 data.get("hitId", ""),
-                participant.outcome,
-                row.code,
-                minutes,
-                reasons,
-                action,
+                *common,
             ]
         )
     return buffer.getvalue()

@@ -7,13 +7,15 @@ Rules (issue 18):
   slot; none: the study is full), the least-covered first (ties broken at random), each from a different
   item, in their own random order with sides and caption order shuffled. On top of these come
   `attention_checks` known-answer checks spread through the share: gold HI pairs (pairwise; the least-used
-  first), or, for THumBS, a caption of another clip among one item's captions (a catch caption that must
-  get precision <= 2): a reference caption of the clip whose references share the fewest words with the
-  item's, from a clip the participant never hears.
+  first), or, for THumBS, a caption of another clip in place of one of an item's captions (a catch caption that
+  must get precision <= 2; in place of, so check items show as many captions as the others): a reference
+  caption of the clip whose references share the fewest words with the item's, from a clip the participant
+  never hears.
 - The share is reserved for the study's time limit. A participant who times out, returns the study or is
   excluded gives their slots back: unanswered items are deleted (their slot is free again), and an excluded
   participant's answered slots become free too, so the item still reaches its count of *included*
-  judgements. Reinstating takes the slots back where they are still free.
+  judgements. Reinstating takes the slots back, and is refused when others have judged the items since (the
+  items would be judged more often than the target; coverage and exports would disagree).
 - Concurrency: allocation and release lock the study row (SELECT ... FOR UPDATE; SQLite serialises writers)
   and then the participant row; slots are taken with a conditional UPDATE. Whatever the locks do, the slot
   constraints (ratings/models_study.py) make over-assignment and a second slot of one item impossible.
@@ -267,9 +269,15 @@ def _words(texts) -> set[str]:
 def _catch_captions_place(
     study: Study, assignment: Assignment, items: list[AssignmentItem], rng: random.Random
 ) -> None:
-    """Put a catch caption among the captions of `attention_checks` items, spread through the share."""
+    """Put a catch caption in place of one caption of `attention_checks` items, spread through the share.
+
+    In place of, not beside: an item with a check then shows as many captions as every other item of the
+    share (a check item with one caption more would be found by counting). The caption it displaces gets one
+    rating fewer from this participant; items with a single caption carry no check (it would displace the
+    clip's only caption)."""
     if not study.attention_checks or not items:
         return
+    items = [item for item in items if len(item.caption_order) >= 2]
     share_clip_ids = {item.clip_id for item in items}
     other_clip_ids = list(
         study.campaign.dataset.clips.exclude(pk__in=share_clip_ids).order_by("pk").values_list("pk", flat=True)
@@ -294,7 +302,7 @@ def _catch_captions_place(
         donors.remove(donor)  # one catch caption per donor clip: the same caption never appears twice in a share
         caption_id = rng.choice(references[donor])[0]
         order = list(item.caption_order)
-        order.insert(rng.randrange(len(order) + 1), caption_id)
+        order[rng.randrange(len(order))] = caption_id
         item.caption_order = order
         item.save(update_fields=["caption_order"])
         checks.append(
@@ -354,15 +362,16 @@ def slots_release_for_exclusion(*, participant: Participant) -> dict:
         return _release(participant_locked_with_study(participant), answered_too=True)
 
 
-def slots_retake_for_reinstatement(*, participant: Participant) -> dict:
-    """A reinstated participant takes back a free slot of each item they answered, where one is left."""
+def slots_retake_for_reinstatement(*, participant: Participant, partial: bool = False) -> dict:
+    """A reinstated participant takes back a free slot of each item they answered; `items_over_count`: items with
+    no free slot left. Then nothing is taken unless `partial` (the free slots are taken, the rest is over)."""
     with transaction.atomic():
         participant = participant_locked_with_study(participant)
         study = participant.study
         answered = AssignmentItem.objects.filter(
             assignment__campaign=study.campaign, assignment__rater=participant.user, completed_at__isnull=False
         ).exclude(attention_checks__kind=AttentionCheck.Kind.GOLD_PAIR)
-        retaken, over = 0, 0
+        plan, over = [], 0
         for item in answered:
             if StudySlot.objects.filter(study=study, participant=participant, item=item).exists():
                 continue
@@ -370,11 +379,14 @@ def slots_retake_for_reinstatement(*, participant: Participant) -> dict:
             slot = StudySlot.objects.filter(study=study, participant__isnull=True, **lookup).order_by("number").first()
             if slot is None:
                 over += 1
-                continue
+            else:
+                plan.append((slot, item))
+        if over and not partial:
+            return {"slots_retaken": 0, "items_over_count": over}
+        for slot, item in plan:
             slot.participant, slot.item = participant, item
             slot.save(update_fields=["participant", "item"])
-            retaken += 1
-        return {"slots_retaken": retaken, "items_over_count": over}
+        return {"slots_retaken": len(plan), "items_over_count": over}
 
 
 def expired_shares_release(*, study: Study, now: datetime) -> int:
@@ -439,6 +451,9 @@ class Coverage:
     reserved: int
     free: int
     items_complete: int
+    # Answered items of included participants that hold no slot: a participant reinstated after others judged
+    # their items again. Every figure and export counts these too (judged + beyond_target of them).
+    beyond_target: int = 0
 
     @property
     def percent(self) -> float:
@@ -447,6 +462,11 @@ class Coverage:
     @property
     def is_full(self) -> bool:
         return self.free == 0
+
+    @property
+    def counted(self) -> int:
+        """Judgements every figure and export counts: those on slots and those beyond the target."""
+        return self.judged + self.beyond_target
 
 
 def study_coverage(*, study: Study) -> Coverage:
@@ -467,11 +487,25 @@ def study_coverage(*, study: Study) -> Coverage:
         else:
             judged_by_subject[subject] += 1
     per_item = study.campaign.judgements_per_item
+    campaign = study.campaign
+    counted = (
+        AssignmentItem.objects.filter(
+            assignment__campaign=campaign,
+            completed_at__isnull=False,
+            assignment__rater__participant__study=study,
+            assignment__rater__participant__is_preview=False,
+        )
+        .exclude(assignment__rater__in=campaign.excluded_raters.all())
+        .exclude(attention_checks__kind=AttentionCheck.Kind.GOLD_PAIR)
+        .count()
+    )
+    judged = sum(judged_by_subject.values())
     return Coverage(
         items=len(subjects),
         judgements_needed=len(subjects) * per_item,
-        judged=sum(judged_by_subject.values()),
+        judged=judged,
         reserved=reserved,
         free=free,
         items_complete=sum(1 for count in judged_by_subject.values() if count >= per_item),
+        beyond_target=max(0, counted - judged),
     )

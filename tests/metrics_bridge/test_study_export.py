@@ -168,9 +168,12 @@ def test_reinstating_the_excluded_participant_puts_their_votes_back_in_the_repor
     study, careless = finished_study
     campaign, dataset = study.campaign, study.campaign.dataset
     before = study_fense_items(study=study)
-    participant_reinstate(participant=careless, by=make_user("organiser", staff=True))
+    # Others judged the careless participant's pairs since: reinstating them goes beyond the target, on purpose.
+    participant_reinstate(participant=careless, by=make_user("organiser", staff=True), over_target_ok=True)
     after = study_fense_items(study=study)
     careless_votes = included_votes(PairwiseVote.objects.filter(campaign=campaign, rater=careless.user)).count()
     assert careless_votes > 0 and _vote_total(after) == _vote_total(before) + careless_votes
+    coverage = study_coverage(study=study)
+    assert coverage.judged + coverage.beyond_target == _vote_total(after), "coverage counts what the file holds"
     agreement_report_build(dataset=dataset, metric_names=METRICS, enqueue=enqueue_chunks)
     assert _report(dataset, campaign) == _plain_protocol(after)

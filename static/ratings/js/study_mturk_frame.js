@@ -17,8 +17,9 @@
       .then((response) => response.json())
       .then((status) => {
         if (status.finished) {
-          if (!status.code) {
-            waiting.textContent = "The study has ended without a code: please return the HIT.";
+          // Declined, study full, screened out, left or timed out: the worker returns the HIT (never submitted).
+          if (status.return_hit || !status.code) {
+            waiting.textContent = "The study has ended: please return the HIT (do not submit it).";
             return;
           }
           form.querySelector("[name=completion_code]").value = status.code;
