@@ -401,7 +401,7 @@ def test_a_prompt_file_for_whoever_holds_the_original_prompts(apis, media, keys,
     command(apis, "--api-key-env", "KEY_A", "--prompt-file", str(original), "--system", "orig")
     job = CaptioningJob.objects.get()
     assert job.prompt_set == "file:audiocapbench-original.json"
-    assert [r["prompt"] for r in apis.requests] == ["Caption this sound.", "What do you hear?"]
+    assert sorted(r["prompt"] for r in apis.requests) == ["Caption this sound.", "What do you hear?"]
     assert prompt_set_label(job.prompt_set) == "from the prompt file audiocapbench-original.json"
     with pytest.raises(CommandError, match="--prompt-file nope.txt: not an existing file"):
         command(apis, "--api-key-env", "KEY_A", "--prompt-file", "nope.txt")
