@@ -226,6 +226,39 @@ class SystemSubmission(TimeStampedModel):
         return f"{self.system_name} on {self.dataset} ({self.status})"
 
 
+class DatasetUpload(TimeStampedModel):
+    """Audio (and reference captions) uploaded to make a new dataset, imported by a worker with its progress
+    shown; the uploaded files are kept in storage only until the import ends (services/import_uploads.py)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Importing"
+        IMPORTED = "imported", "Imported"
+        FAILED = "failed", "Failed"
+
+    dataset_name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    # [{"name": the uploaded file's name, "stored": its storage name, "size": bytes}]; emptied when the import ends
+    files = models.JSONField(default=list, blank=True)
+    # {"name": ..., "stored": ..., "size": ...} of the captions file, or {}
+    captions = models.JSONField(default=dict, blank=True)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    audio_total = models.PositiveIntegerField(default=0)
+    audio_done = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    dataset = models.ForeignKey(Dataset, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"upload of {self.dataset_name} ({self.status})"
+
+
 ATTRIBUTE_CATEGORIES = ["Duration", "Volume", "Pitch", "Location", "Count", "Distance", "Variation", "Tone", "Other"]
 
 

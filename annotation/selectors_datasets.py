@@ -6,7 +6,7 @@ reverse relations (`campaigns`, `metric_runs`), so this module imports neither a
 
 from django.db.models import Count, Q, QuerySet
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from annotation.models import Caption, CaptioningSystem, Clip, Dataset, DatasetUpload
 from annotation.selectors import dataset_corpus_counts
 
 RECENT_ROWS = 10
@@ -40,3 +40,8 @@ def dataset_page_data(*, dataset: Dataset) -> dict:
         "metric_runs": list(dataset.metric_runs.order_by("-created_at")[:RECENT_ROWS]),
         "submissions": list(dataset.system_submissions.order_by("-created_at")[:RECENT_ROWS]),
     }
+
+
+def dataset_uploads_recent() -> QuerySet[DatasetUpload]:
+    """The latest uploads of new datasets (the upload page lists them with their state)."""
+    return DatasetUpload.objects.select_related("dataset", "uploaded_by").order_by("-created_at")[:RECENT_ROWS]

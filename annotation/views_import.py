@@ -1,37 +1,44 @@
 """A dataset's page, and the pages that bring data in: a new dataset from audio, references, AudioCaps-F annotations.
 
-Imports run inside the request, bounded by the upload limits of services/import_uploads.py (the largest
-allowed upload finishes well within the web server's timeout). Each calls one importer service, which
-validates everything before writing in one transaction; its named errors are shown as they are.
-Judgement files (FENSE, BRACE) have their page in ratings, which owns that importer; it uses
-`file_import_page` below.
+A new dataset from audio is imported by a worker (services/dataset_uploads.py) and its page follows the
+progress. Data files are imported inside the request, bounded by MAX_DATA_FILE_BYTES (the largest allowed
+file takes seconds). Each calls one importer service, which validates everything before writing in one
+transaction; its named errors are shown as they are. Judgement files (FENSE, BRACE) have their page in
+ratings, which owns that importer; it uses `file_import_page` below.
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, render
+from django.db import transaction
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_safe
 
 from accounts.blinding import dataset_visible_check
+from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, roles_required, user_has_role
 from annotation.forms_import import DataFileImportForm, DatasetFromAudioForm
-from annotation.models import Dataset
-from annotation.selectors_datasets import dataset_clips, dataset_page_data
+from annotation.models import Dataset, DatasetUpload
+from annotation.selectors_datasets import dataset_clips, dataset_page_data, dataset_uploads_recent
 from annotation.services.audiocaps_f import audiocaps_f_import
+from annotation.services.dataset_uploads import dataset_upload_create
 from annotation.services.import_uploads import (
     MAX_AUDIO_BYTES,
     MAX_AUDIO_FILES,
     MEGABYTE,
-    dataset_from_audio_create,
     json_content_load,
     uploaded_content_read,
 )
 from annotation.services.importing import ImportDataError, ImportSummary
 from annotation.services.references_import import references_import
+from annotation.tasks import import_dataset_upload
 
 CLIPS_PER_PAGE = 50
+# An upload still waiting after this long says that no worker has taken it (is one running?).
+WORKER_WAIT_NOTE_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -60,31 +67,73 @@ def dataset_detail(request, dataset_id: int):
 
 @roles_required(ADMIN)
 def dataset_new(request):
-    """Who: admins. A new dataset from uploaded audio files or zips, with optional reference captions; all or
-    nothing."""
+    """Who: admins. Upload audio files or zips (and optional reference captions) for a new dataset; the files are
+    stored and a worker imports them, all or nothing, while the upload's page shows its progress."""
     form = DatasetFromAudioForm(request.POST or None, request.FILES or None)
     problems: list[str] = []
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            summary = dataset_from_audio_create(
+            upload = dataset_upload_create(
                 dataset_name=data["name"],
                 description=data["description"],
                 audio_uploads=data["audio"],
                 captions_upload=data["captions"],
+                uploaded_by=request.user,
             )
         except ImportDataError as error:
             problems = str(error).splitlines()
         else:
-            dataset = Dataset.objects.get(name=data["name"])
-            return render(request, "annotation/import_done.html", _done_context(dataset, summary, "New dataset"))
+            transaction.on_commit(lambda: import_dataset_upload.delay(upload.pk))
+            return redirect("annotation:dataset_upload", upload_id=upload.pk)
     context = {
         "form": form,
         "problems": problems,
         "max_files": MAX_AUDIO_FILES,
         "max_megabytes": MAX_AUDIO_BYTES // MEGABYTE,
+        "uploads": dataset_uploads_recent(),
     }
     return render(request, "annotation/dataset_new.html", context, status=400 if problems or form.errors else 200)
+
+
+def _waiting_long(upload: DatasetUpload) -> bool:
+    waited = (timezone.now() - upload.created_at).total_seconds()
+    return upload.status == DatasetUpload.Status.PENDING and waited > WORKER_WAIT_NOTE_SECONDS
+
+
+def _upload_live(upload: DatasetUpload) -> tuple[str, bool]:
+    version = live_version(
+        upload.status, upload.audio_done, upload.audio_total, len(upload.errors), _waiting_long(upload)
+    )
+    return version, upload.status in (DatasetUpload.Status.PENDING, DatasetUpload.Status.RUNNING)
+
+
+@roles_required(ADMIN)
+@require_safe
+def dataset_upload(request, upload_id: int):
+    """Who: admins. One upload of a new dataset: waiting, its progress, every problem, or what it created."""
+    upload = get_object_or_404(DatasetUpload.objects.select_related("dataset", "uploaded_by"), pk=upload_id)
+    version, busy = _upload_live(upload)
+    summary = upload.summary or {}
+    context = {
+        "upload": upload,
+        "counts": list(summary.get("counts", {}).items()),
+        "extra": list(summary.get("extra", {}).items()),
+        "waiting_long": _waiting_long(upload),
+        "live": live_context(
+            status_url=reverse("annotation:dataset_upload_status", args=[upload.pk]), version=version, busy=busy
+        ),
+    }
+    return render(request, "annotation/dataset_upload.html", context)
+
+
+@roles_required(ADMIN)
+@require_safe
+def dataset_upload_status(request, upload_id: int):
+    """Who: admins. The upload page's live status (static/core/js/live.js)."""
+    upload = get_object_or_404(DatasetUpload, pk=upload_id)
+    version, busy = _upload_live(upload)
+    return live_status_response(version=version, busy=busy)
 
 
 def file_import_page(request, spec: FileImport):

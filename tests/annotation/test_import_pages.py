@@ -5,13 +5,15 @@ import io
 import json
 import wave
 import zipfile
+from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.models import Caption, Clip, Dataset, ExpertAnnotation
+from annotation.models import Caption, Clip, Dataset, DatasetUpload, ExpertAnnotation
 from annotation.services import import_uploads
+from annotation.services.dataset_uploads import dataset_upload_create, dataset_upload_import
 from annotation.services.import_uploads import dataset_from_audio_create
 from annotation.services.importing import ImportDataError
 from tests.annotation.audio_helpers import media_files
@@ -51,14 +53,34 @@ def admin_client(client, make_user):
     return client
 
 
-def _post_new_dataset(client, *, name: str, audio: list[SimpleUploadedFile], captions=None):
-    data = {"name": name, "description": "uploaded in a test", "audio": audio}
-    if captions is not None:
-        data["captions"] = captions
-    return client.post(reverse("annotation:dataset_new"), data)
+@pytest.fixture
+def post_new_dataset(django_capture_on_commit_callbacks):
+    """POST the new-dataset form; the task the page queues on commit runs (eagerly, as Celery does in tests) before
+    the redirect is followed to the upload's page."""
+
+    def post(client, *, name: str, audio: list[SimpleUploadedFile], captions=None):
+        data = {"name": name, "description": "uploaded in a test", "audio": audio}
+        if captions is not None:
+            data["captions"] = captions
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(reverse("annotation:dataset_new"), data)
+        if response.status_code != 302:
+            return response
+        upload = DatasetUpload.objects.latest("created_at")
+        assert response["Location"] == reverse("annotation:dataset_upload", args=[upload.pk])
+        return client.get(response["Location"])
+
+    return post
 
 
-def test_zip_of_wavs_and_a_csv_make_a_dataset_with_clips_audio_and_references(admin_client, media_root):
+def counts_without_uploads() -> dict[str, int]:
+    """Row counts of every importer table; the upload's own record stays (with its problems) by design."""
+    return {label: count for label, count in all_table_counts().items() if label != "annotation.DatasetUpload"}
+
+
+def test_zip_of_wavs_and_a_csv_make_a_dataset_with_clips_audio_and_references(
+    admin_client, media_root, post_new_dataset
+):
     archive = zip_of(
         {
             "set/tone_a.wav": wav_bytes(seconds=1.5),
@@ -67,7 +89,7 @@ def test_zip_of_wavs_and_a_csv_make_a_dataset_with_clips_audio_and_references(ad
             "__MACOSX/set/._tone_a.wav": b"resource fork, skipped",
         }
     )
-    response = _post_new_dataset(
+    response = post_new_dataset(
         admin_client,
         name="uploaded-set",
         audio=[SimpleUploadedFile("set.zip", archive, content_type="application/zip")],
@@ -98,11 +120,18 @@ def test_zip_of_wavs_and_a_csv_make_a_dataset_with_clips_audio_and_references(ad
         assert handle.read() == wav_bytes(seconds=1.5)
     page = response.content.decode()
     assert reverse("annotation:dataset", args=[dataset.pk]) in page
-    assert "reference captions" in page
+    assert '<td>reference captions</td><td class="num">4</td>' in page
+    upload = DatasetUpload.objects.get()
+    assert (upload.status, upload.dataset, upload.audio_done, upload.audio_total) == ("imported", dataset, 2, 2)
+    # the uploaded files were kept only until the import ended: what is stored is the clips' audio and rater copies
+    assert len(media_files(media_root)) == 4
+    assert not any("dataset-uploads" in str(path) for path in media_files(media_root))
+    status = admin_client.get(reverse("annotation:dataset_upload_status", args=[upload.pk])).json()
+    assert status["busy"] is False
 
 
-def test_several_audio_files_without_captions(admin_client, media_root):
-    response = _post_new_dataset(
+def test_several_audio_files_without_captions(admin_client, media_root, post_new_dataset):
+    response = post_new_dataset(
         admin_client,
         name="loose-files",
         audio=[
@@ -119,10 +148,10 @@ def test_several_audio_files_without_captions(admin_client, media_root):
     assert not Caption.objects.filter(clip__in=clips).exists()
 
 
-def test_a_malformed_csv_names_its_row_and_creates_nothing(admin_client, media_root):
-    before = all_table_counts()
+def test_a_malformed_csv_names_its_row_and_creates_nothing(admin_client, media_root, post_new_dataset):
+    before = counts_without_uploads()
     bad_csv = "file_name,caption_1,caption_2\ntone_a.wav,fine,also fine\ntone_b.wav,,missing second\n"
-    response = _post_new_dataset(
+    response = post_new_dataset(
         admin_client,
         name="never-made",
         audio=[
@@ -132,22 +161,67 @@ def test_a_malformed_csv_names_its_row_and_creates_nothing(admin_client, media_r
         ],
         captions=SimpleUploadedFile("captions.csv", bad_csv.encode()),
     )
-    assert response.status_code == 400
-    assert "captions.csv: row 3: caption_1 of &quot;tone_b.wav&quot; is empty" in response.content.decode()
-    assert all_table_counts() == before
-    assert media_files(media_root) == []
+    page = response.content.decode()
+    assert "Nothing was imported: 1 problem" in page
+    assert "captions.csv: row 3: caption_1 of &quot;tone_b.wav&quot; is empty" in page
+    assert DatasetUpload.objects.get().status == "failed"
+    assert counts_without_uploads() == before
+    assert media_files(media_root) == []  # neither clips' audio nor the uploaded files are left
 
 
-def test_a_caption_row_for_a_file_not_uploaded_is_refused(admin_client, media_root):
-    response = _post_new_dataset(
+def test_a_caption_row_for_a_file_not_uploaded_is_refused(admin_client, media_root, post_new_dataset):
+    response = post_new_dataset(
         admin_client,
         name="never-made",
         audio=[SimpleUploadedFile("tone_a.wav", wav_bytes(seconds=1))],
         captions=SimpleUploadedFile("captions.csv", CAPTIONS_CSV.encode()),
     )
-    assert response.status_code == 400
     assert "captions.csv: row 3: &quot;tone_b&quot; names no uploaded audio file" in response.content.decode()
     assert not Dataset.objects.filter(name="never-made").exists()
+
+
+def test_what_the_form_can_check_at_once_is_refused_before_anything_is_stored(
+    admin_client, media_root, post_new_dataset
+):
+    Dataset.objects.create(name="taken")
+    response = post_new_dataset(
+        admin_client, name="taken", audio=[SimpleUploadedFile("tone_a.wav", wav_bytes(seconds=0.1))]
+    )
+    assert response.status_code == 400
+    assert "dataset name &quot;taken&quot;: a dataset of this name exists" in response.content.decode()
+    response = post_new_dataset(admin_client, name="fresh", audio=[])
+    assert response.status_code == 400
+    assert not DatasetUpload.objects.exists()
+    assert media_files(media_root) == []
+
+
+def test_a_second_delivery_of_the_task_does_nothing(media_root, make_user):
+    upload = dataset_upload_create(
+        dataset_name="once",
+        description="",
+        audio_uploads=[SimpleUploadedFile("tone_a.wav", wav_bytes(seconds=0.2))],
+        captions_upload=None,
+        uploaded_by=make_user("boss", "admin"),
+    )
+    assert len(media_files(media_root)) == 1  # the stored upload
+    assert dataset_upload_import(upload_id=upload.pk) == "imported"
+    assert dataset_upload_import(upload_id=upload.pk) == "skipped"
+    assert Clip.objects.filter(dataset__name="once").count() == 1
+
+
+def test_an_upload_waiting_for_a_worker_says_so(admin_client, make_user, media_root):
+    upload = dataset_upload_create(
+        dataset_name="waiting",
+        description="",
+        audio_uploads=[SimpleUploadedFile("tone_a.wav", wav_bytes(seconds=0.2))],
+        captions_upload=None,
+        uploaded_by=None,
+    )
+    url = reverse("annotation:dataset_upload", args=[upload.pk])
+    assert "Waiting for the worker" in admin_client.get(url).content.decode()
+    assert admin_client.get(reverse("annotation:dataset_upload_status", args=[upload.pk])).json()["busy"] is True
+    DatasetUpload.objects.filter(pk=upload.pk).update(created_at=upload.created_at - timedelta(minutes=2))
+    assert "Is the worker running?" in admin_client.get(url).content.decode()
 
 
 def test_every_file_that_is_not_audio_is_named_and_nothing_is_stored(media_root):
@@ -311,6 +385,9 @@ def test_dataset_page_lists_clips_and_links_dashboards_and_imports(admin_client,
 @pytest.mark.parametrize("role", ["annotator", "reviewer", "rater"])
 def test_import_pages_are_for_admins_only(client, make_user, role):
     client.force_login(make_user("someone", role))
+    upload = DatasetUpload.objects.create(dataset_name="someone-elses")
+    assert client.get(reverse("annotation:dataset_upload", args=[upload.pk])).status_code == 403
+    assert client.get(reverse("annotation:dataset_upload_status", args=[upload.pk])).status_code == 403
     for name in ("annotation:dataset_new", "annotation:import_references", "annotation:import_audiocaps_f"):
         assert client.get(reverse(name)).status_code == 403, name
         assert client.post(reverse(name), {}).status_code == 403, name

@@ -1,0 +1,151 @@
+"""A new dataset from uploaded audio, imported by a worker: the page stores the upload, a task imports it.
+
+Decoding a thousand files takes minutes, longer than a web request may last, so the page only checks what
+it can at once (the name, the number and size of the files), stores the files under a random folder of the
+default storage (local or S3: wherever the worker runs, it reads them there) and records a DatasetUpload.
+The task claims the record (a conditional update: a second delivery of the message does nothing), runs
+`dataset_from_audio_create` (all or nothing, services/import_uploads.py) while counting decoded files for the
+page's progress bar, records what it created or every problem, and deletes the stored upload either way.
+"""
+
+import logging
+import secrets
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.utils import timezone
+
+from annotation.models import Dataset, DatasetUpload
+from annotation.services import import_uploads
+from annotation.services.import_uploads import MEGABYTE, dataset_from_audio_create
+from annotation.services.importing import ImportDataError, dataset_name_validate
+
+logger = logging.getLogger("captioneval.imports")
+
+UPLOAD_FOLDER = "dataset-uploads"
+COPY_CHUNK_BYTES = MEGABYTE
+
+
+def dataset_upload_create(
+    *, dataset_name: str, description: str, audio_uploads: Sequence[File], captions_upload: File | None, uploaded_by
+) -> DatasetUpload:
+    """Check what can be checked at once, store the files and record the upload (PENDING). Raises ImportDataError;
+    then nothing is stored."""
+    dataset_name_validate(name=dataset_name)
+    if Dataset.objects.filter(name=dataset_name).exists():
+        raise ImportDataError(f'dataset name "{dataset_name}": a dataset of this name exists; choose another name')
+    if not audio_uploads:
+        raise ImportDataError("audio: no audio file uploaded")
+    # Zips are counted and measured by the worker when it unpacks them; plain files can be refused now.
+    total = sum(upload.size or 0 for upload in audio_uploads)
+    if total > import_uploads.MAX_AUDIO_BYTES:
+        raise ImportDataError(
+            f"audio: {total / MEGABYTE:.0f} MB uploaded; the limit is {import_uploads.MAX_AUDIO_BYTES // MEGABYTE} MB"
+        )
+    if len(audio_uploads) > import_uploads.MAX_AUDIO_FILES:
+        raise ImportDataError(f"audio: {len(audio_uploads)} files; the limit is {import_uploads.MAX_AUDIO_FILES}")
+    captions = {}
+    if captions_upload is not None:
+        import_uploads.uploaded_content_read(upload=captions_upload)  # refuses a file past the size limit
+    folder = f"{UPLOAD_FOLDER}/{secrets.token_hex(16)}"
+    stored: list[str] = []
+    try:
+        files = [_store(upload, folder, index, stored) for index, upload in enumerate(audio_uploads)]
+        if captions_upload is not None:
+            captions = _store(captions_upload, folder, len(files), stored)
+        return DatasetUpload.objects.create(
+            dataset_name=dataset_name,
+            description=description,
+            files=files,
+            captions=captions,
+            uploaded_by=uploaded_by,
+        )
+    except BaseException:
+        for name in stored:
+            default_storage.delete(name)
+        raise
+
+
+def _store(upload: File, folder: str, index: int, stored: list[str]) -> dict:
+    # Our own object name (the original may hold characters a storage refuses); the suffix keeps the format.
+    suffix = "".join(char for char in PurePosixPath(upload.name).suffix.lower() if char.isalnum() or char == ".")
+    upload.seek(0)
+    name = default_storage.save(f"{folder}/{index:05d}{suffix[:10]}", upload)
+    stored.append(name)
+    return {"name": upload.name, "stored": name, "size": upload.size}
+
+
+def dataset_upload_import(*, upload_id: int) -> str:
+    """The task's work: import a PENDING upload once. Returns its final status (or "skipped" when another
+    delivery of the message has claimed it)."""
+    claimed = DatasetUpload.objects.filter(pk=upload_id, status=DatasetUpload.Status.PENDING).update(
+        status=DatasetUpload.Status.RUNNING, started_at=timezone.now(), updated_at=timezone.now()
+    )
+    if claimed != 1:
+        return "skipped"
+    upload = DatasetUpload.objects.get(pk=upload_id)
+    try:
+        summary = _import_stored(upload)
+    except ImportDataError as error:
+        _finish(upload, status=DatasetUpload.Status.FAILED, errors=str(error).splitlines())
+    except Exception as error:  # a fault of ours, not of the upload: say so on the page, keep the traceback in the log
+        logger.exception("dataset upload %s failed", upload_id)
+        _finish(upload, status=DatasetUpload.Status.FAILED, errors=[f"internal error: {type(error).__name__}: {error}"])
+    else:
+        dataset = Dataset.objects.filter(name=upload.dataset_name).first()
+        _finish(upload, status=DatasetUpload.Status.IMPORTED, summary=summary.as_dict(), dataset=dataset)
+    finally:
+        for entry in [*upload.files, upload.captions]:
+            if entry:
+                default_storage.delete(entry["stored"])
+    return upload.status
+
+
+def _import_stored(upload: DatasetUpload):
+    """Copy the stored files to a local folder (the importer and ffmpeg read local files) and import them."""
+    with tempfile.TemporaryDirectory(prefix="dataset-upload-") as folder:
+        opened = []
+        try:
+            audio = [_local_copy(entry, Path(folder), opened) for entry in upload.files]
+            captions = _local_copy(upload.captions, Path(folder), opened) if upload.captions else None
+
+            def progress(done: int, total: int) -> None:
+                DatasetUpload.objects.filter(pk=upload.pk).update(
+                    audio_done=done, audio_total=total, updated_at=timezone.now()
+                )
+
+            return dataset_from_audio_create(
+                dataset_name=upload.dataset_name,
+                description=upload.description,
+                audio_uploads=audio,
+                captions_upload=captions,
+                progress=progress,
+            )
+        finally:
+            for handle in opened:
+                handle.close()
+
+
+def _local_copy(entry: dict, folder: Path, opened: list) -> File:
+    path = folder / PurePosixPath(entry["stored"]).name
+    try:
+        with default_storage.open(entry["stored"], "rb") as source, open(path, "wb") as target:
+            shutil.copyfileobj(source, target, COPY_CHUNK_BYTES)
+    except FileNotFoundError:
+        raise ImportDataError(f"{entry['name']}: the uploaded file is missing from storage; upload it again") from None
+    handle = File(open(path, "rb"), name=entry["name"])
+    opened.append(handle)
+    return handle
+
+
+def _finish(upload: DatasetUpload, *, status: str, errors=None, summary=None, dataset=None) -> None:
+    upload.status = status
+    upload.errors = errors or []
+    upload.summary = summary or {}
+    upload.dataset = dataset
+    upload.finished_at = timezone.now()
+    upload.save(update_fields=["status", "errors", "summary", "dataset", "finished_at", "updated_at"])
