@@ -67,6 +67,7 @@ class Channel(filesystem.Channel):
         # Names of the last listing not yet tried, per queue: listing a folder of thousands of messages for
         # each message would make a long queue quadratic. Names others took meanwhile fail their claim.
         self._listed: dict[str, deque] = {}
+        self._tables: dict[str, tuple] = {}  # exchange -> (file version, table)
         for folder in (self.incoming_folder, self.claimed_folder, self.bad_folder):
             folder.mkdir(parents=True, exist_ok=True)
         self._return_abandoned_claims()
@@ -105,6 +106,21 @@ class Channel(filesystem.Channel):
             raise ChannelError(
                 f"cannot add message {name} to the queue folder {self.data_folder_out}: {error}"
             ) from error
+
+    def get_table(self, exchange):
+        """kombu's exchange table, read again only when its file changed: kombu reads it (open, lock, parse)
+        for every message sent, as many opens as the message files themselves."""
+        try:
+            stat = (self.control_folder / f"{exchange}.exchange").stat()
+        except FileNotFoundError:
+            return []
+        # A binding rewrites the file in place, longer: size and mtime change (a read that races a write sees the
+        # new table under kombu's lock and is cached under the old key, so it is read once more, never missed).
+        version = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        cached = self._tables.get(exchange)
+        if cached is None or cached[0] != version:
+            cached = self._tables[exchange] = (version, super().get_table(exchange))
+        return cached[1]
 
     def _queue_bind(self, exchange, routing_key, pattern, queue):
         """kombu's binding, except that the exchange table is created whole (a hard link of a file written
