@@ -97,11 +97,17 @@ class CampaignClipRow:
             return "locked"
         if self.review and self.review.status == AnnotationReview.Status.PUBLISHED:
             return "gold"
-        if self.review:
+        # A review row that was never saved is no review: the page used to create one just by being opened.
+        if self.review and self.review.draft_version > 0:
             return "in review"
         if self.submitted >= self.needed:
             return "ready"
         return "partly annotated" if self.submitted else "waiting"
+
+
+def clip_review(*, campaign: AnnotationCampaign, clip: Clip) -> AnnotationReview | None:
+    """The clip's review in the campaign, if a reviewer started one (the review page never creates it)."""
+    return AnnotationReview.objects.filter(campaign=campaign, clip=clip).select_related("campaign", "reviewer").first()
 
 
 def review_counts(rows: list[CampaignClipRow]) -> dict[str, int]:

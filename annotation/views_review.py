@@ -8,7 +8,9 @@ from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import REVIEWER, roles_required
 from annotation import selectors_workspace
 from annotation.models import AnnotationCampaign, Clip
-from annotation.services.annotation_reviews import campaign_review_denial, clip_review_denial
+from annotation.serializers_workspace import AnnotationReviewSerializer, SubmissionSerializer
+from annotation.services.annotation_drafts import empty_draft
+from annotation.services.annotation_reviews import campaign_review_denial, clip_review_denial, clip_submissions
 from annotation.views_workspace import clip_player_context
 
 
@@ -82,6 +84,17 @@ def review_clip(request, campaign_id: int, clip_id: int):
     denial = clip_review_denial(campaign=campaign, clip=clip, user=request.user)
     if denial:
         raise PermissionDenied(denial)
+    # Read-only: opening the page shows the review if one was started, else the submissions and an empty gold
+    # draft; the review itself is created by the reviewer's first action (an edit, "+ gold", publish), so a clip
+    # merely looked at is not "in review" (and a clip without submissions never is).
+    review = selectors_workspace.clip_review(campaign=campaign, clip=clip)
+    if review is not None:
+        review_state = {"review": AnnotationReviewSerializer(review).data}
+        review_state["submissions"] = review_state["review"].pop("submissions")
+    else:
+        submitted = [task for task in clip_submissions(campaign=campaign, clip=clip) if task.annotation_id]
+        review_state = {"review": None, "submissions": SubmissionSerializer(submitted, many=True).data}
+    review_state["emptyDraft"] = empty_draft()
     review_urls = {
         "campaignId": campaign.pk,
         "clipId": clip.pk,
@@ -95,6 +108,7 @@ def review_clip(request, campaign_id: int, clip_id: int):
         "campaign": campaign,
         "clip": clip,
         "review_urls": review_urls,
+        "review_state": review_state,
         "tag_library": selectors_workspace.tag_library_entries(),
         "suggestions": selectors_workspace.source_suggestions(clip=clip, user=request.user),
         **clip_player_context(clip),

@@ -8,6 +8,11 @@
  * sources and attributes, each chip showing how many annotators gave it, the seconds most of them marked)
  * or merges it into the gold event already made from that group, and carries the group's relations to the
  * groups already in gold. Every such step is one edit (Ctrl+Z undoes it).
+ *
+ * Opening the page changes nothing: it shows the review if one was started, else the submissions and an empty
+ * gold draft. The reviewer's first change (an edit, "+ gold", "Start gold from this", publish) starts the review
+ * (POST), then autosave takes over. A review someone else started meanwhile is not overwritten: the first save
+ * is based on version 0, so the server refuses it and the page offers their version or ours.
  */
 (function () {
   "use strict";
@@ -21,31 +26,68 @@
   const returnDialog = document.getElementById("return-dialog");
   const {statusElement, banner, dialog, player} = Page.elements();
   const el = window.AnnotationDom.el;
-  let review = null;
+  const initial = Page.data("review-state");
+  let review = initial.review; // null until the reviewer's first change starts the review
+  let submissions = initial.submissions;
   let sync = null;
+  let starting = null; // the request that starts the review, once made
   let editor = null;
   let matching = null;
   const goldOfGroup = new Map(); // group index -> gold event id
   const support = {}; // gold event id -> {sources: {key: "n/m"}, attributes: {...}}
 
-  Page.callJson("POST", urls.open, {campaign: urls.campaignId, clip: urls.clipId}).then(({response, body}) => {
-    if (!response.ok) {
-      root.querySelector("#review-error").textContent = body.detail || "This review cannot be opened.";
-      return;
+  renderSubmissions();
+  startEditor();
+  loadMatching();
+  root.dataset.ready = "true";
+
+  /* The review, started on the reviewer's first change (resolves to false when it cannot be). */
+  function startReview() {
+    if (sync) return Promise.resolve(true);
+    if (!starting) {
+      statusElement.dataset.state = "saving";
+      statusElement.textContent = "Starting the review…";
+      starting = Page.callJson("POST", urls.open, {campaign: urls.campaignId, clip: urls.clipId}).then(({response, body}) => {
+        if (!response.ok) {
+          root.querySelector("#review-error").textContent = body.detail || "This review cannot be started.";
+          statusElement.dataset.state = "invalid";
+          statusElement.textContent = "Not started";
+          starting = null;
+          return false;
+        }
+        review = body;
+        // Version 0, not the server's: our edits must not silently replace a draft another reviewer saved.
+        sync = newSync(0);
+        document.getElementById("gold-state").textContent = "Gold draft";
+        return true;
+      }).catch(() => {
+        // The server could not be reached: the next change tries again (the draft is still on the page).
+        statusElement.dataset.state = "offline";
+        statusElement.textContent = "Not started: the server could not be reached";
+        starting = null;
+        return false;
+      });
     }
-    review = body;
-    renderSubmissions();
-    startEditor();
-    loadMatching();
-    root.dataset.ready = "true";
-  });
+    return starting;
+  }
+
+  function newSync(version) {
+    return new DraftSync({
+      url: urls.draft.replace("/0/", "/" + review.id + "/"),
+      version: version,
+      storageKey: "annotation-review-" + review.id,
+      csrfToken: Page.csrfToken,
+      statusElement: statusElement,
+      onConflict: (conflict) => Page.showConflict(banner, conflict, sync),
+    });
+  }
 
   // -- submissions ---------------------------------------------------------------------------------
   function renderSubmissions() {
     const container = document.getElementById("submissions");
     container.textContent = "";
-    if (!review.submissions.length) container.appendChild(el("p", "muted", "No submitted annotation yet."));
-    review.submissions.forEach((submission) => {
+    if (!submissions.length) container.appendChild(el("p", "muted", "No submitted annotation yet."));
+    submissions.forEach((submission) => {
       const card = el("section", "card submission");
       card.dataset.annotator = submission.annotator;
       const title = el("h3", "");
@@ -192,7 +234,7 @@
         return;
       }
       returnDialog.close();
-      review.submissions = review.submissions.filter((submission) => submission.task !== body.id);
+      submissions = submissions.filter((submission) => submission.task !== body.id);
       renderSubmissions();
       loadMatching();
       editor.say("Sent back to " + body.annotator + " with your comment.");
@@ -311,15 +353,11 @@
 
   // -- gold editor -------------------------------------------------------------------------------
   function startEditor() {
-    sync = new DraftSync({
-      url: urls.draft.replace("/0/", "/" + review.id + "/"),
-      version: review.draft_version,
-      storageKey: "annotation-review-" + review.id,
-      csrfToken: Page.csrfToken,
-      statusElement: statusElement,
-      onConflict: (conflict) => Page.showConflict(banner, conflict, sync),
-    });
-    const start = sync.restoreLocal(review.draft);
+    let start = {draft: initial.emptyDraft, restored: false};
+    if (review) {
+      sync = newSync(review.draft_version);
+      start = sync.restoreLocal(review.draft);
+    }
     let syncRegions = () => {};
     editor = new EventEditor({
       root: document.getElementById("gold-editor"),
@@ -331,12 +369,16 @@
       soundSources: soundSources,
       player: player,
       onChange: (draft) => {
-        sync.edit(draft);
         syncRegions();
+        if (sync) sync.edit(draft);
+        else startReview().then((started) => { if (started) sync.edit(editor.draft); });
       },
     });
     syncRegions = Page.connectPlayer(editor, player);
-    if (!start.restored) {
+    if (!review) {
+      statusElement.dataset.state = "new";
+      statusElement.textContent = "Not started";
+    } else if (!start.restored) {
       statusElement.dataset.state = "saved";
       statusElement.textContent = review.status === "published" ? "Gold published (version " + review.draft_version + ")" : "Saved (version " + review.draft_version + ")";
     }
@@ -346,14 +388,20 @@
       const [first, second] = relationForm.querySelectorAll("select[data-role=event]");
       editor.addRelation(first.value, second.value, relationForm.querySelector("select[name=kind]").value);
     });
-    Page.bindShortcuts({editor: editor, player: player, sync: sync, onSubmit: () => publish(false), helpElement: document.getElementById("shortcuts")});
-    window.reviewPage = {editor: editor, sync: sync, player: player, matching: () => matching, mergeGroup: mergeGroup};
+    // Ctrl+S before the review started has nothing to send.
+    const saver = {flush: () => (sync ? sync.flush() : Promise.resolve(0))};
+    Page.bindShortcuts({editor: editor, player: player, sync: saver, onSubmit: () => publish(false), helpElement: document.getElementById("shortcuts")});
+    window.reviewPage = {editor: editor, get sync() { return sync; }, player: player, matching: () => matching, mergeGroup: mergeGroup, review: () => review};
   }
 
   function publish(confirmWarnings) {
     const button = document.getElementById("publish-button");
     button.disabled = true;
-    sync.flush()
+    startReview()
+      .then((started) => {
+        if (!started) throw new Error("the review could not be started");
+        return sync.flush();
+      })
       .then((version) => Page.callJson("POST", urls.publish.replace("/0/", "/" + review.id + "/"), {base_version: version, confirm_warnings: !!confirmWarnings}))
       .then(({response, body}) => {
         if (response.ok) {
