@@ -26,7 +26,10 @@ Then, in one transaction, with bulk queries only, after the whole file was check
 - app workbooks: each clip is the item the token names; a caption text that is not one of that
   item's captions is an error (the workbook was edited);
 - ratings are upserted on (campaign, rater, caption): importing the same file again changes nothing,
-  an edited file updates that campaign's ratings in place, nothing of another campaign is touched;
+  an edited file updates that campaign's ratings in place, nothing of another campaign is touched; a rating
+  whose values the file repeats (a web answer the exported workbook carried, a row an earlier workbook gave)
+  is left exactly as it is, its source and workbook hash included: only changed values are written, and each
+  change has its audit event;
   ratings missing from the file (blank rows) are left alone, never deleted;
 - an item whose answer changed gets a new version and an audit event, so a web page still open on the
   old answer cannot overwrite it silently; and an app workbook whose item was answered again (on the
@@ -433,9 +436,10 @@ def _ratings_upsert(*, wanted, existing, campaign, rater, sha256) -> tuple[dict[
             created += 1
             changed_values.add(caption_id)
         elif _same_values(old, values):
-            if (old["source"], old["workbook_sha256"]) == (Source.WORKBOOK, sha256):
-                unchanged += 1
-                continue
+            # The file repeats the answer: nothing changes, source included. A web answer the exported workbook
+            # carried stays a web answer (rewriting its source, with no audit event, misstated where it came from).
+            unchanged += 1
+            continue
         else:
             changed_values.add(caption_id)
         rows.append(

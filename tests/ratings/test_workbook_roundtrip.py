@@ -160,8 +160,11 @@ def test_existing_ratings_are_filled_in_and_reimport_changes_nothing(make_user, 
     sheet = openpyxl.load_workbook(io.BytesIO(content))["Assessment"]
     row = next(row for row, _, text, _ in caption_rows(sheet) if text == caption.text)
     assert [sheet[f"{letter}{row}"].value for letter in "EFGK"] == [2, 3, -0.5, "from the web"]
+    before = ThumbsRating.objects.values().get(pk=ThumbsRating.objects.get(caption=caption).pk)
     summary = workbook_import(content=content, file_name="same.xlsx", campaign_name="prefill", rater=rater)
-    assert (summary["ratings_created"], summary["ratings_updated"]) == (0, 1)  # now marked as from this workbook
+    # the web answer came back unchanged: it stays the web answer (source, time), no event
+    assert (summary["ratings_created"], summary["ratings_updated"], summary["ratings_unchanged"]) == (0, 0, 1)
+    assert ThumbsRating.objects.values().get(pk=before["id"]) == before
     again = workbook_import(content=content, file_name="same.xlsx", campaign_name="prefill", rater=rater)
     assert (again["ratings_created"], again["ratings_updated"], again["ratings_unchanged"]) == (0, 0, 1)
 
