@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from django.core.files import File
+from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 
 from annotation.models import Clip, Dataset
-from annotation.services.audio import AudioAttachment, AudioDecodeError, AudioInfo, audio_inspect, clips_store_audio
+from annotation.services.audio import AudioDecodeError, AudioInfo, audio_inspect
 from annotation.services.importing import (
     ImportDataError,
     ImportSummary,
@@ -34,6 +35,7 @@ from annotation.services.importing import (
     json_type_name,
     text_field_check,
 )
+from annotation.services.rater_audio import rater_wav_from_path
 from annotation.services.references_import import ClipReferences, references_parse, references_store
 from common.structured_log import logged_import
 
@@ -107,7 +109,8 @@ def dataset_from_audio_create(
 ) -> ImportSummary:
     """Create dataset `dataset_name` from the uploads; all or nothing. Raises ImportDataError naming each problem.
 
-    `progress(done, total)` is told after each audio file is decoded (the page's progress bar)."""
+    `progress(done, total)` is told after each step (decoding a file, then storing it and its rater copy: two steps
+    per file), for the page's progress bar."""
     dataset_name_validate(name=dataset_name)
     if Dataset.objects.filter(name=dataset_name).exists():
         raise ImportDataError(f'dataset name "{dataset_name}": a dataset of this name exists; choose another name')
@@ -123,7 +126,8 @@ def dataset_from_audio_create(
                 content=uploaded_content_read(upload=captions_upload), source_name=captions_name
             )
             _references_match(references, staged, captions_name)
-        decoded = _audio_decode(staged, progress)
+        steps = _Steps(total=2 * len(staged), progress=progress)
+        decoded = _audio_decode(staged, steps)
         _dataset_write(
             dataset_name=dataset_name,
             description=description,
@@ -131,6 +135,7 @@ def dataset_from_audio_create(
             references=references,
             captions_name=captions_name,
             summary=summary,
+            steps=steps,
         )
     summary.extra["clips without reference captions"] = len(staged) - len(references)
     return summary
@@ -237,16 +242,29 @@ def _own_name(name: str) -> str:
     return "" if own.startswith(".") else own
 
 
-def _audio_decode(staged: list[StagedAudio], progress) -> list[tuple[StagedAudio, AudioInfo]]:
+@dataclass
+class _Steps:
+    """Counts the import's steps for `progress(done, total)`, when someone follows them."""
+
+    total: int
+    progress: Callable[[int, int], None] | None
+    done: int = 0
+
+    def step(self) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+
+
+def _audio_decode(staged: list[StagedAudio], steps: _Steps) -> list[tuple[StagedAudio, AudioInfo]]:
     """Decode every file; lists every file that is not audio."""
     decoded, problems = [], []
-    for done, item in enumerate(staged, start=1):
+    for item in staged:
         try:
             decoded.append((item, audio_inspect(path=item.path, file_name=item.where)))
         except AudioDecodeError as error:
             problems.append(str(error))
-        if progress is not None:
-            progress(done, len(staged))
+        steps.step()
     if problems:
         raise ImportDataError("\n".join(problems))
     return decoded
@@ -316,9 +334,35 @@ def _references_match(references: list[ClipReferences], staged: list[StagedAudio
 # --- Writing ---------------------------------------------------------------------------------------
 
 
-def _dataset_write(*, dataset_name, description, decoded, references, captions_name, summary) -> None:
-    clips: dict[str, Clip] = {}
+@dataclass(frozen=True)
+class _StoredAudio:
+    name: str  # the clip's external id
+    info: AudioInfo
+    audio: str  # storage names
+    rater_audio: str
+
+
+def _dataset_write(*, dataset_name, description, decoded, references, captions_name, summary, steps) -> None:
+    """Store every file and its rater copy first, then create the rows in one short transaction.
+
+    clips_store_audio (services/audio.py) makes the rater copies inside its transaction; for a thousand files
+    that would hold SQLite's write lock for minutes (every other write in the app waiting, then failing). Here
+    the slow part runs before the transaction, and the files are deleted again if anything fails.
+    """
+    audio_field, rater_field = Clip._meta.get_field("audio"), Clip._meta.get_field("rater_audio")
+    storage = audio_field.storage
+    stored: list[_StoredAudio] = []
+    saved: list[str] = []
     try:
+        for item, info in decoded:
+            with open(item.path, "rb") as handle:
+                audio_name = storage.save(audio_field.generate_filename(None, item.name), File(handle))
+            saved.append(audio_name)
+            rater_content = ContentFile(rater_wav_from_path(item.path))
+            rater_name = rater_field.storage.save(rater_field.generate_filename(None, "rater.wav"), rater_content)
+            saved.append(rater_name)
+            stored.append(_StoredAudio(name=item.name, info=info, audio=audio_name, rater_audio=rater_name))
+            steps.step()
         with transaction.atomic():
             try:
                 with transaction.atomic():
@@ -326,10 +370,23 @@ def _dataset_write(*, dataset_name, description, decoded, references, captions_n
             except IntegrityError:  # created by someone else since the check
                 raise ImportDataError(f'dataset name "{dataset_name}": a dataset of this name exists') from None
             summary.add("datasets", "created")
-            for item, _info in decoded:
-                Clip.objects.create(dataset=dataset, external_id=item.name, file_name=item.name)
-            clips.update((clip.external_id, clip) for clip in Clip.objects.filter(dataset=dataset))
-            summary.add("clips", "created", len(clips))
+            Clip.objects.bulk_create(
+                Clip(
+                    dataset=dataset,
+                    external_id=entry.name,
+                    file_name=entry.name,
+                    audio=entry.audio,
+                    rater_audio=entry.rater_audio,
+                    sha256=entry.info.sha256,
+                    duration_seconds=entry.info.duration_seconds,
+                    sample_rate=entry.info.sample_rate,
+                    channels=entry.info.channels,
+                    waveform_peaks=entry.info.waveform_peaks,
+                )
+                for entry in stored
+            )
+            summary.add("clips", "created", len(stored))
+            summary.add("clip audio", "created", len(stored))
             if references:
                 # The references importer's own counts of clips would say "unchanged" of the clips made above.
                 references_summary = ImportSummary(source_name=captions_name)
@@ -337,16 +394,8 @@ def _dataset_write(*, dataset_name, description, decoded, references, captions_n
                     dataset=dataset, clips=references, source_name=captions_name, summary=references_summary
                 )
                 summary.counts["reference captions"] = references_summary.counts["reference captions"]
-            attachments = [
-                AudioAttachment(clip=clips[item.name], path=item.path, file_name=item.name, info=info)
-                for item, info in decoded
-            ]
-            summary.add("clip audio", "created", clips_store_audio(attachments=attachments))
     except BaseException:
-        # The rows are rolled back; the files stored for these new clips would be orphans. (clips_store_audio
-        # deletes what it stored when it fails itself; this covers a failure after it, up to the commit.)
-        for clip in clips.values():
-            for field in (clip.audio, clip.rater_audio):
-                if field:
-                    field.storage.delete(field.name)
+        # The rows are rolled back (or were never written); the files stored for them would be orphans.
+        for name in saved:
+            storage.delete(name)
         raise

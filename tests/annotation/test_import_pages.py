@@ -122,7 +122,8 @@ def test_zip_of_wavs_and_a_csv_make_a_dataset_with_clips_audio_and_references(
     assert reverse("annotation:dataset", args=[dataset.pk]) in page
     assert '<td>reference captions</td><td class="num">4</td>' in page
     upload = DatasetUpload.objects.get()
-    assert (upload.status, upload.dataset, upload.audio_done, upload.audio_total) == ("imported", dataset, 2, 2)
+    # two steps per file: decoded, then stored with its rater copy
+    assert (upload.status, upload.dataset, upload.audio_done, upload.audio_total) == ("imported", dataset, 4, 4)
     # the uploaded files were kept only until the import ended: what is stored is the clips' audio and rater copies
     assert len(media_files(media_root)) == 4
     assert not any("dataset-uploads" in str(path) for path in media_files(media_root))
@@ -302,22 +303,23 @@ def test_same_file_name_twice_and_existing_dataset_are_refused(media_root):
 
 
 def test_files_stored_before_a_failing_commit_are_deleted(media_root, monkeypatch):
-    """A failure after the audio was stored (here: the last step of the transaction) leaves no file behind."""
-    from annotation.services import import_uploads as module
+    """A failure inside the transaction, after every file and rater copy was stored, leaves no file behind."""
+    real_store = import_uploads.references_store
 
-    real_store = module.clips_store_audio
-
-    def store_then_fail(*, attachments):
-        real_store(attachments=attachments)
-        assert media_files(media_root), "the files were stored"
+    def store_then_fail(**kwargs):
+        real_store(**kwargs)
+        assert len(media_files(media_root)) == 2, "the audio and its rater copy were stored"
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(module, "clips_store_audio", store_then_fail)
+    monkeypatch.setattr(import_uploads, "references_store", store_then_fail)
     with pytest.raises(RuntimeError):
         dataset_from_audio_create(
-            dataset_name="never-made", audio_uploads=[SimpleUploadedFile("t.wav", wav_bytes(seconds=0.1))]
+            dataset_name="never-made",
+            audio_uploads=[SimpleUploadedFile("t.wav", wav_bytes(seconds=0.1))],
+            captions_upload=SimpleUploadedFile("c.json", b'{"t.wav": ["a tone"]}'),
         )
     assert not Dataset.objects.filter(name="never-made").exists()
+    assert not Caption.objects.exists()
     assert media_files(media_root) == []
 
 
