@@ -26,28 +26,34 @@ PAIRS_PER_PAGE = 100
 def benchmark_page(request):
     """Who: admins. Total agreement of every metric on every dataset with judged pairs; ?format=json|csv.
 
-    The page answers at once with the cached table (flagged when the data changed since) and the browser asks
-    for the recomputation (a worker's task: fitting CALIBRATED on every dataset takes a while)."""
+    The page (and its downloads) answer at once with the stored table (flagged when the data changed since) and the
+    browser asks for the recomputation (a worker's task: fitting CALIBRATED on every dataset takes a while)."""
     download = query_choice(request, "format", ("html", "json", "csv"), default="html")
-    stale = {}
+    # the stored table only (metric_benchmark or a worker builds it): a page view never computes it
+    state = benchmark.benchmark_state()
     if download in ("json", "csv"):
-        table = benchmark.benchmark_page_data()
-    else:
-        state = benchmark.benchmark_state()
-        # the page refreshes itself (accounts/live.py): its status view asks for the recomputation once
-        live = {"live": live_context(status_url=reverse("metrics_bridge:benchmark_refresh"), **_live_state(state))}
         if state.payload is None:
-            title = "Every metric on every human-judgement benchmark"
-            return render(request, "metrics_bridge/dashboard_pending.html", {"title": title, **live})
+            return HttpResponse(
+                "The benchmark table has not been computed yet: run manage.py metric_benchmark, or open this page "
+                "and wait for it.",
+                status=409,
+                content_type="text/plain",
+            )
         table = state.payload
-        stale = live if state.fresh else {"stale": True, "computed_at": state.computed_at, **live}
-    if download in ("json", "csv"):
         from metrics_bridge.management.commands.metric_benchmark import benchmark_csv
 
         content = json.dumps(table, indent=1) if download == "json" else benchmark_csv(table)
         response = HttpResponse(content, content_type="application/json" if download == "json" else "text/csv")
         response["Content-Disposition"] = f'attachment; filename="metric-benchmark.{download}"'
+        response["X-Table-Current"] = "yes" if state.fresh else "no (the data changed since; being recomputed)"
         return response
+    # the page refreshes itself (accounts/live.py): its status view asks for the recomputation once
+    live = {"live": live_context(status_url=reverse("metrics_bridge:benchmark_refresh"), **_live_state(state))}
+    if state.payload is None:
+        title = "Every metric on every human-judgement benchmark"
+        return render(request, "metrics_bridge/dashboard_pending.html", {"title": title, **live})
+    table = state.payload
+    stale = live if state.fresh else {"stale": True, "computed_at": state.computed_at, **live}
     datasets = table["datasets"]
     rows = []
     for name in [*table["metrics"], *table["records_only"]]:
@@ -60,6 +66,8 @@ def benchmark_page(request):
                     "dataset": dataset,
                     "total": ours.get("total"),
                     "f1": ours.get("f1"),
+                    "pairs": ours.get("pairs"),
+                    "interval": ours.get("interval"),
                     "splits": [(column, ours.get(column)) for column in dataset["columns"] if column != "total"],
                     "published": cell.get("published", []),
                     # the pairs behind a metric's cell; CALIBRATED's are on the dataset's agreement page
@@ -68,7 +76,18 @@ def benchmark_page(request):
                 }
             )
         rows.append({"name": name, "cells": cells, "record_only": name in table["records_only"]})
-    context = {"datasets": datasets, "rows": rows, "unavailable": table.get("unavailable", {}), **stale}
+    context = {
+        "datasets": datasets,
+        "rows": rows,
+        "unavailable": table.get("unavailable", {}),
+        "unmatched_benchmarks": table.get("unmatched_benchmarks", []),
+        "small_set_pairs": table.get("small_set_pairs"),
+        "left_out": _left_out(table),
+        "detector_notes": [
+            (dataset["name"], dataset["detector_note"]) for dataset in datasets if dataset.get("detector_note")
+        ],
+        **stale,
+    }
     return render(request, "metrics_bridge/benchmark.html", context)
 
 
@@ -86,6 +105,21 @@ def benchmark_refresh(request):
     if request_benchmark_refresh():
         return JsonResponse({"fresh": True})
     return JsonResponse({"fresh": False, "queued": True}, status=202)
+
+
+def _left_out(table: dict) -> list[str]:
+    """What each "trained elsewhere" model was not fitted on, and why (the overlap rule of docs/metrics.md)."""
+    lines = []
+    for dataset, cell in table["cells"].get(benchmark.TRAINED_ELSEWHERE, {}).items():
+        calibration = cell.get("calibration") or {}
+        for source, what in calibration.get("left_out_sources", {}).items():
+            lines.append(f"on {dataset}: {source} left out (shares {what})")
+        for source, left_out in calibration.get("left_out_pairs", {}).items():
+            lines.append(
+                f"on {dataset}: {left_out['pairs']} pairs of {source} left out of the fit (they hold one of the "
+                f"{left_out['shared_texts']} caption texts the two share)"
+            )
+    return lines
 
 
 def _live_state(state) -> dict:

@@ -210,25 +210,32 @@ def side_references(pair: JudgedPair, clip_references: Sequence[str], protocol_n
     return without_a, (without_b if protocol.split_of(pair.split) == "HC" else without_a)
 
 
-def caption_features_available() -> bool:
+def caption_features_available(resources=None) -> bool:
+    """The sentence model and the fluency detector `resources` configure (None: the shipped one) are there."""
     from metrics_bridge.scoring import fluency, sbert
 
-    return sbert.model_unavailable_reason() is None and fluency.unavailable_reason() is None
+    return sbert.model_unavailable_reason() is None and fluency.unavailable_reason(resources) is None
 
 
 def with_caption_features(
-    names: Sequence[str], rows: Sequence[PairRow], clip_references: Mapping, *, protocol_name: str = "fense"
+    names: Sequence[str],
+    rows: Sequence[PairRow],
+    clip_references: Mapping,
+    *,
+    protocol_name: str = "fense",
+    resources=None,
 ) -> tuple[tuple[str, ...], list[PairRow]]:
-    """`rows` with the CAPTION_FEATURES differences appended (word count, the fluency detector's error
-    probability, the largest and smallest Sentence-BERT cosine with the side's references) and the two captions'
-    Sentence-BERT cosine as their `similarity`."""
+    """`rows` with the CAPTION_FEATURES differences appended (word count, the error probability of the fluency
+    detector `resources` configure -- the one FENSE uses; None: the shipped one --, the largest and smallest
+    Sentence-BERT cosine with the side's references) and the two captions' Sentence-BERT cosine as their
+    `similarity`."""
     from metrics_bridge.scoring import sbert
 
     sides = [side_references(row.pair, clip_references.get(row.clip_key, ()), protocol_name) for row in rows]
     captions = [caption for row in rows for caption in (row.pair.caption_a, row.pair.caption_b)]
     texts = list(dict.fromkeys([*captions, *(text for a, b in sides for text in (*a, *b))]))
     vectors = dict(zip(texts, sbert.encode_texts(texts), strict=True))
-    errors = _error_probabilities(captions)
+    errors = _error_probabilities(captions, resources)
 
     def side(caption: str, references: Sequence[str]) -> np.ndarray:
         similarities = [float(vectors[caption] @ vectors[reference]) for reference in references]
@@ -246,21 +253,23 @@ def with_caption_features(
     return (*names, *CAPTION_FEATURES), extended
 
 
-_error_cache: dict[str, float] = {}  # caption -> the shipped detector's error probability, per process
+_error_cache: dict[tuple[str, str], float] = {}  # (detector, caption) -> error probability, per process
 ERROR_CACHE_SIZE = 200_000
 
 
-def _error_probabilities(captions: Sequence[str]) -> dict[str, float]:
-    """The fluency detector's error probability of each distinct caption, each run once per process (the
-    benchmark table fits CALIBRATED on every dataset against every other one)."""
+def _error_probabilities(captions: Sequence[str], resources=None) -> dict[str, float]:
+    """The configured fluency detector's error probability of each distinct caption, each run once per process
+    and detector (the benchmark table fits CALIBRATED on every dataset against every other one)."""
     from metrics_bridge.scoring import fluency
 
-    missing = [text for text in dict.fromkeys(captions) if text not in _error_cache]
+    detector = fluency.detector_name(resources)
+    missing = [text for text in dict.fromkeys(captions) if (detector, text) not in _error_cache]
     if missing:
         if len(_error_cache) + len(missing) > ERROR_CACHE_SIZE:
             _error_cache.clear()
-        _error_cache.update(zip(missing, (float(p) for p in fluency.error_probabilities(missing)), strict=True))
-    return {text: _error_cache[text] for text in captions}
+        probabilities = (float(p) for p in fluency.error_probabilities(missing, resources))
+        _error_cache.update(zip(((detector, text) for text in missing), probabilities, strict=True))
+    return {text: _error_cache[(detector, text)] for text in captions}
 
 
 def feature_matrix(rows: Sequence[PairRow]) -> np.ndarray:

@@ -1,11 +1,13 @@
 """The benchmark table: every metric on every human-judgement dataset, under each dataset's protocol,
-with the published records beside ours (protocols.md §1 and §6, issue 21).
+with the published records beside ours (protocols.md §1 and §6).
 
 For each dataset with judged pairs (FENSE-layout files, BRACE-layout files, the platform's own studies):
-the agreement of every metric whose pair-protocol scores are all stored; CALIBRATED held out by 5-fold
-cross-validation grouped by clip; and CALIBRATED "trained elsewhere": fitted on every pair of all the
-other datasets of the table (any layout), evaluated on this one. Nothing here computes scores:
-`metric_benchmark` runs the missing ones first, the page shows what is stored.
+the agreement of every metric whose pair-protocol scores are all stored, each with its pair count and a 95 %
+bootstrap interval over clips; CALIBRATED held out by 5-fold cross-validation grouped by clip; and CALIBRATED
+"trained elsewhere": fitted on every other dataset of the table that shares no clip audio and no judged pair
+with this one (by content; the others are named as left out), evaluated on this one. Published records stand
+beside a dataset only when it holds the benchmark's judged pairs exactly (by content, not by name). Nothing
+here computes scores: `metric_benchmark` runs the missing ones first and stores the table the page shows.
 """
 
 import hashlib
@@ -14,7 +16,7 @@ import math
 
 from annotation.models import Dataset
 from metrics_bridge import selectors
-from metrics_bridge.agreement import calibration, records
+from metrics_bridge.agreement import calibration, fingerprints, intervals, records
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement import (
     CALIBRATED,
@@ -25,12 +27,21 @@ from metrics_bridge.services.agreement import (
     calibrated_cross_validation,
     report_columns,
 )
-from metrics_bridge.services.calibration import calibrated_transfer
+from metrics_bridge.services.calibration import (
+    calibrated_transfer,
+    dataset_content,
+    detector_check,
+    disjoint_sources,
+)
+from metrics_bridge.services.contexts import metric_resources
 from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprint
 from metrics_bridge.services.system_scores import current_versions
 from ratings.models import CaptionPair
 
 TRAINED_ELSEWHERE = "CALIBRATED (trained elsewhere)"
+#: below this many counted pairs a figure moves by several points from one pair to the next: the table says so
+SMALL_SET_PAIRS = 200
+BENCHMARK_KEY = "benchmark:all"
 
 
 def benchmark_datasets() -> list[Dataset]:
@@ -57,8 +68,9 @@ def _is_complete(report) -> bool:
 def benchmark_table(*, datasets: list[Dataset] | None = None, metric_names: list[str] | None = None) -> dict:
     """{"datasets": [...], "metrics": [...], "cells": {metric: {dataset: {...}}}, "records_only": [...]}.
 
-    A cell holds "ours" (the metric's row: splits, total, F1 for BRACE) and "published" (the records of the
-    dataset's benchmark for that metric). `metric_names` limits the metrics (default: every complete one).
+    A cell holds "ours" (the metric's row: splits, total, F1 for BRACE, the counted "pairs" and the total's 95 %
+    "interval" over clips) and "published" (the records of the benchmark whose pairs the dataset holds).
+    `metric_names` limits the metrics (default: every complete one).
     """
     datasets = benchmark_datasets() if datasets is None else datasets
     per_dataset = {}
@@ -73,9 +85,13 @@ def benchmark_table(*, datasets: list[Dataset] | None = None, metric_names: list
         per_dataset[dataset.pk] = (dataset, clips, reports)
 
     table_datasets, cells, unavailable = [], {}, {}
+    resources = metric_resources()
     for dataset, clips, reports in per_dataset.values():
-        benchmark = records.benchmark_of(dataset.name)
+        content = dataset_content(dataset=dataset)
+        benchmark = records.benchmark_of(content.pairs_digest)
+        named_like = records.benchmark_named(dataset.name)
         pairs = _pair_counts(clips, dataset.agreement_protocol)
+        detector = detector_check(content=content, resources=resources)
         entry = {
             "id": dataset.pk,
             "name": dataset.name,
@@ -83,12 +99,17 @@ def benchmark_table(*, datasets: list[Dataset] | None = None, metric_names: list
             "layout": dataset.judgement_layout,
             "benchmark": benchmark,
             "benchmark_title": records.published_records()[benchmark]["title"] if benchmark else None,
+            # a name that suggests a benchmark whose pairs the dataset does not hold (a sample, a half)
+            "not_the_benchmark_named": (
+                records.published_records()[named_like]["title"] if named_like and named_like != benchmark else None
+            ),
             "pairs": pairs,
+            "small": pairs.get("total", 0) < SMALL_SET_PAIRS,
+            "detector_note": detector.note() if detector.leaks else "",
         }
         entry["columns"] = report_columns({"protocol": dataset.agreement_protocol, "pairs": pairs})
         table_datasets.append(entry)
-        for name, report in reports.items():
-            cells.setdefault(name, {})[dataset.name] = {"ours": _row(report)}
+        figures = dict(reports)
         for label, build in (
             (
                 CALIBRATED,
@@ -101,9 +122,19 @@ def benchmark_table(*, datasets: list[Dataset] | None = None, metric_names: list
             except ValueError as error:
                 unavailable.setdefault(label, {})[dataset.name] = str(error)
                 continue
-            cells.setdefault(label, {})[dataset.name] = {
-                "ours": _row(report),
-                "calibration": _calibration_brief(description),
+            figures[label] = report
+            cells.setdefault(label, {})[dataset.name] = {"calibration": _calibration_brief(description)}
+        # every figure of the dataset on the same clip draws (agreement/intervals.py)
+        spread = intervals.agreement_intervals(
+            {name: report.decisions for name, report in figures.items()}, columns=[intervals.TOTAL]
+        )
+        for name, report in figures.items():
+            low, high = spread.intervals[name][intervals.TOTAL]
+            interval = None if low is None else [round(low, 2), round(high, 2)]
+            cells.setdefault(name, {}).setdefault(dataset.name, {})["ours"] = {
+                **_row(report),
+                "pairs": report.total.counted,
+                "interval": interval,
             }
     _add_published(cells, table_datasets)
     metrics = [name for name in [*registry.all_metric_names(), CALIBRATED, TRAINED_ELSEWHERE] if name in cells]
@@ -114,18 +145,47 @@ def benchmark_table(*, datasets: list[Dataset] | None = None, metric_names: list
         "records_only": records_only,
         "cells": cells,
         "unavailable": unavailable,
+        "unmatched_benchmarks": _unmatched_benchmarks(table_datasets),
+        "small_set_pairs": SMALL_SET_PAIRS,
     }
 
 
+def _unmatched_benchmarks(table_datasets: list[dict]) -> list[dict]:
+    """Benchmarks with records that no dataset here holds, and why (their pairs are not imported, or were never
+    fingerprinted because the full set was not available)."""
+    matched = {entry["benchmark"] for entry in table_datasets}
+    result = []
+    for key, benchmark in records.published_records().items():
+        if key in matched:
+            continue
+        content = benchmark.get("content")
+        why = (
+            f"no dataset here holds its {content['pairs']:,} judged pairs"
+            if content
+            else "its full set was not available to fingerprint, so no dataset is matched to it"
+        )
+        result.append({"key": key, "title": benchmark["title"], "why": why, "records": len(benchmark["records"])})
+    return result
+
+
 def _trained_elsewhere(dataset: Dataset, reports: dict, clips: list, per_dataset: dict) -> tuple:
+    others = [other for other, _clips, _reports in per_dataset.values() if other.pk != dataset.pk]
+    usable, left_out = disjoint_sources(dataset=dataset, candidates=others)
+    usable_ids = {other.pk for other in usable}
     training = [
         (other, other_reports, other_clips)
         for other, other_clips, other_reports in per_dataset.values()
-        if other.pk != dataset.pk
+        if other.pk in usable_ids
     ]
+    named = "; ".join(f"{name} (shares {what})" for name, what in left_out.items())
     if not training:
-        raise ValueError("no other dataset with judged pairs to train on")
-    return calibrated_transfer(dataset=dataset, reports=reports, training=training, clips=clips)
+        raise ValueError(
+            "no other dataset with judged pairs to train on"
+            + (f": left out, holding this dataset's clips or pairs: {named}" if left_out else "")
+        )
+    report, description = calibrated_transfer(dataset=dataset, reports=reports, training=training, clips=clips)
+    description["left_out_sources"] = left_out
+    return report, description
 
 
 def _calibration_brief(description: dict) -> dict:
@@ -135,6 +195,8 @@ def _calibration_brief(description: dict) -> dict:
         "features": description["features"],
         "coefficients": description["model_on_all_pairs"]["coefficients"],
         "training_pairs": description["model_on_all_pairs"]["training_pairs"],
+        "left_out_sources": description.get("left_out_sources", {}),
+        "left_out_pairs": description.get("left_out_pairs", {}),
     }
 
 
@@ -151,27 +213,46 @@ def _add_published(cells: dict, table_datasets: list[dict]) -> None:
             )
 
 
+def _detector_identity() -> list:
+    """The configured fluency detector and its declared training texts (CALIBRATED's features depend on both)."""
+    from metrics_bridge.scoring import fluency
+
+    resources = metric_resources()
+    path = fingerprints.training_texts_path(fluency.detector_path(resources))
+    declared = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
+    return [fluency.detector_name(resources), declared]
+
+
 def benchmark_fingerprint(*, datasets: list[Dataset]) -> str:
-    parts = [records.records_fingerprint(), calibration.DEFAULT_SEED]
+    parts = [records.records_fingerprint(), calibration.DEFAULT_SEED, _detector_identity(), SMALL_SET_PAIRS]
     parts += [[dataset.pk, dataset_fingerprint(dataset=dataset)] for dataset in datasets]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
 def benchmark_state():
-    """What the page shows at once: the cached table and whether it is still current (CacheState)."""
+    """What the page shows at once: the stored table and whether it is still current (CacheState)."""
     from metrics_bridge.services.dashboard_cache import cached_state
 
-    return cached_state(key="benchmark:all", fingerprint=benchmark_fingerprint(datasets=benchmark_datasets()))
+    return cached_state(key=BENCHMARK_KEY, fingerprint=benchmark_fingerprint(datasets=benchmark_datasets()))
 
 
 def benchmark_page_data() -> dict:
-    """The table for the page, recomputed when any dataset's data, scores or the records change."""
+    """The table for the page, recomputed when any dataset's data, scores or the records change (a worker's task
+    or `metric_benchmark`; stored for the page)."""
     datasets = benchmark_datasets()
     return cached_payload(
-        key="benchmark:all",
+        key=BENCHMARK_KEY,
         fingerprint=benchmark_fingerprint(datasets=datasets),
         build=lambda: benchmark_table(datasets=datasets),
     )
+
+
+def benchmark_table_for_command(*, datasets: list[Dataset] | None, metric_names: list[str] | None) -> dict:
+    """The table `metric_benchmark` prints: the page's own table (read if current, else computed and stored for the
+    page) when it asks for every dataset and metric, else the table of the ones it names (not stored)."""
+    if datasets is None and metric_names is None:
+        return benchmark_page_data()
+    return benchmark_table(datasets=datasets, metric_names=metric_names)
 
 
 # --- The pairs behind a cell ---------------------------------------------------------------------------

@@ -5,10 +5,11 @@ import io
 import json
 import re
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Dataset
+from annotation.models import Clip, Dataset
 from ratings.services.pairwise_import import pairwise_judgements_import
 
 pytestmark = pytest.mark.django_db
@@ -40,28 +41,60 @@ def _agreement(name, capsys):
     return json.loads(capsys.readouterr().out)
 
 
-def test_the_command_shows_every_dataset_under_its_protocol_with_the_published_records(datasets, capsys):
+def _interval_by_hand(decisions_by_clip: dict[str, list[bool]]) -> list[float]:
+    """The seeded clip bootstrap, written out: 1000 draws of the clips (in the order of their keys as text) with
+    replacement, 2.5 and 97.5 percentiles."""
+    rng = np.random.default_rng(0)
+    clips = sorted(decisions_by_clip)
+    totals = []
+    for draw in rng.integers(0, len(clips), (1000, len(clips))):
+        chosen = [value for index in draw for value in decisions_by_clip[clips[index]]]
+        totals.append(100 * sum(chosen) / len(chosen))
+    return [round(float(value), 2) for value in np.percentile(totals, [2.5, 97.5])]
+
+
+def test_the_command_shows_every_dataset_under_its_protocol_with_sizes_and_intervals(datasets, admin_client, capsys):
     call_command("metric_benchmark", "--metrics", METRICS, "--format", "json")
     table = json.loads(capsys.readouterr().out)
 
     assert [d["name"] for d in table["datasets"]] == ["brace-clotho-main", "clotho-eval", "hallu"]
     assert [d["protocol"] for d in table["datasets"]] == ["brace", "fense", "brace"]
-    assert table["datasets"][0]["benchmark"] == "brace-clotho-main" and table["datasets"][2]["benchmark"] is None
+    # matched by content, not by name: a 10-pair sample named like BRACE's Clotho-Main is not that benchmark
+    assert [d["benchmark"] for d in table["datasets"]] == [None, None, None]
+    assert table["datasets"][0]["not_the_benchmark_named"] == "BRACE Clotho-Main"
+    assert all(d["small"] for d in table["datasets"])
     for name in ("brace-clotho-main", "clotho-eval", "hallu"):
         report = _agreement(name, capsys)
         for metric in ("BLEU_4", "ROUGE_L"):
-            assert table["cells"][metric][name]["ours"] == report["metrics"][metric]
-    # published records with their sources: CAF-Score has no counterpart here, FENSE's sits in FENSE's row
-    caf = table["cells"]["CAF-Score"]["brace-clotho-main"]["published"]
-    assert caf[0]["figures"] == {"total": 73.21} and "BRACE" in caf[0]["source"]
-    assert table["cells"]["FENSE"]["clotho-eval"]["published"][0]["figures"]["total"] == 71.3
-    assert "CAF-Score" in table["records_only"]
-    # CALIBRATED trained elsewhere: fitted on the other two datasets, on every dataset
-    for name in ("brace-clotho-main", "clotho-eval", "hallu"):
+            ours = table["cells"][metric][name]["ours"]
+            assert {key: ours[key] for key in report["metrics"][metric]} == report["metrics"][metric]
+            low, high = ours["interval"]
+            assert low <= ours["total"] <= high
+    # the interval against the bootstrap written out, from the pairs page's verdicts
+    dataset = datasets["clotho-eval"]
+    pairs = admin_client.get(f"/metrics/datasets/{dataset.pk}/agreement/pairs/?metric=BLEU_4").context["data"]["pairs"]
+    clip_keys = {clip.external_id: str(clip.pk) for clip in Clip.objects.filter(dataset=dataset)}
+    by_clip: dict[str, list[bool]] = {}
+    for row in pairs:
+        if row["correct"] is not None:
+            by_clip.setdefault(clip_keys[row["clip"]], []).append(row["correct"])
+    ours = table["cells"]["BLEU_4"]["clotho-eval"]["ours"]
+    assert ours["pairs"] == sum(len(values) for values in by_clip.values())
+    assert ours["interval"] == _interval_by_hand(by_clip)
+    # no published figure beside a dataset that does not hold the benchmark's pairs; each such benchmark named
+    assert not any("published" in cell for row in table["cells"].values() for cell in row.values())
+    unmatched = {benchmark["key"]: benchmark["why"] for benchmark in table["unmatched_benchmarks"]}
+    assert "1,750 judged pairs" in unmatched["clotho-eval"] and "not available" in unmatched["brace-clotho-main"]
+    # CALIBRATED trained elsewhere: fitted on the other datasets that hold none of its clips or pairs -- the two
+    # BRACE samples share two clips (street_01.wav, park_03.wav), so neither trains the other's model
+    trained_on = {"brace-clotho-main": {"clotho-eval"}, "clotho-eval": {"brace-clotho-main", "hallu"}}
+    trained_on["hallu"] = {"clotho-eval"}
+    for name, sources in trained_on.items():
         cell = table["cells"]["CALIBRATED (trained elsewhere)"][name]
-        others = {"brace-clotho-main", "clotho-eval", "hallu"} - {name}
-        assert set(cell["calibration"]["trained_on"].split(", ")) == others
+        assert set(cell["calibration"]["trained_on"].split(", ")) == sources
         assert cell["ours"]["total"] is not None
+    left_out = table["cells"]["CALIBRATED (trained elsewhere)"]["hallu"]["calibration"]["left_out_sources"]
+    assert list(left_out) == ["brace-clotho-main"] and left_out["brace-clotho-main"].startswith("2 clips' audio and ")
     # cross-validated CALIBRATED needs 5 clips: the 8-clip Clotho subset has it, the samples say why not
     assert table["cells"]["CALIBRATED"]["clotho-eval"]["calibration"]["mode"] == "cross-validation"
     assert "5-fold" in table["unavailable"]["CALIBRATED"]["hallu"]
@@ -72,11 +105,48 @@ def test_table_and_csv_formats(datasets, capsys):
     capsys.readouterr()
     call_command("metric_benchmark", "--metrics", METRICS, "--stored-only")
     text = capsys.readouterr().out
-    assert "CAF-Score" in text and "[73.21]" in text and "[published] CAF-Score" in text
+    assert "brace-clotho-main is named like BRACE Clotho-Main but does not hold its judged pairs" in text
+    assert "small set: hallu has" in text and "[published] BRACE Clotho-Main: not shown" in text
     call_command("metric_benchmark", "--metrics", METRICS, "--stored-only", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     bleu_hallu = next(row for row in rows if row["metric"] == "BLEU_4" and row["dataset"] == "hallu")
     assert bleu_hallu["protocol"] == "brace" and bleu_hallu["HALLU"] == bleu_hallu["total"]
+    assert float(bleu_hallu["interval_low"]) <= float(bleu_hallu["total"]) <= float(bleu_hallu["interval_high"])
+
+
+def test_a_dataset_holding_a_benchmarks_pairs_gets_its_records_whatever_its_name(shared_dir, capsys):
+    items = json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())
+    pairwise_judgements_import(data=items, dataset_name="my-own-name", source_name="c.json")
+    pairwise_judgements_import(data=items[:-1], dataset_name="clotho-eval", source_name="c.json")
+
+    call_command("metric_benchmark", "--metrics", "BLEU_4", "--stored-only", "--format", "json")
+    table = json.loads(capsys.readouterr().out)
+
+    benchmarks = {d["name"]: d["benchmark"] for d in table["datasets"]}
+    assert benchmarks == {"my-own-name": "clotho-eval", "clotho-eval": None}
+    assert table["cells"]["FENSE"]["my-own-name"]["published"][0]["figures"]["total"] == 71.3
+    assert "clotho-eval" not in table["cells"]["FENSE"]
+
+
+def test_the_page_shows_what_metric_benchmark_stored_without_computing(datasets, admin_client, capsys, monkeypatch):
+    from metrics_bridge.services import benchmark
+
+    call_command("metric_benchmark", "--metrics", METRICS)  # computes the scores (a subset: not the page's table)
+    assert admin_client.get("/metrics/benchmark/?format=json").status_code == 409
+    call_command("metric_benchmark", "--stored-only")  # every dataset and stored metric: the page's table, stored
+    capsys.readouterr()
+
+    def no_computing(**kwargs):
+        raise AssertionError("the page recomputed the table")
+
+    monkeypatch.setattr(benchmark, "benchmark_table", no_computing)
+    page = admin_client.get("/metrics/benchmark/").content.decode()
+    assert 'id="benchmark-table"' in page and 'id="dashboard-stale"' not in page
+    assert "not BRACE Clotho-Main's pairs" in page and 'class="small size-caveat"' in page
+    assert "n=10 · " in page and 'id="unmatched-benchmarks"' in page
+    assert "was trained on" in page  # the shipped detector saw Clotho-Eval's captions: the note says so
+    downloaded = admin_client.get("/metrics/benchmark/?format=json").json()
+    assert downloaded["cells"]["BLEU_4"]["hallu"]["ours"]["interval"] is not None
 
 
 def test_the_page_shows_the_table_and_each_figure_links_to_its_pairs(datasets, admin_client, capsys):
@@ -93,12 +163,7 @@ def test_the_page_shows_the_table_and_each_figure_links_to_its_pairs(datasets, a
     assert status["fresh"] and status["refresh"] is None and not status["busy"]
     page = admin_client.get("/metrics/benchmark/").content.decode()
 
-    assert (
-        'id="benchmark-table"' in page
-        and 'id="dashboard-stale"' not in page
-        and "BRACE Clotho-Main" in page
-        and "[73.21]" in page
-    )
+    assert 'id="benchmark-table"' in page and 'id="dashboard-stale"' not in page and "[73.21]" not in page
     dataset = datasets["brace-clotho-main"]
     link = f'/metrics/datasets/{dataset.pk}/agreement/pairs/?metric=BLEU_4"'
     assert link in page
@@ -130,7 +195,7 @@ def test_the_agreement_page_shows_brace_columns_f1_and_unscorable_pairs(datasets
             io.StringIO(admin_client.get(f"/metrics/datasets/{dataset.pk}/agreement/?format=csv").content.decode())
         )
     )
-    assert csv_rows[0] == ["metric", "HALLU", "total", "f1"]
+    assert [column for column in csv_rows[0] if "95%" not in column] == ["metric", "HALLU", "total", "f1"]
 
 
 def test_pages_are_for_admins_only(datasets, client, make_user):

@@ -7,6 +7,7 @@ from metrics_bridge.management.checks import check_for_computing
 from metrics_bridge.management.report_commands import RUN_FAILURES, not_computed_error
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement import agreement_report_build, report_columns
+from metrics_bridge.services.calibration import dataset_detector_note, disjoint_sources
 from metrics_bridge.worker_process import WorkerOnDemand
 
 
@@ -44,6 +45,15 @@ class Command(BaseCommand):
             )
         if len({training.pk for training in training_datasets}) != len(training_datasets):
             raise CommandError("--calibrate-on names a dataset twice")
+        # by content, before anything is computed: a source holding the evaluated clips or pairs is no "elsewhere"
+        _usable, overlapping = disjoint_sources(dataset=dataset_row, candidates=training_datasets)
+        if overlapping:
+            raise CommandError(
+                "--calibrate-on: "
+                + "; ".join(f"{name} shares {what} with {dataset_row.name}" for name, what in overlapping.items())
+                + ". A model fitted on it would have seen the data it is evaluated on: name datasets with other "
+                "recordings and pairs (docs/metrics.md, the overlap rule)."
+            )
         metric_names = metric_names_from(metrics)
         try:
             with WorkerOnDemand(say=self.stderr.write, warm_up=metric_names or registry.all_metric_names()) as enqueue:
@@ -62,6 +72,9 @@ class Command(BaseCommand):
                 )
         except (ValueError, *RUN_FAILURES) as error:
             raise not_computed_error(metric_names, error) from None
+        note = dataset_detector_note(dataset=dataset_row)
+        if note:
+            report["notes"] = [*report.get("notes", []), note]
         if format == "json":
             self.stdout.write(json.dumps(report))
         else:
@@ -96,6 +109,8 @@ def render_table(report: dict) -> str:
         lines.append(_calibration_lines(calibration))
     for name, reason in report.get("unavailable", {}).items():
         lines.append(f"unavailable: {name}: {reason}")
+    for note in report.get("notes", []):
+        lines.append(f"note: {note}")
     return "\n".join(lines)
 
 
@@ -108,8 +123,13 @@ def _calibration_lines(calibration: dict) -> str:
             f"(seed {calibration['seed']})"
         )
     model = calibration["model_on_all_pairs"]
-    lines = [
-        f"CALIBRATED is held out: {how}.",
+    lines = [f"CALIBRATED is held out: {how}."]
+    for source, left_out in calibration.get("left_out_pairs", {}).items():
+        lines.append(
+            f"Left out of the fit: {left_out['pairs']} pairs of {source} holding one of the {left_out['shared_texts']} "
+            f'caption texts it shares with {calibration["evaluated_on"]} (e.g. "{left_out["example"]}").'
+        )
+    lines += [
         f"Coefficients (standardised score differences, C={model['regularisation_C']:g}, "
         f"fitted on {model['training_pairs']} pairs of {calibration['trained_on']}):",
     ]

@@ -8,7 +8,7 @@ from metrics_bridge.management.arguments import dataset_named, metric_names_from
 from metrics_bridge.management.checks import check_for_computing
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.benchmark import benchmark_datasets, benchmark_table
+from metrics_bridge.services.benchmark import benchmark_datasets, benchmark_table_for_command
 from metrics_bridge.services.runs import metric_run_create, metric_run_execute
 from metrics_bridge.worker_process import WorkerOnDemand
 
@@ -60,7 +60,8 @@ class Command(BaseCommand):
                     )
                     if run.status != MetricRun.Status.DONE:
                         failures[dataset.name] = f"metric run {run.pk}: {run.error}"
-        table = benchmark_table(datasets=dataset_rows, metric_names=metric_names)
+        # every dataset and metric: the page's table, stored for it (the page never recomputes what was just built)
+        table = benchmark_table_for_command(datasets=dataset_rows if names else None, metric_names=metric_names)
         if failures:
             table["failed_runs"] = failures
         if format == "json":
@@ -85,7 +86,10 @@ def render_table(table: dict) -> str:
     rows = [*table["metrics"], *table["records_only"]]
     width = max([len("metric"), *(len(name) for name in rows)]) + 2
     column = max([16, *(len(d["name"]) + 2 for d in datasets)])
-    lines = ["Agreement with people (total, %) of every metric on every human-judgement dataset; [published]"]
+    lines = [
+        "Agreement with people (total, %) of every metric on every human-judgement dataset; [published]; "
+        "95 % bootstrap intervals over clips in the json/csv formats"
+    ]
     lines.append("metric".ljust(width) + "".join(d["name"].rjust(column) for d in datasets))
     lines.append("protocol".ljust(width) + "".join(d["protocol"].rjust(column) for d in datasets))
     lines.append("pairs".ljust(width) + "".join(str(d["pairs"]["total"]).rjust(column) for d in datasets))
@@ -113,6 +117,30 @@ def render_table(table: dict) -> str:
     }
     for name, metric, source in sorted(sources):
         lines.append(f"[published] {metric} (row {name}): {source}")
+    for dataset in datasets:
+        if dataset.get("small"):
+            lines.append(
+                f"small set: {dataset['name']} has {dataset['pairs']['total']} counted pairs (under "
+                f"{table.get('small_set_pairs')}): its figures move by several points from pair to pair"
+            )
+        if dataset.get("not_the_benchmark_named"):
+            lines.append(
+                f"{dataset['name']} is named like {dataset['not_the_benchmark_named']} but does not hold its judged "
+                "pairs: its published records are not shown beside it"
+            )
+        if dataset.get("detector_note"):
+            lines.append(f"note on {dataset['name']}: {dataset['detector_note']}")
+    for dataset_name, cell in table["cells"].get("CALIBRATED (trained elsewhere)", {}).items():
+        calibration = cell.get("calibration") or {}
+        for source, what in calibration.get("left_out_sources", {}).items():
+            lines.append(f"trained elsewhere on {dataset_name}: left out {source} (shares {what})")
+        for source, left_out in calibration.get("left_out_pairs", {}).items():
+            lines.append(
+                f"trained elsewhere on {dataset_name}: {left_out['pairs']} pairs of {source} left out of the fit "
+                f"(they hold one of the {left_out['shared_texts']} caption texts {source} shares with {dataset_name})"
+            )
+    for benchmark in table.get("unmatched_benchmarks", []):
+        lines.append(f"[published] {benchmark['title']}: not shown, {benchmark['why']}")
     for label, reasons in table.get("unavailable", {}).items():
         for dataset, reason in reasons.items():
             lines.append(f"unavailable: {label} on {dataset}: {reason}")
@@ -127,14 +155,27 @@ def benchmark_csv(table: dict) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(
-        ["metric", "dataset", "protocol", "pairs", *columns, "published_metric", "published_total", "published_source"]
+        [
+            "metric",
+            "dataset",
+            "protocol",
+            "pairs",
+            *columns,
+            "interval_low",
+            "interval_high",
+            "published_metric",
+            "published_total",
+            "published_source",
+        ]
     )
     protocols = {d["name"]: d for d in table["datasets"]}
     for name in [*table["metrics"], *table["records_only"]]:
         for dataset_name, cell in table["cells"].get(name, {}).items():
             ours = cell.get("ours", {})
-            base = [name, dataset_name, protocols[dataset_name]["protocol"], protocols[dataset_name]["pairs"]["total"]]
+            counted = ours.get("pairs", protocols[dataset_name]["pairs"]["total"])
+            base = [name, dataset_name, protocols[dataset_name]["protocol"], counted]
             figures = ["" if ours.get(c) is None else ours[c] for c in columns]
+            figures += list(ours.get("interval") or ["", ""])
             published = _published(cell) or [{}]
             for record in published:
                 writer.writerow(

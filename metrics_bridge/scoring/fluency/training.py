@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...agreement.fingerprints import write_training_texts
 from .. import sbert
 from .model import build_head, encoder_parts, frozen_states, save_detector
 from .synthesis import LABELS, synthesize
@@ -185,6 +186,8 @@ def train_detector(
         "examples": str(len(examples)),
     }
     save_detector(head, out_path, metadata=metadata)
+    # the texts it learned from, declared beside it: a report on a dataset holding them says so (fingerprints.py)
+    write_training_texts(out_path, captions, description=data_description or "train_fluency_detector captions")
 
     predicted = _predict(head, validation_states, 64)[:, -1] if validation else np.zeros(0)
     truth = np.array([example.labels[-1] for example in validation])
