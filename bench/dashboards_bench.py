@@ -242,6 +242,10 @@ def run(label: str) -> None:
     from django.test.utils import setup_test_environment
 
     setup_test_environment()
+    from config.celery import app
+
+    # the refresh request's tasks run here, as a worker would run them (pages never compute: they queue)
+    app.conf.update(CELERY_TASK_ALWAYS_EAGER=True)
     call_command("migrate", verbosity=0)
     call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)  # data migrations (role groups, tag library) again

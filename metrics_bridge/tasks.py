@@ -147,6 +147,34 @@ def dashboard_workers_alive() -> bool:
     return runs_execute_eagerly() or bool(live_workers(broker=current_broker()))
 
 
+@shared_task(
+    acks_late=True,
+    max_retries=0,
+    time_limit=COMPUTE_TIME_LIMIT_SECONDS,
+    soft_time_limit=COMPUTE_TIME_LIMIT_SECONDS - 30,
+)
+def compute_annotation_agreement(dataset_id: int, campaign_id: int | None) -> str:
+    """Compute the stored inter-annotator agreement (it loads Sentence-BERT: never in a page's request)."""
+    from metrics_bridge.services.annotation_agreement import annotation_agreement_compute
+
+    return annotation_agreement_compute(dataset_id=dataset_id, campaign_id=campaign_id)
+
+
+def request_annotation_agreement(*, dataset, campaign) -> bool:
+    """Have a worker compute the dataset's (or campaign's) inter-annotator agreement when it is stale."""
+    from metrics_bridge.services.annotation_agreement import annotation_agreement_request
+
+    arguments = [dataset.pk, campaign.pk if campaign else None]
+
+    def enqueue() -> None:
+        if runs_execute_eagerly():
+            compute_annotation_agreement.apply_async(args=arguments)
+        else:
+            transaction.on_commit(lambda: compute_annotation_agreement.apply_async(args=arguments))
+
+    return annotation_agreement_request(dataset=dataset, campaign=campaign, enqueue=enqueue)
+
+
 @shared_task(acks_late=True, max_retries=0)
 def refresh_benchmark() -> str:
     """Compute the benchmark table (every metric on every dataset, CALIBRATED fitted per dataset) off the web."""

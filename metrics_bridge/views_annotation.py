@@ -5,16 +5,14 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
+from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import REVIEWER, roles_required
 from annotation.models import AnnotationCampaign, Clip, Dataset
 from annotation.services.annotation_reviews import campaign_review_denial, clip_review_denial
 from common.web_input import query_id
 from metrics_bridge.agreement.annotation_agreement import FACTORS
-from metrics_bridge.services.annotation_agreement import clip_annotation_matching, dataset_annotation_agreement
-
-
-def _report_json(report) -> dict:
-    return {**report.summary(), "per_annotator": report.per_annotator}
+from metrics_bridge.services.annotation_agreement import annotation_agreement_state, clip_annotation_matching
+from metrics_bridge.tasks import request_annotation_agreement
 
 
 @roles_required(REVIEWER)
@@ -22,7 +20,9 @@ def _report_json(report) -> dict:
 def annotation_agreement(request):
     """Who: reviewers and admins. Agreement per factor of a dataset (or one campaign), overall and per annotator.
 
-    ?dataset=<id> or ?campaign=<id>; &format=json gives the data (the review overview loads it).
+    ?dataset=<id> or ?campaign=<id>; &format=json gives the data (the review overview loads it; 202 with
+    "computing" while a worker computes it), &format=status the page's live status (accounts/live.py). The
+    agreement embeds phrases with Sentence-BERT: a worker computes it and this view reads the stored result.
     """
     campaign = None
     campaign_id = query_id(request, "campaign", AnnotationCampaign)
@@ -34,17 +34,41 @@ def annotation_agreement(request):
         dataset = campaign.dataset
     else:
         dataset = get_object_or_404(Dataset, pk=query_id(request, "dataset", Dataset) or 0)
-    report = dataset_annotation_agreement(dataset=dataset, campaign=campaign)
-    if request.GET.get("format") == "json":
-        return JsonResponse(
-            {"dataset": dataset.name, "campaign": campaign.name if campaign else None, **_report_json(report)}
-        )
-    rows = [("All annotators", report.clips, report.pairs, [report.factors[f] for f in FACTORS])]
-    rows += [
-        (name, entry["clips"], entry["pairs"], [entry["factors"][f] for f in FACTORS])
-        for name, entry in report.per_annotator.items()
-    ]
-    context = {"dataset": dataset, "campaign": campaign, "report": report, "factors": FACTORS, "rows": rows}
+    state = annotation_agreement_state(dataset=dataset, campaign=campaign)
+    if not state.fresh and request_annotation_agreement(dataset=dataset, campaign=campaign):
+        state = annotation_agreement_state(dataset=dataset, campaign=campaign)  # done already with eager Celery
+    computation = state.computation
+    given_up = bool(computation and computation.given_up)
+    version = live_version(state.computed_at, state.fresh, computation and (computation.phase, computation.attempts))
+    names = {"dataset": dataset.name, "campaign": campaign.name if campaign else None}
+    output = request.GET.get("format")
+    if output == "status":
+        return live_status_response(version=version, busy=not state.fresh and not given_up, fresh=state.fresh)
+    if output == "json":
+        if state.payload is None:
+            error = computation.error if computation else ""
+            return JsonResponse({**names, "computing": not given_up, "error": error}, status=202)
+        return JsonResponse({**names, **state.payload, "current": state.fresh})
+    report = state.payload
+    rows = []
+    if report is not None:
+        rows = [("All annotators", report["clips"], report["pairs"], [report["factors"][f] for f in FACTORS])]
+        rows += [
+            (name, entry["clips"], entry["pairs"], [entry["factors"][f] for f in FACTORS])
+            for name, entry in report["per_annotator"].items()
+        ]
+    status_url = f"{request.path}?{request.GET.urlencode()}&format=status"
+    context = {
+        "dataset": dataset,
+        "campaign": campaign,
+        "report": report,
+        "factors": FACTORS,
+        "rows": rows,
+        "state": state,
+        "computation": computation,
+        "given_up": given_up,
+        "live": live_context(status_url=status_url, version=version, busy=not state.fresh and not given_up),
+    }
     return render(request, "metrics_bridge/annotation_agreement.html", context)
 
 

@@ -86,15 +86,16 @@ def _status_url(kind: str, target, run_id: int | None) -> str:
     return f"{url}?run={run_id}" if run_id else url
 
 
-def _computation_context(state) -> dict:
+def _computation_context(state, run_active: bool = False) -> dict:
     """How a part's computation is going, for templates/metrics_bridge/_computation.html."""
     computation = state.computation
     if state.fresh:
         return {"fresh": True, "computed_at": state.computed_at}
+    waiting = "after the run" if run_active and state.payload is not None else "asking"
     return {
         "fresh": False,
         "computed_at": state.computed_at,
-        "phase": computation.phase if computation else "asking",
+        "phase": computation.phase if computation else waiting,
         "requested_at": computation.requested_at if computation else None,
         "started_at": computation.started_at if computation else None,
         "attempts": computation.attempts if computation else 0,
@@ -118,9 +119,10 @@ def _page_payload(request, kind: str, target) -> tuple[dict | None, dict]:
         # plots are cached per stored result: a new URL once the numbers were recomputed
         "plot_version": live.state.computed_at.timestamp() if live.state.computed_at else "",
         "parts": {
-            part: {"payload": state.payload, **_computation_context(state)} for part, state in live.parts.items()
+            part: {"payload": state.payload, **_computation_context(state, run_active)}
+            for part, state in live.parts.items()
         },
-        "computation": _computation_context(live.state),
+        "computation": _computation_context(live.state, run_active),
         "retry_url": reverse("metrics_bridge:dashboard_refresh", args=[kind, target.pk]),
         # only asked when something is pending: one query
         "no_worker": pending and not dashboard_workers_alive(),
@@ -370,7 +372,11 @@ def leaderboard(request, dataset_id: int):
         "metrics": metrics,
         "rows": rows,
         "taus": [
-            (_fixed(table["rank_agreement"][m]["kendall_tau"], 3), table["rank_agreement"][m]["systems"])
+            (
+                _fixed(table["rank_agreement"][m]["kendall_tau"], 3),
+                table["rank_agreement"][m]["systems"],
+                _tau_interval(table["rank_agreement"][m].get("kendall_tau_ci")),
+            )
             for m in metrics
         ],
         "xace_tables": [
@@ -394,6 +400,10 @@ def leaderboard(request, dataset_id: int):
     return render(request, "metrics_bridge/leaderboard.html", context)
 
 
+def _tau_interval(interval) -> str:
+    return "" if not interval else f"{interval[0]:.2f}…{interval[1]:.2f}"
+
+
 #: the metric the per-domain table shows first: AudioCapBench's primary (its judge), else an embedding metric
 DOMAIN_METRIC_PREFERENCE = ("LLM_JUDGE_3D", "FENSE", "SBERT")
 
@@ -411,9 +421,11 @@ def _domain_context(table: dict, system_order: list[str], asked: str) -> dict:
         for domain in domains["domains"]:
             entry = by_domain.get(domain)
             value = entry["metrics"].get(asked) if entry else None
-            cells.append(
-                (_fixed(value, 4), entry["captions"] if entry else 0, ", ".join(entry["datasets"]) if entry else "")
-            )
+            # what this metric's value covers (leaderboard_domains.py: coverage is exact per metric)
+            covered = (entry.get("coverage") or {}).get(asked, entry) if entry else None
+            missing = ", ".join(covered.get("missing", [])) if covered else ""
+            datasets = ", ".join(covered["datasets"]) if covered else ""
+            cells.append((_fixed(value, 4), covered["captions"] if covered else 0, datasets, missing))
         rows.append((name, cells))
     return {"domain_names": domains["domains"], "domain_rows": rows, "domain_metric": asked, "domain_metrics": metrics}
 

@@ -2,6 +2,7 @@
 separable from the next. Plain Python (numpy).
 
     agreement_intervals({metric: [PairDecision, ...]}, columns=["HC", ..., "total"]) -> AgreementIntervals
+    rank_agreement_intervals({metric: [system value, ...]}, tallies) -> {metric: (low, high) | None}
 
 Every figure of an agreement table is a ratio of sums over pairs: accuracy = correct / counted pairs (per split,
 or all of them for "total"), BRACE's F1 = 2 TP / (2 TP + FP + FN) with "caption_1 preferred" positive. Pairs of
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .protocol import PairDecision, split_of
-from .statistics import DEFAULT_RESAMPLES, DEFAULT_SEED, _percentile_interval, _resample_indices
+from .statistics import DEFAULT_RESAMPLES, DEFAULT_SEED, _percentile_interval, _resample_indices, _rowwise_statistic
 
 F1 = "f1"
 TOTAL = "total"
@@ -173,4 +174,45 @@ def agreement_intervals(
         if runner_value == best_value:  # a tie is never separable, whatever the resamples say
             low = None
         result.best[column] = Separation(best, runner_up, low, high)
+    return result
+
+
+def rank_agreement_intervals(
+    metric_values: Mapping[str, Sequence[float | None]],
+    tallies: np.ndarray,
+    *,
+    confidence: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, tuple[float, float] | None]:
+    """95 % interval of each metric's Kendall tau-b with the systems' human win rates, resampling clips.
+
+    `tallies`: clips x systems x 3, each system's votes on the clip's pairs [for, no preference, against];
+    `metric_values[name][s]`: the metric's value of system s (None: no value). The win rates are recomputed on
+    each resample of clips (1 per vote for, 1/2 per no preference); the metrics' system values are held, since
+    corpus-level scores (CIDEr-D, BLEU) do not split by clip: the interval shows how much the human ranking the
+    metric is compared with moves when other clips had been judged. None with fewer than 3 systems."""
+    clips = tallies.shape[0]
+    result: dict[str, tuple[float, float] | None] = {name: None for name in metric_values}
+    if clips == 0:
+        return result
+    weights = clip_resample_weights(clips, resamples=resamples, seed=seed)
+    totals = np.einsum("rc,csk->rsk", weights, tallies)
+    votes = totals.sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.where(votes > 0, (totals[..., 0] + 0.5 * totals[..., 1]) / votes, np.nan)
+    for name, values in metric_values.items():
+        present = [index for index, value in enumerate(values) if value is not None]
+        if len(present) < 3:
+            continue
+        x = np.asarray([values[index] for index in present], dtype=float)
+        y = rates[:, present]
+        complete = ~np.isnan(y).any(axis=1)
+        samples = list(_rowwise_statistic("kendall", np.broadcast_to(x, y[complete].shape), y[complete]))
+        for row in y[~complete]:  # a system without votes in this resample: tau over the others
+            kept = ~np.isnan(row)
+            if kept.sum() >= 3:
+                samples.extend(_rowwise_statistic("kendall", x[kept][None, :], row[kept][None, :]))
+        low, high = _interval(np.asarray(samples), confidence)
+        result[name] = None if low is None else (low, high)
     return result

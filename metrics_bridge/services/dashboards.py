@@ -1,15 +1,17 @@
-"""What the admin dashboards show, assembled from stored scores and judgements and cached per data state.
+"""What the admin dashboards show, assembled from stored scores and judgements and stored per data state.
 
-Each `*_page_data` returns plain JSON-able data; it is recomputed only when the dataset's fingerprint
-(metrics_bridge/services/dashboard_cache.py) changed since it was last computed, so a page view after
-any change (a vote, a finished chunk, a new submission) shows current numbers and other views are cheap.
-Nothing here starts a metric computation: pages offer a button for that (a Celery run with progress).
+Each `*_page_data` returns plain JSON-able data, recomputed only when the dataset's fingerprint
+(metrics_bridge/services/dashboard_cache.py) changed since it was last computed. Workers call them (and
+CALIBRATED's fit, a part of the agreement page of its own); page views only read what is stored
+(`dashboard_live`) and ask the workers for what is stale (`dashboard_parts_request`), so a view is cheap
+whatever the computation costs. Nothing here starts a metric computation: pages offer a button for that.
 """
 
 import logging
 import traceback
 from dataclasses import dataclass
 
+import numpy as np
 from django.db.models import Count, Max
 
 from accounts.live import live_version
@@ -17,6 +19,7 @@ from annotation.models import Caption, Dataset
 from common.structured_log import log_event
 from metrics_bridge import selectors
 from metrics_bridge.agreement import protocols
+from metrics_bridge.agreement.intervals import rank_agreement_intervals
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import gold_annotation_fingerprint, uses_gold_annotations
@@ -41,7 +44,7 @@ from metrics_bridge.services.dashboard_cache import (
     computation_retry,
     dataset_fingerprint,
 )
-from metrics_bridge.services.leaderboard import leaderboard_table, win_rate_intervals
+from metrics_bridge.services.leaderboard import leaderboard_table, pairwise_win_counts_by_clip, win_rate_intervals
 from metrics_bridge.services.leaderboard_domains import domain_fingerprint
 from metrics_bridge.services.plans import GOLD_MARK, gold_fingerprints_by_caption, protocol_clips, reference_context
 from metrics_bridge.services.system_scores import current_versions, system_inputs
@@ -317,6 +320,12 @@ def leaderboard_page_data(*, dataset: Dataset) -> dict:
         for row in table["systems"]:
             row["win_rate_ci"] = intervals.get(ids.get(row["system"]))
         metrics = list(table["rank_agreement"])
+        tau_intervals = rank_agreement_intervals(
+            {name: [row["metrics"][name] for row in table["systems"]] for name in metrics},
+            _clip_tallies(dataset=dataset, system_ids=[ids.get(row["system"]) for row in table["systems"]]),
+        )
+        for name in metrics:
+            table["rank_agreement"][name]["kendall_tau_ci"] = tau_intervals[name]
         table["best"] = {
             name: max(
                 (row["metrics"][name] for row in table["systems"] if row["metrics"][name] is not None), default=None
@@ -329,6 +338,19 @@ def leaderboard_page_data(*, dataset: Dataset) -> dict:
     return cached_payload(
         key=_key("leaderboard", dataset.pk), fingerprint=_fingerprint("leaderboard", dataset), build=build
     )
+
+
+def _clip_tallies(*, dataset: Dataset, system_ids: list) -> np.ndarray:
+    """clips x systems x 3: each system's votes [for, no preference, against] on each clip's pairs."""
+    by_clip = pairwise_win_counts_by_clip(dataset=dataset)
+    clips = sorted({clip for _, clip in by_clip})
+    position = {clip: index for index, clip in enumerate(clips)}
+    tallies = np.zeros((len(clips), len(system_ids), 3))
+    for column, system_id in enumerate(system_ids):
+        for (system, clip), tally in by_clip.items():
+            if system == system_id:
+                tallies[position[clip], column] = tally
+    return tallies
 
 
 # --- THumBS ---------------------------------------------------------------------------------------------

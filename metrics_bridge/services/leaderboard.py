@@ -47,11 +47,21 @@ def _author(system_id, is_current) -> tuple:
 
 def pairwise_win_counts(*, dataset: Dataset) -> dict[int, list[float]]:
     """{system id: [votes for, no preference, votes against]} over votes between different authors."""
+    return {system: tally for (system, _), tally in _win_counts(dataset=dataset, by_clip=False).items()}
+
+
+def pairwise_win_counts_by_clip(*, dataset: Dataset) -> dict[tuple[int, int], list[float]]:
+    """{(system id, clip id): [for, no preference, against]}: the same votes per clip (for bootstrap intervals)."""
+    return _win_counts(dataset=dataset, by_clip=True)
+
+
+def _win_counts(*, dataset: Dataset, by_clip: bool) -> dict[tuple, list[float]]:
     votes = included_votes(PairwiseVote.objects.filter(pair__clip__dataset=dataset))
     grouped = (
         votes.order_by()
         .values(
             "choice",
+            *(["pair__clip_id"] if by_clip else []),
             system_a=F("pair__caption_a__system_id"),
             system_b=F("pair__caption_b__system_id"),
             current_a=ExpressionWrapper(Q(pair__caption_a__superseded_at__isnull=True), output_field=BooleanField()),
@@ -59,7 +69,7 @@ def pairwise_win_counts(*, dataset: Dataset) -> dict[int, list[float]]:
         )
         .annotate(count=Count("pk"))
     )
-    counts: dict[int, list[float]] = {}
+    counts: dict[tuple, list[float]] = {}
     for row in grouped:
         author_a, counts_a = _author(row["system_a"], row["current_a"])
         author_b, counts_b = _author(row["system_b"], row["current_b"])
@@ -68,7 +78,7 @@ def pairwise_win_counts(*, dataset: Dataset) -> dict[int, list[float]]:
         for author, counts_for, side in ((author_a, counts_a, 0), (author_b, counts_b, 1)):
             if author == "human" or not counts_for:
                 continue
-            tally = counts.setdefault(author, [0.0, 0.0, 0.0])
+            tally = counts.setdefault((author, row.get("pair__clip_id")), [0.0, 0.0, 0.0])
             points = POINTS[row["choice"]][side]
             tally[0 if points == 1.0 else 1 if points == 0.5 else 2] += row["count"]
     return counts

@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 
 from metrics_bridge.agreement import brace
-from metrics_bridge.agreement.intervals import agreement_intervals, clip_resample_weights, clip_sums, resampled_figures
+from metrics_bridge.agreement.intervals import (
+    agreement_intervals,
+    clip_resample_weights,
+    clip_sums,
+    rank_agreement_intervals,
+    resampled_figures,
+)
 from metrics_bridge.agreement.protocol import JudgedPair, PairDecision
 
 
@@ -94,3 +100,22 @@ def test_f1_over_all_clips_equals_brace_f1_and_resamples_weigh_whole_clips():
     assert everything[0, 1] == pytest.approx(100.0 * sum(d.correct for d in made) / len(made))
     weights = clip_resample_weights(3, resamples=50, seed=0)
     assert weights.shape == (50, 3) and (weights.sum(axis=1) == 3).all()
+
+
+def test_tau_intervals_equal_scipy_on_win_rates_recomputed_per_clip_resample():
+    from scipy import stats
+
+    rng = np.random.default_rng(7)
+    tallies = rng.integers(0, 4, (25, 6, 3)).astype(float)
+    tallies[3, 2] = 0  # a system without votes on a clip
+    values = {"M": [0.1, 0.5, 0.3, None, 0.9, 0.7], "few": [1.0, None, None, None, 2.0, None]}
+    result = rank_agreement_intervals(values, tallies, resamples=150, seed=2)
+    assert result["few"] is None  # fewer than 3 systems with a value
+    draws = np.random.default_rng(2)
+    taus = []
+    for _ in range(150):
+        drawn = tallies[draws.integers(0, 25, 25)].sum(axis=0)
+        rates = (drawn[:, 0] + 0.5 * drawn[:, 1]) / drawn.sum(axis=1)
+        kept = [0, 1, 2, 4, 5]
+        taus.append(stats.kendalltau([values["M"][i] for i in kept], rates[kept], variant="b").statistic)
+    assert result["M"] == pytest.approx(tuple(np.percentile(taus, [2.5, 97.5])))

@@ -152,3 +152,36 @@ def test_the_cache_is_one_every_process_shares(settings):
     assert settings.CACHES["default"]["BACKEND"] == f"django.core.cache.backends.{backend}"
     cache.set("shared-entry", {"a": 1}, timeout=60)  # the table exists: made by `migrate`
     assert cache.get("shared-entry") == {"a": 1}
+
+
+def test_the_annotation_agreement_is_computed_by_a_worker_never_in_the_request(
+    client, make_user, monkeypatch, django_capture_on_commit_callbacks
+):
+    from annotation.models import Dataset
+    from metrics_bridge import tasks
+    from metrics_bridge.services import annotation_agreement
+
+    dataset = Dataset.objects.create(name="annotated")
+    client.force_login(make_user("rev", "reviewer"))
+    url = f"/metrics/annotation-agreement/?dataset={dataset.pk}"
+    sent = []
+    computed = annotation_agreement.dataset_annotation_agreement
+    with monkeypatch.context() as patch:
+        patch.setattr(tasks, "runs_execute_eagerly", lambda: False)
+        patch.setattr(tasks.compute_annotation_agreement, "apply_async", lambda args: sent.append(tuple(args)))
+        patch.setattr(annotation_agreement, "dataset_annotation_agreement", no_fit_here)  # the encoder: not here
+        with django_capture_on_commit_callbacks(execute=True):
+            answer = client.get(url + "&format=json")
+        assert answer.status_code == 202 and answer.json()["computing"] is True
+        assert sent == [(dataset.pk, None)]
+        with django_capture_on_commit_callbacks(execute=True):
+            page = client.get(url).content.decode()
+        assert "<strong>Computing</strong> the agreement" in page and 'id="live"' in page
+        assert client.get(url + "&format=status").json()["busy"]
+        assert sent == [(dataset.pk, None)]  # queued once, not at every view
+    assert annotation_agreement.dataset_annotation_agreement is computed
+    assert tasks.compute_annotation_agreement.apply(args=[dataset.pk, None]).get() == "done"
+    answer = client.get(url + "&format=json")
+    assert answer.status_code == 200 and answer.json()["clips"] == 0 and answer.json()["current"] is True
+    status = client.get(url + "&format=status").json()
+    assert not status["busy"] and status["fresh"]

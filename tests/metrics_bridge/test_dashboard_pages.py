@@ -146,7 +146,10 @@ def test_leaderboard_page_equals_the_command_and_refreshes_when_votes_change(
     call_command("leaderboard", "--dataset", "dash", "--metrics", "ROUGE_L", "--format", "json")
     report = json.loads(capsys.readouterr().out)
     page_json = admin_client.get(f"/metrics/datasets/{dataset.pk}/leaderboard/?format=json").json()
+    intervals = {name: row.pop("kendall_tau_ci") for name, row in page_json["rank_agreement"].items()}
     assert page_json["systems"] == report["systems"] and page_json["rank_agreement"] == report["rank_agreement"]
+    low, high = intervals["ROUGE_L"]  # tau over the systems, with its clip-bootstrap interval around it
+    assert -1 <= low <= report["rank_agreement"]["ROUGE_L"]["kendall_tau"] <= high <= 1
     page = fresh_page(admin_client, f"/metrics/datasets/{dataset.pk}/leaderboard/", "leaderboard", dataset.pk)
     for row in report["systems"]:
         assert row["system"] in page

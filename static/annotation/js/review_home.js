@@ -40,13 +40,28 @@
     container.appendChild(table);
   }
 
+  // A worker computes the agreement (it embeds phrases with Sentence-BERT): until it is stored the answer is 202
+  // {"computing": true}, asked again every few seconds; {"computing": false} when the computation was given up.
+  const RETRY_MS = 3000;
+
+  function fetchInto(container) {
+    fetch(container.dataset.agreementUrl, {credentials: "same-origin"})
+      .then((response) => (response.ok ? response.json() : Promise.reject(new Error(String(response.status)))))
+      .then((data) => {
+        if (data.computing) {
+          container.replaceChildren(cell("p", "Computing… (a worker compares the annotations)", "muted"));
+          setTimeout(() => fetchInto(container), RETRY_MS);
+        } else if (data.clips === undefined) {
+          container.textContent = `The agreement could not be computed: ${data.error || "no worker finished it"}.`;
+        } else {
+          render(container, data);
+        }
+      })
+      .catch(() => { container.textContent = "The agreement could not be computed."; });
+  }
+
   function load() {
-    document.querySelectorAll("[data-agreement-url]").forEach((container) => {
-      fetch(container.dataset.agreementUrl, {credentials: "same-origin"})
-        .then((response) => (response.ok ? response.json() : Promise.reject(new Error(String(response.status)))))
-        .then((data) => render(container, data))
-        .catch(() => { container.textContent = "The agreement could not be computed."; });
-    });
+    document.querySelectorAll("[data-agreement-url]").forEach(fetchInto);
   }
 
   load();
