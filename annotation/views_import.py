@@ -39,6 +39,8 @@ from annotation.tasks import import_dataset_upload
 CLIPS_PER_PAGE = 50
 # An upload still waiting after this long says that no worker has taken it (is one running?).
 WORKER_WAIT_NOTE_SECONDS = 60
+# A running import that has reported no step for this long has lost its worker (a step takes seconds).
+STALLED_NOTE_SECONDS = 300
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,20 @@ def _waiting_long(upload: DatasetUpload) -> bool:
     return upload.status == DatasetUpload.Status.PENDING and waited > WORKER_WAIT_NOTE_SECONDS
 
 
+def _stalled(upload: DatasetUpload) -> bool:
+    """Running, but no step reported for a long while: the worker stopped (each step takes seconds)."""
+    silent = (timezone.now() - upload.updated_at).total_seconds()
+    return upload.status == DatasetUpload.Status.RUNNING and silent > STALLED_NOTE_SECONDS
+
+
 def _upload_live(upload: DatasetUpload) -> tuple[str, bool]:
     version = live_version(
-        upload.status, upload.audio_done, upload.audio_total, len(upload.errors), _waiting_long(upload)
+        upload.status,
+        upload.audio_done,
+        upload.audio_total,
+        len(upload.errors),
+        _waiting_long(upload),
+        _stalled(upload),
     )
     return version, upload.status in (DatasetUpload.Status.PENDING, DatasetUpload.Status.RUNNING)
 
@@ -120,6 +133,7 @@ def dataset_upload(request, upload_id: int):
         "counts": list(summary.get("counts", {}).items()),
         "extra": list(summary.get("extra", {}).items()),
         "waiting_long": _waiting_long(upload),
+        "stalled": _stalled(upload),
         "live": live_context(
             status_url=reverse("annotation:dataset_upload_status", args=[upload.pk]), version=version, busy=busy
         ),

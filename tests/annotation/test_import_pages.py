@@ -223,6 +223,12 @@ def test_an_upload_waiting_for_a_worker_says_so(admin_client, make_user, media_r
     assert admin_client.get(reverse("annotation:dataset_upload_status", args=[upload.pk])).json()["busy"] is True
     DatasetUpload.objects.filter(pk=upload.pk).update(created_at=upload.created_at - timedelta(minutes=2))
     assert "Is the worker running?" in admin_client.get(url).content.decode()
+    # a running import whose worker stopped reporting steps says so
+    DatasetUpload.objects.filter(pk=upload.pk).update(
+        status="running", updated_at=upload.created_at - timedelta(minutes=6)
+    )
+    page = admin_client.get(url).content.decode()
+    assert "the worker that ran this import has stopped" in page
 
 
 def test_every_file_that_is_not_audio_is_named_and_nothing_is_stored(media_root):
