@@ -8,14 +8,14 @@ in folders beside the queue folder (one filesystem, so renames are atomic):
 - a producer writes the message in `incoming/` and renames it into the queue: a file in the queue is
   always complete;
 - a consumer claims a file by renaming it into `claimed/` under a name carrying its pid. One rename of a
-  file succeeds, the others find it gone: two consumers never deliver the same message. It reads the
-  claimed file, then deletes it. A claim left by a consumer that died between the two (its pid is gone)
-  goes back to the queue when the next channel opens;
+  file succeeds, the others find it gone: two consumers never deliver the same message. The claimed file
+  is deleted when the message is acknowledged or rejected (or at once for a consumer that does not
+  acknowledge), and sent again when kombu restores unacknowledged messages (a worker's warm shutdown);
+- a claim whose consumer died (its pid is gone: killed, out of memory) goes back to the queue when the
+  next channel opens (a worker starting): a message a worker had taken but not finished is delivered
+  again, as Redis does after its visibility timeout (kombu's transport deleted it when it was taken);
 - a file that is not a message (empty, cut short, not JSON, no envelope) goes to `bad/`, logged, and the
   consumer goes on with the next one: kept for inspection, never a dead worker.
-
-A message is deleted once read, as kombu's transport does (no redelivery of unacknowledged messages
-after a crash): the metric runs recover what a dead worker held through their chunk leases.
 
 One machine only: claims are matched to live processes by pid.
 """
@@ -27,7 +27,7 @@ import uuid
 from collections import deque
 from pathlib import Path
 from queue import Empty
-from time import monotonic
+from time import monotonic_ns
 
 from kombu.exceptions import ChannelError
 from kombu.transport import filesystem, virtual
@@ -61,13 +61,28 @@ def process_alive(pid: int) -> bool:
     return True
 
 
+class QoS(virtual.QoS):
+    """kombu's bookkeeping of delivered messages; an acknowledged or rejected message's claim file goes."""
+
+    def ack(self, delivery_tag):
+        super().ack(delivery_tag)
+        self.channel.claim_done(delivery_tag)
+
+    def reject(self, delivery_tag, requeue=False):
+        super().reject(delivery_tag, requeue=requeue)  # a requeued message is sent again first
+        self.channel.claim_done(delivery_tag)
+
+
 class Channel(filesystem.Channel):
+    QoS = QoS
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # Names of the last listing not yet tried, per queue: listing a folder of thousands of messages for
         # each message would make a long queue quadratic. Names others took meanwhile fail their claim.
         self._listed: dict[str, deque] = {}
         self._tables: dict[str, tuple] = {}  # exchange -> (file version, table)
+        self._claims: dict[str, Path] = {}  # delivery tag -> claim file of a message delivered, not yet settled
         for folder in (self.incoming_folder, self.claimed_folder, self.bad_folder):
             folder.mkdir(parents=True, exist_ok=True)
         self._return_abandoned_claims()
@@ -94,8 +109,9 @@ class Channel(filesystem.Channel):
 
     def _put(self, queue, payload, **kwargs):
         """Write the message outside the queue folder, then rename it in: consumers see it whole or not at all."""
-        # Zero-padded milliseconds of the machine-wide monotonic clock: names sort in sending order.
-        name = f"{round(monotonic() * 1000):015d}_{uuid.uuid4()}.{queue}{MESSAGE_SUFFIX}"
+        # Zero-padded nanoseconds of the machine-wide monotonic clock: names sort in sending order (kombu's
+        # milliseconds leave the messages of one millisecond in random order).
+        name = f"{monotonic_ns():020d}_{uuid.uuid4()}.{queue}{MESSAGE_SUFFIX}"
         written = self.incoming_folder / name
         try:
             with open(written, "xb") as file:
@@ -186,11 +202,39 @@ class Channel(filesystem.Channel):
         except (OSError, ValueError, TypeError, KeyError) as error:
             self._set_aside(claimed, name, error)
             return None
-        if self.store_processed:
-            os.replace(claimed, Path(self.processed_folder) / name)
-        else:
-            claimed.unlink()
+        self._claims[payload["properties"]["delivery_tag"]] = claimed
         return payload
+
+    def claim_done(self, delivery_tag) -> None:
+        """The message was acknowledged, rejected or sent again: its claim file goes (or to processed/)."""
+        claimed = self._claims.pop(delivery_tag, None)
+        if claimed is None:
+            return
+        if self.store_processed:
+            os.replace(claimed, Path(self.processed_folder) / claimed.name.partition(".")[2])
+        else:
+            claimed.unlink(missing_ok=True)
+
+    def basic_get(self, queue, no_ack=False, **kwargs):
+        message = super().basic_get(queue, no_ack=no_ack, **kwargs)
+        if message is not None and no_ack:
+            self.claim_done(message.delivery_tag)
+        return message
+
+    def basic_consume(self, queue, no_ack, callback, consumer_tag, **kwargs):
+        if no_ack:  # nothing will acknowledge these messages: settled as they are handed over
+
+            def settled_callback(message):
+                self.claim_done(message.delivery_tag)
+                return callback(message)
+
+            return super().basic_consume(queue, no_ack, settled_callback, consumer_tag, **kwargs)
+        return super().basic_consume(queue, no_ack, callback, consumer_tag, **kwargs)
+
+    def _restore(self, message):
+        """An unacknowledged message sent again (kombu at a warm shutdown): the new file first, then the claim."""
+        super()._restore(message)
+        self.claim_done(message.delivery_tag)
 
     def _check_envelope(self, payload) -> None:
         """Raise unless `payload` is what virtual.Message needs (kombu would raise while delivering it) with a

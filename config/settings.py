@@ -192,7 +192,7 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=5)}
 else:
     # Embedded broker: messages are files in a folder of this database's, written aside and renamed in, claimed
-    # by renaming (common/broker.py, common/broker_transport.py: none is lost or delivered twice); a real
+    # by renaming (common/broker.py, common/broker_transport.py: none is lost, none taken by two workers); a real
     # worker process consumes them (./scripts/run starts one, `compute_metrics --wait` starts a temporary
     # one when none is alive). Nothing runs eagerly unless a test asks for it.
     CELERY_BROKER_DIR = Path(

@@ -1,7 +1,8 @@
 """Real worker processes on the embedded (filesystem) broker of the default setup, killed like crashes would.
 
-The filesystem broker deletes a message when a worker takes it, so nothing here is redelivered by the
-broker: recovery comes from leases, the attempt cap and the workers' start-up/heartbeat sweep alone.
+The embedded broker delivers again the messages a killed worker held unacknowledged (its claims go back to the
+queue when the next worker starts), and the workers' leases, attempt cap and start-up/heartbeat sweep recover the
+chunks: a chunk is scored once whichever message reaches it.
 """
 
 import os
@@ -61,7 +62,7 @@ def test_a_run_whose_worker_died_resumes_when_a_worker_returns(embedded_celery, 
     first.kill()
     run.refresh_from_db()
     assert run.chunks_done == 2 and run.chunks.filter(status=MetricRunChunk.Status.RUNNING).count() == 1
-    # The message it held is gone with it (the filesystem broker removed it when the worker took it)
+    # The message it held goes back to the queue when the next worker starts (and the chunk's lease runs out)
     # When a new worker starts
     second = embedded_celery(**LEASE)
     wait_for(lambda: run_status(run) == MetricRun.Status.DONE, timeout=90, worker=second, what="run done after restart")
