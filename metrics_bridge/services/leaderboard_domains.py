@@ -6,8 +6,12 @@ over the datasets of that domain, weighted by the captions each score covers (fo
 SBERT, FENSE, the LLM judges, X-ACE -- that is exactly the mean over all of the domain's captions, as
 AudioCapBench pools a category's clips; for corpus metrics -- BLEU, METEOR, CIDEr-D, DATE -- it is the
 weighted mean of the per-dataset corpus values, not one corpus over the datasets). "overall" does the same
-over every dataset. Only stored scores of the systems' current captions are read (nothing is computed):
-a dataset whose scores are missing is left out of its domain, and listed as such.
+over every dataset. Only stored scores of the systems' current captions are read (nothing is computed).
+
+Coverage is exact per metric: a value averages only the datasets where that metric is stored, and each cell's
+"coverage" says, per metric, which datasets and how many captions it covers and which datasets of the domain
+it misses (a METEOR stored on the music dataset only gives an "overall" that is the music value, and says so).
+"datasets" / "captions" of a cell are those every asked metric covers; "missing" the datasets some metric lacks.
 """
 
 import hashlib
@@ -37,7 +41,8 @@ def _datasets_of(system_ids: list[int]) -> list[Dataset]:
 
 def domain_table(*, dataset: Dataset, system_ids: dict[int, str], metric_names: list[str]) -> dict:
     """{"domains": [the domains with data, then "overall"], "systems": {name: {domain: {"datasets", "captions",
-    "metrics": {metric: value}, "judge": {dimension: value} (with LLM_JUDGE_3D), "missing": [datasets]}}}}."""
+    "metrics": {metric: value}, "coverage": {metric: {"datasets", "captions", "missing"}}, "judge": {dimension:
+    value} (with LLM_JUDGE_3D), "missing": [datasets]}}}}."""
     totals: dict[tuple[str, str], dict] = {}
     for other in _datasets_of(list(system_ids)):
         inputs = system_inputs(dataset_id=other.pk, system_ids=list(system_ids))
@@ -47,13 +52,27 @@ def domain_table(*, dataset: Dataset, system_ids: dict[int, str], metric_names: 
             for domain in (other.domain, OVERALL):
                 cell = totals.setdefault(
                     (system_ids[system_id], domain),
-                    {"datasets": [], "captions": 0, "sums": {}, "weights": {}, "missing": []},
+                    {"datasets": [], "captions": 0, "sums": {}, "weights": {}, "missing": [], "coverage": {}},
                 )
                 if not weight:
                     continue
-                found = [name for name in metric_names if (system_id, name) in scores]
-                (cell["datasets"] if found else cell["missing"]).append(other.name)
-                cell["captions"] += weight
+                found = [
+                    name
+                    for name in metric_names
+                    if (system_id, name) in scores and scores[(system_id, name)].value is not None
+                ]
+                for name in metric_names:
+                    coverage = cell["coverage"].setdefault(name, {"datasets": [], "captions": 0, "missing": []})
+                    if name in found:
+                        coverage["datasets"].append(other.name)
+                        coverage["captions"] += weight
+                    else:
+                        coverage["missing"].append(other.name)
+                if len(found) == len(metric_names):
+                    cell["datasets"].append(other.name)
+                    cell["captions"] += weight
+                else:
+                    cell["missing"].append(other.name)
                 for name in found:
                     score = scores[(system_id, name)]
                     values = {name: score.value}
@@ -73,6 +92,7 @@ def domain_table(*, dataset: Dataset, system_ids: dict[int, str], metric_names: 
             "datasets": cell["datasets"],
             "captions": cell["captions"],
             "metrics": {metric: means.get(metric) for metric in metric_names},
+            "coverage": cell["coverage"],
         }
         if JUDGE_3D in metric_names:
             entry["judge"] = {dimension: means.get(f"{JUDGE_3D}:{dimension}") for dimension in JUDGE_DIMENSIONS}
