@@ -1,6 +1,7 @@
 """Forms of the import pages: a new dataset from audio, and one data file into a dataset."""
 
 from django import forms
+from django.conf import settings
 
 from annotation.models import Dataset
 from annotation.services.import_uploads import MAX_AUDIO_BYTES, MAX_AUDIO_FILES, MAX_DATA_FILE_BYTES, MEGABYTE
@@ -34,6 +35,8 @@ class DatasetFromAudioForm(forms.Form):
     )
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     audio = MultipleFileField(
+        # Django refuses a form with more files than this (a bare 400); the page's script says so before sending.
+        widget=MultipleFileInput(attrs={"data-max-files": settings.DATA_UPLOAD_MAX_NUMBER_FILES or ""}),
         label="Audio files or zip archives",
         help_text=(
             f"Any format ffmpeg decodes (WAV, FLAC, MP3, OGG, …), or zips of them; at most {MAX_AUDIO_FILES} files "

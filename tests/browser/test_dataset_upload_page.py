@@ -5,7 +5,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db.models import Count
 
-from annotation.models import Caption, Clip, Dataset
+from annotation.models import Caption, Clip, Dataset, DatasetUpload
 from annotation.services.dataset_uploads import dataset_upload_create, dataset_upload_import
 from tests.annotation.test_import_pages import wav_bytes
 
@@ -26,7 +26,19 @@ def test_upload_audio_and_captions_then_open_the_dataset_page(
     page.click("text=New dataset from audio")
     page.wait_for_selector("h1:text('New dataset from audio')")
     page.fill("input[name='name']", "field-recordings")
+
+    # When more files are chosen than a form may carry, the page says so before sending anything
+    many = tmp_path / "many"
+    many.mkdir()
+    for index in range(101):
+        (many / f"c{index}.wav").write_bytes(b"RIFF")
+    page.set_input_files("input[name='audio']", sorted(str(path) for path in many.iterdir()))
+    message = page.eval_on_selector("input[name='audio']", "input => input.validationMessage")
+    assert message == "101 files chosen; a form takes at most 100: put them in a zip archive instead."
+    page.click("form.import-form button[type='submit']")
+    assert page.url.endswith("/datasets/new/") and not DatasetUpload.objects.exists()
     page.set_input_files("input[name='audio']", [str(tmp_path / "rain.wav"), str(tmp_path / "door.wav")])
+    assert page.eval_on_selector("input[name='audio']", "input => input.validity.valid")
 
     # When the captions name a file that was not uploaded, the upload's page lists the row and nothing is made
     page.set_input_files("input[name='captions']", str(tmp_path / "bad.csv"))
