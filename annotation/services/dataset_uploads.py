@@ -48,6 +48,9 @@ def dataset_upload_create(
         )
     if len(audio_uploads) > import_uploads.MAX_AUDIO_FILES:
         raise ImportDataError(f"audio: {len(audio_uploads)} files; the limit is {import_uploads.MAX_AUDIO_FILES}")
+    for upload in [*audio_uploads, *([captions_upload] if captions_upload else [])]:
+        if "\x00" in upload.name:  # the record keeps the name, and PostgreSQL cannot hold a NUL character
+            raise ImportDataError(f"{upload.name!r}: a file name must not contain a NUL character")
     captions = {}
     if captions_upload is not None:
         import_uploads.uploaded_content_read(upload=captions_upload)  # refuses a file past the size limit

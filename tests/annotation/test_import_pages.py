@@ -196,6 +196,18 @@ def test_what_the_form_can_check_at_once_is_refused_before_anything_is_stored(
     assert media_files(media_root) == []
 
 
+def test_a_file_name_with_a_nul_character_is_refused_before_anything_is_stored(media_root):
+    with pytest.raises(ImportDataError, match="must not contain a NUL character"):
+        dataset_upload_create(
+            dataset_name="nul-name",
+            description="",
+            audio_uploads=[SimpleUploadedFile("a\x00b.wav", wav_bytes(seconds=0.1))],
+            captions_upload=None,
+            uploaded_by=None,
+        )
+    assert not DatasetUpload.objects.exists() and media_files(media_root) == []
+
+
 def test_a_second_delivery_of_the_task_does_nothing(media_root, make_user):
     upload = dataset_upload_create(
         dataset_name="once",
