@@ -56,6 +56,7 @@ class FileImport:
 
 
 @roles_required(ANNOTATOR, REVIEWER)
+@require_safe
 def dataset_detail(request, dataset_id: int):
     """Who: annotators, reviewers, admins (as the home page's dataset table). The dataset's counts and clips; for
     admins also its systems, campaigns, metric runs, dashboards and the import pages."""
