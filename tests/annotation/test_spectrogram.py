@@ -143,3 +143,66 @@ def test_the_waveform_has_each_channels_peaks_at_five_milliseconds(real_stereo_c
         # The bucket of 0.50-0.505 s holds that stretch's loudest sample (independently: numpy on the decoded file).
         stretch = np.abs(samples[int(0.5 * rate) : int(0.505 * rate), channel]).max()
         assert abs(int(peaks[100]) - round(stretch * 255)) <= 1
+
+
+def _stereo_wav_write(path, *, rate: int, seconds: float) -> np.ndarray:
+    """A 16-bit stereo WAV written with the standard library: left a loud 500 Hz tone, right a quiet 4 kHz one.
+    Returns the frames as the file holds them, (frames, 2) int16, left first."""
+    import wave
+
+    time = np.arange(int(rate * seconds)) / rate
+    left = np.round(0.8 * 32767 * np.sin(2 * np.pi * 500 * time)).astype("<i2")
+    right = np.round(0.2 * 32767 * np.sin(2 * np.pi * 4000 * time)).astype("<i2")
+    frames = np.stack([left, right], axis=1)
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(2)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(frames.tobytes())  # interleaved: left, right, left, right, ...
+    return frames
+
+
+def _wav_read_independently(path) -> np.ndarray:
+    """(frames, channels) int16 of a PCM WAV, read with the wave module and numpy, not the product's decoder."""
+    import wave
+
+    with wave.open(str(path), "rb") as wav:
+        assert wav.getsampwidth() == 2
+        raw = wav.readframes(wav.getnframes())
+        return np.frombuffer(raw, dtype="<i2").reshape(-1, wav.getnchannels())
+
+
+@pytest.mark.django_db
+def test_left_is_the_files_first_channel_by_an_independent_reader(clip, media_root, tmp_path, make_user):
+    """Channel order checked against the file itself: a decoder that swapped left and right would still agree
+    with its own output, so the expected values come from the WAV bytes (wave + numpy) and the tones' frequencies."""
+    from annotation.services.audio import clip_attach_audio
+    from annotation.services.spectrogram import _decoded
+
+    rate = 16000
+    path = tmp_path / "left-500-right-4000.wav"
+    written = _stereo_wav_write(path, rate=rate, seconds=1.0)
+    assert np.array_equal(_wav_read_independently(path), written)
+    clip_attach_audio(clip=clip, file=path, file_name=path.name)
+    clip.refresh_from_db()
+    assert clip.channels == 2
+
+    samples, decoded_rate = _decoded(clip)
+    assert decoded_rate == rate
+    assert np.array_equal(np.round(samples * 32768).astype(np.int64), written.astype(np.int64))
+
+    client = api_client(make_user("ann-order", "annotator"))
+    filters = mel_filterbank(sample_rate=rate, fft_size=1024)
+    frequencies = np.linspace(0, rate / 2, filters.shape[1])
+    for channel, tone in (("left", 500), ("right", 4000)):
+        response = client.get(f"/clips/{clip.pk}/spectrogram.png?channel={channel}&scale=mel")
+        assert response.status_code == 200
+        image = np.asarray(Image.open(io.BytesIO(b"".join(response.streaming_content))), dtype=float)
+        loudest_band = MEL_BANDS - 1 - int(np.argmax(image.mean(axis=1)))  # the PNG has low frequencies at the bottom
+        centre = frequencies[int(np.argmax(filters[loudest_band]))]
+        assert abs(centre - tone) < tone * 0.1, f"{channel}: loudest band at {centre:.0f} Hz, the file has {tone} Hz"
+
+    response = client.get(f"/clips/{clip.pk}/waveform.json")
+    data = __import__("json").loads(b"".join(response.streaming_content))
+    left, right = (np.frombuffer(base64.b64decode(encoded), dtype=np.uint8) for encoded in data["peaks"])
+    assert abs(int(left.max()) - round(0.8 * 255)) <= 1 and abs(int(right.max()) - round(0.2 * 255)) <= 1
