@@ -116,10 +116,17 @@ def dataset_clip_rows(
 def gold_annotations_by_clip(*, clip_ids: set[int]) -> dict[str, dict]:
     """Gold AudioCaps-F annotations as the scoring code takes them, keyed by str(clip_id):
     {"node": {event: {"source": [...], "attr": [...]}}, "relations": [[event, event, "before" | "after" | "and"]]}
-    ("relations" only when the annotation has temporal relations; simultaneous is X-ACE's "and")."""
+    ("relations" only when the annotation has temporal relations; simultaneous is X-ACE's "and"; then also
+    "spans": {event: [[onset, offset], ...]} of the events that have spans)."""
     annotations = (
         ExpertAnnotation.objects.filter(clip_id__in=clip_ids, status=ExpertAnnotation.Status.GOLD)
-        .prefetch_related("events__sources", "events__attributes", "relations__first_event", "relations__second_event")
+        .prefetch_related(
+            "events__sources",
+            "events__attributes",
+            "events__spans",
+            "relations__first_event",
+            "relations__second_event",
+        )
         .order_by("clip_id", "pk")
     )
     graphs: dict[str, dict] = {}
@@ -139,6 +146,12 @@ def gold_annotations_by_clip(*, clip_ids: set[int]) -> dict[str, dict]:
         )
         if relations:
             graph["relations"] = relations
+            # the spans limit what the relations imply (common.time_relations.relations_derive)
+            spans = {
+                event.label: [[span.onset_seconds, span.offset_seconds] for span in event.spans.all()]
+                for event in annotation.events.all()
+            }
+            graph["spans"] = {label: event_spans for label, event_spans in spans.items() if event_spans}
         graphs[str(annotation.clip_id)] = graph
     return graphs
 

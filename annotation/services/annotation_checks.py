@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from annotation.vocabulary import AttributeVocabulary, library_key, source_is_listed
-from common.graph_rules import relations_analyse
-from common.time_relations import time_conflict
+from common.time_relations import relations_derive, time_conflict
 
 ERROR, WARNING = "error", "warning"
 
@@ -62,10 +61,12 @@ def draft_checks(*, draft: dict, library: AttributeVocabulary, clip_duration: fl
         checks.extend(_children_checks(event, field, library))
         checks.extend(_span_checks(event, field, clip_duration))
     names = {event["id"]: _event_name(event) for event in events}
-    report = relations_analyse(((r["first"], r["second"], r["kind"]) for r in draft["relations"]), names=names)
+    spans = {event["id"]: event["spans"] for event in events}
+    stated = ((r["first"], r["second"], r["kind"]) for r in draft["relations"])
+    report = relations_derive(stated, spans, names)
     for index, message in report.contradictions:
         checks.append(Check(ERROR, "contradiction", f"Contradictory relations: {message}.", f"relations[{index}]"))
-    checks.extend(_time_checks(draft, report, names))
+    checks.extend(_time_checks(draft, names))
     return sorted(checks, key=lambda check: check.level != ERROR)
 
 
@@ -121,15 +122,13 @@ def _span_checks(event: dict, field: str, clip_duration: float | None) -> list[C
     return checks
 
 
-def _time_checks(draft: dict, report, names: dict) -> list[Check]:
-    """A stated relation the spans contradict is an error (the editor offers the fix); one the chain rule
-    implies from right relations, yet against the spans, is a warning a reviewer confirms."""
+def _time_checks(draft: dict, names: dict) -> list[Check]:
+    """A stated relation the spans contradict is an error (the editor offers the fix). What the chain rule
+    implies against the spans is never derived (common.time_relations.relations_derive), so it needs no check."""
     checks = []
     spans = {event["id"]: event["spans"] for event in draft["events"]}
-    stated = set()
     for index, relation in enumerate(draft["relations"]):
         first, second = relation["first"], relation["second"]
-        stated.add(frozenset((first, second)))
         conflict = time_conflict(relation["kind"], spans[first], spans[second], (names[first], names[second]))
         if conflict is not None:
             checks.append(
@@ -139,25 +138,6 @@ def _time_checks(draft: dict, report, names: dict) -> list[Check]:
                     f"Relation against the time spans: {conflict.message}.",
                     f"relations[{index}]",
                     first,
-                )
-            )
-    for relation in report.implied:
-        if frozenset((relation.first, relation.second)) in stated or relation.via is None:
-            continue
-        conflict = time_conflict(
-            relation.kind,
-            spans[relation.first],
-            spans[relation.second],
-            (names[relation.first], names[relation.second]),
-        )
-        if conflict is not None:
-            checks.append(
-                Check(
-                    WARNING,
-                    "implied_time_contradiction",
-                    f"The chain rule implies a relation against the time spans: {conflict.message}.",
-                    "relations",
-                    relation.first,
                 )
             )
     return checks

@@ -28,7 +28,8 @@ from typing import Any
 from django.db import models, transaction
 from django.utils import timezone
 
-from common.graph_rules import KINDS, relations_analyse
+from common.graph_rules import KINDS
+from common.time_relations import relations_derive
 
 MAX_EVENTS = 200
 MAX_CHILDREN = 100
@@ -200,7 +201,8 @@ def _relations_validate(raw_relations: Any, ids: dict[str, int], events: list[di
         pairs[pair] = index
         relations.append({"first": raw["first"], "second": raw["second"], "kind": raw["kind"]})
     names = {event["id"]: repr(event["label"].strip() or event["id"]) for event in events}
-    report = relations_analyse(((r["first"], r["second"], r["kind"]) for r in relations), names=names)
+    spans = {event["id"]: event["spans"] for event in events}
+    report = relations_derive(((r["first"], r["second"], r["kind"]) for r in relations), spans, names)
     if report.contradictions:
         index, message = report.contradictions[0]
         raise DraftInvalidError(f"relations[{index}]", f"contradiction: {message}")

@@ -57,8 +57,8 @@ from annotation.services.importing import (
     text_field_check,
 )
 from annotation.vocabulary import AttributeVocabulary, source_is_listed
-from common.graph_rules import relations_analyse
 from common.structured_log import logged_import
+from common.time_relations import relations_derive, time_conflict
 
 EXPERT_USERNAME = "audiocaps-f-experts"
 EXPERT_ROLE = "annotator"
@@ -97,7 +97,12 @@ IMPORT_STATUSES = (ExpertAnnotation.Status.GOLD, ExpertAnnotation.Status.SUBMITT
 
 
 def audiocaps_f_import_from_path(
-    *, path: Path | str, dataset_name: str, annotator_username: str | None = None, status: str | None = None
+    *,
+    path: Path | str,
+    dataset_name: str,
+    annotator_username: str | None = None,
+    status: str | None = None,
+    replace_gold: bool = False,
 ) -> ImportSummary:
     data, source_name = json_file_load(path=path)
     return audiocaps_f_import(
@@ -106,6 +111,7 @@ def audiocaps_f_import_from_path(
         source_name=source_name,
         annotator_username=annotator_username,
         status=status,
+        replace_gold=replace_gold,
     )
 
 
@@ -117,10 +123,12 @@ def audiocaps_f_import(
     source_name: str,
     annotator_username: str | None = None,
     status: str | None = None,
+    replace_gold: bool = False,
 ) -> ImportSummary:
     """Import the file as gold annotations of the expert account (default), or as `annotator_username`'s
     annotations with `status` (default submitted when an annotator is named). A new gold annotation
-    supersedes the clip's previous gold one (one gold per clip)."""
+    supersedes the clip's previous gold one (one gold per clip) only with `replace_gold`: otherwise a clip
+    whose gold another account (a reviewer) published is refused, naming it, and nothing is written."""
     dataset_name_validate(name=dataset_name)
     if status is None:
         status = ExpertAnnotation.Status.SUBMITTED if annotator_username else ExpertAnnotation.Status.GOLD
@@ -136,8 +144,27 @@ def audiocaps_f_import(
                 username=EXPERT_USERNAME, role=EXPERT_ROLE, summary=summary, kind="annotator accounts"
             )
         clips = _clips_ensure(dataset, specs, summary)
+        if status == ExpertAnnotation.Status.GOLD and not replace_gold:
+            _others_gold_guard(specs, clips, annotator, source_name)
         _annotations_ensure(specs, clips, annotator, attribute_vocabulary(), summary, status)
     return summary
+
+
+def _others_gold_guard(specs: list[ClipAnnotationSpec], clips: dict[str, Clip], annotator, source_name: str) -> None:
+    """Refuse to supersede gold that another account published (a reviewer's work, or another import)."""
+    key_of_clip = {clips[spec.key].pk: spec.key for spec in specs if clips[spec.key].pk is not None}
+    others = (
+        ExpertAnnotation.objects.filter(clip_id__in=list(key_of_clip), status=ExpertAnnotation.Status.GOLD)
+        .exclude(annotator=annotator)
+        .select_related("annotator")
+        .order_by("clip_id")
+    )
+    for gold in others[:1]:
+        raise ImportDataError(
+            f'{source_name}: key "{key_of_clip[gold.clip_id]}": the clip has gold published by '
+            f'"{gold.annotator.get_username()}"; importing gold would replace it. Import with status submitted, '
+            "or choose to replace gold (--replace-gold)"
+        )
 
 
 def _named_annotator(username: str):
@@ -259,7 +286,8 @@ def _seconds_parse(value: Any, where: str) -> float | None:
 
 
 def _relations_check(events: tuple[EventSpec, ...], where: str) -> None:
-    """Relations name events of the same clip, never the event itself, and do not contradict each other."""
+    """Relations name events of the same clip, never the event itself, and contradict neither each other nor
+    the events' spans (the editor's checks: a relation its spans contradict is refused, naming it)."""
     labels = {event.label for event in events}
     stated, pairs = [], set()
     for event in events:
@@ -271,7 +299,14 @@ def _relations_check(events: tuple[EventSpec, ...], where: str) -> None:
                 raise ImportDataError(f'{where}: events "{event.label}" and "{other}" are related twice')
             pairs.add(frozenset((event.label, other)))
             stated.append((event.label, other, kind))
-    report = relations_analyse(stated)
+    spans = {event.label: event.spans for event in events}
+    for first, second, kind in stated:
+        conflict = time_conflict(kind, spans[first], spans[second], (f'"{first}"', f'"{second}"'))
+        if conflict is not None:
+            raise ImportDataError(
+                f'{where} event "{first}" key "relations" event "{second}": against the time spans: {conflict.message}'
+            )
+    report = relations_derive(stated, spans)
     if report.contradictions:
         raise ImportDataError(f"{where}: contradictory relations: {report.contradictions[0][1]}")
 

@@ -22,7 +22,7 @@ from annotation.models import (
 )
 from annotation.selectors import attribute_vocabulary
 from annotation.vocabulary import source_is_listed
-from common.graph_rules import relations_analyse
+from common.time_relations import relations_derive, time_conflict
 
 Status = ExpertAnnotation.Status
 
@@ -60,10 +60,17 @@ def _check_graph(events: Sequence[dict], relations: Sequence[dict]) -> None:
         if frozenset((first, second)) in seen_pairs:
             raise ExpertAnnotationError(f"relations[{index}]: {first!r} and {second!r} are already related")
         seen_pairs.add(frozenset((first, second)))
-    report = relations_analyse((r["first_event"].strip(), r["second_event"].strip(), r["kind"]) for r in relations)
+    spans = {event["label"].strip(): event.get("spans") or [] for event in events}
+    stated = ((r["first_event"].strip(), r["second_event"].strip(), r["kind"]) for r in relations)
+    report = relations_derive(stated, spans)
     if report.contradictions:
         index, message = report.contradictions[0]
         raise ExpertAnnotationError(f"relations[{index}]: contradiction: {message}")
+    for index, relation in enumerate(relations):
+        first, second = relation["first_event"].strip(), relation["second_event"].strip()
+        conflict = time_conflict(relation["kind"], spans[first], spans[second], (repr(first), repr(second)))
+        if conflict is not None:
+            raise ExpertAnnotationError(f"relations[{index}]: against the time spans: {conflict.message}")
 
 
 def _graph_write(annotation: ExpertAnnotation, events: Sequence[dict], relations: Sequence[dict]) -> None:

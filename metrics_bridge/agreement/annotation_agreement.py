@@ -7,9 +7,10 @@ precision and recall. A factor absent from both graphs of a pair is not applicab
 out, never counted as 1). Per factor the pair values are averaged per clip, then over the clips where
 the factor applied to at least one pair; the result is None when it applied nowhere.
 
-Relations: an annotation's stated relations are closed under the chain rule (common.graph_rules, the
-same rule the editor shows), then written as X-ACE relation nodes (after = before with the events
-swapped, simultaneous = and), so "A before B, B before C" and "A before C, A before B" agree on A-C.
+Relations: an annotation's stated relations are closed under the chain rule as far as its spans allow
+(common.time_relations.relations_derive, the same rule the editor shows), then written as X-ACE relation
+nodes (after = before with the events swapped, simultaneous = and), so "A before B, B before C" and
+"A before C, A before B" agree on A-C.
 
 Every distinct phrase is embedded once for the whole call (one encoder batch).
 """
@@ -22,7 +23,8 @@ from itertools import combinations
 
 import numpy as np
 
-from common.graph_rules import AFTER, BEFORE, relations_analyse
+from common.graph_rules import AFTER, BEFORE
+from common.time_relations import relations_derive
 from metrics_bridge.agreement.event_matching import clip_events, disagreements, label_graph, match_clip_events
 from metrics_bridge.scoring.xace.graph import AND, AudioGraph
 from metrics_bridge.scoring.xace.graph import BEFORE as XACE_BEFORE
@@ -48,8 +50,9 @@ def annotation_graph(document: dict) -> AudioGraph:
         for other, kind in (node.get("relations") or {}).items()
         if other in names and names[other] != names[label]
     ]
+    spans = {names[label]: node.get("spans") or [] for label, node in document.items() if isinstance(node, dict)}
     relations = []
-    for relation in relations_analyse(stated).implied:
+    for relation in relations_derive(stated, spans).implied:
         if relation.kind == BEFORE:
             triple = (relation.first, relation.second, XACE_BEFORE)
         elif relation.kind == AFTER:

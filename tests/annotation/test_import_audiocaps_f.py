@@ -6,7 +6,16 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from annotation.models import AttributeTag, Clip, Dataset, EventAttribute, EventSource, ExpertAnnotation, SoundEvent
+from annotation.models import (
+    AttributeTag,
+    Clip,
+    Dataset,
+    EventAttribute,
+    EventSource,
+    ExpertAnnotation,
+    SoundEvent,
+    TemporalRelation,
+)
 from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import, audiocaps_f_import_from_path
 from ratings.services.pairwise_import import pairwise_judgements_import
 from tests.annotation.table_counts import all_rows_snapshot, all_table_counts
@@ -296,7 +305,13 @@ def test_import_as_an_unknown_or_non_annotator_user_writes_nothing(small_file, m
 def test_a_gold_import_supersedes_other_gold_and_a_submission_import_never_demotes_gold(small_file, make_user):
     make_user("ann1", "annotator")
     call_command("import_audiocaps_f", str(small_file), "--dataset", "acf", "--annotator", "ann1", "--status", "gold")
-    call_command("import_audiocaps_f", str(small_file), "--dataset", "acf")  # the experts' gold replaces ann1's
+    before = all_table_counts()
+    with pytest.raises(CommandError, match='key "Yaaa.wav": the clip has gold published by "ann1"'):
+        call_command("import_audiocaps_f", str(small_file), "--dataset", "acf")  # not without being asked
+    assert all_table_counts() == before
+    assert set(ExpertAnnotation.objects.filter(status="gold").values_list("annotator__username", flat=True)) == {"ann1"}
+    # the experts' gold replaces ann1's when asked to
+    call_command("import_audiocaps_f", str(small_file), "--dataset", "acf", "--replace-gold")
     gold = ExpertAnnotation.objects.filter(status="gold")
     assert set(gold.values_list("annotator__username", flat=True)) == {"audiocaps-f-experts"} and gold.count() == 2
     assert ExpertAnnotation.objects.filter(status="superseded", annotator__username="ann1").count() == 2
@@ -304,3 +319,41 @@ def test_a_gold_import_supersedes_other_gold_and_a_submission_import_never_demot
         path=small_file, dataset_name="acf", annotator_username="audiocaps-f-experts", status="submitted"
     )
     assert gold.count() == 2 and "left gold" in summary.notes[0]
+
+
+@pytest.mark.django_db
+def test_a_relation_the_spans_contradict_is_refused_naming_clip_event_and_relation(tmp_path):
+    path = tmp_path / "acf.json"
+    clip = {
+        "rustling": {"source": ["leaves"], "attr": [], "spans": [[5.0, 6.0]], "relations": {"tap": "before"}},
+        "tap": {"source": ["finger"], "attr": [], "spans": [[1.0, 1.2]]},
+    }
+    path.write_text(json.dumps({"35.wav": clip}))
+    before = all_table_counts()
+    with pytest.raises(CommandError) as refused:
+        call_command("import_audiocaps_f", str(path), "--dataset", "acf")
+    assert str(refused.value) == (
+        'acf.json: key "35.wav" event "rustling" key "relations" event "tap": against the time spans: '
+        '"rustling" (5.00–6.00 s) before "tap" (1.00–1.20 s): the spans say after'
+    )
+    assert all_table_counts() == before
+    clip["rustling"]["relations"] = {"tap": "after"}  # as the spans say: imported
+    path.write_text(json.dumps({"35.wav": clip}))
+    call_command("import_audiocaps_f", str(path), "--dataset", "acf")
+    stored = TemporalRelation.objects.get()
+    assert (stored.first_event.label, stored.kind, stored.second_event.label) == ("rustling", "after", "tap")
+
+
+@pytest.mark.django_db
+def test_relations_the_chain_rule_would_carry_past_a_long_background_sound_are_not_refused(tmp_path):
+    # wind sounds all along: with the tap and with the later rustle, which are not simultaneous. The chain rule
+    # alone would imply "tap simultaneous rustling" and refuse the stated "tap before rustling".
+    path = tmp_path / "acf.json"
+    clip = {
+        "wind": {"source": ["wind"], "attr": [], "spans": [[0, 10]], "relations": {"tap": "simultaneous"}},
+        "tap": {"source": ["finger"], "attr": [], "spans": [[1, 2]], "relations": {"rustling": "before"}},
+        "rustling": {"source": ["leaves"], "attr": [], "spans": [[7, 8]], "relations": {"wind": "simultaneous"}},
+    }
+    path.write_text(json.dumps({"36.wav": clip}))
+    call_command("import_audiocaps_f", str(path), "--dataset", "acf")
+    assert TemporalRelation.objects.count() == 3

@@ -8,7 +8,8 @@ class Command(BaseCommand):
     help = (
         'Import AudioCaps-F expert annotations ({"Y<id>.wav": {event: {"source": [...], "attr": [...]}}}) '
         "as GOLD annotations of the user audiocaps-f-experts, or with --annotator as that annotator's "
-        "submitted annotations (not gold). All or nothing; running it again changes nothing."
+        "submitted annotations (not gold). All or nothing; running it again changes nothing. A clip whose gold "
+        "another account published is refused unless --replace-gold is given."
     )
 
     def add_arguments(self, parser):
@@ -22,11 +23,16 @@ class Command(BaseCommand):
             choices=IMPORT_STATUSES,
             help="status of the imported annotations (default: gold, or submitted with --annotator)",
         )
+        parser.add_argument(
+            "--replace-gold",
+            action="store_true",
+            help="let imported gold supersede gold another account (a reviewer) published for the same clip",
+        )
 
-    def handle(self, *args, path, dataset, annotator, status, **options):
+    def handle(self, *args, path, dataset, annotator, status, replace_gold, **options):
         try:
             summary = audiocaps_f_import_from_path(
-                path=path, dataset_name=dataset, annotator_username=annotator, status=status
+                path=path, dataset_name=dataset, annotator_username=annotator, status=status, replace_gold=replace_gold
             )
         except ImportDataError as error:
             raise CommandError(str(error)) from None

@@ -5,14 +5,18 @@ JSON form (the LLM-extracted graphs use the same): {"node": {event: {"source": [
 "relationship": {"a|&|b": "and" | "before" | "after"}}; relationships are between adjacent events in
 caption order and the other pairs are inferred with the chain rule (paper Eq. 1-2).
 A gold annotation from this product may instead carry "relations": [[event, event, relation], ...]
-between any two of its events (an annotator's statements, not a caption's order): those are taken
-as given and closed under the same chain rule (`AudioGraph.set_relations`).
+between any two of its events (an annotator's statements, not a caption's order), and "spans":
+{event: [[onset, offset], ...]}: the relations are taken as given and closed under the same chain rule,
+keeping only implied relations the spans allow (`AudioGraph.set_relations`, through
+common.time_relations.relations_derive, the rule the editor, publishing and the importer use).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from common.time_relations import relations_derive
 
 from .text import normalize_phrase
 
@@ -124,30 +128,25 @@ class AudioGraph:
                 relations.append(triple)
         self.relations = relations
 
-    def set_relations(self, relations: Iterable[tuple[str, str, str]]) -> None:
+    def set_relations(
+        self,
+        relations: Iterable[tuple[str, str, str]],
+        spans: Mapping[str, Sequence[Sequence[float]]] | None = None,
+    ) -> None:
         """Take stated pairwise relations (any two events) and add what the chain rule of Eq. 1-2 infers
-        from them (A before B, B and C -> A before C); stored canonical, like the caption relations."""
-        directed: set[tuple[str, str, str]] = set()
+        from them (A before B, B and C -> A before C) unless the events' `spans` contradict it; stored
+        canonical, like the caption relations. A stated relation contradicting earlier ones is left out."""
+        stated = []
         for first, second, relation in relations:
-            relation = AND if relation == "simultaneous" else relation  # the annotation schema's name for "and"
-            if first == second or relation not in RELATIONS:
-                continue
-            directed.add((first, second, relation))
-            directed.add((second, first, {BEFORE: AFTER, AFTER: BEFORE}.get(relation, relation)))
-        changed = True
-        while changed:
-            changed = False
-            for first, middle, previous in list(directed):
-                for start, last, current in list(directed):
-                    if start != middle or last == first:
-                        continue
-                    relation = chain_relation(current, previous)
-                    if relation in RELATIONS and (first, last, relation) not in directed:
-                        directed.add((first, last, relation))
-                        changed = True
+            kind = "simultaneous" if relation == AND else relation  # the annotation schema's name for "and"
+            if first != second and kind in ("simultaneous", BEFORE, AFTER):
+                stated.append((first, second, kind))
+        report = relations_derive(stated, spans)
         seen, canonical = set(), []
-        for triple in sorted(directed):
-            triple = canonical_relation(*triple)
+        for derived in sorted(report.closure.values(), key=lambda item: (item.first, item.second, item.kind)):
+            triple = canonical_relation(
+                derived.first, derived.second, AND if derived.kind == "simultaneous" else derived.kind
+            )
             if triple[2] == AND:
                 triple = (min(triple[0], triple[1]), max(triple[0], triple[1]), AND)
             if triple not in seen:
@@ -193,7 +192,12 @@ class AudioGraph:
                 first_event, second_event = graph.resolve_event(str(first)), graph.resolve_event(str(second))
                 if first_event and second_event:
                     stated.append((first_event, second_event, relation))
-            graph.set_relations(stated)
+            spans = {}
+            for event, event_spans in (data.get("spans") or {}).items():
+                resolved = graph.resolve_event(str(event))
+                if resolved and isinstance(event_spans, list):
+                    spans[resolved] = event_spans
+            graph.set_relations(stated, spans)
             return graph
         adjacent = []
         for key, relation in (data.get("relationship") or {}).items() if not is_annotation else []:

@@ -210,14 +210,16 @@ class XaceCaptionsScorer(XaceScorer):
 def annotation_graph(annotation: dict, caption_graphs: list[AudioGraph]) -> tuple[AudioGraph, str]:
     """The reference graph of a gold annotation and where its relations come from.
 
-    `annotation`: bare {event: {"source", "attr"}} or {"node": {...}, "relations": [[a, b, relation]]}.
+    `annotation`: bare {event: {"source", "attr"}} or {"node": {...}, "relations": [[a, b, relation]]} (and
+    "spans": {event: [[onset, offset]]}, which limit the relations the chain rule derives).
     Stated relations are the reference relations; without any, the reference captions' relations are used
     (the released AudioCaps-F file has no temporal information), and none at all without captions.
     """
     nodes = annotation["node"] if "node" in annotation else annotation
     stated = annotation.get("relations") if "node" in annotation else None
     if stated:
-        return AudioGraph.from_json({"node": nodes, "relations": stated}), "expert_annotation"
+        document = {"node": nodes, "relations": stated, "spans": annotation.get("spans") or {}}
+        return AudioGraph.from_json(document), "expert_annotation"
     graph = AudioGraph.from_json(dict(nodes))  # a bare annotation: no temporal information
     if caption_graphs:
         graph.relations = list(merge_graphs(caption_graphs).relations)
