@@ -12,7 +12,8 @@ What a held-out figure may not have seen (docs/metrics.md, "The overlap rule"), 
   left out of the fit, and the report says how many;
 - the fluency detector behind the `fluency_error` feature declares the texts it was trained on
   (fingerprints.read_training_texts); on a dataset whose judged captions are among them, or with a detector
-  that declares nothing, CALIBRATED goes without that feature (`detector_check`).
+  that declares nothing, CALIBRATED goes without every feature carrying its output (DETECTOR_FEATURES), and the
+  report carries a note (`detector_check`).
 """
 
 from dataclasses import dataclass, replace
@@ -24,6 +25,10 @@ from metrics_bridge.services.contexts import metric_resources
 from ratings.models import CaptionPair
 
 FLUENCY_FEATURE = "fluency_error"
+#: CALIBRATED's features whose values carry the fluency detector's output: its own error probability, and the
+#: metrics that multiply their score by its penalty (FENSE; MACE). Where the detector saw the dataset's captions
+#: (or does not say what it saw) every one of them is left out of the model.
+DETECTOR_FEATURES = (FLUENCY_FEATURE, "FENSE", "MACE")
 
 
 def dataset_content(*, dataset: Dataset) -> fingerprints.ContentFingerprint:
@@ -80,12 +85,12 @@ class DetectorCheck:
             return (
                 f"The fluency detector ({self.detector}) does not declare the texts it was trained on, so it may "
                 f"have seen these captions: FENSE's penalty and CALIBRATED's {FLUENCY_FEATURE} feature cannot be "
-                f"called held out here; CALIBRATED goes without that feature."
+                f"called held out here; CALIBRATED goes without the features it feeds ({', '.join(DETECTOR_FEATURES)})."
             )
         return (
             f"The fluency detector ({self.detector}) was trained on {self.shared:,} of this dataset's "
             f"{self.captions:,} judged captions ({self.description}): FENSE's penalty saw them, and CALIBRATED goes "
-            f"without its {FLUENCY_FEATURE} feature here."
+            f"without the features it feeds ({', '.join(DETECTOR_FEATURES)}) here."
         )
 
     def as_dict(self) -> dict:
@@ -122,23 +127,23 @@ def dataset_detector_note(*, dataset: Dataset) -> str:
     return check.note() if check.leaks else ""
 
 
-def _without_feature(names: tuple[str, ...], rows: list, feature: str) -> tuple[tuple[str, ...], list]:
-    if feature not in names:
+def _without_features(names: tuple[str, ...], rows: list, features) -> tuple[tuple[str, ...], list]:
+    keep = [index for index, name in enumerate(names) if name not in features]
+    if len(keep) == len(names):
         return names, rows
-    index = names.index(feature)
-    kept = tuple(name for name in names if name != feature)
-    return kept, [replace(row, differences=row.differences[:index] + row.differences[index + 1 :]) for row in rows]
+    kept = tuple(names[index] for index in keep)
+    return kept, [replace(row, differences=tuple(row.differences[index] for index in keep)) for row in rows]
 
 
 # --- the model ---------------------------------------------------------------------------------------------
 
 
 def calibration_rows(
-    *, dataset: Dataset, reports: dict[str, AgreementReport], clips=None, without_fluency: bool = False
+    *, dataset: Dataset, reports: dict[str, AgreementReport], clips=None, without_detector: bool = False
 ) -> tuple[tuple[str, ...], list[calibration.PairRow]]:
     """Feature names and rows: the metrics' score differences, plus the caption features when the dataset's
     clips are given (their references) and the sentence model and the configured fluency detector are there
-    (`without_fluency`: all but the detector's feature)."""
+    (`without_detector`: none of the DETECTOR_FEATURES)."""
     names, rows = calibration.pair_rows(reports)
     resources = metric_resources()
     if clips is not None and calibration.caption_features_available(resources):
@@ -146,8 +151,12 @@ def calibration_rows(
         names, rows = calibration.with_caption_features(
             names, rows, references, protocol_name=dataset.agreement_protocol, resources=resources
         )
-        if without_fluency:
-            names, rows = _without_feature(names, rows, FLUENCY_FEATURE)
+    if without_detector:
+        names, rows = _without_features(names, rows, DETECTOR_FEATURES)
+        if not names:
+            raise ValueError(
+                "CALIBRATED: every feature carries the fluency detector's output, which saw this dataset's captions"
+            )
     return names, rows
 
 
@@ -161,7 +170,7 @@ def calibrated_cross_validation(
     accuracy is the cross-validated one only, counted under the dataset's protocol.
     """
     detector = detector_check(content=dataset_content(dataset=dataset))
-    names, rows = calibration_rows(dataset=dataset, reports=reports, clips=clips, without_fluency=detector.leaks)
+    names, rows = calibration_rows(dataset=dataset, reports=reports, clips=clips, without_detector=detector.leaks)
     validation = calibration.cross_validate(names, rows, seed=seed, protocol_name=dataset.agreement_protocol)
     full_model = calibration.fit_calibrated_model(names, rows, seed=seed)
     description = {
@@ -219,7 +228,7 @@ def calibrated_transfer(
             dataset=training_dataset,
             reports={name: training_reports[name] for name in features},
             clips=training_clips if use_clips else None,
-            without_fluency=detector.leaks,
+            without_detector=detector.leaks,
         )
         shared = evaluated.texts.keys() & content.texts.keys()
         kept = [row for row in rows if not _holds_texts(row, content, shared)]
@@ -237,7 +246,7 @@ def calibrated_transfer(
         dataset=dataset,
         reports={name: reports[name] for name in features},
         clips=clips if use_clips else None,
-        without_fluency=detector.leaks,
+        without_detector=detector.leaks,
     )
     model = calibration.fit_calibrated_model(names, training_rows, seed=seed)
     report = calibration.agreement_from_decisions(rows, model.decisions(rows), protocol_name=dataset.agreement_protocol)

@@ -103,6 +103,8 @@ def test_the_agreement_page_shows_the_calibration_block_to_admins(client, make_u
     client.post(refresh)
     page = client.get(url).content.decode()
     assert 'id="calibration"' in page and "held out only" in page and 'id="calibration-coefficients"' in page
+    # Clotho-Eval's captions trained the shipped fluency detector: the block says so
+    assert 'id="calibration-detector-note"' in page and "was trained on" in page
     for name in ["BLEU_1", "BLEU_4", "ROUGE_L"]:
         assert f"<td>{name}</td>" in page
 

@@ -141,8 +141,9 @@ def test_a_detector_that_saw_the_captions_leaves_its_feature_out_with_a_note(
     )
     # declared training texts disjoint from the dataset: the feature is used, no note
     fingerprints.write_training_texts(configured_detector, ["a text no dataset here holds"], description="unrelated")
-    report = report_json(capsys, "--dataset", "half", "--metrics", METRICS)
-    assert calibration.CAPTION_FEATURES[1] in report["calibration"]["features"]
+    with_fense = "BLEU_4,ROUGE_L,FENSE,CALIBRATED"
+    report = report_json(capsys, "--dataset", "half", "--metrics", with_fense)
+    assert {"fluency_error", "FENSE"} <= set(report["calibration"]["features"])
     assert report["calibration"]["fluency_detector"]["detector"].startswith("my_detector.safetensors:")
     assert report["calibration"]["fluency_detector"]["leaks"] is False and "notes" not in report
     # CALIBRATED's feature came from the configured detector, not the shipped one
@@ -151,9 +152,11 @@ def test_a_detector_that_saw_the_captions_leaves_its_feature_out_with_a_note(
     # plant one caption of a judged pair among its training texts
     planted = clotho_items[2]["HM"][1]
     fingerprints.write_training_texts(configured_detector, ["unrelated", planted], description="planted")
-    report = report_json(capsys, "--dataset", "half", "--metrics", METRICS)
-    assert "fluency_error" not in report["calibration"]["features"]
+    report = report_json(capsys, "--dataset", "half", "--metrics", with_fense)
+    # neither the detector's probability nor FENSE (its score carries the detector's penalty) enters the model
+    assert "fluency_error" not in report["calibration"]["features"] and "FENSE" not in report["calibration"]["features"]
     assert set(calibration.CAPTION_FEATURES) - {"fluency_error"} <= set(report["calibration"]["features"])
+    assert "FENSE" in report["metrics"]  # the single metric is still shown, under the note
     assert report["calibration"]["fluency_detector"]["judged_captions_in_training_texts"] == 1
     assert any("trained on 1 of this dataset's" in note for note in report["notes"])
     capsys.readouterr()
