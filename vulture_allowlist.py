@@ -143,6 +143,8 @@ attribute_tag_extensions_seed  # unused function (annotation/tag_library.py: cal
 time_proposals  # unused function (common/time_relations.py: the server twin of the page's proposals, run by tests against the same cases as the JS)
 audio_encodes  # unused variable (metrics_bridge/scoring/clap.py: a counter tests read to check each clip is encoded once)
 clear_caches  # unused function (metrics_bridge/scoring/clap.py: tests empty the embedding caches between cases)
+listening_from  # unused variable (ratings/models.py: AssignmentItem's credited listening stretch, written by UPDATE and read by queries by name)
+listening_until  # unused variable (ratings/models.py: as listening_from)
 
 # --- Scorers: built by the registry's factories (metrics_bridge/scoring/registry.py).
 BertScoreScorer  # unused class (metrics_bridge/scoring/bertscore.py:67)

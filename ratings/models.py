@@ -160,6 +160,10 @@ class AssignmentItem(models.Model):
     # {"file": storage name, "size": bytes, "ranges": [[first, end), ...]}, and when the first byte went.
     audio_served = models.JSONField(default=dict, blank=True)
     audio_first_served_at = models.DateTimeField(null=True, blank=True)
+    # The stretch of the rater's one listening clock credited to this clip (never overlapping another of
+    # the same rater's items): set with listened_at from the served audio (ratings/services/listening.py).
+    listening_from = models.DateTimeField(null=True, blank=True)
+    listening_until = models.DateTimeField(null=True, blank=True)
     listened_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     seconds_spent = models.FloatField(null=True, blank=True)

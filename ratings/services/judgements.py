@@ -2,7 +2,7 @@
 
 The listening rule is enforced here, not only in the browser: an item can be submitted only
 after it was marked heard, which the server does only when the audio it served proves it
-(ratings/services/listening.py: coverage of the file and the time since its first byte).
+(ratings/services/listening.py: coverage of the file, and the listening time on the rater's one clock).
 
 Values are checked strictly, the same way for drafts and submissions: whole scores 1..5,
 penalties -2..0 in tenths, written plainly (no padding, no exponent, no NUL character), and
@@ -294,6 +294,26 @@ def caption_values_clean(values: dict, *, caption_number: int) -> dict:
     }
 
 
+def item_seconds_on_one_clock(item: AssignmentItem) -> float:
+    """The time an item took, counted on the rater's one clock: from when it was first shown, or from the
+    rater's previous first submission (any campaign) if that came later, to its own first submission.
+
+    Pages opened at once and submitted in turn overlap; a person works on one at a time, so each item is
+    credited only the time since the last one was done (the minimum-median-time rule reads this).
+    """
+    previous = (
+        AssignmentItem.objects.filter(
+            assignment__rater_id=item.assignment.rater_id, completed_at__lte=item.completed_at
+        )
+        .exclude(pk=item.pk)
+        .order_by("-completed_at")
+        .values_list("completed_at", flat=True)
+        .first()
+    )
+    start = max(item.first_shown_at, previous) if previous else item.first_shown_at
+    return max(0.0, (item.completed_at - start).total_seconds())
+
+
 def _accepted(item: AssignmentItem, *, replacing: bool, previous: dict) -> None:
     """Complete the item (first time: stamp the time spent), bump its version, log the event."""
     was_completed = item.completed_at is not None
@@ -303,7 +323,7 @@ def _accepted(item: AssignmentItem, *, replacing: bool, previous: dict) -> None:
     if not was_completed:
         item.completed_at = timezone.now()
         if item.first_shown_at:
-            item.seconds_spent = (item.completed_at - item.first_shown_at).total_seconds()
+            item.seconds_spent = item_seconds_on_one_clock(item)
         fields += ["completed_at", "seconds_spent"]
     item.save(update_fields=fields)
     if not was_completed:

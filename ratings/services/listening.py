@@ -1,23 +1,30 @@
-"""Listening proven by what the server served, not by a timer.
+"""Listening proven by what the server served, not by a timer, on one clock per rater.
 
-An item counts as heard ("listened", which submitting needs) only when both hold, as the server itself
+An item counts as heard ("listened", which submitting needs) only when all hold, as the server itself
 observed them:
 - it sent this item's rater audio (the clip's metadata-free copy, under the item's own URL) covering at
   least LISTENED_COVERAGE of the file, in one response or in any number of byte ranges;
-- since the first of those bytes went out, at least the listening time has passed: the clip's duration,
-  or MUST_LISTEN_SECONDS when that is set and shorter.
+- the listening time (the clip's duration, or MUST_LISTEN_SECONDS when that is set and shorter) fits on
+  the rater's one listening clock: a stretch of wall-clock time that starts no earlier than the item's
+  first audio byte, has ended by now, and overlaps no stretch already credited to another of the same
+  rater's items (in any campaign or study). A person hears one clip at a time, so clips streamed at once,
+  in several tabs or by a script fetching a whole share in parallel, are credited one after another: the
+  items of a share are heard, at the earliest, after the sum of their listening times, not the longest.
 
-So opening items and posting "listened" after a pause is refused when no audio was fetched, and
-fetching the file and posting at once is refused until the clip could have been played. The record is
-kept per assignment item (`AssignmentItem.audio_served`: the file, its size and the merged byte ranges
-sent; `audio_first_served_at`), so it is per rater, and per crowd participant alike. Ranges are
-recorded when a response's body is done, counting only the chunks the server handed on (a client that
-stops reading early gets only what it read counted).
+So opening items and posting "listened" after a pause is refused when no audio was fetched, fetching the
+file and posting at once is refused until the clip could have been played, and fetching every clip at
+once is refused for all but one until as much real time has passed as playing them in turn would take.
+The record is kept per assignment item (`AssignmentItem.audio_served`: the file, its size and the merged
+byte ranges sent; `audio_first_served_at`; the credited stretch `listening_from`..`listening_until`).
+Ranges are recorded when a response's body is done, counting only the chunks the server handed on (a
+client that stops reading early gets only what it read counted).
 """
 
 import logging
+from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -87,8 +94,8 @@ def audio_served_record(*, item_id: int, file_name: str, size: int, first: int, 
         logger.exception("could not record the audio served for assignment item %s", item_id)
 
 
-def listening_proof_check(*, item: AssignmentItem, rater_audio_name: str, now=None) -> None:
-    """Raise JudgementError, saying what is missing, unless the served audio proves the clip could be heard."""
+def listening_proof_check(*, item: AssignmentItem, rater_audio_name: str) -> None:
+    """Raise JudgementError, saying what is missing, unless the item's whole audio was served."""
     record = item.audio_served or {}
     if not rater_audio_name:
         raise JudgementError("this clip has no audio to listen to")
@@ -99,31 +106,63 @@ def listening_proof_check(*, item: AssignmentItem, rater_audio_name: str, now=No
         raise JudgementError(
             f"only {coverage:.0%} of the clip's audio has been received so far: play the clip to its end"
         )
-    required = listening_seconds_required(item=item)
-    elapsed = ((now or timezone.now()) - item.audio_first_served_at).total_seconds()
-    if elapsed < required:
-        raise JudgementError(f"the clip needs {required:.1f} s of listening; its audio started {elapsed:.1f} s ago")
+
+
+def listening_slot(*, earliest: datetime, seconds: float, taken: list[tuple[datetime, datetime]]) -> datetime:
+    """The earliest start >= `earliest` of a stretch of `seconds` overlapping none of the `taken` stretches."""
+    start, length = earliest, timedelta(seconds=seconds)
+    for taken_from, taken_until in sorted(taken):
+        if taken_until <= start:
+            continue
+        if start + length <= taken_from:
+            break
+        start = max(start, taken_until)
+    return start
 
 
 def item_mark_listened(*, item: AssignmentItem) -> AssignmentItem:
-    """Record that the rater heard the clip, if the served audio proves it (else JudgementError, nothing stored).
+    """Record that the rater heard the clip, if the served audio and the rater's listening clock prove it
+    (else JudgementError, nothing stored).
 
-    Read from the row (the object may be older), without a lock: the served-audio record only grows, and
-    the write is a conditional UPDATE (the first report wins, a repeated one changes nothing).
+    The rater's user row is locked, so two reports at once (two tabs, a script) are placed on the clock
+    one after the other; a repeated report changes nothing.
     """
-    row = (
-        AssignmentItem.objects.filter(pk=item.pk)
-        .values("listened_at", "audio_served", "audio_first_served_at", "clip__rater_audio")
-        .get()
-    )
-    item.listened_at = row["listened_at"]
-    if item.listened_at is not None:
-        return item
-    item.audio_served, item.audio_first_served_at = row["audio_served"], row["audio_first_served_at"]
-    now = timezone.now()
-    listening_proof_check(item=item, rater_audio_name=row["clip__rater_audio"] or "", now=now)
-    if AssignmentItem.objects.filter(pk=item.pk, listened_at__isnull=True).update(listened_at=now):
-        item.listened_at = now
-    else:
-        item.refresh_from_db(fields=["listened_at"])
+    with transaction.atomic():
+        rater_id = AssignmentItem.objects.filter(pk=item.pk).values_list("assignment__rater_id", flat=True).get()
+        list(get_user_model().objects.select_for_update().filter(pk=rater_id).values_list("pk"))
+        row = (
+            AssignmentItem.objects.filter(pk=item.pk)
+            .values("listened_at", "audio_served", "audio_first_served_at", "clip__rater_audio")
+            .get()
+        )
+        item.listened_at = row["listened_at"]
+        if item.listened_at is not None:
+            return item
+        item.audio_served, item.audio_first_served_at = row["audio_served"], row["audio_first_served_at"]
+        listening_proof_check(item=item, rater_audio_name=row["clip__rater_audio"] or "")
+        now = timezone.now()
+        required = listening_seconds_required(item=item)
+        taken = list(
+            AssignmentItem.objects.filter(
+                assignment__rater_id=rater_id,
+                listening_from__isnull=False,
+                listening_until__gt=item.audio_first_served_at,
+            )
+            .exclude(pk=item.pk)
+            .values_list("listening_from", "listening_until")
+        )
+        start = listening_slot(earliest=item.audio_first_served_at, seconds=required, taken=taken)
+        until = start + timedelta(seconds=required)
+        if until > now:
+            if start == item.audio_first_served_at:
+                raise JudgementError(
+                    f"the clip needs {required:.1f} s of listening; its audio started "
+                    f"{(now - start).total_seconds():.1f} s ago"
+                )
+            raise JudgementError(
+                f"the clip needs {required:.1f} s of listening, counted on one clock across all your clips "
+                f"(one is heard at a time): it can be marked heard in {(until - now).total_seconds():.1f} s"
+            )
+        AssignmentItem.objects.filter(pk=item.pk).update(listened_at=now, listening_from=start, listening_until=until)
+        item.listened_at, item.listening_from, item.listening_until = now, start, until
     return item

@@ -4,7 +4,7 @@ The statistics are small pure functions over plain dicts and lists (tested on ha
 data); `campaign_rater_quality` loads a campaign's rows and applies them per rater.
 
 - Gold pass rate: share of a rater's votes on gold pairs that match `gold_choice`.
-- Median time per item: `AssignmentItem.seconds_spent` (first shown to first completion).
+- Median time per item: `AssignmentItem.seconds_spent` (first shown, or the previous item done, to first completion).
 - Agreement, pairwise: share of the rater's votes that equal the majority choice of the
   *other* included raters on the same pair (pairs where the others tie are skipped).
 - Agreement, THumBS: mean absolute difference between the rater's overall score and the

@@ -112,10 +112,22 @@ def audio_served_give(item, *, seconds_ago: float = 60.0):
 
 
 def listened_give(item, *, seconds_ago: float = 30.0):
-    """The item shown and its audio served `seconds_ago`, then reported heard (as the page does)."""
-    from ratings.models import AssignmentItem
-    from ratings.services.listening import item_mark_listened
+    """The item shown and its audio served `seconds_ago`, then reported heard (as the page does).
 
+    The rater's listening is counted on one clock, so when earlier items of the same rater already took
+    that time, this one is served just before the earliest of them instead (heard in turn, not at once).
+    """
+    from django.db.models import Min
+
+    from ratings.models import AssignmentItem
+    from ratings.services.listening import item_mark_listened, listening_seconds_required
+
+    earliest = AssignmentItem.objects.filter(
+        assignment__rater_id=item.assignment.rater_id, listening_from__isnull=False
+    ).aggregate(earliest=Min("listening_from"))["earliest"]
+    if earliest is not None:
+        before_earliest = (timezone.now() - earliest).total_seconds() + listening_seconds_required(item=item) + 1
+        seconds_ago = max(seconds_ago, before_earliest)
     shown_at = timezone.now() - timedelta(seconds=seconds_ago)
     AssignmentItem.objects.filter(pk=item.pk, first_shown_at__isnull=True).update(first_shown_at=shown_at)
     item.refresh_from_db(fields=["first_shown_at"])
