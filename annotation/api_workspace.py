@@ -73,6 +73,8 @@ def conflict_response(error: Exception) -> Response:
             "current_version": error.current_version,
             "base_version": error.base_version,
         }
+        if error.current_draft is not None:
+            body["current_draft"] = error.current_draft
     else:
         body = {"detail": str(error), "code": "locked"}
     return Response(body, status=status.HTTP_409_CONFLICT)

@@ -120,6 +120,11 @@ class DraftConflictSerializer(serializers.Serializer):
     code = serializers.CharField(help_text='"stale_version": saved elsewhere meanwhile; "locked": no longer editable')
     current_version = serializers.IntegerField(required=False)
     base_version = serializers.IntegerField(required=False)
+    current_draft = serializers.JSONField(
+        required=False,
+        help_text="On a refused draft save: the stored draft at current_version, to merge this tab's edits into "
+        "(three-way, against the version this tab last saved or loaded).",
+    )
 
 
 class CheckSerializer(serializers.Serializer):

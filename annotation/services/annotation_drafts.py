@@ -56,13 +56,16 @@ class DraftInvalidError(ValueError):
 class DraftConflictError(Exception):
     """The save was based on an older version than the stored one."""
 
-    def __init__(self, *, current_version: int, base_version: int) -> None:
+    def __init__(self, *, current_version: int, base_version: int, current_draft: dict | None = None) -> None:
         super().__init__(
             f"this draft was saved elsewhere (another tab or device) as version {current_version}; "
             f"this save was based on version {base_version} and was not applied"
         )
         self.current_version = current_version
         self.base_version = base_version
+        # The stored draft, so the refused tab can merge its edits into it (it keeps the version both started
+        # from itself); None where only the version matters (submit, publish: the tab saves first anyway).
+        self.current_draft = current_draft
 
 
 def empty_draft() -> dict:
@@ -233,7 +236,9 @@ def draft_save_versioned(
         if row.draft_version != base_version:
             if row.draft == draft:  # the same save arriving twice (a retry, a page leaving): nothing to refuse
                 return SavedDraft(version=row.draft_version, saved_at=row.draft_saved_at)
-            raise DraftConflictError(current_version=row.draft_version, base_version=base_version)
+            raise DraftConflictError(
+                current_version=row.draft_version, base_version=base_version, current_draft=row.draft
+            )
         row.draft = draft
         row.draft_version += 1
         row.draft_saved_at = timezone.now()
