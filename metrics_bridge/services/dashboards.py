@@ -168,9 +168,9 @@ def _part_key(part: str, target) -> str:
     return calibration_key(dataset=target) if part == "calibration" else _key(part, target.pk)
 
 
-def dashboard_part_states(*, kind: str, target) -> dict[str, CacheState]:
+def dashboard_part_states(*, kind: str, target, fingerprint: str | None = None) -> dict[str, CacheState]:
     """{part: its stored state} for a page (its parts share one fingerprint: computed once)."""
-    fingerprint = _fingerprint(kind, target)
+    fingerprint = fingerprint or _fingerprint(kind, target)
     return {part: cached_state(key=_part_key(part, target), fingerprint=fingerprint) for part in PAGE_PARTS[kind]}
 
 
@@ -192,10 +192,10 @@ def _wanted(state: CacheState, run_active: bool) -> bool:
     return state.needs_request and (not run_active or state.payload is None)
 
 
-def dashboard_live(*, kind: str, target, run_id: int | None = None) -> DashboardLive:
+def dashboard_live(*, kind: str, target, run_id: int | None = None, fingerprint: str | None = None) -> DashboardLive:
     """The dashboard's stored numbers, their computations and the metric run on its dataset; while a run goes
     on, the numbers are recomputed only once it ends (every finished chunk changes the data)."""
-    parts = dashboard_part_states(kind=kind, target=target)
+    parts = dashboard_part_states(kind=kind, target=target, fingerprint=fingerprint)
     dataset_id = target.dataset_id if kind == "thumbs" else target.pk
     runs = MetricRun.objects.filter(dataset_id=dataset_id)
     run = runs.filter(pk=run_id).first() if run_id else None
@@ -227,9 +227,9 @@ def dashboard_live(*, kind: str, target, run_id: int | None = None) -> Dashboard
 def dashboard_parts_request(*, kind: str, target, enqueue, retry: bool = False) -> list[str]:
     """Have a worker compute the page's parts that need it (`enqueue(part, object_id)` sends the task); `retry`
     (an admin's "Try again") also sends those given up. Returns the parts sent."""
-    live = dashboard_live(kind=kind, target=target)
-    active = live.run is not None and not live.run.is_finished
     fingerprint = _fingerprint(kind, target)
+    live = dashboard_live(kind=kind, target=target, fingerprint=fingerprint)
+    active = live.run is not None and not live.run.is_finished
     sent = []
     for part, state in live.parts.items():
         if retry and part in live.given_up:
