@@ -80,6 +80,12 @@ class StudySettingsForm(forms.Form):
     exclude_same_answer = forms.BooleanField(
         required=False, initial=True, label="Exclude the same answer on every item"
     )
+    mturk_screen_out_pay = forms.BooleanField(
+        required=False,
+        label="MTurk: pay workers who fail the headphone screen",
+        help_text="Off: they are asked to return the HIT (MTurk has no screen-out payment). On: they submit the HIT "
+        "with the screen-out code and the pay CSV marks it approve.",
+    )
     redirect_url = forms.URLField(
         label="Redirect URL",
         required=False,

@@ -75,6 +75,9 @@ class Study(TimeStampedModel):
     screen_out_code = models.CharField(max_length=16, default=study_code)
     no_consent_code = models.CharField(max_length=16, default=study_code)
     full_code = models.CharField(max_length=16, default=study_code)
+    # MTurk has no screen-out payment: screened-out workers return the HIT, unless the experimenter pays them by
+    # approving a HIT submitted with the screen-out code (ratings/services/study_policy.py).
+    mturk_screen_out_pay = models.BooleanField(default=False)
     # Generic panels: where the end page sends participants; "{code}" is replaced by their code.
     redirect_url = models.URLField(max_length=500, blank=True)
     # Participants of these campaigns' studies (same platform and id) may not take part.

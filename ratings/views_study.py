@@ -324,7 +324,7 @@ def study_status(request, slug: str, token: str):
             "finished": finished,
             "code": participant_code(participant),
             # The worker returns the HIT (declined, study full, screened out): the frame must not submit it.
-            "return_hit": finished and ending_returns_submission(study.platform, participant.status),
+            "return_hit": finished and ending_returns_submission(study, participant.status),
         }
     )
 
@@ -496,7 +496,7 @@ def study_leave(request, slug: str):
 def end_redirect(participant: Participant, code: str) -> dict:
     """Where the end page sends the participant: {"url"} to follow, or {"post_url", "fields"} to submit (MTurk)."""
     study = participant.study
-    if not code or participant.is_preview or ending_returns_submission(study.platform, participant.status):
+    if not code or participant.is_preview or ending_returns_submission(study, participant.status):
         return {}
     if study.platform == PROLIFIC:
         return {"url": prolific_completion_url(code)}
@@ -523,7 +523,7 @@ def study_end(request, study: Study, participant: Participant):
             participant,
             code=code,
             redirect=end_redirect(participant, code),
-            returns_submission=ending_returns_submission(study.platform, participant.status),
+            returns_submission=ending_returns_submission(study, participant.status),
             redirect_seconds=settings.STUDY_END_REDIRECT_SECONDS,
             frame_submits=bool(request.session.get(FRAME_SUBMITS)),
         ),

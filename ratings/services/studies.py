@@ -49,6 +49,7 @@ STUDY_SETTING_FIELDS = (
     "exclude_failed_checks",
     "exclude_median_seconds_below",
     "exclude_same_answer",
+    "mturk_screen_out_pay",
     "redirect_url",
 )
 

@@ -15,7 +15,8 @@ answers.
 
 Endings: MTurk has no screen-out payment, and a worker who submits a HIT expects to be paid for it, so a
 worker who declines consent, finds the study full or fails the headphone screen is asked to *return* the HIT
-(MTurk's convention): no code, no submission, nothing to approve.
+(MTurk's convention): no code, no submission, nothing to approve. An experimenter who wants to pay screened-out
+workers on MTurk opts in (`Study.mturk_screen_out_pay`): they then submit with the screen-out code, approved.
 """
 
 from dataclasses import dataclass
@@ -72,7 +73,7 @@ def exclusion_action(codes: list[str]) -> str:
 
 
 # Pay action per (platform, ending) for participants who were not excluded. "return": the participant is asked
-# to return the submission (MTurk: no submission exists, nothing to approve or reject).
+# to return the submission (MTurk: no submission should exist, nothing to approve).
 ENDING_ACTIONS = {
     "prolific": {"completed": "approve", "screened_out": "screen-out", "full": "screen-out"},
     "generic": {"completed": "approve", "screened_out": "screen-out", "full": "screen-out"},
@@ -87,11 +88,26 @@ ENDING_ACTIONS = {
 }
 
 
-def ending_action(platform: str, status: str) -> str:
-    """approve, screen-out, return or none (still in progress, or nothing for the platform to do)."""
-    return ENDING_ACTIONS.get(platform, {}).get(status, "none")
+# Endings with no work done: a worker asked to return the HIT who submits it anyway is rejected, not auto-approved
+# with the full reward (MTurk approves a submitted assignment nobody marks, after the HIT's auto-approval delay).
+NO_WORK_ENDINGS = {"no_consent": "declined consent", "full": "the study was full", "screened_out": "screened out"}
 
 
-def ending_returns_submission(platform: str, status: str) -> bool:
+def return_rejection_reason(study, status: str) -> str:
+    """The Reject text for a worker asked to return the HIT after no work, should they submit it anyway ("": none)."""
+    if ending_action(study, status) != "return" or status not in NO_WORK_ENDINGS:
+        return ""
+    return f"No work was done ({NO_WORK_ENDINGS[status]}): the HIT was to be returned, not submitted."
+
+
+def ending_action(study, status: str) -> str:
+    """approve, screen-out, return or none (still in progress, or nothing for the platform to do) for an ending of
+    `study` (its platform; on MTurk, whether the experimenter pays screened-out workers)."""
+    if study.platform == "mturk" and status == "screened_out" and study.mturk_screen_out_pay:
+        return "approve"  # MTurk pays a screen-out only as an approved HIT (submitted with the screen-out code)
+    return ENDING_ACTIONS.get(study.platform, {}).get(status, "none")
+
+
+def ending_returns_submission(study, status: str) -> bool:
     """Whether this ending asks the participant to return the study instead of submitting a code."""
-    return ending_action(platform, status) == "return"
+    return ending_action(study, status) == "return"

@@ -27,7 +27,12 @@ from django.utils import timezone
 from ratings.models import AssignmentItem, ItemEvent
 from ratings.models_study import AttentionCheck, Participant, Study
 from ratings.services.listening import served_coverage
-from ratings.services.study_policy import ending_action, ending_returns_submission, exclusion_action
+from ratings.services.study_policy import (
+    ending_action,
+    ending_returns_submission,
+    exclusion_action,
+    return_rejection_reason,
+)
 
 CENT = Decimal("0.01")
 CHANGE_KINDS = (ItemEvent.Kind.CHANGED, ItemEvent.Kind.STALE_REPLACED)
@@ -84,7 +89,7 @@ def item_listening_seconds(item: AssignmentItem) -> float | None:
 def participant_code(participant: Participant) -> str:
     """The code the participant's end page shows (empty while they are still in the study)."""
     study = participant.study
-    if ending_returns_submission(study.platform, participant.status):
+    if ending_returns_submission(study, participant.status):
         return ""  # asked to return the study (MTurk): a code would only submit a HIT nobody should pay for
     return {
         Participant.Status.COMPLETED: study.completion_code,
@@ -207,14 +212,15 @@ def pay_action(participant: Participant) -> str:
     excluded the participant (only an instructional one rejects) or from how the study ended on its platform."""
     if participant.is_excluded:
         return exclusion_action(participant.exclusion_codes)
-    return ending_action(participant.study.platform, participant.status)
+    return ending_action(participant.study, participant.status)
 
 
 def study_pay_csv(*, study: Study) -> str:
     """The pay export (see the module docstring); previews are left out.
 
     An MTurk study's file has MTurk's own column names for the ids and its `Approve` ("x") and `Reject` (the
-    reasons) columns, which its batch upload reads; workers asked to return the HIT have neither.
+    reasons) columns, which its batch upload reads. Workers asked to return the HIT after no work are not approved;
+    their `Reject` says why, in case one submitted the HIT anyway (MTurk would approve it unmarked).
     """
     is_mturk = study.platform == "mturk"
     buffer = io.StringIO()
@@ -230,7 +236,9 @@ def study_pay_csv(*, study: Study) -> str:
         common = [participant.outcome, row.code, row.minutes_text, reasons, rules, action]
         if is_mturk:
             approve = "x" if action == "approve" else ""
-            reject = (reasons or "excluded") if action == "reject" else ""
+            reject = (
+                (reasons or "excluded") if action == "reject" else return_rejection_reason(study, participant.status)
+            )
             writer.writerow(
                 [data.get("hitId", ""), data.get("assignmentId", ""), participant.platform_id, key, *common]
                 + [approve, reject]

@@ -146,12 +146,7 @@ def test_mturk_workers_who_decline_find_the_study_full_or_are_screened_out_retur
     )
     slug = study.slug
     screened, screened_assignment = _worker(study, 4)
-    screened.post(reverse("study:entry", kwargs={"slug": slug}))
-    screened.post(reverse("study:consent", kwargs={"slug": slug}), {"decision": "agree"})
-    screened.post(reverse("study:questionnaire", kwargs={"slug": slug}), {"age_band": "25-34"})
-    screened.get(reverse("study:headphones", kwargs={"slug": slug}))
-    headphone_fail(participant_of(screened).user.headphone_checks.get())
-    screened.get(reverse("study:headphones", kwargs={"slug": slug}))
+    _screen_out(screened, study)
     declined, declined_assignment = _worker(study, 2)
     declined.post(reverse("study:entry", kwargs={"slug": slug}))
     declined.post(reverse("study:consent", kwargs={"slug": slug}), {"decision": "decline"})
@@ -188,7 +183,35 @@ def test_mturk_workers_who_decline_find_the_study_full_or_are_screened_out_retur
     ):
         row = rows[assignment]
         assert row["status"] == status
-        assert (row["action"], row["Approve"], row["Reject"], row["completion_code"]) == ("return", "", "", "")
+        assert (row["action"], row["Approve"], row["completion_code"]) == ("return", "", "")
+        # Not approved; should the worker submit the HIT anyway, the upload rejects it (no auto-approval).
+        assert row["Reject"].startswith("No work was done (") and "the HIT was to be returned" in row["Reject"]
+
+
+def _screen_out(client: Client, study: Study) -> None:
+    slug = study.slug
+    client.post(reverse("study:entry", kwargs={"slug": slug}))
+    client.post(reverse("study:consent", kwargs={"slug": slug}), {"decision": "agree"})
+    client.post(reverse("study:questionnaire", kwargs={"slug": slug}), {"age_band": "25-34"})
+    client.get(reverse("study:headphones", kwargs={"slug": slug}))
+    headphone_fail(participant_of(client).user.headphone_checks.get())
+    client.get(reverse("study:headphones", kwargs={"slug": slug}))
+
+
+def test_an_mturk_study_may_opt_into_paying_screened_out_workers():
+    study = make_pairwise_study(
+        name="mturk-screen-pay", platform="mturk", screens="antiphase", screen_attempts=1, mturk_screen_out_pay=True
+    )
+    client, assignment = _worker(study, 9)
+    _screen_out(client, study)
+    participant = participant_of(client)
+    assert participant.status == "screened_out"
+    page = client.get(reverse("study:end", kwargs={"slug": study.slug})).content.decode()
+    assert f'action="{SUBMIT_TO}/mturk/externalSubmit"' in page and study.screen_out_code in page
+    assert "Please return the HIT" not in page
+    assert _status(client, participant) == {"finished": True, "code": study.screen_out_code, "return_hit": False}
+    row = _pay_rows(study, "AssignmentId")[assignment]
+    assert (row["action"], row["Approve"], row["completion_code"]) == ("approve", "x", study.screen_out_code)
 
 
 # --- Policy: instructional or performance, thresholds at their boundary ------------------------------------
