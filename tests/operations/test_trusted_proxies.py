@@ -184,3 +184,19 @@ def test_without_the_setting_everyone_behind_the_proxy_is_one_address(study, set
     settings.STUDY_ARRIVALS_PER_ADDRESS = 2
     statuses = [_arrive(study, remote=PROXY, forwarded=f"198.51.100.{n}") for n in range(3)]
     assert statuses == [302, 302, 429]
+
+
+def test_no_other_code_reads_client_addresses_or_throttles_by_itself():
+    """A limit that read REMOTE_ADDR (the proxy) or X-Forwarded-For (anyone's words) itself, or a DRF throttle
+    (whose default identity is the whole X-Forwarded-For header), would bypass TRUSTED_PROXIES."""
+    needles = ("REMOTE_ADDR", "X_FORWARDED_FOR", "X-Forwarded-For", "get_client_ip", "throttle_classes", "THROTTLE")
+    offenders = []
+    for package in ("accounts", "annotation", "ratings", "metrics_bridge", "config", "common"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path == ROOT / "common" / "client_address.py" or "migrations" in path.parts:
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), start=1):
+                code = line.split("#", 1)[0]
+                if any(needle in code for needle in needles):
+                    offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert offenders == []
