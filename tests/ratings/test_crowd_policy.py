@@ -21,6 +21,7 @@ from ratings.services.study_export import study_fense_items, study_thumbs_csv
 from ratings.services.study_report import ParticipantRow, study_pay_csv, study_summary
 from ratings.services.study_shares import study_coverage
 from tests.ratings.campaign_data import clip_audio_attach, corpus_build
+from tests.ratings.rater_api import api_rows
 from tests.ratings.study_data import (
     answer_share,
     arrival_url,
@@ -383,6 +384,12 @@ def test_thumbs_check_items_show_as_many_captions_and_fields_as_the_others():
         check_items = set(AttentionCheck.objects.filter(rater=participant.user).values_list("item_id", flat=True))
         assert len(check_items) == 3 and len(items) == 6
         features = {item.pk: _page_features(client, item) for item in items}
+        # What the rater API gives for each item: the same keys, as many captions.
+        api = {row["token"]: row for row in api_rows(client, "/api/assignment-items/", study=study.campaign.pk)}
+        assert set(api) == {item.token for item in items}
+        for item in items:
+            row = api[item.token]
+            features[item.pk] |= {"api keys": tuple(sorted(row)), "api captions": len(row["captions"])}
         checked = [features[pk] for pk in check_items]
         unchecked = [value for pk, value in features.items() if pk not in check_items]
         print(f"participant {number}: check items {checked[0]}, other items {unchecked[0]}")
