@@ -20,6 +20,11 @@
     statusElement: statusElement,
     onConflict: (conflict) => Page.showConflict(banner, conflict, sync),
     onSaved: () => scheduleChecks(),
+    // A merge (another tab's or device's edits, or a closed tab's copy) replaces the draft, undoably.
+    applyDraft: (draft, what, summary) => {
+      editor.setDraft(draft, what);
+      editor.say(summary);
+    },
   });
 
   const start = task.editable ? sync.restoreLocal(task.draft) : {draft: task.draft};
@@ -47,7 +52,7 @@
     statusElement.dataset.state = "saved";
     statusElement.textContent = task.draft_version ? "Saved (version " + task.draft_version + ")" : "Nothing typed yet";
   }
-  if (start.staleLocal) offerStaleLocal(start.staleLocal);
+  if (task.editable) sync.findOrphans().then(offerOrphans);
 
   // -- relations form (mouse) -----------------------------------------------------------------------
   const relationForm = document.querySelector("#relations-panel .relation-form");
@@ -90,6 +95,12 @@
           return goNext();
         }
         if (response.status === 400 && body.checks) return showRefusal(body);
+        if (response.status === 409 && body.code === "stale_version") {
+          // Saved elsewhere between this tab's save and the submit: save again, which merges the other edits in.
+          sync.edit(editor.draft);
+          editor.say("Not submitted: this clip was saved in another tab or device meanwhile; its edits are merged here. Check them and submit again.", true);
+          return null;
+        }
         if (response.status === 409) return Page.showConflict(banner, {code: body.code, currentVersion: body.current_version, message: body.detail}, sync);
         editor.say("Not submitted: " + (body.detail || JSON.stringify(body)), true);
         return null;
@@ -145,17 +156,33 @@
     skipDialog.querySelector("[data-action=close]").addEventListener("click", () => skipDialog.close());
   }
 
-  function offerStaleLocal(local) {
+  /* Unsaved edits that closed tabs (or this browser before a restart) left behind: offered one at a time.
+   * Restoring merges them into what this page holds; what both changed goes to the conflict view. */
+  function offerOrphans(copies) {
     const notice = document.getElementById("stale-local");
+    const copy = copies.find((candidate) => {
+      const trial = DraftMerge.merge(candidate.base || {events: [], relations: [], note: ""}, candidate.draft, editor.draft);
+      if (trial.conflicts.length || !DraftMerge.same(trial.draft, editor.draft)) return true;
+      sync.forgetCopy(candidate); // everything in it is already here
+      return false;
+    });
+    if (!copy) {
+      notice.hidden = true;
+      return;
+    }
+    const rest = copies.slice(copies.indexOf(copy) + 1);
+    const events = (copy.draft.events || []).map((event) => "'" + ((event.label || "").trim() || "unnamed") + "'");
     notice.hidden = false;
-    notice.querySelector(".stale-time").textContent = new Date(local.at).toLocaleString();
+    notice.querySelector(".stale-time").textContent = new Date(copy.at).toLocaleString();
+    notice.querySelector(".stale-events").textContent = events.join(", ") || "no events";
     notice.querySelector("[data-action=restore]").onclick = () => {
       notice.hidden = true;
-      editor.setDraft(local.draft, "restoring this browser's edits");
+      sync.mergeIn(copy);
+      if (!sync.conflict) offerOrphans(rest);
     };
     notice.querySelector("[data-action=discard]").onclick = () => {
-      notice.hidden = true;
-      sync.discardLocal();
+      sync.forgetCopy(copy);
+      offerOrphans(rest);
     };
   }
 

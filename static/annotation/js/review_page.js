@@ -79,6 +79,10 @@
       csrfToken: Page.csrfToken,
       statusElement: statusElement,
       onConflict: (conflict) => Page.showConflict(banner, conflict, sync),
+      applyDraft: (draft, what, summary) => {
+        editor.setDraft(draft, what);
+        editor.say(summary);
+      },
     });
   }
 
@@ -204,7 +208,8 @@
       if (draft.relations.some((r) => (r.first === first.id && r.second === second.id) || (r.first === second.id && r.second === first.id))) continue;
       const candidate = draft.relations.concat({first: first.id, second: second.id, kind: relation.kind});
       const text = "'" + first.label + "' " + relation.kind + " '" + second.label + "' (" + relation.count + " of " + matching.annotators.length + ")";
-      if (Graph.analyse(candidate).contradictions.some((c) => c.index === candidate.length - 1)) skipped.push(text);
+      const spans = Object.fromEntries(draft.events.map((event) => [event.id, event.spans]));
+      if (Graph.derive(candidate, spans).contradictions.some((c) => c.index === candidate.length - 1)) skipped.push(text);
       else {
         draft.relations = candidate;
         carried.push(text);

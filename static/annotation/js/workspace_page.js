@@ -136,20 +136,7 @@ window.WorkspacePage = (function () {
 
   /* The banner a 409 shows: load the newer version, or keep this tab's (an explicit overwrite). */
   function showConflict(banner, conflict, sync) {
-    banner.hidden = false;
-    banner.querySelector(".conflict-message").textContent = conflict.code === "stale_version"
-      ? "This clip was saved from another tab or window (version " + conflict.currentVersion + "). Your latest edits here were NOT saved, and nothing was overwritten."
-      : (conflict.message || "This clip can no longer be edited.");
-    const keep = banner.querySelector("[data-action=keep-mine]");
-    keep.hidden = conflict.code !== "stale_version";
-    banner.querySelector("[data-action=load-newer]").onclick = () => {
-      sync.discardLocal();
-      window.location.reload();
-    };
-    keep.onclick = () => {
-      banner.hidden = true;
-      sync.overwriteWithMine(conflict.currentVersion).catch(() => {});
-    };
+    window.MergeView.show(banner, conflict, sync);
   }
 
   function focusCheck(editor, check) {
