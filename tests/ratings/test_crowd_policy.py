@@ -353,6 +353,9 @@ def test_end_pages_tick_only_the_steps_passed_and_name_the_panel_plainly():
     page = client.get(reverse("study:end", kwargs={"slug": study.slug})).content.decode()
     assert study.no_consent_code in page
     assert "is-done" not in page, "a participant who declined consent passed no step"
+    # What is kept is said as it is: the platform id and the choice (not "nothing").
+    assert "Nothing of yours was kept" not in page
+    assert "the id that the panel you came from gave you and this choice" in page and "you gave no answers" in page
     assert "taken back to the panel you came from" in page and "Any panel" not in page and "?pid=" not in page
 
     done, _ = prolific_arrive(study_ := make_pairwise_study(name="ticks"), address="10.44.0.2")
