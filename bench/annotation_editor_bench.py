@@ -5,7 +5,7 @@ AudioCaps-F gold annotations of another dataset (its words feed the type-ahead, 
 
 - keystrokes plus clicks to annotate the clip with three events, each with a time span, a source and an
   attribute, and two temporal relations, by keyboard: each span is one drag on the waveform (a click), each
-  word is typed until the highlighted suggestion is the wanted one (then Enter), and the relations are the
+  word is typed until the highlighted suggestion is the wanted one (then Tab, Enter), and the relations are the
   ones the spans propose, taken with p; the seconds are the page's own latency (no human pauses);
 - editor ready: from navigation start to the editor being usable (data-ready), median of cold loads, and
   until the spectrogram is drawn;
@@ -73,7 +73,7 @@ class Counter:
         self.keys += 1
 
     def type_until_suggested(self, word: str) -> None:
-        """Type `word` letter by letter until the highlighted suggestion is it, then take it with Enter."""
+        """Type `word` letter by letter until the highlighted suggestion is it, then take it with Tab, Enter."""
         for count, letter in enumerate(word, start=1):
             self.page.keyboard.type(letter)
             self.keys += 1
@@ -81,9 +81,12 @@ class Counter:
                 "() => { const option = document.querySelector('.suggest-box:not([hidden]) .suggest-option.is-active');"
                 " return option ? option.querySelector('.suggest-text').textContent : null; }"
             )
-            if active == word or count == len(word):
+            if active == word and count < len(word):
+                self.press("Tab")  # choose the highlighted suggestion: Enter alone keeps what was typed
                 break
-        self.press("Enter")  # the highlighted suggestion, or exactly what was typed
+            if count == len(word):
+                break
+        self.press("Enter")  # the chosen suggestion, or exactly what was typed
 
     def drag(self, start: float, end: float, duration: float) -> None:
         box = self.page.locator(".timeline-waveform").bounding_box()

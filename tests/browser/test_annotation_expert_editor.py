@@ -69,6 +69,7 @@ def _new_event(page, label, source, attribute=None):
     keyboard.press("Enter")
     if attribute:
         keyboard.type(attribute)
+        keyboard.press("Tab")  # choose the library tag it starts (Enter alone keeps what was typed)
         keyboard.press("Enter")
     keyboard.press("Escape")  # attributes field -> the event's card
 
@@ -200,7 +201,7 @@ def test_relations_time_spans_occurrences_and_the_player_by_keyboard(page_for, l
     assert page.evaluate(view) == pytest.approx([0.0, 20.0], abs=0.01)
 
     # A span moved with the keyboard (arrows, steps of 0.1 s on the whole clip), then resized at its end.
-    page.locator(".region-bar[data-region-id='e3:1']").focus()
+    page.locator(".region-bar[data-event-id='e3'][data-index='1']").focus()
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     assert _draft(page)["events"][2]["spans"][1] == [10.2, 11.7]
@@ -210,7 +211,7 @@ def test_relations_time_spans_occurrences_and_the_player_by_keyboard(page_for, l
     assert _draft(page)["events"][2]["spans"][1] == [10.0, 11.5]
     assert len(_draft(page)["events"][2]["spans"]) == 3
     # A span dragged with the mouse by its body.
-    bar = page.locator(".region-bar[data-region-id='e3:0']")
+    bar = page.locator(".region-bar[data-event-id='e3'][data-index='0']")
     bar_box = bar.bounding_box()
     seconds_per_pixel = 20.0 / page.locator(".timeline-regions-inner").bounding_box()["width"]
     page.mouse.move(bar_box["x"] + bar_box["width"] / 2, bar_box["y"] + bar_box["height"] / 2)
@@ -223,7 +224,7 @@ def test_relations_time_spans_occurrences_and_the_player_by_keyboard(page_for, l
     page.keyboard.press("Control+z")
     assert _draft(page)["events"][2]["spans"][0] == [3.5, 5.0]
     # The end handle resizes a span; its play button plays exactly that span.
-    handle = page.locator(".region-bar[data-region-id='e3:1'] .region-handle.is-end").bounding_box()
+    handle = page.locator(".region-bar[data-event-id='e3'][data-index='1'] .region-handle.is-end").bounding_box()
     page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
     page.mouse.down()
     page.mouse.move(handle["x"] + handle["width"] / 2 + 30, handle["y"] + handle["height"] / 2, steps=5)
@@ -231,13 +232,13 @@ def test_relations_time_spans_occurrences_and_the_player_by_keyboard(page_for, l
     resized = _draft(page)["events"][2]["spans"][1]
     assert resized[0] == 10.0 and resized[1] == pytest.approx(11.5 + 30 * seconds_per_pixel, abs=0.05)
     page.keyboard.press("Control+z")
-    page.locator(".region-bar[data-region-id='e3:1'] .region-play").click()
+    page.locator(".region-bar[data-event-id='e3'][data-index='1'] .region-play").click()
     page.wait_for_function("() => !document.querySelector('#player audio').paused")
     assert page.evaluate("() => window.annotationPage.player.range") == {"start": 10.0, "end": 11.5}
     assert 10.0 <= page.evaluate("() => document.querySelector('#player audio').currentTime") <= 11.5
     page.evaluate("() => document.querySelector('#player audio').pause()")
     # Delete on a span removes that occurrence only.
-    page.locator(".region-bar[data-region-id='e3:2']").focus()
+    page.locator(".region-bar[data-event-id='e3'][data-index='2']").focus()
     page.keyboard.press("Delete")
     assert _draft(page)["events"][2]["spans"] == [[3.5, 5.0], [10.0, 11.5]]
 
@@ -280,11 +281,13 @@ def test_relations_time_spans_occurrences_and_the_player_by_keyboard(page_for, l
     attributes.focus()
     page.keyboard.type("on a")
     page.wait_for_selector(".suggest-option.is-active >> text=on a ___")
+    page.keyboard.press("Tab")  # the highlighted template is chosen (Enter alone keeps what was typed)
     page.keyboard.press("Enter")
     assert attributes.input_value() == "on a "
     page.keyboard.type("road")
     page.keyboard.press("Enter")
     page.keyboard.type("three t")
+    page.keyboard.press("Tab")
     page.keyboard.press("Enter")
     chips = _card(page, 2).locator(".chips[data-kind=attributes] .chip")
     assert [chip.locator(".chip-text").inner_text() for chip in chips.all()] == ["on a road", "three times"]
@@ -348,6 +351,9 @@ def test_the_page_runs_the_servers_rules_on_the_shared_cases(page_for, live_serv
             conflicts: cases.conflicts.map((c) => { const x = G.timeConflict(c.kind, c.first, c.second);
               return x ? {reason: x.reason, implied: x.implied} : null; }),
             proposals: cases.proposals.map((c) => G.timeProposals(c.events, relations(c.relations))),
+            derived: cases.derived.map((c) => { const r = G.derive(relations(c.relations), c.spans);
+              const triple = (i) => [i.first, i.second, i.kind];
+              return [r.implied.map(triple), r.dropped.map(triple), r.contradictions.map((x) => x.index)]; }),
           };
         }""",
         cases,
@@ -356,6 +362,7 @@ def test_the_page_runs_the_servers_rules_on_the_shared_cases(page_for, live_serv
     assert results["spans"] == [c["relation"] for c in cases["span_relation"]]
     assert results["conflicts"] == [c["conflict"] for c in cases["conflicts"]]
     assert results["proposals"] == [c["proposals"] for c in cases["proposals"]]
+    assert results["derived"] == [[c["implied"], c["dropped"], c["contradictions"]] for c in cases["derived"]]
 
     words = ["dog", "Dogs", "puppies", "church bell", "glasses", "zorblax", "car horn", "  Man ", "leaves", "bus"]
     listed = page.evaluate("(words) => words.map((w) => window.annotationPage.editor.sourceIsListed(w))", words)

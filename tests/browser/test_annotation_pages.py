@@ -76,7 +76,8 @@ def _type_event(page, label, sources, attributes, free_attributes):
     keyboard.press("Enter")  # empty -> attributes
     for attribute in attributes:
         keyboard.type(attribute)
-        keyboard.press("Enter")  # the library tag it starts
+        keyboard.press("Tab")  # choose the library tag it starts (Enter alone keeps what was typed)
+        keyboard.press("Enter")
     for attribute in free_attributes:
         keyboard.type(attribute)
         keyboard.press("Shift+Enter")

@@ -9,6 +9,8 @@
  *     share an event: equal relations propagate, "simultaneous" yields the other one, before+after tell
  *     nothing. A pair that ends up with two different relations is a contradiction; the stated relation
  *     that brought it in is reported (with the chain that explains it) and left out.
+ *   AnnotationGraph.derive(relations, spans, names) -> the same with implied relations the spans contradict
+ *     left out (listed in `dropped` with the reason): the one rule of common/time_relations.py relations_derive.
  *   AnnotationGraph.spanRelation(spans, spans) / timeConflict(kind, spans, spans, names) /
  *     timeProposals([[key, spans]], relations): relations against the events' time spans, as
  *     common/time_relations.py has them (both run the cases of tests/annotation/data/time_relation_cases.json).
@@ -49,8 +51,9 @@ window.AnnotationGraph = (function () {
     return JSON.stringify([first, second]);
   }
 
-  // Add `stated` and all it implies to a copy of `known`; {known, added, problem}.
-  function close(known, stated, names) {
+  // Add `stated` and all it implies to a copy of `known`; {known, added, problem}. Implied relations `veto`
+  // refuses (it returns the reason) go to `dropped` (pair key -> {relation, reason}) instead.
+  function close(known, stated, names, veto, dropped) {
     known = new Map(known);
     const added = [];
     const pending = [stated];
@@ -58,11 +61,17 @@ window.AnnotationGraph = (function () {
       const item = pending.shift();
       if (item.first === item.second) continue;
       const existing = known.get(pairKey(item.first, item.second));
-      if (existing) {
-        if (existing.kind !== item.kind) {
-          return {known: known, added: added, problem: explain(item, names) + " contradicts " + explain(existing, names)};
+      if (existing && existing.kind === item.kind) continue;
+      if (item.via && veto) {
+        const reason = veto(item);  // asked first: what the spans refuse contradicts nothing
+        if (reason !== null) {
+          const key = pairKey(item.first, item.second);
+          if (dropped && !dropped.has(key) && !dropped.has(pairKey(item.second, item.first))) dropped.set(key, {relation: item, reason: reason});
+          continue;
         }
-        continue;
+      }
+      if (existing) {
+        return {known: known, added: added, problem: explain(item, names) + " contradicts " + explain(existing, names)};
       }
       known.set(pairKey(item.first, item.second), item);
       known.set(pairKey(item.second, item.first), inverse(item));
@@ -87,8 +96,9 @@ window.AnnotationGraph = (function () {
     return result.problem ? null : result.known;
   }
 
-  function analyse(relations, names) {
+  function analyse(relations, names, veto) {
     let known = new Map();
+    let dropped = new Map();
     const order = [];
     const contradictions = [];
     relations.forEach((stated, index) => {
@@ -98,19 +108,41 @@ window.AnnotationGraph = (function () {
         contradictions.push({index: index, message: name + ": an event cannot be related to itself"});
         return;
       }
-      const result = close(known, relation(stated.first, stated.second, stated.kind), names);
+      const trialDropped = new Map(dropped);
+      const result = close(known, relation(stated.first, stated.second, stated.kind), names, veto, trialDropped);
       if (result.problem) {
         contradictions.push({index: index, message: result.problem});
         return;
       }
       known = result.known;
+      dropped = trialDropped;
       order.push(...result.added);
     });
     const implied = order.map((key) => {
       const item = known.get(key);
       return {first: item.first, second: item.second, kind: item.kind, isImplied: !!item.via, explanation: explain(item, names)};
     });
-    return {implied: implied, contradictions: contradictions, closure: known};
+    const droppedList = Array.from(dropped.entries()).filter(([key]) => !known.has(key)).map(([, {relation: item, reason}]) => (
+      {first: item.first, second: item.second, kind: item.kind, explanation: explain(item, names), reason: reason}
+    ));
+    return {implied: implied, contradictions: contradictions, closure: known, dropped: droppedList};
+  }
+
+  /* The stated relations closed under the chain rule as far as the spans allow (common.time_relations
+   * relations_derive): between two events with spans an implied relation other than what the spans imply is
+   * dropped (listed in `dropped` with the reason) and composed no further. spans: {eventKey: [[onset, offset]]}. */
+  function derive(relations, spans, names) {
+    const merged = new Map(Object.entries(spans || {}).map(([key, eventSpans]) => [key, mergedSpans(eventSpans)]));
+    const name = (key) => (names && key in names ? names[key] : key);
+    const veto = (item) => {
+      const first = merged.get(item.first) || [];
+      const second = merged.get(item.second) || [];
+      if (!first.length || !second.length || spanRelation(first, second) === item.kind) return null;
+      const conflict = timeConflict(item.kind, first, second, [name(item.first), name(item.second)]);
+      if (conflict) return conflict.message;
+      return name(item.first) + " (" + extent(first) + ") " + item.kind + " " + name(item.second) + " (" + extent(second) + "): the spans do not say so";
+    };
+    return analyse(relations, names, veto);
   }
 
   // -- Relations against time spans: common/time_relations.py, the same rules ----------------------------
@@ -196,7 +228,7 @@ window.AnnotationGraph = (function () {
   /* Relations the spans imply between events not related yet: [[first, second, kind]] in event order.
    * events: [[key, spans]]; relations: [{first, second, kind}] stated. See time_proposals (Python). */
   function timeProposals(events, relations) {
-    let closure = analyse(relations || []).closure;
+    let closure = derive(relations || [], Object.fromEntries(events)).closure;
     const order = new Map(events.map(([key], index) => [key, index]));
     const spans = new Map(events.map(([key, eventSpans]) => [key, mergedSpans(eventSpans)]));
     const candidates = [];
@@ -250,7 +282,7 @@ window.AnnotationGraph = (function () {
   }
 
   return {
-    KINDS: KINDS, INVERSE: INVERSE, analyse: analyse, closureWith: closureWith, libraryKey: libraryKey,
+    KINDS: KINDS, INVERSE: INVERSE, analyse: analyse, derive: derive, closureWith: closureWith, libraryKey: libraryKey,
     newEventId: newEventId, emptyDraft: emptyDraft, clone: clone, TOLERANCE_SECONDS: TOLERANCE_SECONDS,
     mergedSpans: mergedSpans, overlapSeconds: overlapSeconds, spanRelation: spanRelation, timeConflict: timeConflict,
     timeProposals: timeProposals,

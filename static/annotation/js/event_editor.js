@@ -295,6 +295,20 @@ window.EventEditor = (function () {
       event.spans.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     }
 
+    /* A span's id for the timeline, independent of its position: spans stay sorted, so an index names
+     * another occurrence once one is moved past its neighbour (keyboard nudges then moved the wrong one). */
+    spanKey(span) {
+      if (!this._spanKeys) {
+        this._spanKeys = new WeakMap();
+        this._nextSpanKey = 0;
+      }
+      if (!this._spanKeys.has(span)) {
+        this._nextSpanKey += 1;
+        this._spanKeys.set(span, "s" + this._nextSpanKey);
+      }
+      return this._spanKeys.get(span);
+    }
+
     /* r: the waveform selection becomes another span of the event. */
     addSpanFromSelection(id) {
       const event = this._event(id);
@@ -319,8 +333,11 @@ window.EventEditor = (function () {
     updateSpan(id, index, start, end) {
       const event = this._event(id);
       if (!event || !event.spans[index]) return;
-      this._record("moving a span of " + this._name(event), "span:" + id + ":" + index);
-      event.spans[index] = [start, end];
+      const key = this.spanKey(event.spans[index]);
+      this._record("moving a span of " + this._name(event), "span:" + id + ":" + key);
+      const moved = [start, end];
+      this._spanKeys.set(moved, key); // the same occurrence wherever sorting puts it
+      event.spans[index] = moved;
       this._sortSpans(event);
       this.say(this._name(event) + ": " + seconds(start) + "–" + seconds(end) + " s.");
       this._changed(undefined);
@@ -350,7 +367,7 @@ window.EventEditor = (function () {
       this.draft.events.forEach((event, position) => {
         if (!event.spans.length) return;
         event.spans.forEach(([start, end], index) => {
-          regions.push({eventId: event.id, index: index, start: start, end: end, label: event.label.trim() || "unnamed", number: position + 1, row: row, color: PALETTE[position % PALETTE.length]});
+          regions.push({id: event.id + ":" + this.spanKey(event.spans[index]), eventId: event.id, index: index, start: start, end: end, label: event.label.trim() || "unnamed", number: position + 1, row: row, color: PALETTE[position % PALETTE.length]});
         });
         row += 1;
       });
@@ -396,7 +413,7 @@ window.EventEditor = (function () {
         return false;
       }
       const candidate = this.draft.relations.concat({first: first, second: second, kind: kind});
-      const report = Graph.analyse(candidate, names);
+      const report = Graph.derive(candidate, this._spansById(), names);
       const problem = report.contradictions.find((c) => c.index === candidate.length - 1);
       if (problem) {
         this.say("Refused: " + problem.message + ".", true);
@@ -410,6 +427,11 @@ window.EventEditor = (function () {
       this.say((origin ? "Added " + origin + ": " : "Added: ") + names[first] + " " + kind + " " + names[second] + "." + (conflict ? " It contradicts the time spans (" + conflict.message + "): f on it fixes it." : ""), !!conflict);
       this._changed(focus === undefined ? null : focus);
       return true;
+    }
+
+    /* {event id: spans}: what Graph.derive checks implied relations against. */
+    _spansById() {
+      return Object.fromEntries(this.draft.events.map((event) => [event.id, event.spans]));
     }
 
     removeRelation(index, focus) {
@@ -430,7 +452,7 @@ window.EventEditor = (function () {
       const candidate = this.draft.relations.map((r, position) => (position === index ? {first: r.first, second: r.second, kind: kind} : r));
       const moved = candidate.splice(index, 1)[0];
       candidate.push(moved); // checked last, so a contradiction names this relation
-      const problem = Graph.analyse(candidate, names).contradictions.find((c) => c.index === candidate.length - 1);
+      const problem = Graph.derive(candidate, this._spansById(), names).contradictions.find((c) => c.index === candidate.length - 1);
       if (problem) {
         this.say("Refused: " + problem.message + ".", true);
         this.render(focus);
@@ -813,14 +835,13 @@ window.EventEditor = (function () {
 
     _fieldKey(event, input, id) {
       if (event.ctrlKey || event.metaKey) return; // Ctrl+Enter submits, Ctrl+S saves: the page's keys
-      let suggestion = this.suggest.input === input ? this.suggest.current() : null;
-      if (event.key === "Enter" && this.suggest.input !== input && input.value.trim()) {
-        // The field was re-rendered (autosave, a focus move) after the list was opened for its predecessor:
-        // rank the typed text again, so fast typing picks what a slow typist would see highlighted.
-        this._suggestFor(input);
-        suggestion = this.suggest.current();
-      }
+      const suggestion = this.suggest.input === input ? this.suggest.current() : null;
       switch (event.key) {
+        case "Tab":
+          // The list's highlighted item becomes the chosen one (Enter then takes it); Tab moves on otherwise.
+          if (event.shiftKey || this.suggest.input !== input || this.suggest.chosen || !this.suggest.choose()) return;
+          event.preventDefault();
+          return;
         case "ArrowDown":
         case "ArrowUp":
           event.preventDefault();

@@ -43,7 +43,8 @@ window.RegionLane = (function () {
       this.inner.addEventListener("pointerleave", () => { if (!this.drag && !this.inner.contains(document.activeElement)) this._setActive(null); });
     }
 
-    /* regions: [{eventId, index, start, end, label, number, row, color}] */
+    /* regions: [{id, eventId, index, start, end, label, number, row, color}]; `id` stays with an occurrence
+     * when sorting changes its index (the focused bar keeps editing the span it showed); eventId:index without. */
     setRegions(regions) {
       const focused = this._regionOf(document.activeElement);
       this.regions = regions.map((region) => Object.assign({id: region.eventId + ":" + region.index}, region));
@@ -65,6 +66,8 @@ window.RegionLane = (function () {
           this.inner.appendChild(bar);
         }
         bar.dataset.regionId = region.id;
+        bar.dataset.eventId = region.eventId;
+        bar.dataset.index = String(region.index); // the occurrence's place in the sorted spans, for now
         bar.style.top = region.row * ROW_HEIGHT + "px";
         bar.style.setProperty("--region-color", region.color);
         bar.querySelector(".region-label").textContent = region.number + " " + region.label;

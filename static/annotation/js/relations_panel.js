@@ -101,18 +101,16 @@ window.RelationsPanel = (function () {
       }
 
       this.implied.textContent = "";
-      const report = Graph.analyse(draft.relations, names);
+      // Implied as the server derives them: what the spans contradict is left out and shown as such.
+      const report = Graph.derive(draft.relations, spans, names);
       const impliedOnly = report.implied.filter((relation) => relation.isImplied);
-      impliedOnly.forEach((relation) => {
-        const item = el("li", "relation is-implied", relation.explanation);
-        const conflict = Graph.timeConflict(relation.kind, spans[relation.first], spans[relation.second], [names[relation.first], names[relation.second]]);
-        if (conflict) {
-          item.classList.add("is-against-time");
-          item.appendChild(el("span", "relation-flag", " ⚠ the spans say " + (conflict.implied || "otherwise")));
-        }
+      impliedOnly.forEach((relation) => this.implied.appendChild(el("li", "relation is-implied", relation.explanation)));
+      report.dropped.forEach((relation) => {
+        const item = el("li", "relation is-dropped", relation.explanation);
+        item.appendChild(el("span", "relation-flag", " — not derived: " + relation.reason));
         this.implied.appendChild(item);
       });
-      if (!impliedOnly.length) this.implied.appendChild(el("li", "muted", "None."));
+      if (!impliedOnly.length && !report.dropped.length) this.implied.appendChild(el("li", "muted", "None."));
       this._renderForm();
       if (keep) this._focusItem(keep.list, keep.index);
     }

@@ -1,6 +1,8 @@
 /*
  * SuggestBox: the completion list under an editor field (events, sources, attributes grouped by category).
- * Arrow keys move the highlight, a click picks; the first item is highlighted when the typed text starts it.
+ * Arrow keys move the highlight, a click picks; the first item is highlighted when the typed text starts it,
+ * but only an item chosen (arrow keys, Tab) counts: Enter otherwise keeps what was typed ("pan" stays "pan",
+ * not the highlighted "panting").
  *   SuggestBox.matches(words, typed, limit): prefix matches first, then word starts, then substrings.
  */
 window.SuggestBox = (function () {
@@ -36,6 +38,7 @@ window.SuggestBox = (function () {
       container.appendChild(this.box);
       this.items = [];
       this.active = -1;
+      this.chosen = false;
       this.input = null;
       this.box.addEventListener("mousedown", (event) => {
         const option = event.target.closest("[data-index]");
@@ -53,6 +56,7 @@ window.SuggestBox = (function () {
       this.onPick = onPick;
       const query = Graph.libraryKey(typed || "");
       this.active = items.length && query && Graph.libraryKey(items[0].text).startsWith(query) ? 0 : -1;
+      this.chosen = false;
       this._render();
     }
 
@@ -91,18 +95,35 @@ window.SuggestBox = (function () {
 
     move(delta) {
       if (!this.items.length) return;
+      if (!this.chosen && this.active >= 0 && delta > 0) {
+        this.chosen = true; // the first arrow down takes the highlighted hint rather than skipping it
+        this._render();
+        return;
+      }
       this.active = (this.active + delta + this.items.length + 1) % (this.items.length + 1);
       if (this.active === this.items.length) this.active = -1;
+      this.chosen = this.active >= 0;
       this._render();
     }
 
+    /* Tab: take the highlighted item (the first one when none is); false when there is nothing to take. */
+    choose() {
+      if (!this.isOpen || !this.items.length) return false;
+      if (this.active < 0) this.active = 0;
+      this.chosen = true;
+      this._render();
+      return true;
+    }
+
+    /* The item chosen with the arrow keys or Tab, else null (a highlight alone is only a hint). */
     current() {
-      return this.isOpen && this.active >= 0 ? this.items[this.active] : null;
+      return this.isOpen && this.chosen && this.active >= 0 ? this.items[this.active] : null;
     }
 
     close() {
       this.box.hidden = true;
       this.active = -1;
+      this.chosen = false;
     }
   }
 

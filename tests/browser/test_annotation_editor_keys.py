@@ -1,0 +1,91 @@
+"""Keys of the annotation editor that changed what annotators meant, in headless Chromium: arrow keys on one
+occurrence of an event keep moving that occurrence after it passes another one (region ids no longer follow
+the sorted order), and Enter keeps the word typed unless a suggestion was chosen with the arrow keys or Tab."""
+
+import pytest
+
+from annotation.models import Clip, Dataset, ExpertAnnotation, SoundEvent
+from annotation.services.annotation_campaigns import annotation_campaign_create
+from tests.annotation.audio_helpers import real_stereo_clip_attach
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+
+@pytest.fixture
+def task_page(make_user, media_root, shared_dir, tmp_path, live_server, page_for):
+    """The editor open on a real 20 s clip, with "panting" and "beeping" among the event words (another clip's
+    annotation)."""
+    dataset = Dataset.objects.create(name="keys")
+    clip = real_stereo_clip_attach(
+        Clip.objects.create(dataset=dataset, external_id="34.wav"), shared_dir=shared_dir, folder=tmp_path
+    )
+    other = Clip.objects.create(dataset=dataset, external_id="other.wav")
+    earlier = ExpertAnnotation.objects.create(clip=other, annotator=make_user("ann-earlier", "annotator"))
+    SoundEvent.objects.create(annotation=earlier, label="panting", position=0)
+    SoundEvent.objects.create(annotation=earlier, label="beeping", position=1)
+    annotator = make_user("ann-keys", "annotator")
+    annotation_campaign_create(
+        name="keys", dataset=dataset, clips=[clip], annotators=[annotator], annotations_per_clip=1
+    )
+    page = page_for(annotator)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{live_server.url}/annotate/")
+    page.focus("form[action*='/next/'] button")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#annotation-page[data-ready=true]")
+    page.wait_for_function("() => window.annotationPage.player.duration > 0", timeout=60_000)
+    return page
+
+
+def _events(page) -> list[dict]:
+    return page.evaluate("() => window.annotationPage.editor.draft.events")
+
+
+def test_nudging_an_occurrence_past_another_keeps_moving_the_same_one(task_page):
+    page = task_page
+    page.keyboard.press("n")
+    page.keyboard.type("knocking")
+    page.keyboard.press("Shift+Enter")
+    page.locator(".event-card").first.focus()
+    for start, end in ((2.0, 4.0), (6.0, 8.0)):
+        page.evaluate("([s, e]) => window.annotationPage.player.setSelection(s, e)", [start, end])
+        page.keyboard.press("r")
+    assert _events(page)[0]["spans"] == [[2.0, 4.0], [6.0, 8.0]]
+
+    first = page.locator(".region-bar[data-event-id='e1'][data-index='0']")
+    moved_id = first.get_attribute("data-region-id")
+    first.focus()
+    for _ in range(42):  # 0.1 s a step on the whole clip: 2.0 -> 6.2, past the other occurrence
+        page.keyboard.press("ArrowRight")
+    assert _events(page)[0]["spans"] == [[6.0, 8.0], [6.2, 8.2]]
+    # the focus stayed on the occurrence that moved, now second in order, so the next step moves it again
+    focused = page.evaluate("() => document.activeElement.dataset.regionId")
+    assert focused == moved_id
+    assert page.evaluate("() => document.activeElement.dataset.index") == "1"
+    page.keyboard.press("ArrowRight")
+    assert _events(page)[0]["spans"] == [[6.0, 8.0], [6.3, 8.3]]
+    page.keyboard.press("Shift+ArrowLeft")  # its start
+    assert _events(page)[0]["spans"] == [[6.0, 8.0], [6.2, 8.3]]
+    # and back before the other one, by the keyboard too
+    for _ in range(43):
+        page.keyboard.press("ArrowLeft")
+    assert _events(page)[0]["spans"] == [[1.9, 4.0], [6.0, 8.0]]
+    assert page.evaluate("() => document.activeElement.dataset.regionId") == moved_id
+
+
+def _type_new_event(page, typed: str, *keys: str) -> None:
+    page.evaluate("() => window.annotationPage.editor.focusNewEvent()")
+    page.keyboard.type(typed)
+    page.wait_for_selector(".suggest-box:not([hidden]) .suggest-option.is-active")  # a hint is highlighted
+    for key in keys:
+        page.keyboard.press(key)
+
+
+def test_enter_keeps_what_was_typed_unless_a_suggestion_was_chosen(task_page):
+    page = task_page
+    _type_new_event(page, "pan", "Enter")  # the highlighted "panting" is only a hint
+    assert [event["label"] for event in _events(page)] == ["pan"]
+    _type_new_event(page, "pan", "ArrowDown", "Enter")  # chosen with the arrow keys
+    _type_new_event(page, "bee", "Tab", "Enter")  # chosen with Tab
+    _type_new_event(page, "bee", "Shift+Enter")  # exactly as typed, as before
+    assert [event["label"] for event in _events(page)] == ["pan", "panting", "beeping", "bee"]
