@@ -3,6 +3,8 @@
 (annotation/data/attribute_tags_extension.json: the Count category's tags)."""
 
 import json
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from annotation.vocabulary import tag_template
@@ -42,3 +44,33 @@ def attribute_tag_extensions_seed(tag_model) -> None:
             tag.template = template
             tag.save(update_fields=["template"])
     _seed_file(tag_model, EXTENSION_FILE, lambda text: {"origin": "product", "template": tag_template(text)})
+
+
+COUNT_CATEGORY = "Count"
+
+
+@dataclass(frozen=True)
+class TagFacts:
+    """What the library says about one tag that decides whether two attributes of one event clash."""
+
+    text: str
+    category: str
+    synonym_group: int
+    antonym_groups: tuple[int, ...]
+
+
+def tag_facts_read(rows: Iterable[tuple[object, str, str, int, list]]) -> dict[object, TagFacts]:
+    """tag id -> TagFacts from (id, text, category, synonym_group, antonym_groups) rows of the tag table."""
+    return {pk: TagFacts(text, category, group, tuple(antonyms or ())) for pk, text, category, group, antonyms in rows}
+
+
+def tag_conflict(first: TagFacts, second: TagFacts) -> str | None:
+    """ "antonym" when the library lists the two tags as opposites (loud / quiet, frequently / sparse), "count"
+    for two different counts (three times / several times), else None. Groups are numbered per category."""
+    if first.category != second.category or first.synonym_group == second.synonym_group:
+        return None
+    if first.category == COUNT_CATEGORY:
+        return "count"
+    if second.synonym_group in first.antonym_groups or first.synonym_group in second.antonym_groups:
+        return "antonym"
+    return None

@@ -6,8 +6,10 @@ same list before submitting (it asks the server: POST .../checks/), so there is 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
+from annotation.tag_library import TagFacts, tag_conflict
 from annotation.vocabulary import AttributeVocabulary, library_key, source_is_listed
 from common.time_relations import relations_derive, time_conflict
 
@@ -30,10 +32,19 @@ def _event_name(event: dict) -> str:
     return repr(event["label"].strip()) if event["label"].strip() else f"#{event['id']}"
 
 
-def draft_checks(*, draft: dict, library: AttributeVocabulary, clip_duration: float | None = None) -> list[Check]:
+def draft_checks(
+    *,
+    draft: dict,
+    library: AttributeVocabulary,
+    clip_duration: float | None = None,
+    tag_facts: Mapping[object, TagFacts] | None = None,
+    gold: bool = False,
+) -> list[Check]:
     """Every problem of a validated draft (see annotation_drafts.draft_validate), errors first.
 
-    `library`: the attribute tag library (its tags and templates).
+    `library`: the attribute tag library (its tags and templates); `tag_facts`: tag id -> TagFacts, for
+    attributes of one event the library calls opposites or different counts. Those are a warning for an
+    annotator and an error for a gold annotation (`gold`): the reviewer chooses one before publishing.
     """
     checks: list[Check] = []
     events = draft["events"]
@@ -59,6 +70,7 @@ def draft_checks(*, draft: dict, library: AttributeVocabulary, clip_duration: fl
         else:
             seen_labels[label] = index
         checks.extend(_children_checks(event, field, library))
+        checks.extend(_attribute_conflicts(event, field, library, tag_facts or {}, ERROR if gold else WARNING))
         checks.extend(_span_checks(event, field, clip_duration))
     names = {event["id"]: _event_name(event) for event in events}
     spans = {event["id"]: event["spans"] for event in events}
@@ -101,6 +113,30 @@ def _children_checks(event: dict, field: str, library: AttributeVocabulary) -> l
             if kind == "source" and not source_is_listed(text):
                 message = f"Event {name}: the source {text.strip()!r} is not in the list of sound sources."
                 checks.append(Check(WARNING, "free_source", message, where, event["id"]))
+    return checks
+
+
+def _attribute_conflicts(
+    event: dict, field: str, library: AttributeVocabulary, facts: Mapping[object, TagFacts], level: str
+) -> list[Check]:
+    """Two attributes of the event that the tag library calls opposites, or two different counts."""
+    tagged = []
+    for position, text in enumerate(event["attributes"]):
+        tag = facts.get(library.tag_of(text)) if text.strip() else None
+        if tag is not None:
+            tagged.append((position, text.strip(), tag))
+    checks = []
+    for index, (_first_position, first_text, first) in enumerate(tagged):
+        for position, text, tag in tagged[index + 1 :]:
+            kind = tag_conflict(first, tag)
+            if kind is None:
+                continue
+            what = "are opposites" if kind == "antonym" else "give different counts"
+            message = (
+                f"Event {_event_name(event)}: the attributes {first_text!r} and {text!r} {what} "
+                "(tag library); keep the one that is right."
+            )
+            checks.append(Check(level, f"attribute_{kind}", message, f"{field}.attributes[{position}]", event["id"]))
     return checks
 
 

@@ -115,7 +115,9 @@ def review_publish(
         locked = AnnotationReview.objects.select_for_update().select_related("clip", "campaign").get(pk=review.pk)
         if locked.draft_version != base_version:
             raise DraftConflictError(current_version=locked.draft_version, base_version=base_version)
-        events, relations = checked_graph(draft=locked.draft, clip=locked.clip, confirm_warnings=confirm_warnings)
+        events, relations = checked_graph(
+            draft=locked.draft, clip=locked.clip, confirm_warnings=confirm_warnings, gold=True
+        )
         merged_from = [
             task.annotation for task in clip_submissions(campaign=locked.campaign, clip=locked.clip) if task.annotation
         ]

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import AnnotationTask, ExpertAnnotation
+from annotation.models import AnnotationTask, AttributeTag, ExpertAnnotation
 from annotation.selectors import attribute_vocabulary
 from annotation.services.annotation_checks import ERROR, WARNING, Check, draft_checks, has_errors
 from annotation.services.annotation_drafts import (
@@ -22,6 +22,7 @@ from annotation.services.annotation_drafts import (
     draft_validate,
 )
 from annotation.services.expert_annotations import expert_annotation_save
+from annotation.tag_library import TagFacts, tag_facts_read
 
 TaskStatus = AnnotationTask.Status
 EDITABLE = (TaskStatus.ASSIGNED, TaskStatus.RETURNED)
@@ -62,14 +63,31 @@ def task_draft_save(*, task: AnnotationTask, annotator: AbstractBaseUser, base_v
 def task_checks(*, task: AnnotationTask, draft: dict | None = None) -> list[Check]:
     """The automated checks of `draft` (validated here), or of the stored draft."""
     clean = draft_validate(task.draft if draft is None else draft)
-    return draft_checks(draft=clean, library=attribute_vocabulary(), clip_duration=task.clip.duration_seconds)
+    return draft_checks(
+        draft=clean,
+        library=attribute_vocabulary(),
+        clip_duration=task.clip.duration_seconds,
+        tag_facts=_tag_facts(),
+    )
 
 
-def checked_graph(*, draft: dict, clip, confirm_warnings: bool) -> tuple[list[dict], list[dict]]:
+def _tag_facts() -> dict[object, TagFacts]:
+    rows = AttributeTag.objects.values_list("pk", "text", "category", "synonym_group", "antonym_groups")
+    return tag_facts_read(rows)
+
+
+def checked_graph(*, draft: dict, clip, confirm_warnings: bool, gold: bool = False) -> tuple[list[dict], list[dict]]:
     """(events, relations) of a stored draft that passes the automated checks (SubmitRefusedError otherwise:
-    errors always, warnings unless confirmed). Shared by submitting and by publishing gold."""
+    errors always, warnings unless confirmed). Shared by submitting and by publishing gold (`gold`: attributes
+    that clash are then an error, the reviewer keeps one)."""
     clean = draft_validate(draft)
-    checks = draft_checks(draft=clean, library=attribute_vocabulary(), clip_duration=clip.duration_seconds)
+    checks = draft_checks(
+        draft=clean,
+        library=attribute_vocabulary(),
+        clip_duration=clip.duration_seconds,
+        tag_facts=_tag_facts(),
+        gold=gold,
+    )
     if has_errors(checks) or (not confirm_warnings and any(check.level == WARNING for check in checks)):
         raise SubmitRefusedError(checks)
     return draft_to_graph(clean)
