@@ -5,6 +5,7 @@ view at 1280 and 390 px go to test-artifacts/."""
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -212,3 +213,76 @@ def test_two_devices_offline_edits_merge_and_a_conflict_on_a_phone(page_for, liv
     assert "four" in notice.inner_text()
     notice.locator("[data-action=restore]").click()
     _wait_stored(task_id, ["five", "four", "one quiet", "three", "two"])
+
+
+MERGE_JS = Path(__file__).resolve().parents[2] / "static" / "annotation" / "js" / "draft_merge.js"
+
+
+def _event(id_, label, sources=(), attributes=(), spans=()):
+    return {"id": id_, "label": label, "sources": list(sources), "attributes": list(attributes), "spans": list(spans)}
+
+
+def test_the_merge_rules_on_hand_made_cases(browser):
+    """The rules of draft_merge.js, each case with its expected result written out by hand."""
+    page = browser.new_page()
+    page.set_content("<html><body></body></html>")
+    page.add_script_tag(path=str(MERGE_JS))
+    run = (
+        "([base, mine, theirs, choices]) => { const r = DraftMerge.merge(base, mine, theirs);"
+        " const out = {keys: r.conflicts.map((c) => c.key)};"
+        " if (choices) Object.assign(out, DraftMerge.resolve(r, choices)); else if (!r.conflicts.length)"
+        " Object.assign(out, {draft: r.draft, dropped: r.dropped}); return out; }"
+    )
+    a, b = _event("e1", "rain", ["rain"], ["loud"]), _event("e2", "thunder")
+    base = {"events": [a, b], "relations": [{"first": "e1", "second": "e2", "kind": "before"}], "note": "n"}
+
+    # Deleted here, edited there: a conflict; deleting drops the relation too, and says so.
+    mine = {**base, "events": [a], "relations": []}
+    theirs = {**base, "events": [a, {**b, "label": "thunder clap"}]}
+    result = page.evaluate(run, [base, mine, theirs, {"event:e2": "mine"}])
+    assert result["keys"] == ["event:e2"]
+    assert result["draft"]["events"] == [a] and result["draft"]["relations"] == []
+    kept = page.evaluate(run, [base, mine, theirs, {"event:e2": "theirs"}])
+    assert kept["draft"]["events"][1]["label"] == "thunder clap"
+    # The relation was removed here (with its event) and untouched there: it stays removed, nothing dangles.
+    assert kept["draft"]["relations"] == []
+
+    # A relation added here to an event deleted there: no conflict, the relation is dropped and reported.
+    mine = {**base, "relations": [], "events": [a, b, _event("e3", "wind")]}
+    mine["relations"] = [
+        {"first": "e1", "second": "e2", "kind": "before"},
+        {"first": "e3", "second": "e2", "kind": "after"},
+    ]
+    theirs = {**base, "events": [a], "relations": []}
+    result = page.evaluate(run, [base, mine, theirs, None])
+    assert result["keys"] == []
+    assert [e["label"] for e in result["draft"]["events"]] == ["rain", "wind"]
+    assert result["draft"]["relations"] == []
+    assert result["dropped"] == [{"first": "e3", "second": "e2", "kind": "after"}]
+
+    # The same pair related differently on both sides, and both notes changed: choices per item.
+    mine = {**base, "relations": [{"first": "e1", "second": "e2", "kind": "simultaneous"}], "note": "mine"}
+    theirs = {**base, "relations": [{"first": "e2", "second": "e1", "kind": "before"}], "note": "theirs"}
+    key = "relation:e1\u0000e2"
+    result = page.evaluate(run, [base, mine, theirs, {key: "theirs", "note": "both"}])
+    assert result["keys"] == [key, "note"]
+    assert result["draft"]["relations"] == [{"first": "e2", "second": "e1", "kind": "before"}]
+    assert result["draft"]["note"] == "theirs\nmine"
+
+    # The same edit on both sides is no conflict; different edits of one event are.
+    same_edit = {**base, "events": [{**a, "attributes": ["loud", "steady"]}, b]}
+    assert page.evaluate(run, [base, same_edit, same_edit, None])["draft"]["events"][0]["attributes"] == [
+        "loud",
+        "steady",
+    ]
+    mine = {**base, "events": [{**a, "attributes": [], "sources": ["rain", "roof"]}, b]}
+    theirs = {**base, "events": [{**a, "label": "drizzle"}, b]}
+    words = page.evaluate(
+        "([base, mine, theirs]) => { const c = DraftMerge.merge(base, mine, theirs).conflicts[0];"
+        " return [DraftMerge.lostEvent(c.mine, c.theirs, c.base), DraftMerge.lostEvent(c.theirs, c.mine, c.base)]; }",
+        [base, mine, theirs],
+    )
+    # Keeping this side loses the other's new name and the attribute it still has; keeping the other loses this
+    # side's name, its new source and its removal of an attribute.
+    assert words == ["name 'drizzle', attribute 'loud'", "name 'rain', source 'roof', its removal of 'loud'"]
+    page.close()

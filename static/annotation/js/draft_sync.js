@@ -278,6 +278,10 @@ window.DraftSync = (function () {
         this.version = version;
         this.base = theirs;
       };
+      if (!this.pending) { // nothing of this tab's left to send (discarded meanwhile): take theirs as the base
+        finish();
+        return this.version;
+      }
       const result = remerge();
       if (!result.conflicts.length) {
         finish();
