@@ -214,6 +214,27 @@ def test_two_devices_offline_edits_merge_and_a_conflict_on_a_phone(page_for, liv
     notice.locator("[data-action=restore]").click()
     _wait_stored(task_id, ["five", "four", "one quiet", "three", "two"])
 
+    # Submitted from the phone, which has not seen "four" yet: the submit is refused (409), the phone saves,
+    # merging "four" in, and says so; submitted again, the annotation holds every event typed on either device.
+    _state_is(again, "saved")
+    phone.locator("#submit-button").click()
+    phone.wait_for_function("() => /merged here/.test(document.getElementById('editor-message').textContent)")
+    _state_is(phone, "saved")
+    assert sorted(_labels_on_page(phone)) == ["five", "four", "one quiet", "three", "two"]
+    phone.locator("#submit-button").click()
+    phone.wait_for_selector("#submit-dialog[open]")
+    assert phone.locator("#submit-dialog .check.is-error").count() == 0
+    phone.locator("#submit-dialog [data-action=confirm-submit]").click()
+    phone.wait_for_url("**/annotate/?done=*")
+    task = AnnotationTask.objects.get(pk=task_id)
+    assert sorted(event.label for event in task.annotation.events.all()) == [
+        "five",
+        "four",
+        "one quiet",
+        "three",
+        "two",
+    ]
+
 
 MERGE_JS = Path(__file__).resolve().parents[2] / "static" / "annotation" / "js" / "draft_merge.js"
 
