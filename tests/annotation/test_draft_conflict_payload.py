@@ -3,8 +3,10 @@ three-way instead of choosing between two whole versions."""
 
 import pytest
 
-from annotation.models import AnnotationTask
+from annotation.models import AnnotationReview, AnnotationTask
 from annotation.services.annotation_campaigns import annotation_task_next
+from annotation.services.annotation_reviews import review_open
+from annotation.services.annotation_tasks import task_draft_save, task_submit
 from tests.annotation.workspace_data import api_client, draft_of, workspace_build
 
 pytestmark = pytest.mark.django_db
@@ -46,3 +48,21 @@ def test_a_submit_from_behind_answers_409_without_a_draft(make_user):
     refused = client.post(f"/api/annotation-tasks/{task.pk}/submit/", {"base_version": 0}, format="json")
     assert refused.status_code == 409
     assert refused.json()["current_version"] == 1 and "current_draft" not in refused.json()
+
+
+def test_the_reviewers_gold_draft_answers_409_with_the_stored_draft_too(make_user):
+    workspace = workspace_build(make_user, clip_count=1, annotator_count=1, per_clip=1)
+    annotator = workspace.annotators[0]
+    task = annotation_task_next(campaign=workspace.campaign, annotator=annotator)
+    saved = task_draft_save(task=task, annotator=annotator, base_version=0, draft=draft_of(("rain", ["rain"], [])))
+    task_submit(task=task, annotator=annotator, base_version=saved.version, confirm_warnings=True)
+    review = review_open(campaign=workspace.campaign, clip=workspace.clips[0], reviewer=workspace.reviewer)
+    client = api_client(workspace.reviewer)
+    url = f"/api/annotation-reviews/{review.pk}/draft/"
+    gold = draft_of(("rain", ["rain"], ["steady"]))
+    assert client.put(url, {"base_version": 0, "draft": gold}, format="json").status_code == 200
+    refused = client.put(url, {"base_version": 0, "draft": draft_of(("wind", [], []))}, format="json")
+    assert refused.status_code == 409
+    assert refused.json()["current_version"] == 1
+    assert refused.json()["current_draft"] == AnnotationReview.objects.get(pk=review.pk).draft
+    assert refused.json()["current_draft"]["events"][0]["attributes"] == ["steady"]
