@@ -9,8 +9,10 @@ from annotation.serializers import AudioUrlMixin
 from annotation.services.annotation_drafts import draft_from_annotation
 
 DRAFT_HELP = (
-    'The editor\'s draft: {"events": [{"id", "label", "sources": [...], "attributes": [...], "onset", "offset"}], '
-    '"relations": [{"first": event id, "second": event id, "kind": "before" | "after" | "simultaneous"}], "note"}'
+    'The editor\'s draft: {"events": [{"id", "label", "sources": [...], "attributes": [...], '
+    '"spans": [[onset, offset], ...] in seconds}], '
+    '"relations": [{"first": event id, "second": event id, "kind": "before" | "after" | "simultaneous"}], "note"}; '
+    "a label, source or attribute longer than 255 characters is refused (400 naming the field), never cut short"
 )
 
 

@@ -89,3 +89,18 @@ def test_enter_keeps_what_was_typed_unless_a_suggestion_was_chosen(task_page):
     _type_new_event(page, "bee", "Tab", "Enter")  # chosen with Tab
     _type_new_event(page, "bee", "Shift+Enter")  # exactly as typed, as before
     assert [event["label"] for event in _events(page)] == ["pan", "panting", "beeping", "bee"]
+
+
+def test_a_pasted_name_past_255_characters_is_refused_with_its_length_not_cut_short(task_page):
+    page = task_page
+    page.evaluate("() => window.annotationPage.editor.focusNewEvent()")
+    long_name = "a dog barking " * 22  # 308 characters
+    page.keyboard.insert_text(long_name)
+    page.keyboard.press("Shift+Enter")
+    assert _events(page) == []
+    assert "Too long: the event name has 307 characters, at most 255 fit" in page.inner_text("#editor-message")
+    field = page.locator(".new-event-input")
+    assert field.input_value() == long_name  # kept whole, to be shortened
+    field.fill("a dog barking")
+    field.press("Shift+Enter")
+    assert [event["label"] for event in _events(page)] == ["a dog barking"]

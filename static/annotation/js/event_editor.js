@@ -24,6 +24,7 @@ window.EventEditor = (function () {
   const HISTORY_LIMIT = 200;
   const COALESCE_MS = 1500;
   const BLANK = "___";
+  const MAX_TEXT = 255; // the server's limit on a name, source or attribute (annotation_drafts.MAX_TEXT)
   // One colour per event, as its spans are drawn on the timeline.
   const PALETTE = ["#2f6db5", "#e08a1e", "#3a9a5b", "#c0392b", "#7e57c2", "#8d6e63", "#d81b60", "#00838f", "#9e9d24", "#546e7a"];
   const Graph = window.AnnotationGraph;
@@ -210,9 +211,17 @@ window.EventEditor = (function () {
       this.messageElement.classList.toggle("is-error", !!isError);
     }
 
+    /* A name or word over the server's limit is refused with its length (a field's maxlength would cut a
+     * pasted text short without a word); true when `text` fits. */
+    _fits(text, what) {
+      if (text.length <= MAX_TEXT) return true;
+      this.say("Too long: " + what + " has " + text.length + " characters, at most " + MAX_TEXT + " fit. Shorten it.", true);
+      return false;
+    }
+
     addEvent(label, focusPart) {
       label = label.trim();
-      if (!label) return null;
+      if (!label || !this._fits(label, "the event name")) return null;
       this._record("adding '" + label + "'");
       const event = {id: Graph.newEventId(this.draft.events), label: label, sources: [], attributes: [], spans: []};
       const selection = this.player && this.player.selection;
@@ -253,7 +262,7 @@ window.EventEditor = (function () {
     addChild(id, kind, text) {
       const event = this._event(id);
       text = text.trim();
-      if (!event || !text) return false;
+      if (!event || !text || !this._fits(text, kind === "sources" ? "the source" : "the attribute")) return false;
       if (event[kind].some((existing) => Graph.libraryKey(existing) === Graph.libraryKey(text))) {
         this.say("'" + text + "' is already listed for this event.");
         return false;
@@ -283,11 +292,13 @@ window.EventEditor = (function () {
 
     setLabel(id, label) {
       const event = this._event(id);
-      if (!event) return;
+      if (!event) return false;
+      if (!this._fits(label, "the event name")) return false;
       this._record("renaming " + this._name(event), "label:" + id);
       event.label = label;
       if (this.relations) this.relations.render();
       this.onChange(Graph.clone(this.draft));
+      return true;
     }
 
     // -- spans (occurrences) ----------------------------------------------------------------------------
@@ -531,7 +542,6 @@ window.EventEditor = (function () {
         label.value = event.label;
         label.placeholder = "sound event, e.g. barking";
         label.setAttribute("aria-label", "Event " + (index + 1) + " name");
-        label.maxLength = 255;
         head.appendChild(label);
       }
       if (!this.readOnly) {
@@ -627,7 +637,6 @@ window.EventEditor = (function () {
         input.type = "text";
         input.placeholder = placeholder;
         input.dataset.kind = kind;
-        input.maxLength = 255;
         input.setAttribute("aria-label", title + " of event " + (event.label || event.id));
         input.setAttribute("autocomplete", "off");
         chips.appendChild(input);
@@ -646,7 +655,6 @@ window.EventEditor = (function () {
       this.newInput.id = this.root.id + "-new-event";
       this.newInput.placeholder = "type a sound event you hear (e.g. barking) and press Enter";
       this.newInput.setAttribute("autocomplete", "off");
-      this.newInput.maxLength = 255;
       label.htmlFor = this.newInput.id;
       row.appendChild(label);
       row.appendChild(this.newInput);
@@ -725,8 +733,9 @@ window.EventEditor = (function () {
         return;
       }
       if (input === this.newInput) {
+        const typed = input.value;
         input.value = "";
-        this.addEvent(text);
+        if (!this.addEvent(text)) input.value = typed; // refused (too long): the text stays to be shortened
         return;
       }
       const card = input.closest(".event-card");
@@ -745,7 +754,8 @@ window.EventEditor = (function () {
     _input(event) {
       const target = event.target;
       if (target.classList.contains("event-label")) {
-        this.setLabel(target.closest(".event-card").dataset.eventId, target.value);
+        const kept = this.setLabel(target.closest(".event-card").dataset.eventId, target.value);
+        target.setAttribute("aria-invalid", kept ? "false" : "true"); // the draft keeps the last name that fit
         return;
       }
       if (target.classList.contains("chip-input") || target === this.newInput) this._suggestFor(target);
