@@ -299,3 +299,15 @@ checks_failed  # participant row of the live table (_study_live.html)
 median_hourly_pay  # study summary shown on the live table (_study_live.html)
 pay_warning  # study summary shown on the live table (_study_live.html)
 items_complete  # coverage summary shown on the live table (_study_live.html)
+
+# --- Crowd platform actions: form fields read through cleaned_data[...] by name (ratings/platforms/actions.py
+# mturk_hit_params); model fields set by keyword or shown by the platform page's template.
+keywords  # unused variable (ratings/forms_platforms.py)
+max_assignments  # unused variable (ratings/forms_platforms.py)
+duration_minutes  # unused variable (ratings/forms_platforms.py)
+lifetime_hours  # unused variable (ratings/forms_platforms.py)
+auto_approval_days  # unused variable (ratings/forms_platforms.py)
+mturk_hit_type_id  # unused variable (ratings/models_platforms.py: the template shows it)
+synced_at  # unused variable (ratings/models_platforms.py: the template shows it)
+idempotency_key  # unused variable (ratings/models_platforms.py: set by keyword, filtered on)
+request_summary  # unused variable (ratings/models_platforms.py: set by keyword, the log's record)

@@ -355,6 +355,7 @@ class WorkbookUpload(TimeStampedModel):
 
 
 # Crowd studies live in their own module; imported here so Django registers them with this app.
+from ratings.models_platforms import PlatformAction, StudyPlatformLink  # noqa: E402, F401
 from ratings.models_study import (  # noqa: E402, F401
     AttentionCheck,
     Participant,

@@ -1,6 +1,14 @@
 from django.urls import path
 
-from ratings import views, views_headphone, views_import, views_staff, views_study_staff, views_workbooks
+from ratings import (
+    views,
+    views_headphone,
+    views_import,
+    views_platforms,
+    views_staff,
+    views_study_staff,
+    views_workbooks,
+)
 
 app_name = "ratings"
 urlpatterns: list = []
@@ -58,6 +66,7 @@ urlpatterns += [
     ),
     path("staff/studies/<id:study_id>/pay.csv", views_study_staff.study_pay_export, name="study_pay_export"),
     path("staff/studies/<id:study_id>/export/", views_study_staff.study_benchmark_export, name="study_export"),
+    path("staff/studies/<id:study_id>/platform/", views_platforms.study_platform, name="study_platform"),
 ]
 
 # --- Offline THumBS workbooks ----------------------------------------------

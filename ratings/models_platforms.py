@@ -1,0 +1,60 @@
+"""A crowd study's accounts on the platforms (Prolific study, MTurk HIT) and every action sent to them.
+
+`PlatformAction` is the log that makes sending safe to repeat: an action with an `idempotency_key` that
+succeeded once is never sent again (a unique constraint over the successful rows), so pressing "send" twice,
+or again after a half-failed batch, only sends what has not gone through. Failed attempts are kept too, with
+the platform's answer, so the staff page can say why an action was refused.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from ratings.models_study import Study
+
+
+class StudyPlatformLink(models.Model):
+    """Where the study lives on its platform: Prolific's STUDY_ID, or the MTurk HIT made for it."""
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="platform_link")
+    prolific_study_id = models.CharField(max_length=24, blank=True)
+    mturk_hit_id = models.CharField(max_length=64, blank=True)
+    mturk_hit_type_id = models.CharField(max_length=64, blank=True)
+    # The last submission list read from Prolific: {participant_id: {"id": submission id, "status": ...}}.
+    prolific_submissions = models.JSONField(default=dict, blank=True)
+    synced_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"platform link of {self.study}"
+
+
+class PlatformAction(models.Model):
+    """One request sent (or attempted) to a crowd platform on a study's behalf."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="platform_actions")
+    platform = models.CharField(max_length=10)
+    action = models.CharField(max_length=30)
+    target_id = models.CharField(max_length=64, blank=True)
+    # Same key, same action: once one row with it succeeded, the action is done (empty: not deduplicated).
+    idempotency_key = models.CharField(max_length=64, blank=True)
+    request_summary = models.JSONField(default=dict, blank=True)
+    # HTTP status for Prolific; MTurk's HTTPStatusCode (0: no answer at all, e.g. the host was unreachable).
+    response_status = models.PositiveSmallIntegerField(default=0)
+    response_data = models.JSONField(default=dict, blank=True)
+    succeeded = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "idempotency_key"],
+                condition=Q(succeeded=True) & ~Q(idempotency_key=""),
+                name="platform_action_once",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.platform} {self.action} {self.target_id}"

@@ -1,0 +1,507 @@
+"""What to send to a study's platform, previewed, then sent once: approvals, rejections, bonuses, pause/resume,
+the submission sync (Prolific) and the HIT (MTurk).
+
+- The plan comes from the pay export's decisions (`pay_action`, ratings/services/study_policy.py decides): approve
+  and reject become the platform's approve and reject; screen-out, return and none send nothing.
+- Every request is logged as a PlatformAction with what was asked and what the platform answered.
+- A planned action carries an idempotency key (platform, action, the submission or assignment); once a row with
+  that key succeeded the action shows as done and is never sent again. Bonuses carry a key made of the worker,
+  the amount and the reason, which is also MTurk's UniqueRequestToken, so MTurk itself refuses a duplicate.
+- A refusal is logged with the platform's message and reported back; the other actions of the batch go on.
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from django.db import transaction
+from django.utils import timezone
+
+from ratings.crowd_platforms import MTURK, PROLIFIC, PROLIFIC_ID
+from ratings.models_platforms import PlatformAction, StudyPlatformLink
+from ratings.models_study import Participant, Study
+from ratings.platforms import PlatformError, mturk, prolific
+from ratings.services.participants import participant_return
+from ratings.services.study_report import pay_action, study_participant_rows
+from ratings.services.study_shares import share_release
+
+# Which Prolific rejection category goes with each exclusion rule that can reject (an instructional rule only).
+REJECTION_CATEGORY_FOR_RULE = {"instructional": "FAILED_CHECK"}
+DEFAULT_REJECTION_CATEGORY = "FAILED_CHECK"
+REJECTION_EXPLANATION = (
+    "The study's instructions asked for a given answer on some attention-check items, and at least two of them "
+    "were answered otherwise, so the submission cannot be accepted."
+)
+BONUS_MAX = Decimal("100")
+AWAITING_REVIEW = "AWAITING REVIEW"
+
+
+class PlanError(ValueError):
+    """The plan cannot be made or sent (message says which field or what to do first)."""
+
+
+@dataclass
+class PlannedAction:
+    platform: str
+    action: str  # approve, reject, bonus
+    target_id: str
+    key: str
+    label: str
+    participant_id: str = ""
+    params: dict = field(default_factory=dict)
+    blocked: str = ""  # why it cannot be sent now ("" : it can)
+    done_at: object = None  # when a logged request with the same key succeeded
+
+    @property
+    def sendable(self) -> bool:
+        return not self.blocked and self.done_at is None
+
+
+def _key(*parts) -> str:
+    text = ":".join(str(part) for part in parts)
+    return text if len(text) <= 64 else text[:40] + ":" + hashlib.sha256(text.encode()).hexdigest()[:23]
+
+
+def link_for(study: Study) -> StudyPlatformLink:
+    return StudyPlatformLink.objects.get_or_create(study=study)[0]
+
+
+def prolific_link_set(*, study: Study, prolific_study_id: str) -> StudyPlatformLink:
+    value = prolific_study_id.strip().lower()
+    if not PROLIFIC_ID.match(value):
+        raise PlanError(f"Prolific STUDY_ID must be 24 hexadecimal characters; got {value[:40]!r}")
+    link = link_for(study)
+    link.prolific_study_id = value
+    link.save(update_fields=["prolific_study_id"])
+    return link
+
+
+def _rejection_message(participant: Participant) -> str:
+    """The explanation Prolific shows the participant (and requires to be long enough), with the reasons."""
+    reasons = "; ".join(participant.exclusion_reasons) or "failed instructional attention checks"
+    message = f"{REJECTION_EXPLANATION} ({reasons})"[:1000]
+    assert len(message) >= prolific.REJECTION_MESSAGE_MIN, "the fixed explanation alone is long enough"
+    return message
+
+
+def _rejection_category(participant: Participant) -> str:
+    category = next(
+        (
+            REJECTION_CATEGORY_FOR_RULE[code]
+            for code in participant.exclusion_codes
+            if code in REJECTION_CATEGORY_FOR_RULE
+        ),
+        DEFAULT_REJECTION_CATEGORY,
+    )
+    if category not in dict(prolific.REJECTION_CATEGORIES):
+        raise PlanError(f"rejection category {category!r} is not one of Prolific's")
+    return category
+
+
+def _decision_actions(study: Study, link: StudyPlatformLink) -> list[PlannedAction]:
+    planned = []
+    for row in study_participant_rows(study=study):
+        participant = row.participant
+        decision = pay_action(participant)
+        if decision not in ("approve", "reject"):
+            continue
+        pid = participant.platform_id
+        if study.platform == PROLIFIC:
+            submission = (link.prolific_submissions or {}).get(pid) or {}
+            target = submission.get("id", "")
+            params = {"action": decision.upper()}
+            if decision == "reject":
+                params.update(
+                    message=_rejection_message(participant), rejection_category=_rejection_category(participant)
+                )
+            blocked = ""
+            if not target:
+                blocked = "no Prolific submission for this participant in the last sync: sync first"
+            elif submission.get("status") != AWAITING_REVIEW:
+                blocked = f"Prolific says the submission is {submission.get('status')}, not {AWAITING_REVIEW}"
+        else:
+            target = (participant.platform_data or {}).get("assignmentId", "")
+            params = {"AssignmentId": target}
+            if decision == "reject":
+                params["RequesterFeedback"] = _rejection_message(participant)[:1024]
+            else:
+                params["RequesterFeedback"] = "Thank you for taking part."
+            blocked = "" if target else "no MTurk assignment id recorded for this worker"
+        planned.append(
+            PlannedAction(
+                platform=study.platform,
+                action=decision,
+                target_id=target,
+                key=_key(study.platform, decision, target or pid),
+                label=f"{decision} {pid}"
+                + (f" ({params.get('rejection_category', '')})" if decision == "reject" else ""),
+                participant_id=pid,
+                params=params,
+                blocked=blocked,
+            )
+        )
+    return planned
+
+
+def bonuses_parse(*, study: Study, text: str, reason: str) -> list[PlannedAction]:
+    """Bonus lines "<participant id>,<amount>" (one per line) as planned actions; PlanError names the bad line."""
+    participants = {participant.platform_id: participant for participant in study.participants.filter(is_preview=False)}
+    planned, seen = [], set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = [part.strip() for part in line.split(",")]
+        if len(parts) != 2:
+            raise PlanError(f"bonuses line {number}: write '<participant id>,<amount>', not {line[:60]!r}")
+        pid, amount_text = parts
+        participant = participants.get(pid) or participants.get(pid.lower())
+        if participant is None:
+            raise PlanError(f"bonuses line {number}: {pid[:40]!r} is not a participant of this study")
+        try:
+            amount = Decimal(amount_text)
+        except InvalidOperation:
+            raise PlanError(f"bonuses line {number}: amount {amount_text[:20]!r} is not a number") from None
+        if not (Decimal("0") < amount <= BONUS_MAX) or amount != amount.quantize(Decimal("0.01")):
+            raise PlanError(f"bonuses line {number}: amount must be above 0, at most {BONUS_MAX}, with 2 decimals")
+        if participant.platform_id in seen:
+            raise PlanError(f"bonuses line {number}: {pid} has a bonus on an earlier line already")
+        seen.add(participant.platform_id)
+        amount_text = f"{amount:.2f}"
+        digest = hashlib.sha256(f"{participant.platform_id}|{amount_text}|{reason}".encode()).hexdigest()[:24]
+        data = participant.platform_data or {}
+        params = {"participant_id": participant.platform_id, "amount": amount_text}
+        blocked = ""
+        if study.platform == MTURK:
+            params = {
+                "WorkerId": participant.platform_id,
+                "BonusAmount": amount_text,
+                "AssignmentId": data.get("assignmentId", ""),
+                "Reason": reason,
+            }
+            blocked = "" if data.get("assignmentId") else "no MTurk assignment id recorded for this worker"
+            if not reason:
+                raise PlanError("reason: MTurk shows the worker a reason with every bonus; write one")
+        planned.append(
+            PlannedAction(
+                platform=study.platform,
+                action="bonus",
+                target_id=participant.platform_id,
+                key=_key(study.platform, "bonus", digest),
+                label=f"bonus {amount_text} {study.reward_currency if study.platform == PROLIFIC else 'USD'} to "
+                f"{participant.platform_id}",
+                participant_id=participant.platform_id,
+                params=params,
+                blocked=blocked,
+            )
+        )
+    return planned
+
+
+def _mark_done(study: Study, planned: list[PlannedAction]) -> list[PlannedAction]:
+    done = dict(
+        PlatformAction.objects.filter(
+            study=study, succeeded=True, idempotency_key__in=[action.key for action in planned]
+        ).values_list("idempotency_key", "created_at")
+    )
+    for action in planned:
+        action.done_at = done.get(action.key)
+    return planned
+
+
+def actions_plan(*, study: Study, bonus_text: str = "", bonus_reason: str = "") -> list[PlannedAction]:
+    """The preview: the decisions' approvals and rejections, then the bonuses asked for, each marked done when a
+    request with its key succeeded already."""
+    if study.platform not in (PROLIFIC, MTURK):
+        raise PlanError("only Prolific and MTurk studies have platform actions")
+    link = link_for(study)
+    planned = _decision_actions(study, link)
+    if bonus_text.strip():
+        planned += bonuses_parse(study=study, text=bonus_text, reason=bonus_reason.strip())
+    return _mark_done(study, planned)
+
+
+def plan_digest(planned: list[PlannedAction]) -> str:
+    """What the preview showed, so a send can refuse a plan that changed since (a new sync, a new exclusion)."""
+    text = json.dumps([(a.key, a.params, a.sendable) for a in planned], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _jsonable(data) -> dict:
+    return json.loads(json.dumps(data, default=str))
+
+
+def _log(study, by, *, platform, action, target_id="", key="", summary=None) -> PlatformAction:
+    return PlatformAction(
+        study=study,
+        platform=platform,
+        action=action,
+        target_id=target_id,
+        idempotency_key=key,
+        request_summary=_jsonable(summary or {}),
+        by=by if getattr(by, "pk", None) else None,
+    )
+
+
+def _run(entry: PlatformAction, send) -> PlatformAction:
+    """Send, then save the log row with the answer or the refusal."""
+    try:
+        answer = send()
+    except PlatformError as error:
+        entry.response_status, entry.error, entry.response_data = error.status, str(error), _jsonable(error.data)
+    else:
+        entry.response_status, entry.response_data, entry.succeeded = answer.status, _jsonable(answer.data), True
+    entry.save()
+    return entry
+
+
+@dataclass
+class SendReport:
+    sent: list[PlatformAction] = field(default_factory=list)
+    skipped: list[PlannedAction] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[str]:
+        return [entry.error for entry in self.sent if not entry.succeeded]
+
+
+def _prolific_client():
+    return prolific.ProlificClient()
+
+
+def actions_send(*, study: Study, planned: list[PlannedAction], by=None) -> SendReport:
+    """Send what the preview showed as sendable, once each (the study row is locked, so two sends in parallel do
+    not both send); actions done meanwhile are skipped."""
+    report = SendReport()
+    with transaction.atomic():
+        Study.objects.select_for_update().get(pk=study.pk)
+        planned = _mark_done(study, planned)
+        todo = [action for action in planned if action.sendable]
+        report.skipped = [action for action in planned if not action.sendable]
+        if not todo:
+            return report
+        client = _prolific_client() if study.platform == PROLIFIC else mturk.mturk_client()
+        if study.platform == PROLIFIC:
+            _prolific_send(study, todo, client, by, report)
+        else:
+            for action in todo:
+                operation = {"approve": "approve_assignment", "reject": "reject_assignment", "bonus": "send_bonus"}[
+                    action.action
+                ]
+                params = dict(action.params)
+                if action.action == "bonus":
+                    params["UniqueRequestToken"] = action.key
+                entry = _log(
+                    study,
+                    by,
+                    platform=MTURK,
+                    action=action.action,
+                    target_id=action.target_id,
+                    key=action.key,
+                    summary=params,
+                )
+                report.sent.append(_run(entry, lambda op=operation, p=params: mturk.call(client, op, **p)))
+    return report
+
+
+def _prolific_send(study, todo, client, by, report) -> None:
+    link = link_for(study)
+    bonuses = [action for action in todo if action.action == "bonus"]
+    for action in todo:
+        if action.action == "bonus":
+            continue
+        entry = _log(
+            study,
+            by,
+            platform=PROLIFIC,
+            action=action.action,
+            target_id=action.target_id,
+            key=action.key,
+            summary=action.params,
+        )
+        report.sent.append(_run(entry, lambda a=action: client.submission_transition(a.target_id, a.params)))
+    if not bonuses:
+        return
+    if not link.prolific_study_id:
+        raise PlanError("link the study to its Prolific STUDY_ID before paying bonuses")
+    # Prolific pays bonuses in two steps (create, then pay): both are logged under the batch's key, so a retry
+    # after a failed payment pays the batch already made instead of making a second one.
+    batch_key = _key(
+        PROLIFIC, "bonus_batch", hashlib.sha256(" ".join(sorted(b.key for b in bonuses)).encode()).hexdigest()[:24]
+    )
+    made = PlatformAction.objects.filter(study=study, idempotency_key=batch_key, succeeded=True).first()
+    if made is None:
+        lines = [(b.params["participant_id"], b.params["amount"]) for b in bonuses]
+        entry = _log(
+            study,
+            by,
+            platform=PROLIFIC,
+            action="bonus_create",
+            target_id=link.prolific_study_id,
+            key=batch_key,
+            summary={"study_id": link.prolific_study_id, "bonuses": lines},
+        )
+        made = _run(entry, lambda: client.bonus_create(link.prolific_study_id, lines))
+        report.sent.append(made)
+        if not made.succeeded:
+            return
+    bulk_id = str(made.response_data.get("id", ""))
+    entry = _log(
+        study,
+        by,
+        platform=PROLIFIC,
+        action="bonus_pay",
+        target_id=bulk_id,
+        key=_key(PROLIFIC, "bonus_pay", bulk_id),
+        summary={"bulk_id": bulk_id},
+    )
+    paid = _run(entry, lambda: client.bonus_pay(bulk_id))
+    report.sent.append(paid)
+    if paid.succeeded:
+        # Each bonus is done: log it under its own key so the preview shows it done and it is never paid again.
+        PlatformAction.objects.bulk_create(
+            [
+                _with_success(
+                    _log(
+                        study,
+                        by,
+                        platform=PROLIFIC,
+                        action="bonus",
+                        target_id=bonus.target_id,
+                        key=bonus.key,
+                        summary={**bonus.params, "bulk_id": bulk_id},
+                    ),
+                    paid.response_status,
+                )
+                for bonus in bonuses
+            ]
+        )
+
+
+def _with_success(entry: PlatformAction, status: int) -> PlatformAction:
+    entry.succeeded, entry.response_status = True, status
+    return entry
+
+
+# --- Prolific: sync and pause/resume ----------------------------------------------------------------------
+
+
+@dataclass
+class SyncReport:
+    submissions: int = 0
+    freed: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+def prolific_sync(*, study: Study, by=None) -> SyncReport:
+    """Read the study's submissions from Prolific, keep their ids and statuses for the plan, and end at once the
+    participations Prolific says were returned or timed out (their unanswered items go to the next participants)."""
+    link = link_for(study)
+    if not link.prolific_study_id:
+        raise PlanError("link the study to its Prolific STUDY_ID first")
+    client = _prolific_client()
+    entry = _log(study, by, platform=PROLIFIC, action="sync", target_id=link.prolific_study_id)
+    report = SyncReport()
+    submissions: list[dict] = []
+
+    def fetch():
+        submissions.extend(client.study_submissions(link.prolific_study_id))
+        return prolific.Response(200, {"submissions": len(submissions)})
+
+    _run(entry, fetch)
+    if not entry.succeeded:
+        report.error = entry.error
+        return report
+    mapping = {}
+    for submission in submissions:
+        pid = str(submission.get("participant_id") or submission.get("participant") or "").lower()
+        if pid:
+            mapping[pid] = {"id": str(submission.get("id", "")), "status": str(submission.get("status", ""))}
+    link.prolific_submissions, link.synced_at = mapping, timezone.now()
+    link.save(update_fields=["prolific_submissions", "synced_at"])
+    report.submissions = len(mapping)
+    participants = {
+        p.platform_id: p
+        for p in study.participants.filter(is_preview=False, platform=PROLIFIC, platform_id__in=list(mapping))
+    }
+    for pid, submission in mapping.items():
+        if submission["status"] not in prolific.FREEING_STATUSES:
+            continue
+        participant = participants.get(pid)
+        if participant is None:
+            report.unknown.append(pid)
+            continue
+        if participant.stage == Participant.Stage.FINISHED:
+            continue
+        if submission["status"] == "RETURNED":
+            participant_return(participant=participant)
+        else:
+            share_release(participant=participant, status=Participant.Status.TIMED_OUT, kind="timed_out")
+        report.freed.append(pid)
+    return report
+
+
+def prolific_study_transition(*, study: Study, pause: bool, by=None) -> PlatformAction:
+    """Pause the study on Prolific (nobody new can start) or start it again."""
+    link = link_for(study)
+    if not link.prolific_study_id:
+        raise PlanError("link the study to its Prolific STUDY_ID first")
+    client = _prolific_client()
+    action = "PAUSE" if pause else "START"
+    entry = _log(
+        study,
+        by,
+        platform=PROLIFIC,
+        action=action.lower(),
+        target_id=link.prolific_study_id,
+        summary={"action": action},
+    )
+    return _run(entry, lambda: client.study_transition(link.prolific_study_id, action))
+
+
+# --- MTurk: the HIT ---------------------------------------------------------------------------------------
+
+
+def mturk_hit_params(*, study: Study, arrival_url: str, settings: dict) -> dict:
+    """create_hit's parameters for the study: its arrival link as an ExternalQuestion, the reward, as many
+    assignments as asked, and the qualification requirements (approval rate, locale, not in earlier studies)."""
+    if not arrival_url.startswith("https://"):
+        raise PlanError(f"MTurk shows only https pages in its frame; the study link is {arrival_url[:80]}")
+    return {
+        "Title": settings["title"],
+        "Description": settings["description"],
+        "Keywords": settings.get("keywords", ""),
+        "Reward": f"{settings['reward']:.2f}",
+        "MaxAssignments": settings["max_assignments"],
+        "AssignmentDurationInSeconds": settings["duration_minutes"] * 60,
+        "LifetimeInSeconds": settings["lifetime_hours"] * 3600,
+        "AutoApprovalDelayInSeconds": settings["auto_approval_days"] * 86400,
+        "Question": mturk.external_question(arrival_url),
+        "QualificationRequirements": mturk.qualification_requirements(
+            approval_rate_min=settings.get("approval_rate_min"),
+            locales=settings.get("locales", []),
+            excluded_qualification_id=settings.get("excluded_qualification_id", ""),
+        ),
+    }
+
+
+def mturk_hit_create(*, study: Study, params: dict, by=None) -> PlatformAction:
+    """Create the study's HIT once (a made HIT is never made again; UniqueRequestToken guards a lost answer)."""
+    if study.platform != MTURK:
+        raise PlanError("only an MTurk study has a HIT")
+    key = _key(MTURK, "create_hit", study.pk)
+    link = link_for(study)
+    if link.mturk_hit_id or PlatformAction.objects.filter(study=study, idempotency_key=key, succeeded=True).exists():
+        raise PlanError(f"the study's HIT exists already ({link.mturk_hit_id}): it is made once")
+    client = mturk.mturk_client()
+    request = {**params, "UniqueRequestToken": key}
+    entry = _log(study, by, platform=MTURK, action="create_hit", key=key, summary=request)
+    _run(entry, lambda: mturk.call(client, "create_hit", **request))
+    if entry.succeeded:
+        hit = entry.response_data.get("HIT", {})
+        link.mturk_hit_id, link.mturk_hit_type_id = hit.get("HITId", ""), hit.get("HITTypeId", "")
+        link.save(update_fields=["mturk_hit_id", "mturk_hit_type_id"])
+        entry.target_id = link.mturk_hit_id
+        entry.save(update_fields=["target_id"])
+    return entry

@@ -1,0 +1,377 @@
+"""Platform actions against fakes that speak each wire format: a Prolific HTTP server on loopback (method, path,
+auth header and JSON body checked) and botocore's Stubber for MTurk (the expected parameters asserted).
+
+What is checked: the preview lists the actions the pay decisions call for (and nothing else); sending logs them;
+a second send sends nothing twice; a platform refusal is shown with its message (never a 5xx); RETURNED on
+Prolific frees the participant's slots at once."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from django.test import Client
+from django.urls import reverse
+
+from ratings.models_platforms import PlatformAction
+from ratings.models_study import StudySlot
+from ratings.platforms import mturk
+from ratings.platforms.actions import actions_plan, plan_digest, prolific_link_set
+from ratings.services.study_exclusion import participant_exclude
+from tests.ratings.study_data import (
+    answer_share,
+    arrival_url,
+    mturk_worker_id,
+    participant_of,
+    prolific_arrive,
+    study_media,  # noqa: F401 (a fixture)
+    walk_to_items,
+)
+from tests.ratings.study_data import pairwise_study as make_pairwise_study
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("study_media")]
+TOKEN = "test-token-123"
+PROLIFIC_STUDY = "c" * 24
+
+
+def _good_side(item) -> str:
+    gold = item.pair.gold_choice
+    if not gold:
+        return "left"
+    return "left" if (gold == "a") == item.a_on_left else "right"
+
+
+class FakeProlific:
+    """Prolific's API on loopback: answers (status, JSON) per (method, path); records every request."""
+
+    def __init__(self):
+        self.routes: dict[tuple[str, str], tuple[int, dict]] = {}
+        self.requests: list[dict] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length)) if length else None
+                fake.requests.append(
+                    {"method": self.command, "path": self.path, "auth": self.headers.get("Authorization"), "body": body}
+                )
+                status, data = fake.routes.get((self.command, self.path), (404, {"error": {"detail": "Not found."}}))
+                payload = json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_GET = do_POST = _answer  # noqa: N815 (http.server's names)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/api/v1/"
+
+    def posts(self, path: str) -> list[dict]:
+        return [r for r in self.requests if r["method"] == "POST" and r["path"] == path]
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def prolific_api(monkeypatch):
+    fake = FakeProlific()
+    monkeypatch.setenv("PROLIFIC_API_TOKEN", TOKEN)
+    monkeypatch.setenv("PROLIFIC_API_URL", fake.url)
+    yield fake
+    fake.close()
+
+
+def _admin(make_user) -> Client:
+    client = Client()
+    client.force_login(make_user("organiser", staff=True))
+    return client
+
+
+def _completed(study, number: int, pid: str):
+    client, _ = prolific_arrive(study, pid, address=f"10.40.0.{number}")
+    participant = walk_to_items(client, study)
+    answer_share(client, participant, side_for=_good_side)
+    client.get(reverse("study:items", kwargs={"slug": study.slug}))
+    participant.refresh_from_db()
+    assert participant.status == "completed"
+    return participant
+
+
+def _prolific_study_with_people():
+    study = make_pairwise_study(name="platform-prolific", clip_count=12, judgements=3)
+    pids = {name: f"{number:024x}" for number, name in enumerate(("good", "careless", "poor", "leaver"), start=1)}
+    people = {name: _completed(study, n, pids[name]) for n, name in enumerate(("good", "careless", "poor"), start=1)}
+    participant_exclude(
+        participant=people["careless"], reasons=["failed 2 instructional checks"], codes=["instructional"]
+    )
+    participant_exclude(participant=people["poor"], reasons=["data quality"], codes=["admin_quality"])
+    client, _ = prolific_arrive(study, pids["leaver"], address="10.40.0.9")
+    people["leaver"] = walk_to_items(client, study)
+    prolific_link_set(study=study, prolific_study_id=PROLIFIC_STUDY)
+    return study, people
+
+
+def _submissions(people, statuses):
+    results = [
+        {"id": f"{index:024x}"[::-1], "participant_id": people[name].platform_id, "status": statuses[name]}
+        for index, name in enumerate(statuses, start=1)
+    ]
+    return 200, {"results": results, "_links": {"next": {"href": None}}}
+
+
+def test_prolific_sync_preview_send_retry_and_refusal(prolific_api, make_user):
+    study, people = _prolific_study_with_people()
+    admin = _admin(make_user)
+    url = reverse("ratings:study_platform", args=[study.pk])
+    statuses = {
+        "good": "AWAITING REVIEW",
+        "careless": "AWAITING REVIEW",
+        "poor": "AWAITING REVIEW",
+        "leaver": "RETURNED",
+    }
+    prolific_api.routes[("GET", f"/api/v1/studies/{PROLIFIC_STUDY}/submissions/")] = _submissions(people, statuses)
+    held = StudySlot.objects.filter(participant=people["leaver"]).count()
+    assert held > 0
+
+    # Sync: RETURNED frees the leaver's slots at once, through the same service as the leave button.
+    assert admin.post(url, {"action": "sync"}).status_code == 302
+    request = prolific_api.requests[-1]
+    assert (request["method"], request["auth"]) == ("GET", f"Token {TOKEN}")
+    people["leaver"].refresh_from_db()
+    assert (people["leaver"].status, people["leaver"].stage) == ("returned", "finished")
+    assert StudySlot.objects.filter(participant=people["leaver"]).count() == 0
+
+    # Preview: approve the good and the performance-excluded participant, reject the instructional failure only.
+    planned = actions_plan(study=study)
+    by_pid = {action.participant_id: action for action in planned}
+    assert {pid: a.action for pid, a in by_pid.items()} == {
+        people["good"].platform_id: "approve",
+        people["poor"].platform_id: "approve",
+        people["careless"].platform_id: "reject",
+    }
+    assert all(action.sendable for action in planned)
+    reject = by_pid[people["careless"].platform_id]
+    assert reject.params["rejection_category"] == "FAILED_CHECK" and len(reject.params["message"]) >= 100
+    page = admin.get(url).content.decode()
+    assert page.count('class="planned-action"') == 3 and "Send 3 actions" in page
+
+    sid = {name: s["id"] for name, s in zip(statuses, _submissions(people, statuses)[1]["results"], strict=True)}
+    for name in ("good", "poor", "careless"):
+        prolific_api.routes[("POST", f"/api/v1/submissions/{sid[name]}/transition/")] = (200, {"status": "APPROVED"})
+    # The platform refuses the rejection (its 4xx): shown with its message, the others go through.
+    prolific_api.routes[("POST", f"/api/v1/submissions/{sid['careless']}/transition/")] = (
+        400,
+        {"error": {"status": 400, "title": "Bad request", "detail": "Rejection message is too short."}},
+    )
+    response = admin.post(url, {"action": "send", "digest": plan_digest(planned)}, follow=True)
+    assert response.status_code == 200
+    assert "Prolific answered 400: Rejection message is too short." in response.content.decode()
+    approve = prolific_api.posts(f"/api/v1/submissions/{sid['good']}/transition/")
+    assert [r["body"] for r in approve] == [{"action": "APPROVE"}] and approve[0]["auth"] == f"Token {TOKEN}"
+    sent_reject = prolific_api.posts(f"/api/v1/submissions/{sid['careless']}/transition/")
+    assert sent_reject[0]["body"] == {
+        "action": "REJECT", "message": reject.params["message"], "rejection_category": "FAILED_CHECK",
+    }  # fmt: skip
+    log = PlatformAction.objects.filter(study=study)
+    assert log.filter(succeeded=True, action="approve").count() == 2
+    failed = log.get(action="reject")
+    assert (failed.succeeded, failed.response_status) == (False, 400) and "too short" in failed.error
+
+    # Retry: only the refused rejection goes again; the approvals are done and never sent twice.
+    prolific_api.routes[("POST", f"/api/v1/submissions/{sid['careless']}/transition/")] = (200, {"status": "REJECTED"})
+    planned = actions_plan(study=study)
+    assert sum(action.sendable for action in planned) == 1
+    assert admin.post(url, {"action": "send", "digest": plan_digest(planned)}).status_code == 302
+    assert len(prolific_api.posts(f"/api/v1/submissions/{sid['good']}/transition/")) == 1
+    assert len(prolific_api.posts(f"/api/v1/submissions/{sid['careless']}/transition/")) == 2
+    before = len(prolific_api.requests)
+    planned = actions_plan(study=study)
+    assert not any(action.sendable for action in planned)
+    assert admin.post(url, {"action": "send", "digest": plan_digest(planned)}).status_code == 302
+    assert len(prolific_api.requests) == before
+
+
+def test_a_send_after_the_plan_changed_is_refused(prolific_api, make_user):
+    study, people = _prolific_study_with_people()
+    statuses = {"good": "AWAITING REVIEW"}
+    prolific_api.routes[("GET", f"/api/v1/studies/{PROLIFIC_STUDY}/submissions/")] = _submissions(people, statuses)
+    admin = _admin(make_user)
+    url = reverse("ratings:study_platform", args=[study.pk])
+    stale = plan_digest(actions_plan(study=study))
+    admin.post(url, {"action": "sync"})
+    response = admin.post(url, {"action": "send", "digest": stale})
+    assert response.status_code == 400 and "the plan changed since the preview" in response.content.decode()
+    assert (
+        not prolific_api.posts("/api/v1/submissions/bonus-payments/")
+        and not PlatformAction.objects.filter(action="approve").exists()
+    )
+
+
+def test_prolific_bonuses_are_made_then_paid_once(prolific_api, make_user):
+    study, people = _prolific_study_with_people()
+    admin = _admin(make_user)
+    url = reverse("ratings:study_platform", args=[study.pk])
+    good = people["good"].platform_id
+    form = {"bonus_text": f"{good},1.50\n", "bonus_reason": "Careful listening"}
+    preview = admin.post(url, {**form, "action": "preview_bonuses"})
+    assert preview.status_code == 200 and "1.50" in preview.content.decode()
+    prolific_api.routes[("POST", "/api/v1/submissions/bonus-payments/")] = (201, {"id": "bulk123", "amount": 150})
+    prolific_api.routes[("POST", "/api/v1/bulk-bonus-payments/bulk123/pay/")] = (
+        400,
+        {"error": {"detail": "Insufficient funds in workspace."}},
+    )
+    planned = actions_plan(study=study, **form)
+    answer = admin.post(url, {**form, "action": "send", "digest": plan_digest(planned)}, follow=True)
+    assert "Insufficient funds in workspace." in answer.content.decode()
+    made = prolific_api.posts("/api/v1/submissions/bonus-payments/")
+    assert [r["body"] for r in made] == [{"study_id": PROLIFIC_STUDY, "csv_bonuses": f"{good},1.50"}]
+    # Retry after the refused payment: the batch already made is paid, not made again.
+    prolific_api.routes[("POST", "/api/v1/bulk-bonus-payments/bulk123/pay/")] = (202, {})
+    planned = actions_plan(study=study, **form)
+    admin.post(url, {**form, "action": "send", "digest": plan_digest(planned)})
+    assert len(prolific_api.posts("/api/v1/submissions/bonus-payments/")) == 1
+    assert len(prolific_api.posts("/api/v1/bulk-bonus-payments/bulk123/pay/")) == 2
+    bonus = [a for a in actions_plan(study=study, **form) if a.action == "bonus"]
+    assert len(bonus) == 1 and bonus[0].done_at is not None
+
+
+def test_prolific_pause_and_a_bad_bonus_line(prolific_api, make_user):
+    study, _ = _prolific_study_with_people()
+    admin = _admin(make_user)
+    url = reverse("ratings:study_platform", args=[study.pk])
+    prolific_api.routes[("POST", f"/api/v1/studies/{PROLIFIC_STUDY}/transition/")] = (200, {"status": "PAUSED"})
+    assert admin.post(url, {"action": "pause"}).status_code == 302
+    assert prolific_api.posts(f"/api/v1/studies/{PROLIFIC_STUDY}/transition/")[0]["body"] == {"action": "PAUSE"}
+    bad = admin.post(url, {"action": "preview_bonuses", "bonus_text": "nobody,1.00"})
+    assert bad.status_code == 400 and "bonuses line 1: &#x27;nobody&#x27; is not a participant" in bad.content.decode()
+
+
+def test_without_a_token_prolific_actions_say_so(monkeypatch, make_user):
+    monkeypatch.delenv("PROLIFIC_API_TOKEN", raising=False)
+    study = make_pairwise_study(name="platform-no-token")
+    prolific_link_set(study=study, prolific_study_id=PROLIFIC_STUDY)
+    response = _admin(make_user).post(reverse("ratings:study_platform", args=[study.pk]), {"action": "sync"})
+    assert response.status_code == 400 and "PROLIFIC_API_TOKEN is not set" in response.content.decode()
+
+
+# --- MTurk --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def mturk_stub(monkeypatch):
+    client = boto3.client("mturk", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
+    stubber = Stubber(client)
+    monkeypatch.setattr(mturk, "mturk_client", lambda: client)
+    with stubber:
+        yield stubber
+
+
+def _mturk_worker(study, number: int, assignment: str):
+    client = Client(REMOTE_ADDR=f"10.41.0.{number}")
+    params = {"workerId": mturk_worker_id(), "assignmentId": assignment, "hitId": "H" * 30}
+    client.get(arrival_url(study, **params, turkSubmitTo="https://workersandbox.mturk.com"))
+    participant = walk_to_items(client, study)
+    answer_share(client, participant, side_for=_good_side)
+    client.get(reverse("study:items", kwargs={"slug": study.slug}))
+    return participant_of(client)
+
+
+def test_mturk_approve_reject_bonus_once(mturk_stub, make_user):
+    study = make_pairwise_study(name="platform-mturk", platform="mturk", questionnaire=[], clip_count=12, judgements=3)
+    good, careless = _mturk_worker(study, 1, "A" * 30), _mturk_worker(study, 2, "B" * 30)
+    participant_exclude(participant=careless, reasons=["failed 2 instructional checks"], codes=["instructional"])
+    admin = _admin(make_user)
+    url = reverse("ratings:study_platform", args=[study.pk])
+    form = {"bonus_text": f"{good.platform_id},0.75", "bonus_reason": "Thanks for careful work"}
+    planned = actions_plan(study=study, **form)
+    assert [(a.action, a.target_id) for a in planned] == [
+        ("approve", "A" * 30),
+        ("reject", "B" * 30),
+        ("bonus", good.platform_id),
+    ]
+    bonus_token = planned[2].key
+    mturk_stub.add_response(
+        "approve_assignment", {}, {"AssignmentId": "A" * 30, "RequesterFeedback": "Thank you for taking part."}
+    )
+    mturk_stub.add_client_error(
+        "reject_assignment",
+        service_error_code="RequestError",
+        service_message="This operation can be called with a status of: Submitted",
+        http_status_code=400,
+        expected_params={"AssignmentId": "B" * 30, "RequesterFeedback": planned[1].params["RequesterFeedback"]},
+    )
+    mturk_stub.add_response(
+        "send_bonus",
+        {},
+        {
+            "WorkerId": good.platform_id, "BonusAmount": "0.75", "AssignmentId": "A" * 30,
+            "Reason": "Thanks for careful work", "UniqueRequestToken": bonus_token,
+        },
+    )  # fmt: skip
+    page = admin.post(url, {**form, "action": "send", "digest": plan_digest(planned)}, follow=True)
+    assert page.status_code == 200
+    assert "MTurk refused reject_assignment: This operation can be called with a status of: Submitted" in (
+        page.content.decode()
+    )
+    mturk_stub.assert_no_pending_responses()
+    # Retry: only the refused rejection is sent again.
+    mturk_stub.add_response(
+        "reject_assignment", {}, {"AssignmentId": "B" * 30, "RequesterFeedback": planned[1].params["RequesterFeedback"]}
+    )
+    planned = actions_plan(study=study, **form)
+    assert [a.action for a in planned if a.sendable] == ["reject"]
+    admin.post(url, {**form, "action": "send", "digest": plan_digest(planned)})
+    mturk_stub.assert_no_pending_responses()
+    assert PlatformAction.objects.filter(study=study, succeeded=True).count() == 3
+
+
+def test_mturk_hit_is_previewed_then_created_once(mturk_stub, make_user, settings):
+    settings.ALLOWED_HOSTS = ["eval.example.org"]
+    study = make_pairwise_study(name="platform-hit", platform="mturk")
+    admin = _admin(make_user)
+    url = reverse("ratings:study_platform", args=[study.pk])
+    form = {
+        "title": "Rate sound descriptions", "description": "Listen and choose", "keywords": "audio",
+        "reward": "2.50", "max_assignments": "20", "duration_minutes": "60", "lifetime_hours": "48",
+        "auto_approval_days": "3", "approval_rate_min": "95", "locales": "US GB",
+        "excluded_qualification_id": "3EARLIERQUALIFICATION0000000",
+    }  # fmt: skip
+    secure = {"secure": True, "HTTP_HOST": "eval.example.org"}
+    preview = admin.post(url, {**form, "action": "hit_preview"}, **secure)
+    assert preview.status_code == 200 and "ExternalQuestion" in preview.content.decode()
+    arrival = f"https://eval.example.org/study/{study.slug}/"
+    expected = {
+        "Title": "Rate sound descriptions", "Description": "Listen and choose", "Keywords": "audio",
+        "Reward": "2.50", "MaxAssignments": 20, "AssignmentDurationInSeconds": 3600,
+        "LifetimeInSeconds": 48 * 3600, "AutoApprovalDelayInSeconds": 3 * 86400,
+        "Question": mturk.external_question(arrival),
+        "QualificationRequirements": [
+            {"QualificationTypeId": "000000000000000000L0", "Comparator": "GreaterThanOrEqualTo",
+             "IntegerValues": [95], "ActionsGuarded": "DiscoverPreviewAndAccept"},
+            {"QualificationTypeId": "00000000000000000071", "Comparator": "In",
+             "LocaleValues": [{"Country": "US"}, {"Country": "GB"}], "ActionsGuarded": "DiscoverPreviewAndAccept"},
+            {"QualificationTypeId": "3EARLIERQUALIFICATION0000000", "Comparator": "DoesNotExist",
+             "ActionsGuarded": "DiscoverPreviewAndAccept"},
+        ],
+        "UniqueRequestToken": f"mturk:create_hit:{study.pk}",
+    }  # fmt: skip
+    assert f"<ExternalURL>{arrival}</ExternalURL>" in expected["Question"]
+    mturk_stub.add_response(
+        "create_hit", {"HIT": {"HITId": "HIT" + "1" * 27, "HITTypeId": "TYPE" + "2" * 26}}, expected
+    )
+    assert admin.post(url, {**form, "action": "hit_create"}, **secure).status_code == 302
+    mturk_stub.assert_no_pending_responses()
+    again = admin.post(url, {**form, "action": "hit_create"}, **secure)
+    assert again.status_code == 400 and "made once" in again.content.decode()
