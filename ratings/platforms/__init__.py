@@ -1,6 +1,6 @@
 """Crowd platforms spoken to through their APIs: Prolific's REST API v1 (prolific.py) and MTurk through boto3
 (mturk.py). The clients only speak each wire format and turn any refusal into a PlatformError; what to send,
-the preview, the log and the idempotency live in ratings/services/platform_actions.py."""
+the preview, the log and the idempotency live in ratings/platforms/actions.py."""
 
 
 class PlatformError(Exception):
