@@ -77,7 +77,10 @@
       const status = await response.json();
       if (status.refresh && refreshedFor !== status.version) {
         refreshedFor = status.version;
-        await fetch(status.refresh, { method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" } });
+        // Not awaited: where the computation runs in the request (eager Celery in tests, a page computing inline)
+        // the POST lasts as long as it does, and the page keeps polling meanwhile, showing each part once stored.
+        fetch(status.refresh, { method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": csrfToken(), Accept: "application/json" } })
+          .catch(() => {}); // a lost request shows as a computation never begun: the status says so and asks again
       }
       if (status.version !== version && !(await swapRegions())) return;
       delay = status.busy ? BUSY_MS : IDLE_MS;
