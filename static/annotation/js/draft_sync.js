@@ -146,13 +146,18 @@ window.DraftSync = (function () {
     findOrphans() {
       return new Promise((resolve) => setTimeout(resolve, "BroadcastChannel" in window ? LIVE_TABS_WAIT_MS : 0)).then(() => {
         const found = [];
-        for (let index = 0; index < localStorage.length; index += 1) {
-          const key = localStorage.key(index);
-          if (key === this.storageKey || !(key === this.prefix || key.startsWith(this.prefix + ":")) || key === this.prefix + ":tabs") continue;
-          const entry = readJson(key);
-          if (!entry || !entry.draft || this.liveTabs.has(entry.tabId)) continue;
-          found.push(Object.assign({key: key}, entry));
+        let keys = [];
+        try {
+          for (let index = 0; index < localStorage.length; index += 1) keys.push(localStorage.key(index));
+        } catch (error) {
+          keys = []; // storage blocked: there is nothing left behind to offer
         }
+        keys.forEach((key) => {
+          if (key === this.storageKey || !(key === this.prefix || key.startsWith(this.prefix + ":"))) return;
+          const entry = readJson(key);
+          if (!entry || !entry.draft || this.liveTabs.has(entry.tabId)) return;
+          found.push(Object.assign({key: key}, entry));
+        });
         return found.sort((a, b) => (b.at || 0) - (a.at || 0));
       });
     }
