@@ -161,15 +161,38 @@ AUDIOCAPS_REFERENCE_ROWS = [
 
 
 def test_the_unmutated_files_import(clip_names):
-    """The fuzz starts from valid files (so refusals come from the edits, not from the base)."""
+    """The fuzz starts from valid files (so refusals come from the edits, not from the base), and each is stored
+    with exactly its rows' captions: the system's caption per clip, the Clotho references in caption_N order,
+    the AudioCaps captions grouped by video in the file's order."""
     with rolled_back():
-        system_captions_import(
-            content=_csv_bytes(_system_rows(clip_names)), source_name=SOURCE_NAME, dataset_name=DATASET, system_name="s"
+        content = _csv_bytes(_system_rows(clip_names))
+        system_captions_import(content=content, source_name=SOURCE_NAME, dataset_name=DATASET, system_name="s")
+        system_captions_as_documented(content, "s")
+        stored = Caption.objects.filter(system__name="s", superseded_at__isnull=True)
+        assert sorted(stored.values_list("clip__external_id", "text")) == sorted(
+            (name, f"a sound number {i}") for i, name in enumerate(clip_names)
         )
-        references_import(
-            content=_csv_bytes(_clotho_reference_rows(clip_names)), source_name=SOURCE_NAME, dataset_name=DATASET
-        )
+
+        content = _csv_bytes(_clotho_reference_rows(clip_names))
+        references_import(content=content, source_name=SOURCE_NAME, dataset_name=DATASET)
+        references_as_documented(content)
+        for name in clip_names:
+            references = Clip.objects.get(dataset__name=DATASET, external_id=name).captions.filter(role="reference")
+            assert list(references.order_by("position").values_list("text", flat=True)) == [
+                f"reference {k} of {name}" for k in range(1, 6)
+            ]
+
         references_import(content=_csv_bytes(AUDIOCAPS_REFERENCE_ROWS), source_name=SOURCE_NAME, dataset_name="fuzz-ac")
+        by_video = {
+            clip.external_id: list(
+                clip.captions.filter(role="reference").order_by("position").values_list("text", flat=True)
+            )
+            for clip in Clip.objects.filter(dataset__name="fuzz-ac")
+        }
+        assert by_video == {
+            "r1nicOVtvkQ": ["A woman talks nearby as water pours", "Water pours while a woman speaks"],
+            "UDGBjjwyaqE": ["Multiple clanging and clanking sounds"],
+        }
 
 
 def test_a_nul_character_in_a_csv_is_refused_naming_its_line(clip_names):

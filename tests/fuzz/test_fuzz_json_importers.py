@@ -99,8 +99,15 @@ def _import_or_refusal(importer, data, *, refusal_expected: bool = False) -> Non
 def test_the_unmutated_documents_import(pairwise_base, audiocaps_f_base):
     """The fuzz starts from valid documents (so refusals come from the edits, not from the base)."""
     with rolled_back():
-        assert pairwise_judgements_import(data=pairwise_base, dataset_name="fuzz", source_name=SOURCE_NAME).as_dict()
-        assert audiocaps_f_import(data=audiocaps_f_base, dataset_name="fuzz2", source_name=SOURCE_NAME).as_dict()
+        pairwise_judgements_import(data=pairwise_base, dataset_name="fuzz", source_name=SOURCE_NAME)
+        pairwise_as_documented(pairwise_base)
+        votes = sum(len(entry[-1]) for item in pairwise_base for key, entry in item.items() if PAIR_KEY.match(key))
+        assert CaptionPair.objects.filter(clip__dataset__name="fuzz").count() > 0 and votes > 0
+        assert sum(pair.votes.count() for pair in CaptionPair.objects.filter(clip__dataset__name="fuzz")) == votes
+    with rolled_back():
+        audiocaps_f_import(data=audiocaps_f_base, dataset_name="fuzz", source_name=SOURCE_NAME)
+        audiocaps_f_round_trip(audiocaps_f_base)
+        assert len(audiocaps_f_export(dataset_name="fuzz")) == 3
 
 
 def test_a_nul_character_is_refused_naming_its_place(pairwise_base, audiocaps_f_base):

@@ -5,11 +5,15 @@ openpyxl (any cell of the sheet set to numbers, text, formulas, blanks; rows del
 renamed) and, separately, its bytes damaged (truncated, bytes overwritten). Every input must either import
 or be refused with WorkbookImportError whose every message starts with its place: the file name, or
 `Sheet!Cell` / `Sheet:` of a sheet in the file; never another exception, and a refused import leaves every
-table row unchanged.
+table row unchanged. The edits start from the export as sent (no answers) or filled in (every caption with its
+own precision, recall and penalties, precision never equal to recall). An accepted import must store what the
+edited sheet says, read back with openpyxl: each caption row whose record ID, caption and score columns are
+unambiguous and whose precision and recall are whole numbers has a rating with exactly that row's five values.
 """
 
 import io
 import re
+from decimal import Decimal, InvalidOperation
 
 import openpyxl
 import pytest
@@ -18,8 +22,9 @@ from hypothesis import strategies as st
 
 from ratings.models import ThumbsRating
 from ratings.services.workbooks import WorkbookImportError, rater_workbook_export, workbook_import
+from ratings.workbooks.layout import HEADER_LABELS, SCORE_FIELDS
 from tests.fuzz.fuzz_helpers import database_fingerprint, rolled_back
-from tests.ratings.workbook_helpers import thumbs_campaign
+from tests.ratings.workbook_helpers import caption_rows, thumbs_campaign, workbook_fill
 
 pytestmark = pytest.mark.django_db
 
@@ -40,14 +45,110 @@ cell_values = st.one_of(
 )
 
 
+# Typed per caption row, in the sheet's order: precision, recall (never equal, so a swap shows), the penalties.
+TYPED = (
+    (5, 2, None, -0.5, 0),
+    (1, 4, -0.1, None, "-1"),
+    (" 3 ", "5", "-2", 0, None),
+    (4, 1, 0, "-0.3", -1.5),
+    (2, 3, None, None, None),
+    ("4", 2, -1, -2, "-0.2"),
+)
+
+
 @pytest.fixture
 def exported(make_user, settings, tmp_path) -> dict:
-    """A rater, their campaign and the workbook the app exports for them (with no answers yet)."""
+    """A rater, their campaign, the workbook the app exports for them (with no answers yet) and that workbook
+    filled in (`filled`: TYPED row by row, every clip answered "no" to synthesized)."""
     settings.MEDIA_ROOT = tmp_path / "media"
     rater = make_user("fuzz-rater", "rater")
     campaign = thumbs_campaign(name="fuzz", raters=[rater])
     export = rater_workbook_export(campaign=campaign, rater=rater)
-    return {"rater": rater, "campaign": campaign, "content": next(iter(export.workbooks.values()))}
+    content = next(iter(export.workbooks.values()))
+    rows = caption_rows(openpyxl.load_workbook(io.BytesIO(content))["Assessment"])
+    assert len(rows) == len(TYPED)
+    typed = {
+        (record_id, text): dict(zip("EFGHI", values, strict=True))
+        for (_, record_id, text, _), values in zip(rows, TYPED, strict=True)
+    }
+    filled = workbook_fill(content, typed, synthesized={record_id: "no" for _, record_id, _, _ in rows})
+    return {"rater": rater, "campaign": campaign, "content": content, "filled": filled}
+
+
+def _number(value) -> Decimal | None:
+    """A cell's number as a person reads it ("3", " 4 ", 5.0, "-0,5"); None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = Decimal(str(value).strip().replace(",", "."))
+    except (InvalidOperation, ValueError):
+        return None
+    return number if number.is_finite() else None
+
+
+def _sheet_scores(content: bytes) -> list[tuple[str, str, dict[str, Decimal]]] | None:
+    """(record ID, caption text, {score field: value}) of each caption row whose precision and recall are whole
+    numbers, read with openpyxl from the export's layout: the one header row (`No.` in column A) names the score
+    columns with the export's own header texts, the caption text is right of the `Caption` column. None when the
+    edits made that reading ambiguous (no or several header rows or score columns): then there is no claim."""
+    book = openpyxl.load_workbook(io.BytesIO(content))
+    if "Assessment" not in book.sheetnames:
+        return None
+    sheet = book["Assessment"]
+    grid = [list(row) for row in sheet.iter_rows(values_only=True)]
+    headers = [index for index, row in enumerate(grid) if row and isinstance(row[0], str) and row[0].strip() == "No."]
+    if len(headers) != 1:
+        return None
+    header = grid[headers[0]]
+    columns = {}
+    for field in ("record_id", "caption_label", *SCORE_FIELDS):
+        found = [index for index, text in enumerate(header) if text == HEADER_LABELS[field]]
+        if len(found) != 1:
+            return None
+        columns[field] = found[0]
+    rows, record = [], None
+    for row in grid[headers[0] + 1 :]:
+        row = row + [None] * (len(header) + 2 - len(row))
+        if isinstance(row[columns["record_id"]], str) and row[columns["record_id"]].strip():
+            record = row[columns["record_id"]].strip()
+        label, text = row[columns["caption_label"]], row[columns["caption_label"] + 1]
+        if not (isinstance(label, str) and re.fullmatch(r"caption\s*\d*", label.strip(), re.IGNORECASE)):
+            continue
+        scores = {field: _number(row[columns[field]]) for field in SCORE_FIELDS}
+        for penalty in ("fluency", "conciseness", "irrelevance"):
+            if row[columns[penalty]] is None or (
+                isinstance(row[columns[penalty]], str) and not row[columns[penalty]].strip()
+            ):
+                scores[penalty] = Decimal(0)  # blank means no penalty
+        whole = all(
+            scores[field] is not None and scores[field] == scores[field].to_integral_value()
+            for field in ("precision", "recall")
+        )
+        if record and isinstance(text, str) and whole:
+            rows.append((record, text, scores))
+    return rows
+
+
+def stored_as_the_sheet_says(exported: dict, content: bytes) -> None:
+    """The oracle of an accepted import (see the module docstring)."""
+    from ratings.models import AssignmentItem
+
+    sheet_rows = _sheet_scores(content)
+    if sheet_rows is None:
+        return
+    tokens = dict(
+        AssignmentItem.objects.filter(assignment__rater=exported["rater"]).values_list("token", "clip__external_id")
+    )
+    keys = [(record, text) for record, text, _ in sheet_rows]
+    for record, text, scores in sheet_rows:
+        if keys.count((record, text)) != 1 or record not in tokens:
+            continue  # the same caption row twice, or a record the rater does not have: no single expected value
+        rating = ThumbsRating.objects.filter(
+            rater=exported["rater"], caption__text=text, caption__clip__external_id=tokens[record]
+        ).first()
+        assert rating is not None, f"accepted with {record} / {text!r} scored, but no rating is stored for it"
+        stored = {field: Decimal(getattr(rating, field)) for field in SCORE_FIELDS}
+        assert stored == scores, f"{text!r}: stored {stored}, the sheet says {scores}"
 
 
 def _place_pattern(sheet_names: list[str]) -> re.Pattern:
@@ -71,6 +172,8 @@ def _import_or_refusal(exported: dict, content: bytes, sheet_names: list[str]) -
             unplaced = [message for message in error.errors if not pattern.match(message)]
             assert not unplaced, f"errors that do not name their place: {unplaced[:3]}"
             assert database_fingerprint() == before, f"a refused import changed the database ({error})"
+        else:
+            stored_as_the_sheet_says(exported, content)
 
 
 def edited_workbook(data, content: bytes) -> tuple[bytes, list[str]]:
@@ -112,9 +215,27 @@ def test_the_unedited_export_imports(exported):
         assert not ThumbsRating.objects.exists()
 
 
+def test_the_filled_export_imports_as_typed(exported):
+    """The filled base imports, and the oracle finds every caption row with the values TYPED holds."""
+    with rolled_back():
+        summary = workbook_import(
+            content=exported["filled"],
+            file_name=FILE_NAME,
+            campaign_name=exported["campaign"].name,
+            rater=exported["rater"],
+        )
+        assert summary["rated_rows"] == len(TYPED) and ThumbsRating.objects.count() == len(TYPED), summary
+        sheet_rows = _sheet_scores(exported["filled"])
+        assert [(int(s["precision"]), int(s["recall"])) for _, _, s in sheet_rows] == [
+            (int(str(p).strip()), int(str(r).strip())) for p, r, *_ in TYPED
+        ]
+        stored_as_the_sheet_says(exported, exported["filled"])
+
+
 @given(data=st.data())
 def test_edited_workbooks_import_or_are_refused_with_their_place(exported, data):
-    content, sheet_names = edited_workbook(data, exported["content"])
+    base = exported["filled"] if data.draw(st.booleans()) else exported["content"]
+    content, sheet_names = edited_workbook(data, base)
     _import_or_refusal(exported, content, sheet_names)
 
 
