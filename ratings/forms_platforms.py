@@ -19,6 +19,19 @@ class BonusForm(forms.Form):
         max_length=20000,
     )
     bonus_reason = forms.CharField(label="Reason shown to the participant", max_length=500, required=False)
+    screen_out_pay = forms.DecimalField(
+        label="Screen-out payment per submission (Prolific, study currency)",
+        min_value=0.1,
+        max_value=100,
+        decimal_places=2,
+        required=False,
+    )
+
+
+class ActiveLimitForm(forms.Form):
+    active_limit = forms.IntegerField(
+        label="Pause on Prolific with this many participants in progress (0: off)", min_value=0, max_value=100000
+    )
 
 
 class HitForm(forms.Form):

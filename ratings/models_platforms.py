@@ -20,6 +20,12 @@ class StudyPlatformLink(models.Model):
     prolific_study_id = models.CharField(max_length=24, blank=True)
     mturk_hit_id = models.CharField(max_length=64, blank=True)
     mturk_hit_type_id = models.CharField(max_length=64, blank=True)
+    # The qualification this study's MTurk workers are given, so later HITs can keep them out (DoesNotExist).
+    mturk_qualification_id = models.CharField(max_length=64, blank=True)
+    # Admission control: with this many participants in progress the Prolific study is paused, and started again
+    # below it (0: off). `paused_for_limit` says the pause was this rule's, so only such a pause is lifted.
+    active_limit = models.PositiveIntegerField(default=0)
+    paused_for_limit = models.BooleanField(default=False)
     # The last submission list read from Prolific: {participant_id: {"id": submission id, "status": ...}}.
     prolific_submissions = models.JSONField(default=dict, blank=True)
     synced_at = models.DateTimeField(null=True, blank=True)

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from accounts.roles import ADMIN, roles_required
 from ratings.crowd_platforms import MTURK, PROLIFIC
-from ratings.forms_platforms import BonusForm, HitForm, ProlificLinkForm
+from ratings.forms_platforms import ActiveLimitForm, BonusForm, HitForm, ProlificLinkForm
 from ratings.models_platforms import PlatformAction
 from ratings.models_study import Study
 from ratings.platforms import PlatformError
@@ -16,9 +16,12 @@ from ratings.platforms.actions import (
     PlanError,
     actions_plan,
     actions_send,
+    active_limit_set,
+    admission_apply,
     link_for,
     mturk_hit_create,
     mturk_hit_params,
+    mturk_qualification_create,
     plan_digest,
     prolific_link_set,
     prolific_study_transition,
@@ -59,6 +62,22 @@ def _post(request, study: Study, bonus_form: BonusForm) -> tuple[bool, dict]:
                 f"{report.submissions} submissions read; {len(report.freed)} returned or timed out, their slots freed"
                 + (f"; not participants here: {', '.join(report.unknown)}" if report.unknown else ""),
             )
+        if report.admission:
+            messages.info(request, report.admission)
+        return True, extra
+    if action == "limit":
+        form = ActiveLimitForm(request.POST)
+        if not form.is_valid():
+            raise PlanError("; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items()))
+        active_limit_set(study=study, limit=form.cleaned_data["active_limit"])
+        messages.success(request, admission_apply(study=study, by=request.user) or "Limit saved.")
+        return True, extra
+    if action == "create_qualification":
+        entry = mturk_qualification_create(study=study, by=request.user)
+        if entry.succeeded:
+            messages.success(request, f"Qualification {entry.target_id} created: give it to the workers below.")
+        else:
+            messages.error(request, entry.error)
         return True, extra
     if action in ("pause", "resume"):
         entry = prolific_study_transition(study=study, pause=action == "pause", by=request.user)
@@ -91,13 +110,14 @@ def _post(request, study: Study, bonus_form: BonusForm) -> tuple[bool, dict]:
             return True, extra
         messages.error(request, entry.error)
         return False, {"hit_form": form, "hit_params": params}
-    raise PlanError(f"action: {action[:40]!r} is not one of link, sync, pause, resume, preview_bonuses, send")
+    raise PlanError(f"action: {action[:40]!r} is not one of the page's buttons")
 
 
 @roles_required(ADMIN)
 def study_platform(request, study_id: int):
     """Who: admins. The study's platform actions: what would be sent (preview), the send button, the log;
-    POST `action`: link, sync, pause, resume, preview_bonuses, send, hit_preview, hit_create."""
+    POST `action`: link, sync, pause, resume, limit, preview_bonuses, send, hit_preview, hit_create,
+    create_qualification."""
     study = get_object_or_404(Study.objects.select_related("campaign"), pk=study_id)
     bonus_form = BonusForm(request.POST or None)
     extra: dict = {}
@@ -127,6 +147,7 @@ def study_platform(request, study_id: int):
         "digest": plan_digest(planned),
         "with_bonuses": extra.get("with_bonuses", False),
         "bonus_form": bonus_form if extra.get("with_bonuses") else BonusForm(),
+        "limit_form": ActiveLimitForm(initial={"active_limit": link_for(study).active_limit}),
         "link_form": ProlificLinkForm(initial={"prolific_study_id": link_for(study).prolific_study_id}),
         "hit_form": extra.get("hit_form") or HitForm(initial={"title": study.campaign.title or study.campaign.name}),
         "hit_params": extra.get("hit_params"),

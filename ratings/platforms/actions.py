@@ -99,27 +99,35 @@ def _rejection_category(participant: Participant) -> str:
     return category
 
 
-def _decision_actions(study: Study, link: StudyPlatformLink) -> list[PlannedAction]:
+def _prolific_params(participant: Participant, decision: str, screen_out_pay: Decimal | None) -> tuple[str, dict]:
+    """The action's name and its request body (or, for a screen-out, its share of the bulk request)."""
+    if decision == "screen-out":
+        return "screen_out", {"bonus_per_submission": f"{screen_out_pay:.2f}" if screen_out_pay else ""}
+    params = {"action": decision.upper()}
+    if decision == "reject":
+        params.update(message=_rejection_message(participant), rejection_category=_rejection_category(participant))
+    return decision, params
+
+
+def _decision_actions(study: Study, link: StudyPlatformLink, screen_out_pay: Decimal | None) -> list[PlannedAction]:
     planned = []
     for row in study_participant_rows(study=study):
         participant = row.participant
         decision = pay_action(participant)
-        if decision not in ("approve", "reject"):
+        if decision not in ("approve", "reject") and not (decision == "screen-out" and study.platform == PROLIFIC):
             continue
         pid = participant.platform_id
         if study.platform == PROLIFIC:
             submission = (link.prolific_submissions or {}).get(pid) or {}
             target = submission.get("id", "")
-            params = {"action": decision.upper()}
-            if decision == "reject":
-                params.update(
-                    message=_rejection_message(participant), rejection_category=_rejection_category(participant)
-                )
+            decision, params = _prolific_params(participant, decision, screen_out_pay)
             blocked = ""
             if not target:
                 blocked = "no Prolific submission for this participant in the last sync: sync first"
             elif submission.get("status") != AWAITING_REVIEW:
                 blocked = f"Prolific says the submission is {submission.get('status')}, not {AWAITING_REVIEW}"
+            elif decision == "screen_out" and not screen_out_pay:
+                blocked = "enter the screen-out payment (Prolific pays it with the screen-out) and preview again"
         else:
             target = (participant.platform_data or {}).get("assignmentId", "")
             params = {"AssignmentId": target}
@@ -209,13 +217,39 @@ def _mark_done(study: Study, planned: list[PlannedAction]) -> list[PlannedAction
     return planned
 
 
-def actions_plan(*, study: Study, bonus_text: str = "", bonus_reason: str = "") -> list[PlannedAction]:
-    """The preview: the decisions' approvals and rejections, then the bonuses asked for, each marked done when a
-    request with its key succeeded already."""
+def _qualify_actions(study: Study, link: StudyPlatformLink) -> list[PlannedAction]:
+    """MTurk: every worker who arrived gets the study's qualification, so later HITs can keep them out."""
+    workers = study.participants.filter(is_preview=False, platform=MTURK).order_by("created_at", "pk")
+    return [
+        PlannedAction(
+            platform=MTURK,
+            action="qualify",
+            target_id=worker.platform_id,
+            key=_key(MTURK, "qualify", worker.platform_id),
+            label=f"give the study's qualification to {worker.platform_id}",
+            participant_id=worker.platform_id,
+            params={
+                "QualificationTypeId": link.mturk_qualification_id,
+                "WorkerId": worker.platform_id,
+                "IntegerValue": 1,
+                "SendNotification": False,
+            },
+        )
+        for worker in workers
+    ]
+
+
+def actions_plan(
+    *, study: Study, bonus_text: str = "", bonus_reason: str = "", screen_out_pay: Decimal | None = None
+) -> list[PlannedAction]:
+    """The preview: the decisions' approvals, rejections and (Prolific) screen-outs, the MTurk qualification for
+    the study's workers, then the bonuses asked for, each marked done when a request with its key succeeded."""
     if study.platform not in (PROLIFIC, MTURK):
         raise PlanError("only Prolific and MTurk studies have platform actions")
     link = link_for(study)
-    planned = _decision_actions(study, link)
+    planned = _decision_actions(study, link, screen_out_pay)
+    if study.platform == MTURK and link.mturk_qualification_id:
+        planned += _qualify_actions(study, link)
     if bonus_text.strip():
         planned += bonuses_parse(study=study, text=bonus_text, reason=bonus_reason.strip())
     return _mark_done(study, planned)
@@ -285,9 +319,7 @@ def actions_send(*, study: Study, planned: list[PlannedAction], by=None) -> Send
             _prolific_send(study, todo, client, by, report)
         else:
             for action in todo:
-                operation = {"approve": "approve_assignment", "reject": "reject_assignment", "bonus": "send_bonus"}[
-                    action.action
-                ]
+                operation = MTURK_OPERATIONS[action.action]
                 params = dict(action.params)
                 if action.action == "bonus":
                     params["UniqueRequestToken"] = action.key
@@ -304,11 +336,61 @@ def actions_send(*, study: Study, planned: list[PlannedAction], by=None) -> Send
     return report
 
 
+MTURK_OPERATIONS = {
+    "approve": "approve_assignment",
+    "reject": "reject_assignment",
+    "bonus": "send_bonus",
+    "qualify": "associate_qualification_with_worker",
+}
+
+
+def _each_done(study, by, actions: list[PlannedAction], status: int, **extra) -> None:
+    """A bulk request went through: log each action it carried under its own key, so the preview shows it done
+    and it is never sent again."""
+    entries = []
+    for action in actions:
+        entry = _log(
+            study,
+            by,
+            platform=action.platform,
+            action=action.action,
+            target_id=action.target_id,
+            key=action.key,
+            summary={**action.params, **extra},
+        )
+        entry.succeeded, entry.response_status = True, status
+        entries.append(entry)
+    PlatformAction.objects.bulk_create(entries)
+
+
+def _batch_key(name: str, actions: list[PlannedAction]) -> str:
+    return _key(PROLIFIC, name, hashlib.sha256(" ".join(sorted(a.key for a in actions)).encode()).hexdigest()[:24])
+
+
+def _prolific_screen_out(study, link, screen_outs, client, by, report) -> None:
+    """One bulk screen-out (Prolific pays each the same amount and marks the submission screened out)."""
+    ids = [action.target_id for action in screen_outs]
+    body = {"submission_ids": ids, "bonus_per_submission": float(screen_outs[0].params["bonus_per_submission"])}
+    entry = _log(
+        study,
+        by,
+        platform=PROLIFIC,
+        action="screen_out_bulk",
+        target_id=link.prolific_study_id,
+        key=_batch_key("screen_out_bulk", screen_outs),
+        summary=body,
+    )
+    report.sent.append(_run(entry, lambda: client.screen_out(link.prolific_study_id, body)))
+    if entry.succeeded:
+        _each_done(study, by, screen_outs, entry.response_status)
+
+
 def _prolific_send(study, todo, client, by, report) -> None:
     link = link_for(study)
     bonuses = [action for action in todo if action.action == "bonus"]
+    screen_outs = [action for action in todo if action.action == "screen_out"]
     for action in todo:
-        if action.action == "bonus":
+        if action.action in ("bonus", "screen_out"):
             continue
         entry = _log(
             study,
@@ -320,15 +402,17 @@ def _prolific_send(study, todo, client, by, report) -> None:
             summary=action.params,
         )
         report.sent.append(_run(entry, lambda a=action: client.submission_transition(a.target_id, a.params)))
+    if (bonuses or screen_outs) and not link.prolific_study_id:
+        raise PlanError("link the study to its Prolific STUDY_ID before paying bonuses or screen-outs")
+    if screen_outs:
+        amounts = {action.params["bonus_per_submission"] for action in screen_outs}
+        assert len(amounts) == 1, "one plan has one screen-out payment"
+        _prolific_screen_out(study, link, screen_outs, client, by, report)
     if not bonuses:
         return
-    if not link.prolific_study_id:
-        raise PlanError("link the study to its Prolific STUDY_ID before paying bonuses")
     # Prolific pays bonuses in two steps (create, then pay): both are logged under the batch's key, so a retry
     # after a failed payment pays the batch already made instead of making a second one.
-    batch_key = _key(
-        PROLIFIC, "bonus_batch", hashlib.sha256(" ".join(sorted(b.key for b in bonuses)).encode()).hexdigest()[:24]
-    )
+    batch_key = _batch_key("bonus_batch", bonuses)
     made = PlatformAction.objects.filter(study=study, idempotency_key=batch_key, succeeded=True).first()
     if made is None:
         lines = [(b.params["participant_id"], b.params["amount"]) for b in bonuses]
@@ -358,29 +442,7 @@ def _prolific_send(study, todo, client, by, report) -> None:
     paid = _run(entry, lambda: client.bonus_pay(bulk_id))
     report.sent.append(paid)
     if paid.succeeded:
-        # Each bonus is done: log it under its own key so the preview shows it done and it is never paid again.
-        PlatformAction.objects.bulk_create(
-            [
-                _with_success(
-                    _log(
-                        study,
-                        by,
-                        platform=PROLIFIC,
-                        action="bonus",
-                        target_id=bonus.target_id,
-                        key=bonus.key,
-                        summary={**bonus.params, "bulk_id": bulk_id},
-                    ),
-                    paid.response_status,
-                )
-                for bonus in bonuses
-            ]
-        )
-
-
-def _with_success(entry: PlatformAction, status: int) -> PlatformAction:
-    entry.succeeded, entry.response_status = True, status
-    return entry
+        _each_done(study, by, bonuses, paid.response_status, bulk_id=bulk_id)
 
 
 # --- Prolific: sync and pause/resume ----------------------------------------------------------------------
@@ -392,6 +454,7 @@ class SyncReport:
     freed: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     error: str = ""
+    admission: str = ""  # what admission control did after the sync ("": nothing)
 
 
 def prolific_sync(*, study: Study, by=None) -> SyncReport:
@@ -439,6 +502,7 @@ def prolific_sync(*, study: Study, by=None) -> SyncReport:
         else:
             share_release(participant=participant, status=Participant.Status.TIMED_OUT, kind="timed_out")
         report.freed.append(pid)
+    report.admission = admission_apply(study=study, by=by)
     return report
 
 
@@ -505,3 +569,68 @@ def mturk_hit_create(*, study: Study, params: dict, by=None) -> PlatformAction:
         entry.target_id = link.mturk_hit_id
         entry.save(update_fields=["target_id"])
     return entry
+
+
+def mturk_qualification_create(*, study: Study, by=None) -> PlatformAction:
+    """Make the qualification this study's workers will be given (once), for later HITs' "not in earlier
+    studies" (DoesNotExist)."""
+    if study.platform != MTURK:
+        raise PlanError("only an MTurk study has a qualification")
+    link = link_for(study)
+    if link.mturk_qualification_id:
+        raise PlanError(f"the study's qualification exists already ({link.mturk_qualification_id})")
+    client = mturk.mturk_client()
+    request = {
+        "Name": f"Took part in {study.campaign.name} ({study.slug[:8]})"[:100],
+        "Description": "Workers who took part in this study: later studies keep them out.",
+        "QualificationTypeStatus": "Active",
+    }
+    entry = _log(
+        study,
+        by,
+        platform=MTURK,
+        action="create_qualification",
+        key=_key(MTURK, "qualification", study.pk),
+        summary=request,
+    )
+    _run(entry, lambda: mturk.call(client, "create_qualification_type", **request))
+    if entry.succeeded:
+        link.mturk_qualification_id = entry.response_data.get("QualificationType", {}).get("QualificationTypeId", "")
+        link.save(update_fields=["mturk_qualification_id"])
+        entry.target_id = link.mturk_qualification_id
+        entry.save(update_fields=["target_id"])
+    return entry
+
+
+# --- Prolific: admission control -------------------------------------------------------------------------
+
+
+def active_limit_set(*, study: Study, limit: int) -> StudyPlatformLink:
+    if limit < 0:
+        raise PlanError("active limit: 0 (off) or more")
+    link = link_for(study)
+    link.active_limit = limit
+    link.save(update_fields=["active_limit"])
+    return link
+
+
+def admission_apply(*, study: Study, by=None) -> str:
+    """Pause the Prolific study while `active_limit` participants or more are in progress, start it again when
+    fewer are (only a pause this rule made is lifted); what was done, "" when nothing was needed."""
+    link = link_for(study)
+    if not link.active_limit or not link.prolific_study_id:
+        return ""
+    active = study.participants.filter(is_preview=False).exclude(stage=Participant.Stage.FINISHED).count()
+    if active >= link.active_limit and not link.paused_for_limit:
+        pause = True
+    elif active < link.active_limit and link.paused_for_limit:
+        pause = False
+    else:
+        return ""
+    entry = prolific_study_transition(study=study, pause=pause, by=by)
+    if not entry.succeeded:
+        return entry.error
+    link.paused_for_limit = pause
+    link.save(update_fields=["paused_for_limit"])
+    verb = "paused" if pause else "started again"
+    return f"{active} participants in progress (limit {link.active_limit}): the study was {verb} on Prolific"

@@ -7,6 +7,8 @@ Endpoints (https://api.prolific.com/api/v1/, header `Authorization: Token <token
 - POST submissions/bonus-payments/               {"study_id", "csv_bonuses": "<participant id>,<amount>\n..."}
                                                  makes a bulk bonus (not paid yet), answers its `id`
 - POST bulk-bonus-payments/{id}/pay/             pays it
+- POST submissions/bulk-screen-out/{study id}/   {"submission_ids": [...], "bonus_per_submission": 0.5}: screened
+                                                 out (as a return) and paid that much each, in the study currency
 - POST studies/{id}/transition/                  {"action": "PAUSE"} or {"action": "START"} (resume)
 Prolific answers errors as {"error": {"status", "title", "detail"}}; the detail is what the staff page shows.
 """
@@ -107,6 +109,9 @@ class ProlificClient:
 
     def bonus_pay(self, bulk_id: str) -> Response:
         return self._request("POST", f"bulk-bonus-payments/{bulk_id}/pay/")
+
+    def screen_out(self, study_id: str, body: dict) -> Response:
+        return self._request("POST", f"submissions/bulk-screen-out/{study_id}/", body)
 
     def study_transition(self, study_id: str, action: str) -> Response:
         return self._request("POST", f"studies/{study_id}/transition/", {"action": action})

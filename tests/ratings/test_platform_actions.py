@@ -7,6 +7,7 @@ Prolific frees the participant's slots at once."""
 
 import json
 import threading
+from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import boto3
@@ -16,13 +17,14 @@ from django.test import Client
 from django.urls import reverse
 
 from ratings.models_platforms import PlatformAction
-from ratings.models_study import StudySlot
+from ratings.models_study import Participant, StudySlot
 from ratings.platforms import mturk
 from ratings.platforms.actions import actions_plan, plan_digest, prolific_link_set
 from ratings.services.study_exclusion import participant_exclude
 from tests.ratings.study_data import (
     answer_share,
     arrival_url,
+    headphone_fail,
     mturk_worker_id,
     participant_of,
     prolific_arrive,
@@ -375,3 +377,97 @@ def test_mturk_hit_is_previewed_then_created_once(mturk_stub, make_user, setting
     mturk_stub.assert_no_pending_responses()
     again = admin.post(url, {**form, "action": "hit_create"}, **secure)
     assert again.status_code == 400 and "made once" in again.content.decode()
+
+
+def test_prolific_screen_outs_go_as_one_bulk_with_the_payment(prolific_api, make_user):
+    study = make_pairwise_study(
+        name="platform-screen", clip_count=12, judgements=3, screens="antiphase", screen_attempts=1
+    )
+    prolific_link_set(study=study, prolific_study_id=PROLIFIC_STUDY)
+    screened = []
+    for number in (1, 2):
+        client, _ = prolific_arrive(study, f"{number:024x}", address=f"10.42.0.{number}")
+        slug = study.slug
+        client.post(reverse("study:entry", kwargs={"slug": slug}))
+        client.post(reverse("study:consent", kwargs={"slug": slug}), {"decision": "agree"})
+        client.post(reverse("study:questionnaire", kwargs={"slug": slug}), {"age_band": "25-34"})
+        client.get(reverse("study:headphones", kwargs={"slug": slug}))
+        headphone_fail(participant_of(client).user.headphone_checks.get())
+        client.get(reverse("study:headphones", kwargs={"slug": slug}))
+        screened.append(participant_of(client))
+    assert [p.status for p in screened] == [Participant.Status.SCREENED_OUT] * 2
+    people = {"one": screened[0], "two": screened[1]}
+    statuses = {"one": "AWAITING REVIEW", "two": "AWAITING REVIEW"}
+    prolific_api.routes[("GET", f"/api/v1/studies/{PROLIFIC_STUDY}/submissions/")] = _submissions(people, statuses)
+    admin = _admin(make_user)
+    url = reverse("ratings:study_platform", args=[study.pk])
+    admin.post(url, {"action": "sync"})
+    without_pay = actions_plan(study=study)
+    assert [a.action for a in without_pay] == ["screen_out", "screen_out"]
+    assert all("enter the screen-out payment" in a.blocked for a in without_pay)
+    planned = actions_plan(study=study, screen_out_pay=Decimal("0.50"))
+    assert all(a.sendable for a in planned)
+    path = f"/api/v1/submissions/bulk-screen-out/{PROLIFIC_STUDY}/"
+    prolific_api.routes[("POST", path)] = (202, {})
+    form = {"screen_out_pay": "0.50", "action": "send", "digest": plan_digest(planned)}
+    assert admin.post(url, form).status_code == 302
+    ids = [s["id"] for s in _submissions(people, statuses)[1]["results"]]
+    assert [r["body"] for r in prolific_api.posts(path)] == [{"submission_ids": ids, "bonus_per_submission": 0.5}]
+    again = plan_digest(actions_plan(study=study, screen_out_pay=Decimal("0.50")))
+    assert admin.post(url, {**form, "digest": again}).status_code == 302
+    assert len(prolific_api.posts(path)) == 1  # done: never screened out twice
+
+
+def test_admission_control_pauses_and_starts_again_at_sync(prolific_api, make_user):
+    study, people = _prolific_study_with_people()
+    admin = _admin(make_user)
+    url = reverse("ratings:study_platform", args=[study.pk])
+    route = ("GET", f"/api/v1/studies/{PROLIFIC_STUDY}/submissions/")
+    transition = f"/api/v1/studies/{PROLIFIC_STUDY}/transition/"
+    prolific_api.routes[("POST", transition)] = (200, {"status": "PAUSED"})
+    prolific_api.routes[route] = _submissions(people, {"good": "AWAITING REVIEW", "leaver": "ACTIVE"})
+    # One participant in progress (the leaver): a limit of 2 leaves the study running, 1 pauses it.
+    assert admin.post(url, {"action": "limit", "active_limit": "2"}).status_code == 302
+    assert not prolific_api.posts(transition)
+    assert admin.post(url, {"action": "limit", "active_limit": "1"}).status_code == 302
+    assert [r["body"] for r in prolific_api.posts(transition)] == [{"action": "PAUSE"}]
+    admin.post(url, {"action": "sync"})  # still one in progress: nothing more
+    assert len(prolific_api.posts(transition)) == 1
+    prolific_api.routes[route] = _submissions(people, {"good": "AWAITING REVIEW", "leaver": "RETURNED"})
+    admin.post(url, {"action": "sync"})
+    assert [r["body"] for r in prolific_api.posts(transition)] == [{"action": "PAUSE"}, {"action": "START"}]
+
+
+def test_mturk_qualification_for_earlier_workers(mturk_stub, make_user):
+    study = make_pairwise_study(name="platform-qual", platform="mturk", questionnaire=[], clip_count=12, judgements=3)
+    worker = _mturk_worker(study, 3, "D" * 30)
+    admin = _admin(make_user)
+    url = reverse("ratings:study_platform", args=[study.pk])
+    mturk_stub.add_response(
+        "create_qualification_type",
+        {"QualificationType": {"QualificationTypeId": "3QUAL" + "0" * 25}},
+        {
+            "Name": f"Took part in platform-qual ({study.slug[:8]})",
+            "Description": "Workers who took part in this study: later studies keep them out.",
+            "QualificationTypeStatus": "Active",
+        },
+    )
+    assert admin.post(url, {"action": "create_qualification"}).status_code == 302
+    planned = [a for a in actions_plan(study=study) if a.action == "qualify"]
+    assert [a.target_id for a in planned] == [worker.platform_id]
+    mturk_stub.add_response(
+        "approve_assignment", {}, {"AssignmentId": "D" * 30, "RequesterFeedback": "Thank you for taking part."}
+    )
+    mturk_stub.add_response(
+        "associate_qualification_with_worker",
+        {},
+        {
+            "QualificationTypeId": "3QUAL" + "0" * 25,
+            "WorkerId": worker.platform_id,
+            "IntegerValue": 1,
+            "SendNotification": False,
+        },
+    )
+    admin.post(url, {"action": "send", "digest": plan_digest(actions_plan(study=study))})
+    mturk_stub.assert_no_pending_responses()
+    assert not any(a.sendable for a in actions_plan(study=study))
