@@ -323,8 +323,9 @@ MTURK_FRAME_ANCESTORS = env_list(
     "MTURK_FRAME_ANCESTORS",
     ["https://worker.mturk.com", "https://workersandbox.mturk.com", "https://www.mturk.com"],
 )
-# Largest uncompressed size accepted for an uploaded workbook (zip-bomb guard).
-WORKBOOK_MAX_UNCOMPRESSED_BYTES = env_int("WORKBOOK_MAX_UNCOMPRESSED_BYTES", 200 * 1024 * 1024, minimum=1024)
+# Largest uncompressed size accepted for an uploaded workbook (zip-bomb guard). Parsing costs up to ~8x the
+# unpacked XML in memory (shared strings), so 16 MiB keeps a worst-case file well under 256 MB.
+WORKBOOK_MAX_UNCOMPRESSED_BYTES = env_int("WORKBOOK_MAX_UNCOMPRESSED_BYTES", 16 * 1024 * 1024, minimum=1024)
 # Optional OpenAI-compatible endpoint for LLM judges and the LLM X-ACE extractor.
 LLM_API_BASE = env_url("LLM_API_BASE", schemes={"http", "https"})
 LLM_API_KEY = env_str("LLM_API_KEY")

@@ -23,7 +23,15 @@ from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER, user_has_role
 from annotation.api_helpers import RaterLockMixin, filter_by_params, json_import_respond
 from annotation.serializers import ImportSummarySerializer, JsonImportInputSerializer
 from ratings import projection
-from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
+from ratings.models import (
+    Assignment,
+    AssignmentItem,
+    Campaign,
+    CaptionPair,
+    PairwiseVote,
+    ThumbsRating,
+    campaign_rater_code,
+)
 from ratings.serializers import (
     AssignmentItemSerializer,
     AssignmentSerializer,
@@ -42,6 +50,19 @@ from ratings.services.campaigns import CampaignSetupError, campaign_add_raters, 
 from ratings.services.pairwise_import import pairwise_judgements_import
 
 OWN_ROWS_FOR_RATERS = {"list": (RATER,), "retrieve": (RATER,), "*": (ADMIN,)}
+
+
+def rater_study_filter(queryset, request, campaign_field: str):
+    """A rater's rows narrowed by `?study=` (a study's opaque `study_id`, never a campaign's database id); an
+    unknown code lists nothing. Lists only, as filter_by_params."""
+    value = request.query_params.get("study", "").strip()
+    view = (getattr(request, "parser_context", None) or {}).get("view")
+    if not value or getattr(view, "action", "list") not in ("list", None):
+        return queryset
+    campaign_ids = set(queryset.values_list(f"{campaign_field}_id", flat=True).distinct())
+    return queryset.filter(
+        **{f"{campaign_field}_id__in": [pk for pk in campaign_ids if campaign_rater_code(pk) == value]}
+    )
 
 
 class RaterBlindedMixin:
@@ -75,7 +96,7 @@ class RaterBlindedMixin:
     def rater_assignment_scope(self):
         """The signed-in rater's assignments, narrowed by `?study=`."""
         assignments = projection.rater_assignments(rater=self.request.user)
-        return filter_by_params(assignments, self.request, {"study": "campaign_id"})
+        return rater_study_filter(assignments, self.request, "campaign")
 
     def list(self, request, *args, **kwargs):
         if not self._is_rater_view():
@@ -89,7 +110,7 @@ class RaterBlindedMixin:
         if self._is_admin():
             return filter_by_params(queryset, self.request, self.admin_lookups)
         queryset = queryset.filter(**{self.rater_field: self.request.user, f"{self.campaign_field}__isnull": False})
-        return filter_by_params(queryset, self.request, {"study": f"{self.campaign_field}_id"})
+        return rater_study_filter(queryset, self.request, self.campaign_field)
 
 
 @extend_schema(
@@ -175,7 +196,7 @@ class CampaignViewSet(ActionRolesMixin, mixins.CreateModelMixin, viewsets.ReadOn
     tags=["assignments"],
     parameters=[
         OpenApiParameter("campaign", str, description="Campaign name (admins)"),
-        OpenApiParameter("study", int, description="Study (campaign) id"),
+        OpenApiParameter("study", str, description="Study: the `study_id` a rater's lists give (raters)"),
     ],
 )
 class AssignmentViewSet(RaterBlindedMixin, ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
@@ -207,7 +228,7 @@ class AssignmentViewSet(RaterBlindedMixin, ActionRolesMixin, viewsets.ReadOnlyMo
     parameters=[
         OpenApiParameter("assignment", int, description="Assignment id (admins)"),
         OpenApiParameter("campaign", str, description="Campaign name (admins)"),
-        OpenApiParameter("study", int, description="Study (campaign) id"),
+        OpenApiParameter("study", str, description="Study: the `study_id` a rater's lists give (raters)"),
     ],
 )
 class AssignmentItemViewSet(RaterBlindedMixin, ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
@@ -249,7 +270,7 @@ class AssignmentItemViewSet(RaterBlindedMixin, ActionRolesMixin, viewsets.ReadOn
         OpenApiParameter("campaign", str, description="Campaign name (admins)"),
         OpenApiParameter("caption", int, description="Caption id (admins)"),
         OpenApiParameter("rater", str, description="Rater username (admins)"),
-        OpenApiParameter("study", int, description="Study (campaign) id"),
+        OpenApiParameter("study", str, description="Study: the `study_id` a rater's lists give (raters)"),
     ],
 )
 class ThumbsRatingViewSet(RaterBlindedMixin, mixins.ListModelMixin, ActionRolesMixin, viewsets.GenericViewSet):
@@ -277,7 +298,7 @@ class ThumbsRatingViewSet(RaterBlindedMixin, mixins.ListModelMixin, ActionRolesM
         OpenApiParameter("campaign", str, description="Campaign name (admins)"),
         OpenApiParameter("pair", int, description="Caption pair id (admins)"),
         OpenApiParameter("rater", str, description="Rater username (admins)"),
-        OpenApiParameter("study", int, description="Study (campaign) id"),
+        OpenApiParameter("study", str, description="Study: the `study_id` a rater's lists give (raters)"),
     ],
 )
 class PairwiseVoteViewSet(RaterBlindedMixin, mixins.ListModelMixin, ActionRolesMixin, viewsets.GenericViewSet):

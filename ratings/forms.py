@@ -18,7 +18,7 @@ from accounts.roles import RATER
 from accounts.selectors import people_who_can_sign_in
 from annotation.models import CaptioningSystem, Clip, Dataset
 from ratings.models import Assignment, Campaign, ThumbsRating
-from ratings.services.campaigns import DEFAULT_JUDGEMENTS, CampaignSetupError
+from ratings.services.campaigns import DEFAULT_JUDGEMENTS, CampaignSetupError, campaign_name_clash
 from ratings.services.crowd_campaigns import campaign_raters_check
 from ratings.services.judgements import PLAIN_PENALTY, PLAIN_VERSION, CaptionScores
 
@@ -234,8 +234,9 @@ class CampaignCreateForm(forms.Form):
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"]
-        if Campaign.objects.filter(name=name).exists():
-            raise forms.ValidationError(f"a campaign named {name} already exists")
+        clash = campaign_name_clash(name)
+        if clash:
+            raise forms.ValidationError(clash)
         return name
 
     def clean(self) -> dict:

@@ -7,6 +7,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.crypto import salted_hmac
 
 from annotation.models import Caption, Clip, Dataset, TimeStampedModel
 
@@ -71,6 +72,12 @@ def opaque_token() -> str:
     Ten random bytes spelled in base32 (one system call, where drawing each character would take two or more).
     """
     return base64.b32encode(secrets.token_bytes(TOKEN_LENGTH * 5 // 8)).decode().translate(_FROM_BASE32)
+
+
+def campaign_rater_code(campaign_id: int) -> str:
+    """What raters know a campaign by (API `study_id`, workbook zip names): a keyed hash of its id, so
+    nothing a rater holds counts campaigns or names another one."""
+    return salted_hmac("ratings.campaign-rater-code", str(campaign_id)).hexdigest()[:12]
 
 
 class Campaign(TimeStampedModel):

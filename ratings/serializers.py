@@ -11,7 +11,16 @@ from rest_framework import serializers
 from annotation.models import Caption, Dataset
 from annotation.serializers import CaptionSerializer
 from ratings import projection
-from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
+from ratings.models import (
+    Assignment,
+    AssignmentItem,
+    Campaign,
+    CaptionPair,
+    PairwiseVote,
+    ThumbsRating,
+    campaign_rater_code,
+)
+from ratings.services.campaigns import campaign_name_clash
 from ratings.services.judgements import item_answer
 
 # --- Caption pairs --------------------------------------------------------------
@@ -68,8 +77,9 @@ class CampaignInputSerializer(serializers.Serializer):
     pairs = serializers.PrimaryKeyRelatedField(queryset=CaptionPair.objects.all(), many=True, default=list)
 
     def validate_name(self, name: str) -> str:
-        if Campaign.objects.filter(name=name).exists():
-            raise serializers.ValidationError(f"a campaign named {name!r} exists already")
+        clash = campaign_name_clash(name)
+        if clash:
+            raise serializers.ValidationError(clash)
         return name
 
     def validate(self, data: dict) -> dict:
@@ -165,7 +175,7 @@ class PairwiseVoteSerializer(serializers.ModelSerializer):
 
 
 class RaterAssignmentSerializer(serializers.ModelSerializer):
-    study_id = serializers.IntegerField(source="campaign_id", read_only=True)
+    study_id = serializers.SerializerMethodField(help_text="The study's opaque code (the `?study=` filter)")
     study = serializers.CharField(source="campaign.rater_title", read_only=True)
     task_type = serializers.CharField(source="campaign.task_type", read_only=True)
     item_count = serializers.IntegerField(read_only=True)
@@ -174,6 +184,9 @@ class RaterAssignmentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Assignment
         fields = ["study_id", "study", "task_type", "item_count", "completed_count"]
+
+    def get_study_id(self, assignment: Assignment) -> str:
+        return campaign_rater_code(assignment.campaign_id)
 
 
 def rater_item_captions(item: AssignmentItem, captions_by_id: dict[int, Caption]) -> list[dict]:
@@ -198,7 +211,7 @@ class RaterCaptionSerializer(serializers.Serializer):
 class RaterAssignmentItemSerializer(serializers.ModelSerializer):
     """One item of a rater's own assignment, as its page shows it (blinded; see the section comment)."""
 
-    study_id = serializers.IntegerField(source="assignment.campaign_id", read_only=True)
+    study_id = serializers.SerializerMethodField(help_text="The study's opaque code (the `?study=` filter)")
     task_type = serializers.CharField(source="assignment.campaign.task_type", read_only=True)
     url = serializers.SerializerMethodField(help_text="This item in the API, by its token")
     page_url = serializers.SerializerMethodField()
@@ -229,6 +242,9 @@ class RaterAssignmentItemSerializer(serializers.ModelSerializer):
             "answer",
         ]
         list_serializer_class = RaterAssignmentItemListSerializer
+
+    def get_study_id(self, item: AssignmentItem) -> str:
+        return campaign_rater_code(item.assignment.campaign_id)
 
     def get_url(self, item: AssignmentItem) -> str:
         return reverse("assignment-item-detail", kwargs={"pk": item.token})

@@ -90,7 +90,8 @@ def stage_url(participant: Participant) -> str:
 
 def enter_token(participant: Participant) -> str:
     """A signed link token that signs a browser in as the participant (a new window from MTurk, an admin preview)."""
-    return signing.dumps({"participant": participant.pk}, salt=ENTER_SALT, compress=True)
+    # The participant's account name (random), not a database id: the token is readable by whoever holds it.
+    return signing.dumps({"user": participant.user.get_username()}, salt=ENTER_SALT, compress=True)
 
 
 def _participant_from_token(study: Study, token: str) -> Participant:
@@ -99,7 +100,7 @@ def _participant_from_token(study: Study, token: str) -> Participant:
     except signing.BadSignature:
         raise Http404("This link is not valid (or has expired)") from None
     return get_object_or_404(
-        Participant.objects.select_related("study__campaign", "user"), pk=data["participant"], study=study
+        Participant.objects.select_related("study__campaign", "user"), user__username=data.get("user"), study=study
     )
 
 

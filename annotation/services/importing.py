@@ -97,6 +97,13 @@ def dataset_name_validate(*, name: str) -> None:
 
 def dataset_get_or_create(*, name: str, summary: ImportSummary) -> Dataset:
     dataset_name_validate(name=name)
+    # Names are compared without case: "DEMO" beside "demo" would read as one dataset in every list.
+    other = Dataset.objects.filter(name__iexact=name).exclude(name=name).values_list("name", flat=True).first()
+    if other is not None:
+        raise ImportDataError(
+            f'dataset name "{name}" differs only in case from the existing dataset "{other}": '
+            f'use "{other}" or a name of its own'
+        )
     dataset, created = Dataset.objects.get_or_create(name=name)
     summary.add("datasets", "created" if created else "unchanged")
     return dataset

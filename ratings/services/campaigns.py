@@ -34,6 +34,17 @@ class CampaignSetupError(ValueError):
     """The requested campaign cannot be built from the chosen data (message says why)."""
 
 
+def campaign_name_clash(name: str) -> str:
+    """Why `name` cannot name a new campaign ("" when it can): names are compared without case, so "DEMO"
+    is refused beside "demo" (two campaigns that read alike in every list and command)."""
+    existing = Campaign.objects.filter(name__iexact=name).values_list("name", flat=True).first()
+    if existing is None:
+        return ""
+    if existing == name:
+        return f"a campaign named {name} already exists"
+    return f"campaign name {name} differs only in case from the existing campaign {existing} (names ignore case)"
+
+
 @transaction.atomic
 def campaign_create(
     *,
@@ -48,6 +59,9 @@ def campaign_create(
     requires_huggins: bool = False,
     origin: str = Campaign.Origin.APP,
 ) -> Campaign:
+    clash = campaign_name_clash(name)
+    if clash:
+        raise CampaignSetupError(clash)
     campaign = Campaign.objects.create(
         name=name,
         dataset=dataset,

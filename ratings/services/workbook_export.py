@@ -22,7 +22,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from annotation.services.rater_audio import clip_rater_audio_ensure
 from ratings import projection
-from ratings.models import Assignment, AssignmentItem, Campaign, ThumbsRating
+from ratings.models import Assignment, AssignmentItem, Campaign, ThumbsRating, campaign_rater_code
 from ratings.projection import RaterCaption
 from ratings.services.campaigns import CampaignSetupError, assignment_sync_captions, campaign_add_raters
 from ratings.workbooks.packaging import AUDIO_FOLDER, AudioEntry, audio_file_name, rater_zip_write
@@ -142,8 +142,9 @@ def rater_workbook_export(
     export = RaterWorkbook(
         participant=number,
         rater=rater.get_username(),
-        # The campaign's name may carry a dataset or system name; the rater sees only study number and P-number.
-        folder_name=_safe(f"study{campaign.pk}_P{number}_{rater.get_username()}"),
+        # The campaign's name may carry a dataset or system name, its id counts campaigns: the rater sees only
+        # the study's opaque code and their P-number.
+        folder_name=_safe(f"study-{campaign_rater_code(campaign.pk)}_P{number}_{rater.get_username()}"),
         workbooks={},
         clip_count=len(rows),
         caption_count=sum(len(captions) for _, captions, _ in rows),

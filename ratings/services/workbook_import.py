@@ -55,7 +55,7 @@ from django.utils import timezone
 from annotation.models import Caption, Clip, Dataset
 from common.structured_log import logged_import
 from ratings.models import Assignment, AssignmentItem, Campaign, ItemEvent, Source, ThumbsRating, WorkbookUpload
-from ratings.services.campaigns import campaign_create
+from ratings.services.campaigns import campaign_create, campaign_name_clash
 from ratings.services.judgements import RATING_VALUE_FIELDS, thumbs_answer
 from ratings.services.workbook_export import chunks
 from ratings.workbooks.reader import ParsedWorkbook, WorkbookRating, thumbs_workbook_parse
@@ -152,6 +152,8 @@ def _outside_target(
         raise WorkbookImportError([f"campaign name {campaign_name!r} must use only letters, digits, - and _"]) from None
     campaign = Campaign.objects.filter(name=campaign_name).select_related("dataset").first()
     example = parsed.clips[0]
+    if campaign is None and (clash := campaign_name_clash(campaign_name)):
+        raise WorkbookImportError([clash])
     if campaign is None:
         if not (create_campaign or create_if_missing):
             raise WorkbookImportError(
@@ -160,10 +162,12 @@ def _outside_target(
                     "workbook, tick 'create the campaign' (command: --create-campaign)"
                 ]
             )
-        if Dataset.objects.filter(name=campaign_name).exists():
+        dataset_name = Dataset.objects.filter(name__iexact=campaign_name).values_list("name", flat=True).first()
+        if dataset_name is not None:
             raise WorkbookImportError(
                 [
-                    f"campaign name {campaign_name!r} is the name of an existing dataset: a study run outside the "
+                    f"campaign name {campaign_name!r} is the name of an existing dataset ({dataset_name!r}; names "
+                    "are compared without case): a study run outside the "
                     "app gets a dataset of its own, named after its campaign, and never adds to another one; "
                     "choose another campaign name"
                 ]

@@ -9,6 +9,7 @@ Nothing is decided about the database here. Every unreadable or out-of-range val
 `Sheet!Cell: value — rule`; a caller must not save anything from a result that has errors.
 """
 
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import BinaryIO
@@ -28,6 +29,23 @@ from ratings.workbooks.values import (
 )
 
 REQUIRED_COLUMNS = ("record_id", "caption_label", *layout.SCORE_FIELDS)
+# A record ID names a clip (an app token or an outside file name such as "3.wav"). One that starts like a
+# formula would run wherever an export writes it into a cell; control characters belong in no name. Both
+# are refused rather than stored.
+RECORD_ID_FORMULA_STARTS = ("=", "+", "-", "@")
+RECORD_ID_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def record_id_problem(record_id: str) -> str:
+    """Why `record_id` cannot be a record ID, or "" when it can."""
+    if record_id.startswith(RECORD_ID_FORMULA_STARTS):
+        return (
+            f"record ID starts with {record_id[0]!r}, like a spreadsheet formula; a record ID is a clip's file "
+            "name or code (e.g. 3.wav)"
+        )
+    if RECORD_ID_FORBIDDEN.search(record_id):
+        return "record ID contains a control character (a tab, a line break or similar)"
+    return ""
 
 
 @dataclass
@@ -155,6 +173,9 @@ class _SheetReader:
         self.rating(clip, caption, scores, comment, row_number)
 
     def start_clip(self, record_id: str, index: int, row_number: int) -> None:
+        problem = record_id_problem(record_id)
+        if problem:
+            self.error(index, row_number, record_id, problem)
         earlier = self.clips_by_record.get(record_id)
         if earlier is not None:
             self.error(index, row_number, record_id, f"record ID already listed at {earlier.cell}")

@@ -1,6 +1,7 @@
 """Refuse files that are not xlsx workbooks, and zip bombs, before openpyxl parses anything.
 
-Everything here reads only the zip's central directory (sizes as declared there). That is enough:
+Everything here reads only the zip's end record (the member count, before anything else is parsed) and
+its central directory (sizes as declared there). That is enough:
 Python's zipfile never inflates a member past its declared size (a member that lies about its size
 fails its CRC check instead), so the declared sizes bound what openpyxl can be made to decompress.
 """
@@ -15,7 +16,14 @@ WORKBOOK_PART = "xl/workbook.xml"
 MAX_COMPRESSION_RATIO = 150
 # Below this size a member's ratio does not matter: it cannot hurt.
 RATIO_CHECK_MIN_BYTES = 1024 * 1024
-MAX_MEMBERS = 10_000
+# An xlsx has a few dozen parts. The count is read from the zip's end record before the directory is
+# parsed: zipfile keeps an object of some 400 bytes per member, so a directory of a million empty members
+# (a 50 MB file) would cost far more memory than any workbook.
+MAX_MEMBERS = 1000
+END_RECORD = b"PK\x05\x06"
+ZIP64_END_RECORD = b"PK\x06\x06"
+ZIP64_LOCATOR = b"PK\x06\x07"
+END_SEARCH_BYTES = 22 + 65535  # the end record and the longest comment a zip can have
 
 
 class WorkbookRejectedError(Exception):
@@ -24,6 +32,40 @@ class WorkbookRejectedError(Exception):
 
 def _megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
+
+
+def zip_member_count(stream: BinaryIO) -> int | None:
+    """The member count a zip's end record declares (zip64 too), or None when there is no end record.
+
+    Reads only the file's tail; leaves the stream at position 0.
+    """
+    stream.seek(0, 2)
+    size = stream.tell()
+    stream.seek(max(0, size - END_SEARCH_BYTES))
+    tail = stream.read()
+    stream.seek(0)
+    at = tail.rfind(END_RECORD)
+    if at < 0 or len(tail) < at + 22:
+        return None
+    count = int.from_bytes(tail[at + 10 : at + 12], "little")
+    locator = at - 20
+    if count == 0xFFFF and locator >= 0 and tail[locator : locator + 4] == ZIP64_LOCATOR:
+        record_offset = int.from_bytes(tail[locator + 8 : locator + 16], "little")
+        stream.seek(record_offset)
+        record = stream.read(56)
+        stream.seek(0)
+        if record[:4] == ZIP64_END_RECORD and len(record) == 56:
+            count = int.from_bytes(record[32:40], "little")
+    return count
+
+
+def member_count_check(stream: BinaryIO, *, name: str) -> None:
+    """Raise WorkbookRejectedError when the zip declares more than MAX_MEMBERS members (its directory unread)."""
+    count = zip_member_count(stream)
+    if count is not None and count > MAX_MEMBERS:
+        raise WorkbookRejectedError(
+            f"{name} has {count} parts inside; an .xlsx workbook has at most {MAX_MEMBERS}: refused without opening it"
+        )
 
 
 def xlsx_check(stream: BinaryIO, *, max_uncompressed_bytes: int, name: str = "the file") -> None:
@@ -40,6 +82,7 @@ def xlsx_check(stream: BinaryIO, *, max_uncompressed_bytes: int, name: str = "th
         raise WorkbookRejectedError(
             f"{name} is not an Excel .xlsx workbook (it is not a zip archive; save it as .xlsx)"
         )
+    member_count_check(stream, name=name)
     try:
         with zipfile.ZipFile(stream) as archive:
             members = archive.infolist()
@@ -52,9 +95,9 @@ def xlsx_check(stream: BinaryIO, *, max_uncompressed_bytes: int, name: str = "th
         raise WorkbookRejectedError(
             f"{name} is a zip archive but not an .xlsx workbook (no {CONTENT_TYPES} / {WORKBOOK_PART} inside)"
         )
-    if len(members) > MAX_MEMBERS:
+    if len(members) > MAX_MEMBERS:  # a directory that disagrees with its end record
         raise WorkbookRejectedError(
-            f"{name} has {len(members)} parts inside; an .xlsx workbook has a few dozen at most"
+            f"{name} has {len(members)} parts inside; an .xlsx workbook has at most {MAX_MEMBERS}"
         )
     total = sum(member.file_size for member in members)
     if total > max_uncompressed_bytes:

@@ -261,8 +261,9 @@ def _versions_sheet(book: Workbook, versions: dict[str, int]) -> None:
     sheet = book.create_sheet(layout.VERSIONS_SHEET)
     sheet.sheet_state = "veryHidden"
     sheet.append(["record_id", "version"])
-    for record_id, version in versions.items():
-        sheet.append([record_id, version])
+    for row, (record_id, version) in enumerate(versions.items(), start=2):
+        text_put(sheet.cell(row, 1), record_id)  # hidden is not safe: a formula-like ID must stay text here too
+        sheet.cell(row, 2).value = version
 
 
 def thumbs_workbook_build(*, clips: Sequence[SheetClip], versions: dict[str, int] | None = None) -> bytes:

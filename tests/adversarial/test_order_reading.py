@@ -9,7 +9,7 @@ answer" on the gold items. Here three raters try it; their guesses must do no be
 import pytest
 
 from annotation.models import Caption
-from ratings.models import AssignmentItem
+from ratings.models import AssignmentItem, campaign_rater_code
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import CaptionScores, pairwise_item_submit, thumbs_item_submit
 from tests.ratings.campaign_data import corpus_build, headphone_pass_give, listened_give
@@ -65,7 +65,7 @@ def test_reading_gold_items_off_the_vote_order_fails(voted):
     pairwise, _, raters = voted
     hits = guesses = 0
     for rater in raters:
-        rows = api_rows(rater_client(rater), "/api/pairwise-votes/", study=pairwise.pk)
+        rows = api_rows(rater_client(rater), "/api/pairwise-votes/", study=campaign_rater_code(pairwise.pk))
         assert len(rows) == 16, "the rater sees every vote (the attack has its data)"
         # The attacker's rule: pairs were made HC, HI, HM, MM in turn, so rows 5-8 are the gold HI pairs.
         guessed = [row["item"] for row in rows[4:8]]
@@ -87,7 +87,7 @@ def test_reading_the_human_caption_off_the_rating_order_fails(voted):
     _, thumbs, raters = voted
     hits = items = 0
     for rater in raters:
-        rows = api_rows(rater_client(rater), "/api/thumbs-ratings/", study=thumbs.pk)
+        rows = api_rows(rater_client(rater), "/api/thumbs-ratings/", study=campaign_rater_code(thumbs.pk))
         first_of_item = {}
         for row in rows:
             first_of_item.setdefault(row["item"], row["caption"])

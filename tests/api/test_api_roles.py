@@ -3,6 +3,7 @@
 import pytest
 
 from annotation.models import Caption
+from ratings.models import campaign_rater_code
 
 ROLES = ("anonymous", "nobody", "rater", "annotator", "reviewer", "admin")
 CORPUS = {"rater": 403, "annotator": 200, "reviewer": 200, "admin": 200}
@@ -76,8 +77,9 @@ def test_caption_filters_show_authorship_to_corpus_readers(world, client_for):
 def test_rater_sees_only_own_assignments_and_items(world, client_for):
     rater = world.users["rater"]
     client = client_for("rater")
-    own = sorted(assignment.campaign_id for assignment in rater.assignments.all())
-    assert len(own) == 2
+    # Raters know a study by its opaque code, never the campaign's database id.
+    own = sorted(campaign_rater_code(assignment.campaign_id) for assignment in rater.assignments.all())
+    assert len(own) == 2 and not any(code.isdigit() for code in own)
     assert sorted(row["study_id"] for row in client.get("/api/assignments/").json()["results"]) == own
     other = world.users["rater2"].assignments.get()
     assert client.get(f"/api/assignments/{other.pk}/").status_code == 404
@@ -85,6 +87,8 @@ def test_rater_sees_only_own_assignments_and_items(world, client_for):
     assert {item["study_id"] for item in items} == set(own)
     assert len(items) == 1 + 3  # one THumBS clip, three pairs
     assert len(client.get("/api/assignment-items/", {"study": own[0]}).json()["results"]) in (1, 3)
+    campaign_id = rater.assignments.order_by("pk").first().campaign_id
+    assert client.get("/api/assignment-items/", {"study": campaign_id}).json()["results"] == [], "an id finds nothing"
     other_item = other.items.first()
     assert client.get(f"/api/assignment-items/{other_item.token}/").status_code == 404
     assert client.get(f"/api/assignment-items/{other_item.pk}/").status_code == 404

@@ -8,7 +8,7 @@ import openpyxl
 import pytest
 from django.utils import timezone
 
-from ratings.models import AssignmentItem, Campaign, HeadphoneCheck, PairwiseVote
+from ratings.models import AssignmentItem, Campaign, HeadphoneCheck, PairwiseVote, campaign_rater_code
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import pairwise_item_submit
 from ratings.services.workbooks import rater_workbook_export
@@ -157,7 +157,7 @@ def test_campaign_form_detail_raters_and_workbook_pages(page_for, live_server, m
     page.screenshot(path=str(artifacts / "campaign_detail.png"), full_page=True)
     with page.expect_download() as download:
         page.locator("tr", has_text="ana").locator("a", has_text="Download zip").click()
-    assert download.value.suggested_filename == f"study{thumbs.pk}_P1_ana.zip"
+    assert download.value.suggested_filename == f"study-{campaign_rater_code(thumbs.pk)}_P1_ana.zip"
     with page.expect_navigation():
         page.locator("tr", has_text="ben").locator("a", has_text="Upload filled workbook").click()
     visible = "os => os.filter((o) => o.value && !o.hidden).map((o) => o.value)"

@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from ratings.models import AssignmentItem, Campaign, PairwiseVote
+from ratings.models import AssignmentItem, Campaign, PairwiseVote, campaign_rater_code
 from ratings.models_study import AttentionCheck, Participant, Study
 from ratings.selectors import campaign_included_votes
 from ratings.services.studies import study_publish
@@ -388,7 +388,8 @@ def test_thumbs_check_items_show_as_many_captions_and_fields_as_the_others():
         assert len(check_items) == 3 and len(items) == 6
         features = {item.pk: _page_features(client, item) for item in items}
         # What the rater API gives for each item: the same keys, as many captions.
-        api = {row["token"]: row for row in api_rows(client, "/api/assignment-items/", study=study.campaign.pk)}
+        code = campaign_rater_code(study.campaign.pk)
+        api = {row["token"]: row for row in api_rows(client, "/api/assignment-items/", study=code)}
         assert set(api) == {item.token for item in items}
         for item in items:
             row = api[item.token]

@@ -24,7 +24,7 @@ from django.urls import reverse
 
 from annotation.models import Caption, Clip, Dataset
 from ratings import projection
-from ratings.models import Assignment, AssignmentItem, PairwiseVote
+from ratings.models import Assignment, AssignmentItem, PairwiseVote, campaign_rater_code
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import CaptionScores, pairwise_item_submit, thumbs_item_submit
 from ratings.services.workbooks import rater_workbook_export, rater_workbook_zip
@@ -141,9 +141,9 @@ def _item_associations(pairwise, thumbs, raters) -> list[Association]:
     pairs, clips = Association("items: pairwise study"), Association("items: THumBS study")
     for rater in raters:
         client = rater_client(rater)
-        rows = api_rows(client, "/api/assignment-items/", study=pairwise.pk)
+        rows = api_rows(client, "/api/assignment-items/", study=campaign_rater_code(pairwise.pk))
         _pair_figures(pairs, [AssignmentItem.objects.select_related("pair").get(token=row["token"]) for row in rows])
-        rows = api_rows(client, "/api/assignment-items/", study=thumbs.pk)
+        rows = api_rows(client, "/api/assignment-items/", study=campaign_rater_code(thumbs.pk))
         items = [AssignmentItem.objects.get(token=row["token"]) for row in rows]
         clips.rows += len(items)
         clips.add_tau("clip id", [item.clip_id for item in items])
@@ -159,7 +159,7 @@ def _item_associations(pairwise, thumbs, raters) -> list[Association]:
 def _vote_association(pairwise, raters) -> Association:
     association = Association("votes")
     for rater in raters:
-        rows = api_rows(rater_client(rater), "/api/pairwise-votes/", study=pairwise.pk)
+        rows = api_rows(rater_client(rater), "/api/pairwise-votes/", study=campaign_rater_code(pairwise.pk))
         assert len(rows) == 24
         _pair_figures(
             association, [AssignmentItem.objects.select_related("pair").get(token=row["item"]) for row in rows]
@@ -170,7 +170,7 @@ def _vote_association(pairwise, raters) -> Association:
 def _rating_association(thumbs, raters) -> Association:
     association = Association("THumBS ratings")
     for rater in raters:
-        rows = api_rows(rater_client(rater), "/api/thumbs-ratings/", study=thumbs.pk)
+        rows = api_rows(rater_client(rater), "/api/thumbs-ratings/", study=campaign_rater_code(thumbs.pk))
         assert len(rows) == 24 * 5
         groups: dict[str, list[Caption]] = {}
         for row in rows:
@@ -290,9 +290,9 @@ def test_studies_are_listed_by_title_then_in_the_order_each_rater_started_them(m
             item = Assignment.objects.get(campaign=campaign, rater=rater).items.get()
             client.get(reverse("ratings:item", args=[item.token]))
         rows = api_rows(client, "/api/assignments/")
-        assert [row["study_id"] for row in rows] == [campaign.pk for campaign in started]
+        assert [row["study_id"] for row in rows] == [campaign_rater_code(campaign.pk) for campaign in started]
         association.rows += len(rows)
-        association.add_tau("campaign id", [row["study_id"] for row in rows])
+        association.add_tau("campaign id", [campaign.pk for campaign in started])
     title_order = sorted(campaigns, key=lambda campaign: campaign.title.casefold())
     by_title = tau([campaign.pk for campaign in title_order])
     # By title, the order is the admins' titles' (here drawn at random): never the names' or the ids'.
@@ -321,7 +321,7 @@ def _database_order_votes(assignments) -> list[projection.RaterVote]:
     return rows
 
 
-def _pair_list_association(name: str, raters, url: str, study: int, token_key: str) -> Association:
+def _pair_list_association(name: str, raters, url: str, study: str, token_key: str) -> Association:
     association = Association(name)
     for rater in raters:
         rows = api_rows(rater_client(rater), url, study=study)
@@ -337,7 +337,7 @@ def test_the_checks_fail_when_the_order_comes_from_the_database(world, monkeypat
     with monkeypatch.context() as patched:
         patched.setattr(projection, "votes", _database_order_votes)
         votes = _pair_list_association(
-            "votes by pair id (bypassed)", raters, "/api/pairwise-votes/", pairwise.pk, "item"
+            "votes by pair id (bypassed)", raters, "/api/pairwise-votes/", campaign_rater_code(pairwise.pk), "item"
         )
     problems = " ".join(votes.problems())
     assert (
@@ -352,6 +352,8 @@ def test_the_checks_fail_when_the_order_comes_from_the_database(world, monkeypat
         )
 
     monkeypatch.setattr(projection, "items", database_order)
-    items = _pair_list_association("items by id (bypassed)", raters, "/api/assignment-items/", pairwise.pk, "token")
+    items = _pair_list_association(
+        "items by id (bypassed)", raters, "/api/assignment-items/", campaign_rater_code(pairwise.pk), "token"
+    )
     problems = " ".join(items.problems())
     assert "tau(position, pair id)" in problems and "adjacent same split" in problems

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Caption
-from ratings.models import Assignment, Source, ThumbsRating
+from ratings.models import Assignment, Source, ThumbsRating, campaign_rater_code
 from ratings.services.workbooks import rater_workbook_export, workbook_import
 from tests.ratings.workbook_helpers import caption_rows, clip_of_record, thumbs_campaign, workbook_fill
 
@@ -176,7 +176,7 @@ def test_local_links_point_into_the_zip_audio_folder(make_user, media_root, tmp_
     call_command("export_thumbs_workbooks", campaign="local", rater=["fay"], links="local", out=str(out))
 
     assert Assignment.objects.filter(campaign=campaign, rater=rater).exists()  # assigned on export
-    folder = f"study{campaign.pk}_P1_fay"
+    folder = f"study-{campaign_rater_code(campaign.pk)}_P1_fay"
     record = {clip: record_id for record_id, clip in clip_of_record(campaign, rater).items()}
     zip_path = out / f"{folder}.zip"
     with zipfile.ZipFile(zip_path) as archive:
@@ -208,7 +208,7 @@ def test_url_links_from_a_mapping_file(make_user, media_root, tmp_path):
         out=str(out),
         url_map=str(tmp_path / "links.json"),
     )
-    with zipfile.ZipFile(out / f"study{campaign.pk}_P1_gus.zip") as archive:
+    with zipfile.ZipFile(out / f"study-{campaign_rater_code(campaign.pk)}_P1_gus.zip") as archive:
         assert archive.namelist() == ["P1_url.xlsx"]
         sheet = openpyxl.load_workbook(io.BytesIO(archive.read("P1_url.xlsx")))["Assessment"]
     links = {
@@ -233,7 +233,8 @@ def test_signed_url_links_play_the_clip_without_signing_in(make_user, media_root
         out=str(out),
         base_url="https://eval.example.org/",
     )
-    sheet = openpyxl.load_workbook(out / f"study{campaign.pk}_P1_hal" / "P1_url.xlsx")["Assessment"]
+    folder = out / f"study-{campaign_rater_code(campaign.pk)}_P1_hal"
+    sheet = openpyxl.load_workbook(folder / "P1_url.xlsx")["Assessment"]
     targets = [sheet.cell(row, 2).hyperlink.target for row, _, _, first in caption_rows(sheet) if row == first]
     assert len(targets) == 3 and all(
         target.startswith("https://eval.example.org/ratings/workbook-audio/") for target in targets
@@ -250,7 +251,7 @@ def test_without_rater_every_rater_of_the_campaign_gets_a_zip(make_user, media_r
     campaign = thumbs_campaign(name="all", raters=raters)
     out = tmp_path / "out"
     call_command("export_thumbs_workbooks", campaign="all", links="local", out=str(out), stdout=io.StringIO())
-    study = f"study{campaign.pk}"
+    study = f"study-{campaign_rater_code(campaign.pk)}"
     assert sorted(path.name for path in out.glob("*.zip")) == [f"{study}_P1_ida.zip", f"{study}_P2_jon.zip"]
     with zipfile.ZipFile(out / f"{study}_P2_jon.zip") as archive:
         assert "P2_excel.xlsx" in archive.namelist()

@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from ratings.models import ThumbsRating, WorkbookUpload
+from ratings.models import ThumbsRating, WorkbookUpload, campaign_rater_code
 from ratings.services.workbooks import rater_workbook_export
 from tests.ratings.workbook_helpers import caption_rows, thumbs_campaign, workbook_fill
 
@@ -104,7 +104,7 @@ def test_download_button_returns_the_raters_zip(admin_client, make_user, media_r
     campaign = thumbs_campaign(name="web", raters=[rater], with_audio=True)
     response = admin_client.get(reverse("ratings:campaign_workbook_download", args=[campaign.pk, rater.pk]))
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
-    assert f'filename="study{campaign.pk}_P1_ann.zip"' in response["Content-Disposition"]
+    assert f'filename="study-{campaign_rater_code(campaign.pk)}_P1_ann.zip"' in response["Content-Disposition"]
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
     tokens = sorted(campaign.assignments.get(rater=rater).items.values_list("token", flat=True))
     assert sorted(archive.namelist()) == ["P1_excel.xlsx", "P1_url.xlsx", *(f"audio/{token}.wav" for token in tokens)]
