@@ -423,6 +423,8 @@ class Run(LoadRun):
                 "TRANSFORMERS_OFFLINE": "1",
                 "MUST_LISTEN_SECONDS": str(self.args.listen_seconds),
                 "STUDY_ARRIVALS_PER_ADDRESS": str(10 * participants),
+                # Every bench participant arrives within a minute and walks the path at once: none waits outside.
+                "STUDY_UNSTARTED_LIMIT": str(10 * participants),
                 "STUDY_END_REDIRECT_SECONDS": "5",
             }
         )

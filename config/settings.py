@@ -318,6 +318,13 @@ STUDY_ARRIVALS_PER_ADDRESS = env_int("STUDY_ARRIVALS_PER_ADDRESS", 20, minimum=1
 STUDY_ARRIVAL_WINDOW_MINUTES = env_int("STUDY_ARRIVAL_WINDOW_MINUTES", 60, minimum=1)
 STUDY_ENTER_LINK_HOURS = env_int("STUDY_ENTER_LINK_HOURS", 24, minimum=1)
 STUDY_END_REDIRECT_SECONDS = env_int("STUDY_END_REDIRECT_SECONDS", 5, minimum=0)
+# Crowd studies, no reward without work: a participant with no request for STUDY_INACTIVE_MINUTES loses their share
+# (and counts no longer as arriving); at most STUDY_UNSTARTED_LIMIT active participants per study may be between
+# arrival and the start of rating (new arrivals past it are asked to try again later); an answer sent at the time
+# limit is accepted for STUDY_EXPIRY_GRACE_SECONDS more (the page submits it when the countdown ends).
+STUDY_INACTIVE_MINUTES = env_int("STUDY_INACTIVE_MINUTES", 10, minimum=1)
+STUDY_UNSTARTED_LIMIT = env_int("STUDY_UNSTARTED_LIMIT", 50, minimum=1)
+STUDY_EXPIRY_GRACE_SECONDS = env_int("STUDY_EXPIRY_GRACE_SECONDS", 30, minimum=0)
 MTURK_SUBMIT_HOSTS = env_list("MTURK_SUBMIT_HOSTS", ["https://www.mturk.com", "https://workersandbox.mturk.com"])
 MTURK_FRAME_ANCESTORS = env_list(
     "MTURK_FRAME_ANCESTORS",

@@ -59,7 +59,8 @@ def _participant_gate(request):
     Their headphone screens were passed on the study's own path (with the study's attempts), so the rater
     screening redirect does not apply; a participant whose time ran out is timed out here.
     """
-    participant = participant_reservation_check(participant=request.study_participant)
+    # An answer or draft the page sends as the countdown ends is still accepted (STUDY_EXPIRY_GRACE_SECONDS).
+    participant = participant_reservation_check(participant=request.study_participant, grace=request.method == "POST")
     if participant.stage == Participant.Stage.ITEMS and participant.study.is_open:
         return None
     url = stage_url(participant)

@@ -10,6 +10,7 @@ The platform id is taken from the arrival link once and never shown again (nor p
 from functools import wraps
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import login
 from django.core import signing
 from django.http import Http404, HttpResponse, JsonResponse
@@ -17,7 +18,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from common.client_address import client_address
 from ratings.crowd_platforms import (
@@ -43,6 +44,7 @@ from ratings.services.headphone import (
 from ratings.services.participants import (
     ArrivalRefusedError,
     StageError,
+    StudyBusyError,
     participant_arrive,
     participant_consent,
     participant_for_user,
@@ -229,11 +231,18 @@ def participant_page(stage: str):
 # --- Arrival and landing ----------------------------------------------------------------------------------
 
 
+# Seconds a "try again later" answer asks the browser to wait.
+BUSY_RETRY_SECONDS = 120
+
+
 def _arrival_refused(request, study: Study, error: ArrivalRefusedError):
-    status = {"rate_limited": 429, "closed": 410}.get(error.kind, 403)
-    return render(
+    status = {"rate_limited": 429, "closed": 410, "busy": 503}.get(error.kind, 403)
+    response = render(
         request, "ratings/study/refused.html", _context(study, kind=error.kind, message=str(error)), status=status
     )
+    if error.kind == "busy":
+        response["Retry-After"] = str(BUSY_RETRY_SECONDS)
+    return response
 
 
 @never_cache
@@ -318,7 +327,8 @@ def study_enter(request, slug: str, token: str):
 def study_status(request, slug: str, token: str):
     """Who: the MTurk frame of the participant's HIT (signed link). Whether the study is done, and the code."""
     study = _study(slug)
-    participant = participant_reservation_check(participant=_participant_from_token(study, token))
+    # A poll of the frame, not the participant at work: it keeps no share alive.
+    participant = participant_reservation_check(participant=_participant_from_token(study, token), active=False)
     finished = participant.stage == Participant.Stage.FINISHED
     return JsonResponse(
         {
@@ -466,6 +476,9 @@ def study_start(request, study: Study, participant: Participant):
     """Who: the participant, after the practice. Reserve the share and open its first item."""
     try:
         participant = participant_items_start(participant=participant)
+    except StudyBusyError as busy:
+        messages.info(request, f"Not yet: {busy}.")
+        return redirect("study:instructions", slug=study.slug)
     except StageError:
         return redirect("study:instructions", slug=study.slug)
     return redirect(stage_url(participant))
@@ -482,13 +495,27 @@ def study_items(request, study: Study, participant: Participant):
 
 
 @never_cache
-@require_POST
+@require_http_methods(["GET", "HEAD", "POST"])
 def study_leave(request, slug: str):
-    """Who: the participant. Leave the study before the end (their unanswered items go to others)."""
-    _, participant = _study_with_own_participant(request, slug)
+    """Who: the participant, from any page of the study (the bar at the top). GET asks to confirm; POST leaves:
+    the answers given are kept, the unanswered items go to others at once, the end page says what to do."""
+    study, participant = _study_with_own_participant(request, slug)
     if participant is None:
         raise Http404("You are not taking part in this study")
-    return redirect(stage_url(participant_return(participant=participant)))
+    if request.method == "POST":
+        return redirect(stage_url(participant_return(participant=participant)))
+    if participant.stage == Participant.Stage.FINISHED:
+        return redirect(stage_url(participant))
+    return render(
+        request,
+        "ratings/study/leave.html",
+        _context(
+            study,
+            participant,
+            back_url=stage_url(participant),
+            returns_submission=ending_returns_submission(study, Participant.Status.RETURNED),
+        ),
+    )
 
 
 # --- The end ----------------------------------------------------------------------------------------------
@@ -516,6 +543,8 @@ def end_redirect(participant: Participant, code: str) -> dict:
 def study_end(request, study: Study, participant: Participant):
     """Who: the participant. How the study ended, the code to give the platform, and the way back to it."""
     code = participant_code(participant)
+    ending = participant.events.filter(kind__in=("timed_out", "returned")).order_by("-pk").first()
+    detail = ending.detail if ending is not None and isinstance(ending.detail, dict) else {}
     return render(
         request,
         "ratings/study/end.html",
@@ -527,5 +556,8 @@ def study_end(request, study: Study, participant: Participant):
             returns_submission=ending_returns_submission(study, participant.status),
             redirect_seconds=settings.STUDY_END_REDIRECT_SECONDS,
             frame_submits=bool(request.session.get(FRAME_SUBMITS)),
+            timeout_reason=detail.get("reason", ""),
+            inactive_minutes=settings.STUDY_INACTIVE_MINUTES,
+            drafts_kept=len(detail.get("drafts_kept", [])),
         ),
     )

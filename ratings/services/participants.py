@@ -13,7 +13,13 @@ starts from (a second tab or a double click changes nothing) and is logged as a 
 Arrivals: the same platform id in the same study resumes the same participant (in any browser); a finished
 one sees its end page again, never a second participation. Participants of the studies of campaigns the
 study names in `excluded_campaigns` are not eligible. New participants per client address are limited to
-STUDY_ARRIVALS_PER_ADDRESS per STUDY_ARRIVAL_WINDOW_MINUTES (the address is kept only as a keyed hash).
+STUDY_ARRIVALS_PER_ADDRESS per STUDY_ARRIVAL_WINDOW_MINUTES (the address is kept only as a keyed hash), and, whatever
+the addresses, at most STUDY_UNSTARTED_LIMIT active participants of a study may be between arrival and the start of
+rating: a new arrival past that, or while every slot is reserved by people still rating, is asked to try again
+later (nobody is created, no code). Only a study whose every slot is judged is "full".
+
+Time: the study's time limit counts from arrival; every page shows what is left. Each request of the participant
+(pages, audio, listening reports, drafts, answers) counts as activity; the MTurk frame's status poll does not.
 """
 
 import hashlib
@@ -35,10 +41,16 @@ from ratings.services.headphone import headphone_status
 from ratings.services.listening import listening_seconds_for
 from ratings.services.study_practice import PRACTICE_SECONDS
 from ratings.services.study_shares import (
-    expired_shares_release,
+    BEFORE_ITEMS,
+    BUSY,
+    FULL,
+    inactive_since,
+    participant_deadline,
     participant_locked_with_study,
     share_allocate,
     share_release,
+    study_availability,
+    study_locked,
 )
 
 USERNAME_PREFIX = "p-"
@@ -55,6 +67,17 @@ class ArrivalRefusedError(Exception):
 
 class StageError(ValueError):
     """The request does not fit the participant's stage (message says why)."""
+
+
+class StudyBusyError(StageError):
+    """No slot is free now, but some are reserved by participants still rating: try again later (not "full")."""
+
+
+BUSY_MESSAGE = (
+    "every clip is being rated by other participants right now; some may come back: try again in a few minutes"
+)
+# A participant's activity is written at most this often (each request would otherwise write the row).
+SEEN_RESOLUTION = timedelta(seconds=30)
 
 
 def participant_for_user(user) -> Participant | None:
@@ -138,23 +161,49 @@ def participant_arrive(*, study: Study, arrival: Arrival, address: str, now: dat
         raise ArrivalRefusedError(
             "rate_limited", "too many new participants arrived from your network; try again later"
         )
-    try:
-        with transaction.atomic():
-            participant = _create(
-                study=study,
-                platform=arrival.platform,
-                platform_id=arrival.participant_id,
-                data=arrival.data,
-                key=key,
-                is_preview=False,
+    participant, refusal = None, None
+    with transaction.atomic():
+        # Under the study's lock: the count of unstarted participants holds however many arrive at once.
+        locked = study_locked(study)
+        availability = study_availability(study=locked, now=now)
+        if availability == BUSY:
+            refusal = ArrivalRefusedError("busy", BUSY_MESSAGE)
+        elif availability != FULL and unstarted_count(study=locked, now=now) >= settings.STUDY_UNSTARTED_LIMIT:
+            refusal = ArrivalRefusedError(
+                "busy", "many people are starting this study right now; try again in a few minutes"
             )
-    except IntegrityError:
-        # The same id arrived twice at once (two tabs, a double click): the other request created it.
+        else:
+            try:
+                with transaction.atomic():
+                    participant = _create(
+                        study=study,
+                        platform=arrival.platform,
+                        platform_id=arrival.participant_id,
+                        data=arrival.data,
+                        key=key,
+                        is_preview=False,
+                    )
+            except IntegrityError:
+                pass  # the same id arrived twice at once (two tabs, a double click): the other request created it
+    if refusal is not None:
+        raise refusal
+    if participant is None:
         return Participant.objects.get(**lookup)
-    if not study_has_free_slot(study=study, now=now):
-        # Every item is covered or reserved: this arrival ends at once with the "study full" code.
+    if availability == FULL:
+        # Every slot is judged: this arrival ends at once with the "study full" code.
         participant = _finish(participant, expected=None, status=Participant.Status.FULL, kind="full", now=now)
     return participant
+
+
+def unstarted_count(*, study: Study, now: datetime) -> int:
+    """Participants between arrival and the start of rating who made a request within STUDY_INACTIVE_MINUTES."""
+    return Participant.objects.filter(
+        study=study,
+        is_preview=False,
+        stage__in=BEFORE_ITEMS,
+        status=Participant.Status.IN_PROGRESS,
+        updated_at__gte=inactive_since(now),
+    ).count()
 
 
 def preview_participant_create(*, study: Study, by) -> Participant:
@@ -333,6 +382,9 @@ def participant_items_start(*, participant: Participant) -> Participant:
         raise StageError("this study is closed")
     allocation = share_allocate(participant=participant)
     if allocation.is_full:
+        if StudySlot.objects.filter(study=participant.study, item__completed_at__isnull=True).exists():
+            # Reserved by others still rating, not judged: they may come back. The participant stays here.
+            raise StudyBusyError(BUSY_MESSAGE)
         return _finish(
             participant, expected=Participant.Stage.INSTRUCTIONS, status=Participant.Status.FULL, kind="full"
         )
@@ -389,27 +441,54 @@ def participant_return(*, participant: Participant) -> Participant:
     return _finish(participant, expected=None, status=Participant.Status.RETURNED, kind="returned")
 
 
-def participant_reservation_check(*, participant: Participant, now: datetime | None = None) -> Participant:
-    """A participant whose time ran out while rating is timed out now (their open items are released)."""
+def participant_seen(*, participant: Participant, now: datetime) -> None:
+    """Record a request of the participant (their activity: inactive shares go back when others need them)."""
+    if participant.updated_at is None or now - participant.updated_at >= SEEN_RESOLUTION:
+        Participant.objects.filter(pk=participant.pk).update(updated_at=now)
+        participant.updated_at = now
+
+
+def participant_seconds_left(*, participant: Participant, now: datetime | None = None) -> int:
+    """Whole seconds until the participant's time limit (0 once it has passed)."""
+    left = (participant_deadline(participant) - (now or timezone.now())).total_seconds()
+    return max(0, int(left))
+
+
+def participant_reservation_check(
+    *, participant: Participant, now: datetime | None = None, grace: bool = False, active: bool = True
+) -> Participant:
+    """A participant whose time ran out is timed out now (while rating, their open items are released; what was
+    answered stays). `grace`: an answer or draft sent as the countdown ended (STUDY_EXPIRY_GRACE_SECONDS late at
+    most) still lands. `active`: the request counts as the participant's activity."""
     now = now or timezone.now()
-    if (
-        participant.stage == Participant.Stage.ITEMS
-        and participant.reserved_until is not None
-        and participant.reserved_until < now
-    ):
+    if participant.stage == Participant.Stage.FINISHED:
+        return participant
+    if active:
+        participant_seen(participant=participant, now=now)
+    deadline = participant_deadline(participant)
+    if grace:
+        deadline += timedelta(seconds=settings.STUDY_EXPIRY_GRACE_SECONDS)
+    if deadline >= now:
+        return participant
+    if participant.stage == Participant.Stage.ITEMS:
         participant = participant_finish_if_done(participant=participant, now=now)
         if participant.stage == Participant.Stage.ITEMS:
             return share_release(
-                participant=participant, status=Participant.Status.TIMED_OUT, kind="timed_out", now=now
+                participant=participant,
+                status=Participant.Status.TIMED_OUT,
+                kind="timed_out",
+                now=now,
+                reason="time_limit",
             )
-    return participant
-
-
-def study_has_free_slot(*, study: Study, now: datetime | None = None) -> bool:
-    """Whether a new participant could get a share (reservations that ran out are released first)."""
-    if StudySlot.objects.filter(study=study, participant__isnull=True).exists():
-        return True
+        return participant
     with transaction.atomic():
-        locked = Study.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=study.pk)
-        expired_shares_release(study=locked, now=now or timezone.now())
-        return StudySlot.objects.filter(study=study, participant__isnull=True).exists()
+        participant = _locked(participant)
+        if participant.stage == Participant.Stage.FINISHED:
+            return participant
+        stage = participant.stage
+        participant.stage = Participant.Stage.FINISHED
+        participant.status = Participant.Status.TIMED_OUT
+        participant.finished_at = now
+        participant.save()
+        _event(participant, "timed_out", stage=stage, reason="time_limit")
+    return participant

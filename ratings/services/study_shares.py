@@ -11,9 +11,12 @@ Rules (issue 18):
   must get precision <= 2; in place of, so check items show as many captions as the others): a reference
   caption of the clip whose references share the fewest words with the item's, from a clip the participant
   never hears.
-- The share is reserved for the study's time limit. A participant who times out, returns the study or is
-  excluded gives their slots back: unanswered items are deleted (their slot is free again), and an excluded
-  participant's answered slots become free too, so the item still reaches its count of *included*
+- The study's time limit counts from the participant's arrival (the countdown on every page shows it); the share
+  is reserved until then, and no longer than STUDY_INACTIVE_MINUTES without a request from its holder once
+  another participant needs slots (checked lazily, when a share is allocated or someone arrives). A participant
+  who times out (either way), returns the study or is excluded gives their slots back: unanswered items are
+  deleted (their slot is free again; a draft on one is kept in the event's detail), and an excluded participant's
+  answered slots become free too, so the item still reaches its count of *included*
   judgements. Reinstating takes the slots back, and is refused when others have judged the items since (the
   items would be judged more often than the target; coverage and exports would disagree).
 - Concurrency: allocation and release lock the study row (SELECT ... FOR UPDATE; SQLite serialises writers)
@@ -28,6 +31,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Min, OuterRef, Q, Subquery
 from django.utils import timezone
@@ -114,6 +118,19 @@ def _locked_participant(participant: Participant) -> Participant:
     )
 
 
+def study_locked(study: Study) -> Study:
+    """Lock the study row (call inside a transaction): arrivals and allocations of one study take turns."""
+    return _locked_study(study)
+
+
+def participant_deadline(participant: Participant) -> datetime:
+    """When the participant's time runs out: the study's time limit from their arrival (their share is reserved
+    until then; `reserved_until` when they have one, which the admin or a test may have moved)."""
+    if participant.reserved_until is not None:
+        return participant.reserved_until
+    return participant.created_at + timedelta(minutes=participant.study.time_limit_minutes)
+
+
 def participant_locked_with_study(participant: Participant) -> Participant:
     """Lock the participant's study, then the participant (call inside a transaction); the fresh participant."""
     _locked_study(participant.study)
@@ -175,7 +192,8 @@ def share_allocate(*, participant: Participant, now: datetime | None = None) -> 
         assignment = Assignment.objects.filter(campaign=study.campaign, rater=participant.user).first()
         if assignment is not None and assignment.items.exists():
             return Allocation(items=projection.assignment_items(assignment), is_full=False, participant=participant)
-        expired_shares_release(study=study, now=now)
+        # Shares of participants whose time ran out, or who have gone quiet, come back before anything is chosen.
+        expired_shares_release(study=study, now=now, inactive_too=True)
         # Every draw (which items, their order, where the checks go) comes from the assignment's secret source
         # (ratings/projection.py): ids and the campaign's seed do not predict a participant's order.
         created = assignment is None
@@ -191,7 +209,7 @@ def share_allocate(*, participant: Participant, now: datetime | None = None) -> 
             _slots_take(study, participant, assignment, [slot_id for _, slot_id in subjects])
         participant.stage = Participant.Stage.ITEMS
         participant.items_started_at = now
-        participant.reserved_until = now + timedelta(minutes=study.time_limit_minutes)
+        participant.reserved_until = participant_deadline(participant)
         participant.save(update_fields=["stage", "items_started_at", "reserved_until", "updated_at"])
         ParticipantEvent.objects.create(
             participant=participant,
@@ -332,22 +350,35 @@ def _release(participant: Participant, *, answered_too: bool) -> dict:
         .order_by("pk")
     )
     unanswered = [item.pk for item in items if item.completed_at is None]
+    # An answer started but not submitted is kept in the record (the admin's participant page, the end page
+    # says so) though its item goes to someone else: nothing typed is lost silently, nothing unsent counts.
+    drafts = [
+        {"position": item.position, "draft": item.draft} for item in items if not item.completed_at and item.draft
+    ]
     slots = StudySlot.objects.filter(participant=participant)
     if not answered_too:
         slots = slots.filter(Q(item_id__in=unanswered) | Q(item__isnull=True))
     freed = slots.update(participant=None, item=None)
     AssignmentItem.objects.filter(pk__in=unanswered).delete()
-    return {"slots_freed": freed, "unanswered_items_removed": len(unanswered)}
+    detail = {"slots_freed": freed, "unanswered_items_removed": len(unanswered)}
+    if drafts:
+        detail["drafts_kept"] = drafts
+    return detail
 
 
-def share_release(*, participant: Participant, status: str, kind: str, now: datetime | None = None) -> Participant:
-    """End a participation that did not complete (timed out, returned): give its unanswered items back."""
+def share_release(
+    *, participant: Participant, status: str, kind: str, now: datetime | None = None, reason: str = ""
+) -> Participant:
+    """End a participation that did not complete (timed out, returned): give its unanswered items back.
+    `reason` (time_limit, inactive) goes into the event's detail."""
     now = now or timezone.now()
     with transaction.atomic():
         participant = participant_locked_with_study(participant)
         if participant.stage == Participant.Stage.FINISHED:
             return participant
         detail = _release(participant, answered_too=False)
+        if reason:
+            detail["reason"] = reason
         participant.stage = Participant.Stage.FINISHED
         participant.status = status
         participant.finished_at = now
@@ -389,18 +420,47 @@ def slots_retake_for_reinstatement(*, participant: Participant, partial: bool = 
         return {"slots_retaken": len(plan), "items_over_count": over}
 
 
-def expired_shares_release(*, study: Study, now: datetime) -> int:
-    """Time out every participant of the study whose reservation ran out (the caller holds the study lock)."""
+def inactive_since(now: datetime) -> datetime:
+    """Participants whose last request came before this are inactive (STUDY_INACTIVE_MINUTES)."""
+    return now - timedelta(minutes=settings.STUDY_INACTIVE_MINUTES)
+
+
+def expired_shares_release(*, study: Study, now: datetime, inactive_too: bool = False) -> int:
+    """Time out every participant of the study whose reservation ran out and, with `inactive_too` (someone needs
+    the slots now), those who made no request for STUDY_INACTIVE_MINUTES (the caller holds the study lock)."""
     from ratings.services.participants import participant_finish_if_done
 
-    expired = Participant.objects.filter(study=study, stage=Participant.Stage.ITEMS, reserved_until__lt=now)
+    holding = Participant.objects.filter(study=study, stage=Participant.Stage.ITEMS)
+    ended = Q(reserved_until__lt=now)
+    if inactive_too:
+        ended |= Q(updated_at__lt=inactive_since(now))
     count = 0
-    for participant in expired:
+    for participant in holding.filter(ended):
+        reason = "time_limit" if participant.reserved_until and participant.reserved_until < now else "inactive"
         # Everything answered but the end page never reached: that is a completion, not a timeout.
         if participant_finish_if_done(participant=participant, now=now).stage != Participant.Stage.FINISHED:
-            share_release(participant=participant, status=Participant.Status.TIMED_OUT, kind="timed_out", now=now)
+            share_release(
+                participant=participant, status=Participant.Status.TIMED_OUT, kind="timed_out", now=now, reason=reason
+            )
             count += 1
     return count
+
+
+FREE, BUSY, FULL = "free", "busy", "full"
+
+
+def study_availability(*, study: Study, now: datetime) -> str:
+    """FREE: a slot is free (after releasing shares that ran out or went quiet; the caller holds the study lock);
+    BUSY: none is free but some are reserved by participants still rating (they may come back: "try again
+    later", no code); FULL: every slot is judged (the "study full" ending). Reservations alone never make a
+    study full, so participants who reserve shares and do nothing cannot send others away with a paid code."""
+    slots = StudySlot.objects.filter(study=study)
+    if slots.filter(participant__isnull=True).exists():
+        return FREE
+    expired_shares_release(study=study, now=now, inactive_too=True)
+    if slots.filter(participant__isnull=True).exists():
+        return FREE
+    return BUSY if slots.filter(item__completed_at__isnull=True).exists() else FULL
 
 
 BEFORE_ITEMS = (
@@ -414,14 +474,16 @@ BEFORE_ITEMS = (
 
 def abandoned_arrivals_time_out(*, study: Study, now: datetime) -> int:
     """Participants who stopped before their share, for longer than the time limit, are timed out (no slot to free)."""
-    abandoned = Participant.objects.filter(
-        study=study,
-        stage__in=BEFORE_ITEMS,
-        updated_at__lt=now - timedelta(minutes=study.time_limit_minutes),
+    limit = now - timedelta(minutes=study.time_limit_minutes)
+    # Arrived longer ago than the time limit (the countdown reached 0), or silent that long.
+    abandoned = Participant.objects.filter(study=study, stage__in=BEFORE_ITEMS).filter(
+        Q(created_at__lt=limit) | Q(updated_at__lt=limit)
     )
     count = 0
     for participant in abandoned:
-        ParticipantEvent.objects.create(participant=participant, kind="timed_out", detail={"stage": participant.stage})
+        ParticipantEvent.objects.create(
+            participant=participant, kind="timed_out", detail={"stage": participant.stage, "reason": "time_limit"}
+        )
         count += 1
     abandoned.update(
         stage=Participant.Stage.FINISHED, status=Participant.Status.TIMED_OUT, finished_at=now, updated_at=now

@@ -17,7 +17,7 @@ from ratings.crowd_platforms import Arrival
 from ratings.models import AssignmentItem
 from ratings.models_study import Participant, StudySlot
 from ratings.services import study_shares
-from ratings.services.participants import participant_arrive, participant_items_start
+from ratings.services.participants import StudyBusyError, participant_arrive, participant_items_start
 from tests.ratings.study_data import pairwise_study, prolific_id, study_media  # noqa: F401 (study_media: a fixture)
 
 # db_specific: row locks on PostgreSQL, immediate transactions on SQLite; CI runs these on both.
@@ -77,17 +77,26 @@ def _assert_exact_coverage(study, *, per_item: int) -> None:
     assert {(item.pk, item.assignment.rater_id) for item in given.select_related("assignment")} == backed
 
 
-def test_simultaneous_starts_fill_every_slot_once_and_the_rest_find_the_study_full():
+def _start(participant: Participant) -> Participant:
+    try:
+        return participant_items_start(participant=participant)
+    except StudyBusyError:
+        return Participant.objects.get(pk=participant.pk)
+
+
+def test_simultaneous_starts_fill_every_slot_once_and_the_rest_are_asked_to_wait():
     study = pairwise_study(name="race-starts", hc=6, judgements=2, items_per_participant=3)
     participants = _ready_participants(study, THREADS)
-    results, errors = _together(THREADS, lambda index: participant_items_start(participant=participants[index]))
+    results, errors = _together(THREADS, lambda index: _start(participants[index]))
     assert errors == []
-    statuses = sorted(participant.status for participant in results)
-    # 6 pairs x 2 judgements = 12 slots; shares of 3: four participants get one, six find the study full.
-    assert statuses.count("full") == THREADS - 4 and statuses.count("in_progress") == 4
+    stages = sorted(participant.stage for participant in results)
+    # 6 pairs x 2 judgements = 12 slots; shares of 3: four participants get one. The six others are asked to try
+    # again later (the slots are only reserved, not judged: not "full"), and stay where they were.
+    assert stages.count("items") == 4 and stages.count("instructions") == THREADS - 4
+    assert not [participant for participant in results if participant.status != "in_progress"]
     _assert_exact_coverage(study, per_item=2)
     assert AssignmentItem.objects.filter(assignment__campaign=study.campaign, pair__gold_choice="").count() == 12
-    for participant in Participant.objects.filter(status="in_progress"):
+    for participant in Participant.objects.filter(stage="items"):
         assert StudySlot.objects.filter(participant=participant).count() == 3, "nobody over their share"
 
 

@@ -1,0 +1,33 @@
+"""The bar on every page of a crowd participant: the time left of the study's time limit and a way to leave.
+
+Rendered from the site's layout, so no participant page can be without it (the study's own pages, the headphone
+screens and the rating items alike). The time left is the server's; the page's script only counts it down.
+"""
+
+from django import template
+from django.urls import reverse
+
+from ratings.models_study import Participant
+from ratings.services.participants import participant_for_user, participant_seconds_left
+
+register = template.Library()
+
+
+@register.inclusion_tag("ratings/study/_bar.html", takes_context=True)
+def study_bar(context) -> dict:
+    # The page's own participant when it has one (it may have just changed stage), else the signed-in user's.
+    participant = context.get("participant")
+    if not isinstance(participant, Participant):
+        participant = participant_for_user(context.get("user"))
+    if participant is None or participant.stage == Participant.Stage.FINISHED:
+        return {"participant": None}
+    slug = participant.study.slug
+    seconds_left = participant_seconds_left(participant=participant)
+    return {
+        "participant": participant,
+        "seconds_left": seconds_left,
+        "time_label": f"{seconds_left // 60}:{seconds_left % 60:02d}",
+        "leave_url": reverse("study:leave", kwargs={"slug": slug}),
+        # Where the page goes when the time is up: the study's own page of the stage, which ends the participation.
+        "expired_url": reverse("study:items", kwargs={"slug": slug}),
+    }
