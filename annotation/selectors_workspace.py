@@ -209,9 +209,10 @@ def source_suggestions(*, clip: Clip, user, limit: int = 3000) -> dict[str, list
 
 def tag_library_entries() -> list[dict]:
     """The attribute tag library for the editor's type-ahead, in category order:
-    [{"text", "category", "template", "origin"}] ("template": "on a ___" for a placeholder tag, else "")."""
+    [{"text", "category", "template", "origin", "synonym_group", "antonym_groups"}] ("template": "on a ___" for
+    a placeholder tag, else ""; the groups let the editor flag opposite attributes as the checks do)."""
     from annotation.models import ATTRIBUTE_CATEGORIES, AttributeTag
 
     order = {name: index for index, name in enumerate(ATTRIBUTE_CATEGORIES)}
-    tags = AttributeTag.objects.values("text", "category", "template", "origin")
+    tags = AttributeTag.objects.values("text", "category", "template", "origin", "synonym_group", "antonym_groups")
     return sorted(tags, key=lambda tag: (order.get(tag["category"], 99), tag["text"].casefold()))

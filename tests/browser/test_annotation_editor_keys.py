@@ -104,3 +104,28 @@ def test_a_pasted_name_past_255_characters_is_refused_with_its_length_not_cut_sh
     field.fill("a dog barking")
     field.press("Shift+Enter")
     assert [event["label"] for event in _events(page)] == ["a dog barking"]
+
+
+def test_attributes_the_library_calls_opposites_or_other_counts_are_flagged_on_their_chips(task_page):
+    page = task_page
+    page.evaluate("() => window.annotationPage.editor.focusNewEvent()")
+    page.keyboard.type("knocking")
+    page.keyboard.press("Shift+Enter")  # -> sources
+    page.keyboard.press("Enter")  # empty -> attributes
+    for attribute in ("loud", "three times", "clear", "quiet", "several times"):
+        page.keyboard.type(attribute)
+        page.keyboard.press("Shift+Enter")
+    chips = page.locator(".chips[data-kind=attributes] .chip")
+    assert [chip.locator(".chip-text").inner_text() for chip in chips.all()] == [
+        "loud",
+        "three times",
+        "clear",
+        "quiet",
+        "several times",
+    ]
+    flagged = page.locator(".chips[data-kind=attributes] .chip.is-clash")
+    assert [chip.locator(".chip-text").inner_text() for chip in flagged.all()] == ["quiet", "several times"]
+    assert flagged.first.get_attribute("title") == (
+        "'quiet' is the opposite of 'loud' (tag library): keep the one that is right."
+    )
+    assert "another count than 'three times'" in flagged.nth(1).get_attribute("title")

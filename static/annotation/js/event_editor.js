@@ -103,7 +103,10 @@ window.EventEditor = (function () {
 
     _buildLibrary(library) {
       const order = new Map(CATEGORIES.map((name, index) => [name, index]));
-      this.library = library.map((tag) => ({text: tag.template || tag.text, tag: tag.text, category: tag.category, template: tag.template || "", origin: tag.origin}));
+      this.library = library.map((tag) => ({
+        text: tag.template || tag.text, tag: tag.text, category: tag.category, template: tag.template || "", origin: tag.origin,
+        synonym_group: tag.synonym_group, antonym_groups: tag.antonym_groups || [],
+      }));
       this.library.sort((a, b) => (order.get(a.category) - order.get(b.category)) || a.text.localeCompare(b.text));
       this.libraryByKey = new Map(this.library.map((tag) => [Graph.libraryKey(tag.tag), tag]));
       this.templates = this.library.filter((tag) => tag.template).map((tag) => {
@@ -119,6 +122,20 @@ window.EventEditor = (function () {
       if (this.libraryByKey.has(key)) return this.libraryByKey.get(key);
       const template = this.templates.find((entry) => entry.pattern.test(key));
       return template ? template.tag : null;
+    }
+
+    /* What clashes with attribute `index` of `attributes` (an earlier one the tag library calls its opposite, or
+     * another count), as annotation/tag_library.tag_conflict has it: {text, kind} or null. */
+    attributeClash(attributes, index) {
+      const tag = this.tagOf(attributes[index]);
+      if (!tag || tag.synonym_group === undefined) return null;
+      for (const text of attributes.slice(0, index)) {
+        const other = this.tagOf(text);
+        if (!other || other.category !== tag.category || other.synonym_group === tag.synonym_group) continue;
+        if (tag.category === "Count") return {text: text, kind: "count"};
+        if ((tag.antonym_groups || []).includes(other.synonym_group) || (other.antonym_groups || []).includes(tag.synonym_group)) return {text: text, kind: "antonym"};
+      }
+      return null;
     }
 
     sourceIsListed(text) {
@@ -615,6 +632,13 @@ window.EventEditor = (function () {
           flag.title = kind === "attributes" ? "Not in the tag library" : "Not in the list of sound sources";
           chip.appendChild(flag);
           chip.title = "'" + text + "' is " + flag.title.toLowerCase();
+        }
+        const clash = kind === "attributes" ? this.attributeClash(event[kind], index) : null;
+        if (clash) {
+          chip.classList.add("is-clash");
+          const what = clash.kind === "count" ? "another count than" : "the opposite of";
+          chip.appendChild(el("small", "chip-flag", "clashes"));
+          chip.title = "'" + text + "' is " + what + " '" + clash.text + "' (tag library): keep the one that is right.";
         }
         const given = support && support[Graph.libraryKey(text)];
         if (given) {
