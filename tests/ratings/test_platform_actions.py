@@ -5,6 +5,7 @@ What is checked: the preview lists the actions the pay decisions call for (and n
 a second send sends nothing twice; a platform refusal is shown with its message (never a 5xx); RETURNED on
 Prolific frees the participant's slots at once."""
 
+import io
 import json
 import threading
 from decimal import Decimal
@@ -13,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import boto3
 import pytest
 from botocore.stub import Stubber
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -471,3 +473,17 @@ def test_mturk_qualification_for_earlier_workers(mturk_stub, make_user):
     admin.post(url, {"action": "send", "digest": plan_digest(actions_plan(study=study))})
     mturk_stub.assert_no_pending_responses()
     assert not any(a.sendable for a in actions_plan(study=study))
+
+
+def test_the_sync_command_frees_returned_slots_and_names_refusals(prolific_api):
+    study, people = _prolific_study_with_people()
+    route = ("GET", f"/api/v1/studies/{PROLIFIC_STUDY}/submissions/")
+    prolific_api.routes[route] = _submissions(people, {"leaver": "TIMED-OUT"})
+    out = io.StringIO()
+    call_command("sync_platforms", stdout=out)
+    assert out.getvalue().strip() == "platform-prolific: 1 submissions, 1 freed"
+    people["leaver"].refresh_from_db()
+    assert people["leaver"].status == "timed_out" and not StudySlot.objects.filter(participant=people["leaver"])
+    prolific_api.routes[route] = (403, {"error": {"detail": "Invalid token."}})
+    with pytest.raises(CommandError, match="platform-prolific: Prolific answered 403: Invalid token."):
+        call_command("sync_platforms", "--campaign", "platform-prolific")
