@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from metrics_bridge.agreement import calibration
+from metrics_bridge.services.calibration import DETECTOR_FEATURES
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -37,9 +38,17 @@ def test_clotho_eval_report_reproduces_the_reference_and_calibrated_beats_every_
     best_n_gram = max(report["metrics"][metric]["total"] for metric in N_GRAM_METRICS)
     assert report["metrics"]["XACE"]["total"] > best_n_gram
     assert "unavailable" not in report  # every metric asked for is there (SPICE, which cannot run here, was not asked)
-    # CALIBRATED (held out: 5-fold CV grouped by clip) beats every single metric of the report by >= 0.5 points.
+    # The shipped fluency detector was trained on Clotho-Eval's references (every human caption of its pairs):
+    # CALIBRATED goes without what carries its output (fluency_error, FENSE), and the report says so.
+    assert "was trained on" in report["notes"][0]
     singles = [name for name in report["metrics"] if name != "CALIBRATED"]
-    best_single = max(report["metrics"][name]["total"] for name in singles)
-    assert report["metrics"]["CALIBRATED"]["total"] >= best_single + 0.5
+    held_out_singles = [name for name in singles if name not in DETECTOR_FEATURES]
     assert report["calibration"]["mode"] == "cross-validation" and report["calibration"]["held_out"] is True
-    assert set(report["calibration"]["features"]) == {*singles, *calibration.CAPTION_FEATURES}
+    assert set(report["calibration"]["features"]) == {
+        *held_out_singles,
+        *(name for name in calibration.CAPTION_FEATURES if name not in DETECTOR_FEATURES),
+    }
+    # CALIBRATED (held out: 5-fold CV grouped by clip) beats every single metric whose components never saw these
+    # captions by >= 0.5 points (72.9 against SBERT's 69.8; FENSE's 73.6 used the detector that saw them).
+    best_held_out_single = max(report["metrics"][name]["total"] for name in held_out_singles)
+    assert report["metrics"]["CALIBRATED"]["total"] >= best_held_out_single + 0.5
