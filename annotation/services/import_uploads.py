@@ -38,11 +38,13 @@ from annotation.services.importing import (
 from annotation.services.rater_audio import rater_wav_from_path
 from annotation.services.references_import import ClipReferences, references_parse, references_store
 from common.structured_log import logged_import
+from common.zip_limits import zip_member_count
 
 MEGABYTE = 1024 * 1024
 # One upload is one worker task. Measured on a 2-core machine with both cores busy: about 0.75 s per short
 # file that ffmpeg decodes and 0.5 s per MB of 24-bit WAV, so the largest upload takes minutes, not hours.
 MAX_AUDIO_FILES = 1000
+ZIP_MAX_ENTRIES = 4 * MAX_AUDIO_FILES  # each file, its folders and a macOS __MACOSX copy
 MAX_AUDIO_BYTES = 1024 * MEGABYTE  # all audio files together, after unpacking zips
 # Judgement, annotation and caption files, imported inside the request: Clotho-Eval's 0.7 MB takes about 1 s.
 MAX_DATA_FILE_BYTES = 5 * MEGABYTE
@@ -112,8 +114,12 @@ def dataset_from_audio_create(
     `progress(done, total)` is told after each step (decoding a file, then storing it and its rater copy: two steps
     per file), for the page's progress bar."""
     dataset_name_validate(name=dataset_name)
-    if Dataset.objects.filter(name=dataset_name).exists():
-        raise ImportDataError(f'dataset name "{dataset_name}": a dataset of this name exists; choose another name')
+    existing = Dataset.objects.filter(name__iexact=dataset_name).values_list("name", flat=True).first()
+    if existing is not None:  # names are compared without case: "DEMO" beside "demo" reads as one dataset
+        raise ImportDataError(
+            f'dataset name "{dataset_name}": a dataset of this name exists ("{existing}", case ignored); '
+            "choose another name"
+        )
     if not audio_uploads:
         raise ImportDataError("audio: no audio file uploaded")
     summary = ImportSummary(source_name=f"{len(audio_uploads)} uploaded file{'s' if len(audio_uploads) != 1 else ''}")
@@ -179,6 +185,13 @@ def _is_zip(upload: File) -> bool:
 
 def _zip_stage(upload: File, folder: Path, staged: list[StagedAudio], budget: _Budget) -> None:
     upload.seek(0)
+    # Counted from the end record before zipfile reads the whole directory into memory.
+    entries = zip_member_count(upload)
+    if entries is not None and entries > ZIP_MAX_ENTRIES:
+        raise ImportDataError(
+            f"{upload.name}: holds {entries} entries; an upload takes at most {MAX_AUDIO_FILES} audio files "
+            f"({ZIP_MAX_ENTRIES} entries with folders and __MACOSX copies): refused without unpacking it"
+        )
     try:
         archive = zipfile.ZipFile(upload)
     except (zipfile.BadZipFile, OSError):

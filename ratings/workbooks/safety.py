@@ -9,6 +9,8 @@ fails its CRC check instead), so the declared sizes bound what openpyxl can be m
 import zipfile
 from typing import BinaryIO
 
+from common.zip_limits import zip_member_count
+
 ZIP_MAGIC = b"PK\x03\x04"
 CONTENT_TYPES = "[Content_Types].xml"
 WORKBOOK_PART = "xl/workbook.xml"
@@ -20,10 +22,6 @@ RATIO_CHECK_MIN_BYTES = 1024 * 1024
 # parsed: zipfile keeps an object of some 400 bytes per member, so a directory of a million empty members
 # (a 50 MB file) would cost far more memory than any workbook.
 MAX_MEMBERS = 1000
-END_RECORD = b"PK\x05\x06"
-ZIP64_END_RECORD = b"PK\x06\x06"
-ZIP64_LOCATOR = b"PK\x06\x07"
-END_SEARCH_BYTES = 22 + 65535  # the end record and the longest comment a zip can have
 
 
 class WorkbookRejectedError(Exception):
@@ -32,31 +30,6 @@ class WorkbookRejectedError(Exception):
 
 def _megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
-
-
-def zip_member_count(stream: BinaryIO) -> int | None:
-    """The member count a zip's end record declares (zip64 too), or None when there is no end record.
-
-    Reads only the file's tail; leaves the stream at position 0.
-    """
-    stream.seek(0, 2)
-    size = stream.tell()
-    stream.seek(max(0, size - END_SEARCH_BYTES))
-    tail = stream.read()
-    stream.seek(0)
-    at = tail.rfind(END_RECORD)
-    if at < 0 or len(tail) < at + 22:
-        return None
-    count = int.from_bytes(tail[at + 10 : at + 12], "little")
-    locator = at - 20
-    if count == 0xFFFF and locator >= 0 and tail[locator : locator + 4] == ZIP64_LOCATOR:
-        record_offset = int.from_bytes(tail[locator + 8 : locator + 16], "little")
-        stream.seek(record_offset)
-        record = stream.read(56)
-        stream.seek(0)
-        if record[:4] == ZIP64_END_RECORD and len(record) == 56:
-            count = int.from_bytes(record[32:40], "little")
-    return count
 
 
 def member_count_check(stream: BinaryIO, *, name: str) -> None:

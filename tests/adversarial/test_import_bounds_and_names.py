@@ -20,6 +20,7 @@ from django.test import Client
 
 from annotation.models import Dataset
 from annotation.services.importing import ImportDataError, ImportSummary, dataset_get_or_create
+from common.zip_limits import zip_member_count
 from ratings.models import Campaign
 from ratings.services.campaigns import CampaignSetupError, campaign_create
 from ratings.services.workbooks import WorkbookImportError, workbook_import
@@ -128,7 +129,7 @@ def _zip_with_members(count: int) -> bytes:
 
 def test_a_zip_of_many_empty_parts_is_refused_before_its_directory_is_read(monkeypatch, make_user):
     content = _zip_with_members(safety.MAX_MEMBERS + 500)
-    assert safety.zip_member_count(io.BytesIO(content)) == safety.MAX_MEMBERS + 502
+    assert zip_member_count(io.BytesIO(content)) == safety.MAX_MEMBERS + 502
 
     def unread(*args, **kwargs):
         raise AssertionError("the zip directory was parsed")
@@ -139,6 +140,24 @@ def test_a_zip_of_many_empty_parts_is_refused_before_its_directory_is_read(monke
     with pytest.raises(WorkbookImportError, match=r"has 1502 parts inside; an \.xlsx workbook has at most 1000"):
         workbook_import(content=content, file_name="parts.xlsx", campaign_name="c", rater=rater)
     assert table_counts() == counts
+
+
+def test_an_audio_zip_of_many_empty_entries_is_refused_before_its_directory_is_read(monkeypatch):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotation.services import import_uploads
+
+    content = _zip_with_members(import_uploads.ZIP_MAX_ENTRIES)  # 2 more than the limit
+
+    def unread(*args, **kwargs):
+        raise AssertionError("the zip directory was parsed")
+
+    monkeypatch.setattr(import_uploads.zipfile, "ZipFile", unread)
+    with pytest.raises(ImportDataError, match=r"pack\.zip: holds 4002 entries; an upload takes at most 1000 audio"):
+        import_uploads.dataset_from_audio_create(
+            dataset_name="bomb", audio_uploads=[SimpleUploadedFile("pack.zip", content)]
+        )
+    assert not Dataset.objects.filter(name="bomb").exists()
 
 
 def test_a_high_ratio_zip_over_a_lowered_limit_is_refused_unopened(settings, make_user, monkeypatch):
@@ -288,4 +307,11 @@ def test_dataset_names_differing_only_in_case_are_refused_at_import():
     with pytest.raises(ImportDataError, match='"DEMO" differs only in case from the existing dataset "demo"'):
         dataset_get_or_create(name="DEMO", summary=ImportSummary("test"))
     assert dataset_get_or_create(name="demo", summary=ImportSummary("test")).name == "demo"  # the same name: reused
+    assert Dataset.objects.count() == 1
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotation.services.import_uploads import dataset_from_audio_create
+
+    with pytest.raises(ImportDataError, match='dataset name "Demo": a dataset of this name exists \\("demo", case'):
+        dataset_from_audio_create(dataset_name="Demo", audio_uploads=[SimpleUploadedFile("a.wav", b"RIFF")])
     assert Dataset.objects.count() == 1
