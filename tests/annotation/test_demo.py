@@ -86,7 +86,10 @@ def study_digest() -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def test_demo_builds_a_simulated_study(db, media_root):
+def test_demo_builds_a_simulated_study(db, media_root, monkeypatch):
+    # The sign-in address comes from PORT when set (else from the address ./scripts/run last served on, which a
+    # run-script test in this checkout may have written): pin it so the printed address is known.
+    monkeypatch.setenv("PORT", "8000")
     output = run_demo("--no-metrics")
 
     # >= 40 clips of synthesized audio, measured independently of the ingestion code
