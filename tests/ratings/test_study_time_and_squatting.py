@@ -184,21 +184,29 @@ def test_at_expiry_the_answer_sent_by_the_countdown_counts_the_rest_is_freed_and
     assert (row["status"], row["action"]) == ("timed_out", "none")
 
 
-def test_an_answer_sent_after_the_grace_is_refused_and_counts_nowhere(settings):
+def test_the_grace_for_an_answer_sent_at_the_end_is_bounded(settings):
     settings.STUDY_EXPIRY_GRACE_SECONDS = 30
     study = make_pairwise_study()
     client, _ = prolific_arrive(study)
     participant = walk_to_items(client, study)
-    item = _regular(participant)[0]
-    url = reverse("ratings:item", kwargs={"token": item.token})
-    version = re.search(r'name="version" value="(\d+)"', client.get(url).content.decode()).group(1)
-    item_audio_play(client, item)
-    assert client.post(f"{url}listened/", "{}", content_type="application/json").status_code == 200
+    ready = []
+    for item in _regular(participant)[:2]:
+        url = reverse("ratings:item", kwargs={"token": item.token})
+        version = re.search(r'name="version" value="(\d+)"', client.get(url).content.decode()).group(1)
+        item_audio_play(client, item)
+        assert client.post(f"{url}listened/", "{}", content_type="application/json").status_code == 200
+        ready.append((item, url, version))
+    (inside, inside_url, inside_version), (late, late_url, late_version) = ready
+    # 29 s after the end: still within the grace, the answer lands.
+    Participant.objects.filter(pk=participant.pk).update(reserved_until=timezone.now() - timedelta(seconds=29))
+    assert client.post(inside_url, {"version": inside_version, "side": "left"}).status_code == 302
+    assert PairwiseVote.objects.filter(rater=participant.user, pair=inside.pair).exists()
+    # 31 s after: refused, the participation ends, and the answer counts nowhere.
     Participant.objects.filter(pk=participant.pk).update(reserved_until=timezone.now() - timedelta(seconds=31))
-    response = client.post(url, {"version": version, "side": "left"})
+    response = client.post(late_url, {"version": late_version, "side": "left"})
     assert response.status_code == 302 and response["Location"].endswith("/end/")
-    assert not PairwiseVote.objects.filter(rater=participant.user).exists()
-    assert study_coverage(study=study).judged == 0
+    assert not PairwiseVote.objects.filter(rater=participant.user, pair=late.pair).exists()
+    assert study_coverage(study=study).judged == 1
 
 
 def test_the_time_limit_counts_from_arrival_before_rating_too():
