@@ -27,7 +27,9 @@ def study_bar(context) -> dict:
         "participant": participant,
         "seconds_left": seconds_left,
         "time_label": f"{seconds_left // 60}:{seconds_left % 60:02d}",
-        "leave_url": reverse("study:leave", kwargs={"slug": slug}),
+        # Not on MTurk's arrival page, which may be inside MTurk's frame where the session cookie can be refused
+        # (the link would find no participant); nothing is reserved yet there: the worker returns the HIT on MTurk.
+        "leave_url": "" if context.get("enter_url") else reverse("study:leave", kwargs={"slug": slug}),
         # Where the page goes when the time is up: the study's own page of the stage, which ends the participation.
         "expired_url": reverse("study:items", kwargs={"slug": slug}),
     }

@@ -140,7 +140,7 @@ def test_leaving_before_rating_from_the_consent_page_and_on_mturk_asks_to_return
 # --- The end of the time limit ----------------------------------------------------------------------------
 
 
-def test_at_expiry_the_answer_sent_by_the_countdown_counts_the_rest_is_freed_and_the_draft_is_reported():
+def test_at_expiry_the_answer_sent_by_the_countdown_counts_the_rest_is_freed_and_the_draft_is_reported(make_user):
     study = make_pairwise_study()
     client, _ = prolific_arrive(study)
     participant = walk_to_items(client, study)
@@ -182,6 +182,12 @@ def test_at_expiry_the_answer_sent_by_the_countdown_counts_the_rest_is_freed_and
     assert coverage.counted == included_votes(PairwiseVote.objects.filter(campaign=study.campaign)).count() == 2
     row = _pay_rows(study)[participant.platform_id]
     assert (row["status"], row["action"]) == ("timed_out", "none")
+    # The admin's pages show the same: the participant's page lists the kept draft, the study page the coverage.
+    admin = Client()
+    admin.force_login(make_user("organiser", staff=True))
+    page = admin.get(reverse("ratings:study_participant", args=[study.pk, participant.pk]))
+    assert page.status_code == 200 and "drafts_kept" in page.content.decode() and "time_limit" in page.content.decode()
+    assert admin.get(reverse("ratings:study_detail", args=[study.pk])).status_code == 200
 
 
 def test_the_grace_for_an_answer_sent_at_the_end_is_bounded(settings):
