@@ -2,8 +2,9 @@
 
 `PlatformAction` is the log that makes sending safe to repeat: an action with an `idempotency_key` that
 succeeded once is never sent again (a unique constraint over the successful rows), so pressing "send" twice,
-or again after a half-failed batch, only sends what has not gone through. Failed attempts are kept too, with
-the platform's answer, so the staff page can say why an action was refused.
+or again after a half-failed batch, only sends what has not gone through. A row is saved `pending` before its
+request goes out and the constraint covers pending rows too, so two sends at once never both send an action.
+Failed attempts are kept too, with the platform's answer, so the staff page can say why an action was refused.
 """
 
 from django.conf import settings
@@ -48,6 +49,8 @@ class PlatformAction(models.Model):
     response_status = models.PositiveSmallIntegerField(default=0)
     response_data = models.JSONField(default=dict, blank=True)
     succeeded = models.BooleanField(default=False)
+    # Claimed by a send that has not recorded the platform's answer yet (so no other send takes the action).
+    pending = models.BooleanField(default=False)
     error = models.TextField(blank=True)
     by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -57,8 +60,8 @@ class PlatformAction(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["study", "idempotency_key"],
-                condition=Q(succeeded=True) & ~Q(idempotency_key=""),
-                name="platform_action_once",
+                condition=(Q(succeeded=True) | Q(pending=True)) & ~Q(idempotency_key=""),
+                name="platform_action_once_or_pending",
             ),
         ]
 

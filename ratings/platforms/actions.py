@@ -13,9 +13,11 @@ the submission sync (Prolific) and the HIT (MTurk).
 import hashlib
 import json
 from dataclasses import dataclass, field
+from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ratings.crowd_platforms import MTURK, PROLIFIC, PROLIFIC_ID
@@ -207,13 +209,16 @@ def bonuses_parse(*, study: Study, text: str, reason: str) -> list[PlannedAction
 
 
 def _mark_done(study: Study, planned: list[PlannedAction]) -> list[PlannedAction]:
-    done = dict(
-        PlatformAction.objects.filter(
-            study=study, succeeded=True, idempotency_key__in=[action.key for action in planned]
-        ).values_list("idempotency_key", "created_at")
-    )
+    """Mark what succeeded already (done) and what another send is sending right now (blocked)."""
+    rows = PlatformAction.objects.filter(
+        Q(succeeded=True) | Q(pending=True), study=study, idempotency_key__in=[action.key for action in planned]
+    ).values_list("idempotency_key", "created_at", "succeeded")
+    done = {key: at for key, at, succeeded in rows if succeeded}
+    pending = {key: at for key, at, succeeded in rows if not succeeded}
     for action in planned:
         action.done_at = done.get(action.key)
+        if action.key in pending:
+            action.blocked = f"being sent since {pending[action.key]:%H:%M:%S} (another send)"
     return planned
 
 
@@ -246,6 +251,7 @@ def actions_plan(
     the study's workers, then the bonuses asked for, each marked done when a request with its key succeeded."""
     if study.platform not in (PROLIFIC, MTURK):
         raise PlanError("only Prolific and MTurk studies have platform actions")
+    _interrupted_release(study)
     link = link_for(study)
     planned = _decision_actions(study, link, screen_out_pay)
     if study.platform == MTURK and link.mturk_qualification_id:
@@ -277,16 +283,39 @@ def _log(study, by, *, platform, action, target_id="", key="", summary=None) -> 
     )
 
 
+def _claim(entry: PlatformAction) -> PlatformAction | None:
+    """Save the row as pending before sending: the unique constraint over pending and successful rows lets one
+    send only take an action (None: another send has it, or it is done). No lock is held while the platform
+    answers, so participants are never kept waiting by a batch of requests."""
+    entry.pending = True
+    try:
+        with transaction.atomic():
+            entry.save()
+    except IntegrityError:
+        return None
+    return entry
+
+
 def _run(entry: PlatformAction, send) -> PlatformAction:
-    """Send, then save the log row with the answer or the refusal."""
+    """Send, then save the log row (pending no more) with the answer or the refusal."""
     try:
         answer = send()
     except PlatformError as error:
         entry.response_status, entry.error, entry.response_data = error.status, str(error), _jsonable(error.data)
     else:
         entry.response_status, entry.response_data, entry.succeeded = answer.status, _jsonable(answer.data), True
+    entry.pending = False
     entry.save()
     return entry
+
+
+def _settle(entries: list[PlatformAction], batch: PlatformAction, **extra) -> None:
+    """The actions one bulk request carried end as it did."""
+    for entry in entries:
+        entry.pending, entry.succeeded, entry.response_status = False, batch.succeeded, batch.response_status
+        entry.error = "" if batch.succeeded else batch.error
+        entry.request_summary = {**entry.request_summary, **extra}
+        entry.save()
 
 
 @dataclass
@@ -303,36 +332,54 @@ def _prolific_client():
     return prolific.ProlificClient()
 
 
+def _entry(study, by, action: PlannedAction, summary=None) -> PlatformAction:
+    return _log(
+        study,
+        by,
+        platform=action.platform,
+        action=action.action,
+        target_id=action.target_id,
+        key=action.key,
+        summary=action.params if summary is None else summary,
+    )
+
+
+def _interrupted_release(study: Study) -> None:
+    """A send that died between claiming and the answer leaves a pending row: after a while it is marked failed,
+    with what to check, so the action can be sent again."""
+    PlatformAction.objects.filter(
+        study=study, pending=True, created_at__lt=timezone.now() - timedelta(minutes=PENDING_MINUTES)
+    ).update(pending=False, error=INTERRUPTED)
+
+
+PENDING_MINUTES = 15
+INTERRUPTED = "interrupted before the platform's answer was recorded: check on the platform before sending again"
+
+
 def actions_send(*, study: Study, planned: list[PlannedAction], by=None) -> SendReport:
-    """Send what the preview showed as sendable, once each (the study row is locked, so two sends in parallel do
-    not both send); actions done meanwhile are skipped."""
+    """Send what the preview showed as sendable, once each: every action is claimed (a pending row) before it is
+    sent, so two sends in parallel never both send it; actions done or claimed meanwhile are skipped."""
     report = SendReport()
-    with transaction.atomic():
-        Study.objects.select_for_update().get(pk=study.pk)
-        planned = _mark_done(study, planned)
-        todo = [action for action in planned if action.sendable]
-        report.skipped = [action for action in planned if not action.sendable]
-        if not todo:
-            return report
-        client = _prolific_client() if study.platform == PROLIFIC else mturk.mturk_client()
-        if study.platform == PROLIFIC:
-            _prolific_send(study, todo, client, by, report)
-        else:
-            for action in todo:
-                operation = MTURK_OPERATIONS[action.action]
-                params = dict(action.params)
-                if action.action == "bonus":
-                    params["UniqueRequestToken"] = action.key
-                entry = _log(
-                    study,
-                    by,
-                    platform=MTURK,
-                    action=action.action,
-                    target_id=action.target_id,
-                    key=action.key,
-                    summary=params,
-                )
-                report.sent.append(_run(entry, lambda op=operation, p=params: mturk.call(client, op, **p)))
+    _interrupted_release(study)
+    planned = _mark_done(study, planned)
+    todo = [action for action in planned if action.sendable]
+    report.skipped = [action for action in planned if not action.sendable]
+    if not todo:
+        return report
+    client = _prolific_client() if study.platform == PROLIFIC else mturk.mturk_client()
+    if study.platform == PROLIFIC:
+        _prolific_send(study, todo, client, by, report)
+        return report
+    for action in todo:
+        params = dict(action.params)
+        if action.action == "bonus":
+            params["UniqueRequestToken"] = action.key
+        entry = _claim(_entry(study, by, action, params))
+        if entry is None:
+            report.skipped.append(action)
+            continue
+        operation = MTURK_OPERATIONS[action.action]
+        report.sent.append(_run(entry, lambda op=operation, p=params: mturk.call(client, op, **p)))
     return report
 
 
@@ -344,78 +391,49 @@ MTURK_OPERATIONS = {
 }
 
 
-def _each_done(study, by, actions: list[PlannedAction], status: int, **extra) -> None:
-    """A bulk request went through: log each action it carried under its own key, so the preview shows it done
-    and it is never sent again."""
+def _batch_key(name: str, entries: list[PlatformAction]) -> str:
+    digest = hashlib.sha256(" ".join(sorted(e.idempotency_key for e in entries)).encode()).hexdigest()[:24]
+    return _key(PROLIFIC, name, digest)
+
+
+def _claimed(study, by, actions: list[PlannedAction], report: SendReport) -> list[PlatformAction]:
     entries = []
     for action in actions:
-        entry = _log(
-            study,
-            by,
-            platform=action.platform,
-            action=action.action,
-            target_id=action.target_id,
-            key=action.key,
-            summary={**action.params, **extra},
-        )
-        entry.succeeded, entry.response_status = True, status
-        entries.append(entry)
-    PlatformAction.objects.bulk_create(entries)
+        entry = _claim(_entry(study, by, action))
+        if entry is None:
+            report.skipped.append(action)
+        else:
+            entries.append(entry)
+    return entries
 
 
-def _batch_key(name: str, actions: list[PlannedAction]) -> str:
-    return _key(PROLIFIC, name, hashlib.sha256(" ".join(sorted(a.key for a in actions)).encode()).hexdigest()[:24])
-
-
-def _prolific_screen_out(study, link, screen_outs, client, by, report) -> None:
+def _prolific_screen_out(study, link, items: list[PlatformAction], client, by, report) -> None:
     """One bulk screen-out (Prolific pays each the same amount and marks the submission screened out)."""
-    ids = [action.target_id for action in screen_outs]
-    body = {"submission_ids": ids, "bonus_per_submission": float(screen_outs[0].params["bonus_per_submission"])}
+    body = {
+        "submission_ids": [entry.target_id for entry in items],
+        "bonus_per_submission": float(items[0].request_summary["bonus_per_submission"]),
+    }
     entry = _log(
         study,
         by,
         platform=PROLIFIC,
         action="screen_out_bulk",
         target_id=link.prolific_study_id,
-        key=_batch_key("screen_out_bulk", screen_outs),
+        key=_batch_key("screen_out_bulk", items),
         summary=body,
     )
-    report.sent.append(_run(entry, lambda: client.screen_out(link.prolific_study_id, body)))
-    if entry.succeeded:
-        _each_done(study, by, screen_outs, entry.response_status)
+    batch = _run(entry, lambda: client.screen_out(link.prolific_study_id, body))
+    report.sent.append(batch)
+    _settle(items, batch)
 
 
-def _prolific_send(study, todo, client, by, report) -> None:
-    link = link_for(study)
-    bonuses = [action for action in todo if action.action == "bonus"]
-    screen_outs = [action for action in todo if action.action == "screen_out"]
-    for action in todo:
-        if action.action in ("bonus", "screen_out"):
-            continue
-        entry = _log(
-            study,
-            by,
-            platform=PROLIFIC,
-            action=action.action,
-            target_id=action.target_id,
-            key=action.key,
-            summary=action.params,
-        )
-        report.sent.append(_run(entry, lambda a=action: client.submission_transition(a.target_id, a.params)))
-    if (bonuses or screen_outs) and not link.prolific_study_id:
-        raise PlanError("link the study to its Prolific STUDY_ID before paying bonuses or screen-outs")
-    if screen_outs:
-        amounts = {action.params["bonus_per_submission"] for action in screen_outs}
-        assert len(amounts) == 1, "one plan has one screen-out payment"
-        _prolific_screen_out(study, link, screen_outs, client, by, report)
-    if not bonuses:
-        return
-    # Prolific pays bonuses in two steps (create, then pay): both are logged under the batch's key, so a retry
-    # after a failed payment pays the batch already made instead of making a second one.
-    batch_key = _batch_key("bonus_batch", bonuses)
+def _prolific_bonuses(study, link, items: list[PlatformAction], client, by, report) -> None:
+    """Prolific pays bonuses in two steps (make the bulk bonus, then pay it): a retry after a refused payment pays
+    the bulk already made (found by the batch's key) instead of making a second one."""
+    batch_key = _batch_key("bonus_batch", items)
     made = PlatformAction.objects.filter(study=study, idempotency_key=batch_key, succeeded=True).first()
     if made is None:
-        lines = [(b.params["participant_id"], b.params["amount"]) for b in bonuses]
+        lines = [(entry.request_summary["participant_id"], entry.request_summary["amount"]) for entry in items]
         entry = _log(
             study,
             by,
@@ -428,6 +446,7 @@ def _prolific_send(study, todo, client, by, report) -> None:
         made = _run(entry, lambda: client.bonus_create(link.prolific_study_id, lines))
         report.sent.append(made)
         if not made.succeeded:
+            _settle(items, made)
             return
     bulk_id = str(made.response_data.get("id", ""))
     entry = _log(
@@ -441,8 +460,30 @@ def _prolific_send(study, todo, client, by, report) -> None:
     )
     paid = _run(entry, lambda: client.bonus_pay(bulk_id))
     report.sent.append(paid)
-    if paid.succeeded:
-        _each_done(study, by, bonuses, paid.response_status, bulk_id=bulk_id)
+    _settle(items, paid, bulk_id=bulk_id)
+
+
+def _prolific_send(study, todo, client, by, report) -> None:
+    link = link_for(study)
+    bulk = [action for action in todo if action.action in ("bonus", "screen_out")]
+    if bulk and not link.prolific_study_id:
+        raise PlanError("link the study to its Prolific STUDY_ID before paying bonuses or screen-outs")
+    for action in todo:
+        if action in bulk:
+            continue
+        entry = _claim(_entry(study, by, action))
+        if entry is None:
+            report.skipped.append(action)
+            continue
+        report.sent.append(_run(entry, lambda a=action: client.submission_transition(a.target_id, a.params)))
+    screen_outs = _claimed(study, by, [action for action in bulk if action.action == "screen_out"], report)
+    if screen_outs:
+        amounts = {entry.request_summary["bonus_per_submission"] for entry in screen_outs}
+        assert len(amounts) == 1, "one plan has one screen-out payment"
+        _prolific_screen_out(study, link, screen_outs, client, by, report)
+    bonuses = _claimed(study, by, [action for action in bulk if action.action == "bonus"], report)
+    if bonuses:
+        _prolific_bonuses(study, link, bonuses, client, by, report)
 
 
 # --- Prolific: sync and pause/resume ----------------------------------------------------------------------
@@ -560,7 +601,9 @@ def mturk_hit_create(*, study: Study, params: dict, by=None) -> PlatformAction:
         raise PlanError(f"the study's HIT exists already ({link.mturk_hit_id}): it is made once")
     client = mturk.mturk_client()
     request = {**params, "UniqueRequestToken": key}
-    entry = _log(study, by, platform=MTURK, action="create_hit", key=key, summary=request)
+    entry = _claim(_log(study, by, platform=MTURK, action="create_hit", key=key, summary=request))
+    if entry is None:
+        raise PlanError("the study's HIT is being created by another request")
     _run(entry, lambda: mturk.call(client, "create_hit", **request))
     if entry.succeeded:
         hit = entry.response_data.get("HIT", {})
@@ -593,6 +636,8 @@ def mturk_qualification_create(*, study: Study, by=None) -> PlatformAction:
         key=_key(MTURK, "qualification", study.pk),
         summary=request,
     )
+    if _claim(entry) is None:
+        raise PlanError("the study's qualification is being created by another request")
     _run(entry, lambda: mturk.call(client, "create_qualification_type", **request))
     if entry.succeeded:
         link.mturk_qualification_id = entry.response_data.get("QualificationType", {}).get("QualificationTypeId", "")

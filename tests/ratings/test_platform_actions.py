@@ -8,6 +8,7 @@ Prolific frees the participant's slots at once."""
 import io
 import json
 import threading
+from datetime import timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -17,11 +18,12 @@ from botocore.stub import Stubber
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from ratings.models_platforms import PlatformAction
 from ratings.models_study import Participant, StudySlot
 from ratings.platforms import mturk
-from ratings.platforms.actions import actions_plan, plan_digest, prolific_link_set
+from ratings.platforms.actions import actions_plan, actions_send, plan_digest, prolific_link_set, prolific_sync
 from ratings.services.study_exclusion import participant_exclude
 from tests.ratings.study_data import (
     answer_share,
@@ -487,3 +489,29 @@ def test_the_sync_command_frees_returned_slots_and_names_refusals(prolific_api):
     prolific_api.routes[route] = (403, {"error": {"detail": "Invalid token."}})
     with pytest.raises(CommandError, match="platform-prolific: Prolific answered 403: Invalid token."):
         call_command("sync_platforms", "--campaign", "platform-prolific")
+
+
+def test_an_action_another_send_is_sending_is_not_sent_again(prolific_api):
+    study, people = _prolific_study_with_people()
+    statuses = {"good": "AWAITING REVIEW"}
+    prolific_api.routes[("GET", f"/api/v1/studies/{PROLIFIC_STUDY}/submissions/")] = _submissions(people, statuses)
+    prolific_sync(study=study)
+    good = people["good"].platform_id
+    (approve,) = [action for action in actions_plan(study=study) if action.participant_id == good]
+    path = f"/api/v1/submissions/{approve.target_id}/transition/"
+    prolific_api.routes[("POST", path)] = (200, {"status": "APPROVED"})
+    # Another send claimed it (pending) and has not recorded the answer: this send skips it.
+    claim = PlatformAction.objects.create(
+        study=study, platform="prolific", action="approve", target_id=approve.target_id, idempotency_key=approve.key,
+        pending=True,
+    )  # fmt: skip
+    (blocked,) = [action for action in actions_plan(study=study) if action.participant_id == good]
+    assert "being sent since" in blocked.blocked
+    report = actions_send(study=study, planned=[approve])
+    assert (report.sent, len(report.skipped)) == ([], 1) and not prolific_api.posts(path)
+    # A claim left by a send that died is released after a while, marked failed with what to check; then it goes.
+    PlatformAction.objects.filter(pk=claim.pk).update(created_at=timezone.now() - timedelta(minutes=16))
+    report = actions_send(study=study, planned=actions_plan(study=study))
+    assert [entry.succeeded for entry in report.sent] == [True] and len(prolific_api.posts(path)) == 1
+    claim.refresh_from_db()
+    assert not claim.pending and "check on the platform" in claim.error
