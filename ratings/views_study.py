@@ -502,6 +502,8 @@ def study_leave(request, slug: str):
     study, participant = _study_with_own_participant(request, slug)
     if participant is None:
         raise Http404("You are not taking part in this study")
+    # A participant whose time ran out has timed out, whatever they click now.
+    participant = participant_reservation_check(participant=participant)
     if request.method == "POST":
         return redirect(stage_url(participant_return(participant=participant)))
     if participant.stage == Participant.Stage.FINISHED:
