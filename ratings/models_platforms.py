@@ -29,6 +29,8 @@ class StudyPlatformLink(models.Model):
     paused_for_limit = models.BooleanField(default=False)
     # The last submission list read from Prolific: {participant_id: {"id": submission id, "status": ...}}.
     prolific_submissions = models.JSONField(default=dict, blank=True)
+    # The last assignment states read from MTurk: {assignment id: "Submitted" | "Approved" | "Rejected"}.
+    mturk_assignments = models.JSONField(default=dict, blank=True)
     synced_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:

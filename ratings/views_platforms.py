@@ -22,6 +22,7 @@ from ratings.platforms.actions import (
     mturk_hit_create,
     mturk_hit_params,
     mturk_qualification_create,
+    mturk_sync,
     plan_digest,
     prolific_link_set,
     prolific_study_transition,
@@ -64,6 +65,10 @@ def _post(request, study: Study, bonus_form: BonusForm) -> tuple[bool, dict]:
             )
         if report.admission:
             messages.info(request, report.admission)
+        return True, extra
+    if action == "mturk_sync":
+        count = mturk_sync(study=study, by=request.user)
+        messages.success(request, f"{count} submitted or decided assignments read from MTurk.")
         return True, extra
     if action == "limit":
         form = ActiveLimitForm(request.POST)
@@ -116,7 +121,7 @@ def _post(request, study: Study, bonus_form: BonusForm) -> tuple[bool, dict]:
 @roles_required(ADMIN)
 def study_platform(request, study_id: int):
     """Who: admins. The study's platform actions: what would be sent (preview), the send button, the log;
-    POST `action`: link, sync, pause, resume, limit, preview_bonuses, send, hit_preview, hit_create,
+    POST `action`: link, sync, mturk_sync, pause, resume, limit, preview_bonuses, send, hit_preview, hit_create,
     create_qualification."""
     study = get_object_or_404(Study.objects.select_related("campaign"), pk=study_id)
     bonus_form = BonusForm(request.POST or None)

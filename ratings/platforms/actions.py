@@ -25,6 +25,7 @@ from ratings.models_platforms import PlatformAction, StudyPlatformLink
 from ratings.models_study import Participant, Study
 from ratings.platforms import PlatformError, mturk, prolific
 from ratings.services.participants import participant_return
+from ratings.services.study_policy import return_rejection_reason
 from ratings.services.study_report import pay_action, study_participant_rows
 from ratings.services.study_shares import share_release
 
@@ -37,6 +38,7 @@ REJECTION_EXPLANATION = (
 )
 BONUS_MAX = Decimal("100")
 AWAITING_REVIEW = "AWAITING REVIEW"
+MTURK_SUBMITTED = "Submitted"
 
 
 class PlanError(ValueError):
@@ -116,7 +118,15 @@ def _decision_actions(study: Study, link: StudyPlatformLink, screen_out_pay: Dec
     for row in study_participant_rows(study=study):
         participant = row.participant
         decision = pay_action(participant)
-        if decision not in ("approve", "reject") and not (decision == "screen-out" and study.platform == PROLIFIC):
+        assignments = link.mturk_assignments or {}
+        returned_but_submitted = (
+            decision == "return"
+            and return_rejection_reason(study, participant.status)
+            and assignments.get((participant.platform_data or {}).get("assignmentId", "")) == MTURK_SUBMITTED
+        )
+        if returned_but_submitted:
+            decision = "reject"  # asked to return the HIT after no work, submitted it anyway (the pay CSV's Reject)
+        elif decision not in ("approve", "reject") and not (decision == "screen-out" and study.platform == PROLIFIC):
             continue
         pid = participant.platform_id
         if study.platform == PROLIFIC:
@@ -133,11 +143,16 @@ def _decision_actions(study: Study, link: StudyPlatformLink, screen_out_pay: Dec
         else:
             target = (participant.platform_data or {}).get("assignmentId", "")
             params = {"AssignmentId": target}
-            if decision == "reject":
+            if returned_but_submitted:
+                params["RequesterFeedback"] = return_rejection_reason(study, participant.status)
+            elif decision == "reject":
                 params["RequesterFeedback"] = _rejection_message(participant)[:1024]
             else:
                 params["RequesterFeedback"] = "Thank you for taking part."
             blocked = "" if target else "no MTurk assignment id recorded for this worker"
+            if target and assignments and assignments.get(target) != MTURK_SUBMITTED:
+                state = assignments.get(target) or "not submitted"
+                blocked = f"MTurk says the assignment is {state} (last sync), not {MTURK_SUBMITTED}"
         planned.append(
             PlannedAction(
                 platform=study.platform,
@@ -679,3 +694,37 @@ def admission_apply(*, study: Study, by=None) -> str:
     link.save(update_fields=["paused_for_limit"])
     verb = "paused" if pause else "started again"
     return f"{active} participants in progress (limit {link.active_limit}): the study was {verb} on Prolific"
+
+
+def mturk_sync(*, study: Study, by=None) -> int:
+    """Read the state of every assignment of the study's HITs (Submitted, Approved, Rejected), so the plan rejects a
+    worker who submitted a HIT they were asked to return and blocks what is decided already; the count read."""
+    if study.platform != MTURK:
+        raise PlanError("only an MTurk study has assignments")
+    link = link_for(study)
+    hits = {link.mturk_hit_id} | {
+        (data or {}).get("hitId", "") for data in study.participants.values_list("platform_data", flat=True)
+    }
+    hits.discard("")
+    if not hits:
+        raise PlanError("no HIT yet: create the HIT, or wait for the first worker")
+    client = mturk.mturk_client()
+    states: dict[str, str] = {}
+    for hit in sorted(hits):
+        entry = _log(study, by, platform=MTURK, action="sync", target_id=hit)
+
+        def fetch(hit=hit):
+            params = {"HITId": hit, "MaxResults": 100, "AssignmentStatuses": ["Submitted", "Approved", "Rejected"]}
+            for _ in range(prolific.MAX_PAGES):
+                page = mturk.call(client, "list_assignments_for_hit", **params).data
+                states.update({a["AssignmentId"]: a["AssignmentStatus"] for a in page.get("Assignments", [])})
+                if not page.get("NextToken") or not page.get("Assignments"):
+                    break
+                params["NextToken"] = page["NextToken"]
+            return mturk.Response(200, {"assignments": len(states)})
+
+        if not _run(entry, fetch).succeeded:
+            raise PlatformError(entry.error, status=entry.response_status)
+    link.mturk_assignments, link.synced_at = states, timezone.now()
+    link.save(update_fields=["mturk_assignments", "synced_at"])
+    return len(states)

@@ -515,3 +515,43 @@ def test_an_action_another_send_is_sending_is_not_sent_again(prolific_api):
     assert [entry.succeeded for entry in report.sent] == [True] and len(prolific_api.posts(path)) == 1
     claim.refresh_from_db()
     assert not claim.pending and "check on the platform" in claim.error
+
+
+def test_mturk_sync_rejects_a_worker_who_submitted_a_hit_they_were_asked_to_return(mturk_stub, make_user):
+    study = make_pairwise_study(name="platform-msync", platform="mturk", questionnaire=[], clip_count=12, judgements=3)
+    done = _mturk_worker(study, 4, "E" * 30)
+    decliner = Client(REMOTE_ADDR="10.41.0.5")
+    params = {"workerId": mturk_worker_id(), "assignmentId": "F" * 30, "hitId": "H" * 30}
+    decliner.get(arrival_url(study, **params, turkSubmitTo="https://workersandbox.mturk.com"))
+    decliner.post(reverse("study:entry", kwargs={"slug": study.slug}))
+    decliner.post(reverse("study:consent", kwargs={"slug": study.slug}), {"decision": "decline"})
+    assert participant_of(decliner).status == "no_consent"
+    assert [a.action for a in actions_plan(study=study)] == ["approve"]  # not synced: the decliner is not planned
+    mturk_stub.add_response(
+        "list_assignments_for_hit",
+        {
+            "Assignments": [
+                {"AssignmentId": "E" * 30, "AssignmentStatus": "Approved"},
+                {"AssignmentId": "F" * 30, "AssignmentStatus": "Submitted"},
+            ],
+            "NumResults": 2,
+        },
+        {"HITId": "H" * 30, "MaxResults": 100, "AssignmentStatuses": ["Submitted", "Approved", "Rejected"]},
+    )
+    admin = _admin(make_user)
+    url = reverse("ratings:study_platform", args=[study.pk])
+    assert admin.post(url, {"action": "mturk_sync"}).status_code == 302
+    mturk_stub.assert_no_pending_responses()
+    planned = {a.target_id: a for a in actions_plan(study=study)}
+    assert planned["E" * 30].blocked == "MTurk says the assignment is Approved (last sync), not Submitted"
+    reject = planned["F" * 30]
+    assert (reject.action, reject.sendable) == ("reject", True)
+    assert reject.params["RequesterFeedback"].startswith("No work was done (declined consent)")
+    assert done.platform_id not in [a.participant_id for a in planned.values() if a.sendable]
+    mturk_stub.add_client_error(
+        "list_assignments_for_hit", service_error_code="RequestError", service_message="Hit does not exist."
+    )
+    refused = admin.post(url, {"action": "mturk_sync"})
+    assert refused.status_code == 400 and "MTurk refused list_assignments_for_hit: Hit does not exist." in (
+        refused.content.decode()
+    )
