@@ -555,3 +555,15 @@ def test_mturk_sync_rejects_a_worker_who_submitted_a_hit_they_were_asked_to_retu
     assert refused.status_code == 400 and "MTurk refused list_assignments_for_hit: Hit does not exist." in (
         refused.content.decode()
     )
+
+
+def test_only_admins_reach_the_platform_page(prolific_api, make_user):
+    study = make_pairwise_study(name="platform-roles")
+    prolific_link_set(study=study, prolific_study_id=PROLIFIC_STUDY)
+    url = reverse("ratings:study_platform", args=[study.pk])
+    assert Client().post(url, {"action": "pause"}).status_code in (302, 403)
+    rater = Client()
+    rater.force_login(make_user("rater-1", "rater"))
+    assert rater.post(url, {"action": "pause"}).status_code == 403
+    assert not prolific_api.requests and not PlatformAction.objects.exists()
+    assert _admin(make_user).get(url).status_code == 200
