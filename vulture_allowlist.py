@@ -289,7 +289,7 @@ _.NoTracebackForClientErrors  # logging filter named in LOGGING (config/settings
 _.exc_text  # logging.LogRecord attribute the filter clears (config/log_filters.py)
 _.converter  # pydub's class attribute naming the ffmpeg it encodes with (metrics_bridge/captioning/audio.py)
 
-# --- Crowd studies (issue 18): model fields and report/form fields read by templates or kept as a record.
+# --- Crowd studies: model fields and report/form fields read by templates or kept as a record.
 estimated_minutes  # study field and form field: the landing page and the settings form show it
 consent_text  # study field and form field: the consent page and the settings form show it
 consented_at  # participant timestamp: the record of consent (Django admin, audits)

@@ -1,4 +1,4 @@
-"""Speed of the benchmark table (issue 21, item 7): every default metric on Clotho-Eval plus three datasets of
+"""Speed of the benchmark table: every default metric on Clotho-Eval plus three datasets of
 BRACE's size, from fresh imports, as whole commands on the README's defaults (SQLite, the embedded broker).
 
 The three BRACE-size datasets are synthetic, made here from Clotho-Eval's clips (`make_brace_files`), in

@@ -31,7 +31,8 @@ run (config/gunicorn.py's max_requests). A watchdog kills what it started at
     HF_HUB_OFFLINE=1 .venv/bin/python bench/crowd_study.py                   # PostgreSQL 200, then SQLite 50
     HF_HUB_OFFLINE=1 .venv/bin/python bench/crowd_study.py --databases sqlite --participants 50
 
-Targets (issue 18): 0 errors, p95 <= 100 ms on every endpoint, exact coverage, valid codes.
+Targets (a study with hundreds of people arriving at once): 0 errors, p95 <= 100 ms on every endpoint,
+exact coverage, valid codes.
 """
 
 import argparse

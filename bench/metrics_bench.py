@@ -1,6 +1,6 @@
 """Speed of our classic suite and SBERT against the straightforward way, on the Clotho-Eval protocol inputs.
 
-End to end (the figures issue 12 item 9 asks for), each round in this one invocation, on a fresh
+End to end (the figures docs/metrics.md reports), each round in this one invocation, on a fresh
 Clotho-Eval import (a pristine database copy per run):
 - cold: `manage.py compute_metrics --dataset clotho-eval --metrics <classic suite> --wait` timed as a
   whole command (process start, planning, the temporary worker it starts, METEOR's JVM, scoring, storing);

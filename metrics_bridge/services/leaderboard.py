@@ -1,7 +1,7 @@
 """The leaderboard of a dataset's captioning systems: system-level metric values, human win rates and
 THumBS means, and how well each metric ranks the systems as people do (Kendall's tau-b).
 
-Definitions (issue 11):
+Definitions (what the leaderboard page and its CSV state for each column):
 - pairwise win rate of system S: over every vote on a pair whose two captions come from different
   authors (every human-written caption counts as the one author "human"; a machine caption's author is
   its system) and one of which is a current caption of S: 1 point for a vote for S's caption, 0.5 for

@@ -1,4 +1,5 @@
-"""Blinding by construction (issue 17): per-assignment order keys, served-audio records, pair artefacts.
+"""Blinding by construction (no rater learns who wrote a caption from order, audio or ids): per-assignment
+order keys, served-audio records, pair artefacts.
 
 - every assignment gets its own random order key (the field's default would give all existing rows one);
 - captions that pair generation copied onto a clip for an HI pair (caption b of a generated HI pair:

@@ -1,6 +1,6 @@
 """Balanced shares of a crowd study: slots, allocation, release, attention checks and coverage.
 
-Rules (issue 18):
+Rules (so every item gets its judgements and no participant waits for work that is not there):
 - Each item of the study (THumBS: a clip with the campaign's captions of it; pairwise: a caption pair that is
   not gold) has `judgements_per_item` slots, made when the study is published (`study_slots_create`).
 - A participant who starts rating gets `items_per_participant` items (fewer when fewer items have a free

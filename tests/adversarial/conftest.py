@@ -1,6 +1,6 @@
 """The adversarial suite: each test is an attack a careful rater (or a careless admin) could make on blinding,
-written as that attack, and asserts that it fails. (Issue 17 lists the attacks; tests/ratings holds the
-unit tests of each mechanism.)"""
+written as that attack, and asserts that it fails. (The attacks are those docs/studies.md guards against;
+tests/ratings holds the unit tests of each mechanism.)"""
 
 import random
 import secrets

@@ -1,4 +1,4 @@
-"""The smaller attacks of issue 17, each tried and refused.
+"""The smaller attacks on blinding (those that need no test file of their own), each tried and refused.
 
 - the spectrogram (and the waveform) of a clip a rater rates, fetched by clip id while the study runs;
 - a bad Host header echoed by the 400 page with DEBUG off;

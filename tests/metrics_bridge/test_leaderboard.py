@@ -208,7 +208,7 @@ TINY_CLIPS = [  # (references, caption of s1, caption of s2): few nodes, so some
 
 
 def test_date_is_mecat_set_score_and_xace_factor_means_skip_not_applicable_factors():
-    """DATE per system: the mean of issue-12a's date_item_scores over the system's captions at the dataset's
+    """DATE per system: the mean of DATE's per-caption date_item_scores over the system's captions at the dataset's
     delta. X-ACE factors: a factor absent from both graphs is stored NULL and left out of the system's mean."""
     from annotation.models import CaptioningSystem, Clip, Dataset
     from metrics_bridge.scoring.date import date_item_scores
@@ -256,7 +256,8 @@ def test_date_is_mecat_set_score_and_xace_factor_means_skip_not_applicable_facto
 
 
 def test_a_system_chunk_stores_its_scores_only_under_its_lease(board):
-    """Leaderboard chunks go through the same claim / lease / store path as any chunk (issue 9)."""
+    """Leaderboard chunks go through the same claim / lease / store path as any chunk (one way to
+    run metrics, so a leaderboard run survives a worker's death like any other)."""
     from datetime import timedelta
 
     from django.utils import timezone
