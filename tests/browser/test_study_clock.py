@@ -22,6 +22,11 @@ pytestmark = [
 ]
 
 
+def _seconds(label: str) -> int:
+    minutes, seconds = label.split(":")
+    return int(minutes) * 60 + int(seconds)
+
+
 def _bar_fits(page) -> None:
     """The bar is visible, inside the window's width, and its time and link do not overlap."""
     box = page.locator("#study-bar").bounding_box()
@@ -52,7 +57,7 @@ def test_the_countdown_runs_and_leaving_from_an_item_frees_it(
     context, page = _arrive(browser, live_server, study, width)
     clock = page.locator("#study-clock-time")
     first = clock.inner_text()
-    assert first in ("20:00", "19:59"), first
+    assert 19 * 60 <= _seconds(first) <= 20 * 60, first
     _bar_fits(page)
     page.screenshot(path=str(artifacts / f"study_clock_landing_{width}.png"), full_page=True)
     # The page counts down by itself (no reload).
@@ -106,10 +111,11 @@ def test_when_the_time_runs_out_a_complete_answer_is_submitted_and_the_end_page_
     page.keyboard.press("a")
     page.wait_for_function("() => document.getElementById('rating-form').dataset.draftState === 'saved'")
     token = page.url.rstrip("/").rsplit("/", 1)[1]
-    Participant.objects.filter(pk=participant.pk).update(reserved_until=timezone.now() + timedelta(seconds=4))
+    # Ten seconds: room for a slow reload, which must arrive before the end for the page to submit anything.
+    Participant.objects.filter(pk=participant.pk).update(reserved_until=timezone.now() + timedelta(seconds=10))
     page.reload()
     left = page.locator("#study-clock-time").inner_text()
-    assert left in ("0:04", "0:03"), left
+    assert 1 <= _seconds(left) <= 10, left
     page.screenshot(path=str(artifacts / "study_clock_last_seconds_390.png"), full_page=True)
     # The choice was restored from the draft; the countdown ends, the page submits it and shows the end.
     page.wait_for_url("**/end/", timeout=30_000)
