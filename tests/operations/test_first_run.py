@@ -91,3 +91,31 @@ def test_a_demo_run_with_nothing_to_compute_is_not_saved():
     assert MetricRun.objects.count() == 1
     assert dataset_run_create(dataset=dataset, metric_names=["ROUGE_L"]).chunks_total == 0
     assert MetricRun.objects.count() == 2
+
+
+def test_building_the_demo_corpus_again_leaves_its_dashboards_current():
+    """Each start of ./scripts/run builds the demo again: unchanged captions must not be saved, else the dashboards'
+    fingerprint moves and the demo's dashboards and the benchmark are computed again at every start."""
+    from annotation.models import Caption
+    from annotation.services.demo import demo_corpus_ensure
+    from metrics_bridge.services.dashboard_cache import dataset_fingerprint
+
+    dataset = demo_corpus_ensure()
+    captions = Caption.objects.filter(clip__dataset=dataset)
+    saved = dict(captions.values_list("pk", "updated_at"))
+    fingerprint = dataset_fingerprint(dataset=dataset)
+
+    assert demo_corpus_ensure() == dataset
+    assert dict(captions.values_list("pk", "updated_at")) == saved
+    assert dataset_fingerprint(dataset=dataset) == fingerprint
+
+    # A caption that differs from the scene's text is still brought back to it (and only that one is saved)
+    reference = captions.filter(role=Caption.Role.REFERENCE).order_by("pk").first()
+    expected_text = reference.text
+    Caption.objects.filter(pk=reference.pk).update(text="edited by hand", source_label="someone")
+    demo_corpus_ensure()
+    reference.refresh_from_db()
+    assert (reference.text, reference.source_label) == (expected_text, f"person_{reference.position + 1}")
+    changed = {pk for pk, updated in captions.values_list("pk", "updated_at") if updated != saved[pk]}
+    assert changed == {reference.pk}
+    assert dataset_fingerprint(dataset=dataset) != fingerprint
