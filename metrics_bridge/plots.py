@@ -54,10 +54,19 @@ def _finite(value) -> bool:
 
 
 def agreement_dots(
-    *, splits: Sequence[str], metrics: dict[str, dict[str, float | None]], pair_counts: dict[str, int], title: str
+    *,
+    splits: Sequence[str],
+    metrics: dict[str, dict[str, float | None]],
+    pair_counts: dict[str, int],
+    title: str,
+    intervals: dict[str, dict[str, Sequence]] | None = None,
 ) -> str:
     """Small multiples, one panel per split (HC / HI / HM / MM / total): each metric a dot (its colour and marker the
-    same in every panel) at its agreement with people in %, best metric of the total on top; 50 % is chance."""
+    same in every panel) at its agreement with people in %, best metric of the total on top; 50 % is chance.
+
+    `intervals` (metric -> split -> (low, high)) draws each figure's 95 % interval as a line through its dot: on a
+    split of a few dozen pairs the dots alone suggest an order the data cannot tell apart."""
+    intervals = intervals or {}
     if not metrics:
         return _empty("No metric scores yet: compute some to see this chart.")
     names = sorted(metrics, key=lambda name: -(metrics[name].get("total") or 0))
@@ -73,6 +82,9 @@ def agreement_dots(
                 if not _finite(value):
                     continue
                 style = {"color": SAFE_COLORS[row % len(SAFE_COLORS)], "marker": MARKERS[row % len(MARKERS)]}
+                low, high = (list(intervals.get(name, {}).get(split) or ()) + [None, None])[:2]
+                if _finite(low) and _finite(high):
+                    panel.plot([low, high], [row, row], color=style["color"], linewidth=2, alpha=0.6, clip_on=False)
                 panel.plot([value], [row], linestyle="none", markersize=8, label=name, clip_on=False, **style)
             panel.set_title(f"{split}\n(n = {pair_counts.get(split, 0)} pairs)")
             panel.set_xlim(0, 100)
@@ -80,7 +92,10 @@ def agreement_dots(
             panel.grid(axis="x", alpha=0.3)
             panel.set_ylim(len(names) - 0.5, -0.5)
         panels[0][0].set_yticks(range(len(names)), names)
-        figure.supxlabel("agreement with people (% of pairs with a human preference; dashed: chance)")
+        label = "agreement with people (% of pairs with a human preference; dashed: chance)"
+        if intervals:
+            label += "\nlines: 95% bootstrap interval over clips"
+        figure.supxlabel(label)
         figure.suptitle(title)
         figure.tight_layout()
         return _svg(figure)

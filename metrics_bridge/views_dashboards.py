@@ -584,6 +584,7 @@ def _agreement_chart(dataset: Dataset, table: dict, chosen: str) -> str:
         metrics={name: table["metrics"][name] for name in names},
         pair_counts=table["pairs"],
         title=f"Agreement with people per split: {dataset.name}",
+        intervals=table.get("intervals", {}).get("intervals"),
     )
 
 

@@ -134,6 +134,7 @@ def test_agreement_page_and_downloads_equal_agreement_report(
     svg = admin_client.get(f"/metrics/plots/agreement-splits/{dataset.pk}.svg")
     assert svg["Content-Type"] == "image/svg+xml"
     assert b"agreement with people (% of pairs with a human preference" in svg.content
+    assert b"95% bootstrap interval over clips" in svg.content  # the table's intervals are drawn
     download = admin_client.get(f"/metrics/plots/agreement-splits/{dataset.pk}.svg?download=1")
     assert download["Content-Disposition"].startswith("attachment;")
 
