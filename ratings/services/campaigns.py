@@ -14,10 +14,12 @@ from the least-covered items: those are extra judgements beyond `judgements_per_
 So add the raters of a campaign together (the create form does).
 """
 
+import logging
 import math
 import random
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -25,7 +27,15 @@ from django.db import transaction
 from annotation.models import Caption, CaptioningSystem, Clip, Dataset
 from ratings import projection
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair
-from ratings.services.foreign_captions import DonorShortageError, campaign_exposure, donors_plan, rater_conflicts
+from ratings.services.foreign_captions import (
+    DonorShortageError,
+    campaign_exposure,
+    donors_plan,
+    rater_conflicts,
+    rater_exposure,
+)
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_JUDGEMENTS = {Campaign.TaskType.PAIRWISE: 4, Campaign.TaskType.THUMBS: 3}
 
@@ -92,15 +102,53 @@ def _item_key(campaign: Campaign, clip_id: int, pair_id: int | None) -> int:
     return pair_id if campaign.task_type == Campaign.TaskType.PAIRWISE else clip_id
 
 
-def balanced_shares(*, needs: dict[Hashable, int], rater_count: int, rng: random.Random) -> list[list[Hashable]]:
+class GoldPlacementError(ValueError):
+    """Gold items cannot be placed so that no rater of one gets another item of its clip (message says why)."""
+
+
+@dataclass(frozen=True)
+class GoldRule:
+    """Which items are gold checks and which clip each item plays, for `balanced_shares`.
+
+    A gold check answered by its text alone (the HI pair's own reference reads like the other captions of the
+    clip that rater was shown; the foreign one does not) proves nothing, so a rater who gets a gold item of a
+    clip gets no other item of that clip: the gold is their only item of it, in this campaign and in every other
+    campaign of theirs on the dataset.
+    """
+
+    clip_of: dict  # item key -> clip id
+    gold: frozenset  # keys of gold items
+    known_clips: Sequence[set]  # per rater: clips they have items of elsewhere (no gold of those)
+    known_gold_clips: Sequence[set]  # per rater: clips of their gold items elsewhere (no item of those)
+    # Item key -> the clip an HI gold's foreign caption comes from. Two foreign captions of one donor clip read
+    # alike (they describe the same sound), which would mark both as the foreign ones: a rater gets golds of
+    # distinct donors wherever the raters allowed for a gold leave that choice.
+    donor_of: dict = field(default_factory=dict)
+
+
+def balanced_shares(
+    *,
+    needs: dict[Hashable, int],
+    rater_count: int,
+    rng: random.Random,
+    gold_rule: GoldRule | None = None,
+    spare_keys: Sequence[Hashable] | None = None,
+) -> list[list[Hashable]]:
     """Split the needed judgements over `rater_count` raters: loads differ by at most one, no item twice per rater.
 
     `needs[key]` is how many more judgements item `key` should get (capped at the rater
     count). Items go, most-needed first, to the raters with the most room left; this
     greedy choice always completes when the loads are this even (Gale-Ryser).
+
+    With a `gold_rule` the rule holds first (see GoldRule) and the loads as far as it lets them
+    (`_gold_shares`); GoldPlacementError when the rule cannot be kept. `spare_keys` (extra judgements, beyond
+    what items need) makes the needs a wish: an item the rule keeps from every rater with room is left out and
+    each rater's room is filled from `spare_keys`, in their order, with items the rule allows.
     """
     if rater_count <= 0:
         return []
+    if gold_rule is not None:
+        return _gold_shares(needs=needs, rater_count=rater_count, rng=rng, rule=gold_rule, spare_keys=spare_keys)
     capped = {key: min(need, rater_count) for key, need in needs.items() if need > 0}
     total = sum(capped.values())
     loads = [total // rater_count + (1 if index < total % rater_count else 0) for index in range(rater_count)]
@@ -113,6 +161,72 @@ def balanced_shares(*, needs: dict[Hashable, int], rater_count: int, rng: random
             shares[index].append(key)
             room[index] -= 1
     assert not any(room), "balanced_shares left judgements unassigned"
+    return shares
+
+
+def _gold_shares(
+    *, needs: dict, rater_count: int, rng: random.Random, rule: GoldRule, spare_keys: Sequence | None
+) -> list[list[Hashable]]:
+    """`balanced_shares` under a gold rule: gold items first (each to raters with no item of its clip), then the
+    others, least slack first (fewest raters allowed for the judgements they need), each to the allowed raters
+    with the most room left. A rater with no room is taken only when the allowed ones with room are too few,
+    so loads stay as even as the rule allows."""
+    capped = {key: min(need, rater_count) for key, need in needs.items() if need > 0}
+    total = sum(capped.values())
+    loads = [total // rater_count + (1 if index < total % rater_count else 0) for index in range(rater_count)]
+    rng.shuffle(loads)
+    room = list(loads)
+    shares: list[list[Hashable]] = [[] for _ in range(rater_count)]
+    clips_held = [set(rule.known_clips[index]) | set(rule.known_gold_clips[index]) for index in range(rater_count)]
+    donors_held: list[set] = [set() for _ in range(rater_count)]
+    gold_clips = [set(rule.known_gold_clips[index]) for index in range(rater_count)]
+
+    def allowed(index: int, key) -> bool:
+        clip = rule.clip_of[key]
+        return clip not in (clips_held[index] if key in rule.gold else gold_clips[index])
+
+    def place(key) -> None:
+        candidates = [index for index in range(rater_count) if allowed(index, key)]
+        if spare_keys is not None:
+            candidates = [index for index in candidates if room[index] > 0]
+        if spare_keys is not None and len(candidates) < capped[key]:
+            return
+        if len(candidates) < capped[key]:
+            raise GoldPlacementError(
+                f"a {'gold' if key in rule.gold else 'non-gold'} item of clip {rule.clip_of[key]} needs "
+                f"{capped[key]} raters but only {len(candidates)} of the {rater_count} can take it: a rater who "
+                "judges a gold item of a clip gets no other item of that clip (here or in another campaign on the "
+                "dataset); ask for fewer gold pairs per clip, more raters or fewer judgements per item"
+            )
+        donor = rule.donor_of.get(key)
+
+        def preference(index: int) -> tuple:
+            return (room[index] <= 0, donor is not None and donor in donors_held[index], -room[index], rng.random())
+
+        chosen = sorted(candidates, key=preference)[: capped[key]]
+        for index in chosen:
+            donors_held[index].add(donor)
+            shares[index].append(key)
+            room[index] -= 1
+            clips_held[index].add(rule.clip_of[key])
+            if key in rule.gold:
+                gold_clips[index].add(rule.clip_of[key])
+
+    golds = [key for key in capped if key in rule.gold]
+    for key in sorted(golds, key=lambda key: (-capped[key], rng.random())):
+        place(key)
+    others = [key for key in capped if key not in rule.gold]
+    slack = {key: sum(allowed(index, key) for index in range(rater_count)) - capped[key] for key in others}
+    for key in sorted(others, key=lambda key: (slack[key], -capped[key], rng.random())):
+        place(key)
+    for index in range(rater_count):
+        for key in spare_keys or ():
+            if room[index] <= 0:
+                break
+            if key not in rule.gold and key not in shares[index] and allowed(index, key):
+                shares[index].append(key)
+                room[index] -= 1
+                clips_held[index].add(rule.clip_of[key])
     return shares
 
 
@@ -147,6 +261,29 @@ def raters_check(*, campaign: Campaign, raters: Sequence[AbstractBaseUser]) -> N
         raise CampaignSetupError("; ".join(problems))
 
 
+def _gold_rule(campaign: Campaign, items: list, raters: list) -> GoldRule | None:
+    """The gold rule for raters joining `campaign` (None when nothing constrains them: no gold item here and no
+    gold item of theirs in another open campaign on the dataset)."""
+    is_pairwise = campaign.task_type == Campaign.TaskType.PAIRWISE
+    gold = frozenset(item.pk for item in items if is_pairwise and item.gold_choice)
+    exposures = [rater_exposure(rater=rater, dataset=campaign.dataset, exclude_campaign=campaign) for rater in raters]
+    if not gold and not any(exposure.open_gold_clip_ids for exposure in exposures):
+        return None
+    return GoldRule(
+        clip_of={item.pk: item.clip_id if is_pairwise else item.pk for item in items},
+        gold=gold,
+        known_clips=[exposure.clip_ids for exposure in exposures],
+        known_gold_clips=[exposure.open_gold_clip_ids for exposure in exposures],
+        donor_of=gold_donors(gold),
+    )
+
+
+def gold_donors(pair_ids) -> dict[int, int]:
+    """Pair id -> the donor clip of its foreign caption, for the gold HI pairs among `pair_ids`."""
+    rows = CaptionPair.objects.filter(pk__in=list(pair_ids), caption_b__copied_from__isnull=False).order_by()
+    return dict(rows.values_list("pk", "caption_b__copied_from__clip_id"))
+
+
 @transaction.atomic
 def campaign_add_raters(*, campaign: Campaign, raters: list[AbstractBaseUser]) -> list[Assignment]:
     """Give raters without an assignment a balanced share of the items (see the module docstring).
@@ -174,15 +311,30 @@ def campaign_add_raters(*, campaign: Campaign, raters: list[AbstractBaseUser]) -
     if not new_assignments or not items:
         return assignments
     batch_key = ",".join(str(assignment.rater_id) for assignment in new_assignments)
-    rng = random.Random(f"shares:{campaign.seed}:{campaign.pk}:{batch_key}")
+    rng_seed = f"shares:{campaign.seed}:{campaign.pk}:{batch_key}"
+    rng = random.Random(rng_seed)
     needs = {key: max(0, campaign.judgements_per_item - coverage[key]) for key in items_by_key}
+    spare_keys = None
     if not any(needs.values()):
         rater_total = campaign.assignments.count()
         quota = min(len(items), math.ceil(len(items) * campaign.judgements_per_item / rater_total))
         needs = _late_rater_needs(
             keys=list(items_by_key), coverage=coverage, quota=quota, rater_count=len(new_assignments), rng=rng
         )
-    shares = balanced_shares(needs=needs, rater_count=len(new_assignments), rng=rng)
+        spare_keys = sorted(items_by_key, key=lambda key: coverage[key] + needs.get(key, 0))
+    try:
+        shares = balanced_shares(
+            needs=needs,
+            rater_count=len(new_assignments),
+            rng=rng,
+            gold_rule=_gold_rule(campaign, items, [assignment.rater for assignment in new_assignments]),
+            spare_keys=spare_keys,
+        )
+    except GoldPlacementError as error:
+        # Small campaigns where every rater judges every item cannot keep the rule at all; they are still made
+        # (as before the rule), and the log says which campaign lost it and why.
+        logger.warning("campaign %s: gold rule not kept: %s", campaign.name, error)
+        shares = balanced_shares(needs=needs, rater_count=len(new_assignments), rng=random.Random(rng_seed))
     for assignment, share in zip(new_assignments, shares, strict=True):
         assignment_add_items(assignment=assignment, items=[items_by_key[key] for key in share])
     return assignments

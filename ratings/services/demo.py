@@ -23,15 +23,26 @@ from annotation.models import Caption, Dataset
 from annotation.services.demo import simulated_users_ensure
 from annotation.services.demo_scenes import REFERENCE_TRUTH, SYSTEMS, WRONG_CLIP, Truth, system_caption
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, HeadphoneCheck
-from ratings.services.campaigns import assignment_add_items, campaign_add_raters, campaign_create, raters_check
-from ratings.services.foreign_captions import donors_plan
+from ratings.services.campaigns import (
+    GoldRule,
+    assignment_add_items,
+    balanced_shares,
+    campaign_add_raters,
+    campaign_create,
+    gold_donors,
+    raters_check,
+)
+from ratings.services.foreign_captions import donors_plan, rater_exposure
 from ratings.services.headphone import headphone_trials_draw, screen
 from ratings.services.pair_generation import pairs_generate
 from ratings.services.simulated import SimulatedAnswer, simulated_answers_store
 
 PAIR_KEY_PREFIX = "demo"
-#: pairs per split: enough that each split has well over 30 pairs with a human preference
-PAIR_COUNTS = {CaptionPair.Split.HC: 60, CaptionPair.Split.HI: 44, CaptionPair.Split.HM: 60, CaptionPair.Split.MM: 60}
+#: pairs per split: enough that each split has over 30 pairs with a human preference. HI pairs are gold checks,
+#: one per rated clip: a rater of a clip's gold gets no other item of that clip, and a clip with two golds would
+#: leave too few raters for its other pairs; and no more golds per rater than there are donor clips, since two
+#: foreign captions of one donor read alike (ratings/services/campaigns.py, GoldRule).
+PAIR_COUNTS = {CaptionPair.Split.HC: 60, CaptionPair.Split.HI: 30, CaptionPair.Split.HM: 60, CaptionPair.Split.MM: 60}
 VOTES_PER_PAIR = 5
 THUMBS_CAMPAIGN = "demo-thumbs"
 PAIRWISE_CAMPAIGN = "demo-pairwise"
@@ -39,7 +50,7 @@ PAIRWISE_CAMPAIGN = "demo-pairwise"
 TITLES = {THUMBS_CAMPAIGN: "Caption quality study", PAIRWISE_CAMPAIGN: "Which caption is better?"}
 THUMBS_CLIPS = 24  # rated by panels of three raters (every caption of a clip by the same three: ICC(2,k))
 THUMBS_PANEL = 3
-DONOR_CLIPS = 12  # the last clips: HI pairs take their foreign captions from these, which nobody rates
+DONOR_CLIPS = 14  # the last clips: HI pairs take their foreign captions from these, which nobody rates
 DEMO_RATER = "rater"
 
 
@@ -233,13 +244,7 @@ def _simulated_campaign(dataset: Dataset, name: str, task_type: str, pairs: list
             rater.username: clips[(index // THUMBS_PANEL) :: panels] for index, rater in enumerate(SIMULATED_RATERS)
         }
     else:
-        # Each pair to VOTES_PER_PAIR raters in turn: every rater gets the same share of every split.
-        ordered = sorted(pairs, key=lambda pair: (pair.split, int(pair.source_key.rsplit("-", 1)[1])))
-        shares = {rater.username: [] for rater in SIMULATED_RATERS}
-        for number, pair in enumerate(ordered):
-            for seat in range(VOTES_PER_PAIR):
-                rater = SIMULATED_RATERS[(number * VOTES_PER_PAIR + seat) % len(SIMULATED_RATERS)]
-                shares[rater.username].append(pair)
+        shares = _pairwise_shares(campaign, pairs, [raters[rater.username] for rater in SIMULATED_RATERS])
     # The simulated raters are given their shares by name below; they pass the same check as anyone joining.
     raters_check(campaign=campaign, raters=list(raters.values()))
     for username, items in shares.items():
@@ -247,6 +252,24 @@ def _simulated_campaign(dataset: Dataset, name: str, task_type: str, pairs: list
         assignment_add_items(assignment=assignment, items=items)
     _simulated_answers_store(campaign=campaign, raters={rater.username: rater for rater in SIMULATED_RATERS})
     return campaign
+
+
+def _pairwise_shares(campaign: Campaign, pairs: list[CaptionPair], users: list) -> dict[str, list[CaptionPair]]:
+    """VOTES_PER_PAIR raters per pair, balanced, under the gold rule (a rater of a gold pair gets no other item of
+    its clip, THumBS items included), drawn from names: pairs by source key, clips by external id."""
+    by_key = {pair.source_key: pair for pair in pairs}
+    donors = gold_donors(pair.pk for pair in pairs if pair.gold_choice)
+    exposures = [rater_exposure(rater=user, dataset=campaign.dataset, exclude_campaign=campaign) for user in users]
+    rule = GoldRule(
+        clip_of={key: pair.clip_id for key, pair in by_key.items()},
+        gold=frozenset(key for key, pair in by_key.items() if pair.gold_choice),
+        known_clips=[exposure.clip_ids for exposure in exposures],
+        known_gold_clips=[exposure.open_gold_clip_ids for exposure in exposures],
+        donor_of={key: donor for key, pair in by_key.items() if (donor := donors.get(pair.pk)) is not None},
+    )
+    needs = {key: VOTES_PER_PAIR for key in sorted(by_key)}
+    shares = balanced_shares(needs=needs, rater_count=len(users), rng=random.Random("demo-pairwise"), gold_rule=rule)
+    return {user.username: [by_key[key] for key in share] for user, share in zip(users, shares, strict=True)}
 
 
 def _simulated_headphone_pass(rater) -> None:

@@ -49,6 +49,7 @@ class Exposure:
     texts: set[str] = field(default_factory=set)  # text keys of captions shown on their items
     open_donor_clip_ids: set[int] = field(default_factory=set)  # donors of their HI items in open campaigns
     open_foreign_texts: set[str] = field(default_factory=set)
+    open_gold_clip_ids: set[int] = field(default_factory=set)  # clips of their gold items in open campaigns
 
 
 def rater_exposure(*, rater, dataset: Dataset, exclude_campaign: Campaign | None = None) -> Exposure:
@@ -66,11 +67,14 @@ def rater_exposure(*, rater, dataset: Dataset, exclude_campaign: Campaign | None
         if pair_id is not None:
             hi_pairs.append((pair_id, is_active))
     pair_rows = CaptionPair.objects.filter(pk__in={pair_id for pair_id, _ in hi_pairs}).values_list(
-        "pk", "split", "caption_a_id", "caption_b_id", "caption_b__copied_from__clip_id", "caption_b__text"
-    )
+        "pk", "split", "caption_a_id", "caption_b_id", "caption_b__copied_from__clip_id", "caption_b__text",
+        "clip_id", "gold_choice",
+    )  # fmt: skip
     open_pairs = {pair_id for pair_id, is_active in hi_pairs if is_active}
-    for pair_id, split, caption_a_id, caption_b_id, donor_clip_id, foreign_text in pair_rows:
+    for pair_id, split, caption_a_id, caption_b_id, donor_clip_id, foreign_text, clip_id, gold in pair_rows:
         caption_ids.update((caption_a_id, caption_b_id))
+        if gold and pair_id in open_pairs:
+            exposure.open_gold_clip_ids.add(clip_id)
         if split == CaptionPair.Split.HI and pair_id in open_pairs:
             if donor_clip_id is not None:
                 exposure.open_donor_clip_ids.add(donor_clip_id)
