@@ -18,6 +18,9 @@ SAFE_COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 #: points: at the width the pages show plots (about 10 in at 96 px per inch), 10 pt is 13 px
 STATUS_COLORS = {"matched": "#cdeedd", "missed": "#ffe9b8", "hallucinated": "#f8d0cc", "neutral": "#e6ecf3"}
+#: Stored SVGs are keyed by it: change it when a plot draws something new, else the old drawing is served until
+#: the data changes (the agreement chart's intervals were missing on every dataset computed before them).
+REVISION = 2
 
 
 @functools.cache

@@ -544,7 +544,7 @@ def plot(request, kind: str, object_id: int):
 
 
 def _plot_svg(kind: str, object_id: int, parameters: dict) -> str:
-    key = f"plot:{kind}:{object_id}:" + "|".join(f"{k}={v}" for k, v in sorted(parameters.items()))
+    key = f"plot:{plots.REVISION}:{kind}:{object_id}:" + "|".join(f"{k}={v}" for k, v in sorted(parameters.items()))
     if kind in ("caption-graph", "caption-matches"):
         caption = get_object_or_404(Caption.objects.select_related("clip__dataset"), pk=object_id)
         fingerprint = dataset_fingerprint(dataset=caption.clip.dataset)

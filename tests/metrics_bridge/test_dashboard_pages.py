@@ -10,6 +10,7 @@ from django.core.management import call_command
 from openpyxl import load_workbook
 
 from annotation.models import Caption, Dataset, SystemSubmission
+from metrics_bridge import plots
 from metrics_bridge.models import DashboardCache
 from ratings.models import Campaign, PairwiseVote, ThumbsRating
 from ratings.services.pairwise_import import pairwise_judgements_import
@@ -91,7 +92,7 @@ def test_only_admins_reach_the_dashboards(client, make_user, dataset, campaign):
 
 
 def test_agreement_page_and_downloads_equal_agreement_report(
-    admin_client, dataset, capsys, django_capture_on_commit_callbacks
+    admin_client, dataset, capsys, django_capture_on_commit_callbacks, monkeypatch
 ):
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(
@@ -135,6 +136,11 @@ def test_agreement_page_and_downloads_equal_agreement_report(
     assert svg["Content-Type"] == "image/svg+xml"
     assert b"agreement with people (% of pairs with a human preference" in svg.content
     assert b"95% bootstrap interval over clips" in svg.content  # the table's intervals are drawn
+    # the stored drawing is served until the data or the plots' revision changes (a new drawing of the same numbers)
+    monkeypatch.setattr(plots, "agreement_dots", lambda **kwargs: "<svg>redrawn</svg>")
+    assert admin_client.get(f"/metrics/plots/agreement-splits/{dataset.pk}.svg").content == svg.content
+    monkeypatch.setattr(plots, "REVISION", plots.REVISION + 1)
+    assert admin_client.get(f"/metrics/plots/agreement-splits/{dataset.pk}.svg").content == b"<svg>redrawn</svg>"
     download = admin_client.get(f"/metrics/plots/agreement-splits/{dataset.pk}.svg?download=1")
     assert download["Content-Disposition"].startswith("attachment;")
 
