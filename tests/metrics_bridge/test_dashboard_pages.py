@@ -10,7 +10,7 @@ from django.core.management import call_command
 from openpyxl import load_workbook
 
 from annotation.models import Caption, Dataset, SystemSubmission
-from metrics_bridge import plots
+from metrics_bridge import plots, views_dashboards
 from metrics_bridge.models import DashboardCache
 from ratings.models import Campaign, PairwiseVote, ThumbsRating
 from ratings.services.pairwise_import import pairwise_judgements_import
@@ -111,6 +111,10 @@ def test_agreement_page_and_downloads_equal_agreement_report(
     assert f'<td class="num">{report["pairs"]["total"]}</td>' in page
     assert "SPICE</strong>: " in page and "CoreNLP" in page  # unavailable with its reason
     assert "METEOR</strong>: not computed yet" in page
+    # 8 clips: the page says its intervals understate the uncertainty; from FEW_CLIPS clips on it does not
+    assert '<p class="warning" id="few-clips"><strong>Only 8 clips:</strong>' in page
+    monkeypatch.setattr(views_dashboards, "FEW_CLIPS", 8)
+    assert 'id="few-clips"' not in admin_client.get(f"/metrics/datasets/{dataset.pk}/agreement/").content.decode()
 
     csv_lines = admin_client.get(f"/metrics/datasets/{dataset.pk}/agreement/?format=csv").content.decode().splitlines()
     bounds = [f"{c} 95% {end}" for c in ("HC", "HI", "HM", "MM", "total") for end in ("low", "high")]
