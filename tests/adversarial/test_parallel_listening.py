@@ -63,8 +63,8 @@ def _share(make_user, name: str, durations: list[float], rater_names=("parallel-
         headphone_pass_give(rater)
     campaign = campaign_setup(
         name=f"{name}-pairs", dataset=dataset, task_type="pairwise", split_counts={"HC": len(durations)},
-        judgements_per_item=1, raters=raters,
-    )  # fmt: skip
+        judgements_per_item=len(raters), raters=raters,
+    )  # fmt: skip  # every rater gets every item: the tests index each share
     shares = []
     for rater in raters:
         client = Client()
