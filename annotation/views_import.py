@@ -211,8 +211,9 @@ AUDIOCAPS_F = FileImport(
     intro=(
         'AudioCaps-F expert annotations, JSON keyed by file ({"Y<id>.wav": {event: {"source": [...], "attr": '
         "[...]}}}), imported as the clips' GOLD annotations of the account audiocaps-f-experts (a new gold "
-        "annotation supersedes the clip's previous one). Every problem names its key; nothing is written unless "
-        "the whole file is good, and importing the same file again changes nothing."
+        "annotation supersedes the clip's previous import; gold that a reviewer published is never replaced: such a "
+        "file is refused, naming the clip). Every problem names its key; nothing is written unless the whole file "
+        "is good, and importing the same file again changes nothing."
     ),
     file_label="Annotations (.json)",
     accept=".json,application/json",
