@@ -93,6 +93,18 @@ class StudySettingsForm(forms.Form):
         max_length=500,
         help_text='Any panel: where the end page sends participants; "{code}" becomes their code.',
     )
+    completion_code = forms.CharField(
+        required=False,
+        max_length=16,
+        help_text="The code a participant who finishes gets (Prolific: paste the completion code Prolific shows "
+        "for the study). Letters and digits; blank: a random one.",
+    )
+    screen_out_code = forms.CharField(
+        required=False,
+        max_length=16,
+        help_text="The code of a participant screened out (Prolific: the screen-out code, if the study pays "
+        "screen-outs). Letters and digits; blank: a random one.",
+    )
     excluded_campaigns = forms.ModelMultipleChoiceField(
         queryset=Campaign.objects.filter(study__isnull=False).order_by("name"),
         required=False,
@@ -132,4 +144,8 @@ class StudySettingsForm(forms.Form):
         data = dict(self.cleaned_data)
         data["questionnaire"] = data.pop("questionnaire_text")
         data.pop("excluded_campaigns")
+        for code in ("completion_code", "screen_out_code"):
+            data[code] = data[code].strip()
+            if not data[code]:
+                del data[code]  # blank: the study keeps its code (a new study gets a random one)
         return data

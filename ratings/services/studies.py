@@ -51,7 +51,11 @@ STUDY_SETTING_FIELDS = (
     "exclude_same_answer",
     "mturk_screen_out_pay",
     "redirect_url",
+    "completion_code",
+    "screen_out_code",
 )
+#: what a platform's code may hold: Prolific's completion codes are letters and digits (it makes 8 of them)
+STUDY_CODE_CHARACTERS = re.compile(r"[A-Za-z0-9]{1,16}")
 
 
 def questionnaire_parse(text: str) -> list[dict]:
@@ -92,7 +96,27 @@ def _validated(study: Study) -> Study:
     if study.campaign.origin != Campaign.Origin.APP:
         raise StudySetupError("a study run outside the app (workbooks) cannot be published as a crowd study")
     study_setup_check(study)
+    _codes_check(study)
     return study
+
+
+def _codes_check(study: Study) -> None:
+    """An experimenter may set the codes to the platform's own (Prolific shows its completion code); each must
+    be letters and digits, and the endings' codes must differ, or the pay CSV could not tell them apart."""
+    codes = {
+        "completion_code": study.completion_code,
+        "screen_out_code": study.screen_out_code,
+        "no_consent_code": study.no_consent_code,
+        "full_code": study.full_code,
+    }
+    for name, code in codes.items():
+        if not STUDY_CODE_CHARACTERS.fullmatch(code or ""):
+            raise StudySetupError(f"{name} {code!r}: use 1 to 16 letters and digits")
+    seen = {}
+    for name, code in codes.items():
+        if code.upper() in seen:
+            raise StudySetupError(f"{name} equals {seen[code.upper()]}: each ending needs its own code")
+        seen[code.upper()] = name
 
 
 @transaction.atomic

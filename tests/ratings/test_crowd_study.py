@@ -565,6 +565,45 @@ def test_an_admin_publishes_a_campaign_in_a_few_clicks_and_sees_refusals_named(c
     assert f"https://app.prolific.com/submissions/complete?cc={study.completion_code}" in detail
 
 
+def test_an_admin_sets_the_platforms_own_codes_and_bad_codes_are_named(client, make_user):
+    """Prolific shows its own completion code for a study: the experimenter pastes it, and the end page and the
+    completion redirect use it; a code with other characters, or one shared by two endings, is refused."""
+    from ratings.services.campaigns import campaign_setup
+    from tests.ratings.campaign_data import corpus_build
+
+    dataset, _, _ = corpus_build(name="codes-data", clip_count=4)
+    campaign = campaign_setup(name="codes", dataset=dataset, task_type="pairwise", split_counts={"HC": 4})
+    client.force_login(make_user("organiser", staff=True))
+    url = reverse("ratings:study_publish", args=[campaign.pk])
+    form = {
+        "platform": "prolific", "estimated_minutes": "15", "reward": "2.50", "reward_currency": "GBP",
+        "consent_text": "Consent.", "questionnaire_text": "", "screens": "antiphase", "screen_attempts": "2",
+        "items_per_participant": "2", "attention_checks": "0", "time_limit_minutes": "30",
+        "exclude_failed_checks": "2", "exclude_median_seconds_below": "0",
+        "completion_code": "C1A2B3C4", "screen_out_code": "c1a2b3c4",
+    }  # fmt: skip
+    refused = client.post(url, form)
+    assert refused.status_code == 400 and "screen_out_code equals completion_code" in refused.content.decode()
+    form["screen_out_code"] = "NO-GOOD!"
+    refused = client.post(url, form)
+    assert refused.status_code == 400 and "screen_out_code &#x27;NO-GOOD!&#x27;: use 1 to 16 letters" in (
+        refused.content.decode()
+    )
+    assert not Study.objects.exists(), "nothing half-written"
+    form["screen_out_code"] = ""  # blank: a random code
+    published = client.post(url, form)
+    study = Study.objects.get()
+    assert study.completion_code == "C1A2B3C4" and len(study.screen_out_code) == 8
+    detail = client.get(published["Location"]).content.decode()
+    assert "https://app.prolific.com/submissions/complete?cc=C1A2B3C4" in detail
+    # Changing the settings keeps a code left blank and takes a new one.
+    settings_url = reverse("ratings:study_settings", args=[study.pk])
+    kept_screen_out = study.screen_out_code
+    client.post(settings_url, {**form, "completion_code": "NEWCODE9", "screen_out_code": ""})
+    study.refresh_from_db()
+    assert (study.completion_code, study.screen_out_code) == ("NEWCODE9", kept_screen_out)
+
+
 def test_closing_the_study_stops_arrivals_and_answers_until_it_is_reopened(client, pairwise_study, make_user):
     rater_client, _ = prolific_arrive(pairwise_study)
     participant = walk_to_items(rater_client, pairwise_study)
