@@ -86,12 +86,19 @@ class Association:
             for name, value in figures.items()
             if name.startswith("tau(") and abs(value) >= MAX_ABS_TAU
         ]
+        counts = {f"{what} first": sum(row[1] for row in rows) for what, rows in self.firsts.items()}
         for name, value in figures.items():
             if name.endswith("(chance)"):
                 continue
             chance = figures.get(f"{name} (chance)")
-            if chance is not None and value > chance + MAX_ABOVE_CHANCE:
-                found.append(f"{name}: {value:.2f} against {chance:.2f} by chance")
+            if chance is None:
+                continue
+            # A share holds a few gold items only (a rater of a gold gets no other item of its clip): over a
+            # dozen items, 8 of 12 on the left is chance. The margin is three standard errors where that is wider.
+            groups = counts.get(name, 0)
+            noise = 3 * math.sqrt(chance * (1 - chance) / groups) if groups else 0.0
+            if value > chance + max(MAX_ABOVE_CHANCE, noise):
+                found.append(f"{name}: {value:.2f} against {chance:.2f} by chance ({groups} items)")
         return found
 
     def report(self) -> str:
