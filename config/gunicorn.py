@@ -8,7 +8,9 @@ import os
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY") or 3)
-timeout = int(os.environ.get("GUNICORN_TIMEOUT") or 60)
+# A request that takes this long is killed: pages read stored results (dashboards are computed by the worker), so
+# only an upload on a slow link comes near it; a bound this short keeps a stuck request from holding a worker.
+timeout = int(os.environ.get("GUNICORN_TIMEOUT") or 30)
 graceful_timeout = 30
 # Recycle workers now and then so a slow leak cannot grow without bound. A new worker spends about a second of
 # CPU loading the app and its first pages; workers share the load evenly, so with a small jitter they all reached
