@@ -1,4 +1,4 @@
-"""Forms of the import pages: a new dataset from audio, and one data file into a dataset."""
+"""Forms of the import pages: a new dataset from audio, audio for a dataset's clips, one data file into a dataset."""
 
 from django import forms
 from django.conf import settings
@@ -27,6 +27,18 @@ class MultipleFileField(forms.FileField):
         return [super(MultipleFileField, self).clean(item, initial) for item in files]
 
 
+def audio_files_field(help_text: str) -> MultipleFileField:
+    return MultipleFileField(
+        # Django refuses a form with more files than this (a bare 400); the page's script says so before sending.
+        widget=MultipleFileInput(attrs={"data-max-files": settings.DATA_UPLOAD_MAX_NUMBER_FILES or ""}),
+        label="Audio files or zip archives",
+        help_text=(
+            f"Any format ffmpeg decodes (WAV, FLAC, MP3, OGG, …), or zips of them; at most {MAX_AUDIO_FILES} files "
+            f"and {MAX_AUDIO_BYTES // MEGABYTE} MB of audio (unpacked) per upload. {help_text}"
+        ),
+    )
+
+
 class DatasetFromAudioForm(forms.Form):
     name = forms.SlugField(
         max_length=Dataset._meta.get_field("name").max_length,
@@ -34,16 +46,7 @@ class DatasetFromAudioForm(forms.Form):
         help_text="Letters, digits, - and _; a name no dataset has yet.",
     )
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    audio = MultipleFileField(
-        # Django refuses a form with more files than this (a bare 400); the page's script says so before sending.
-        widget=MultipleFileInput(attrs={"data-max-files": settings.DATA_UPLOAD_MAX_NUMBER_FILES or ""}),
-        label="Audio files or zip archives",
-        help_text=(
-            f"Any format ffmpeg decodes (WAV, FLAC, MP3, OGG, …), or zips of them; at most {MAX_AUDIO_FILES} files "
-            f"and {MAX_AUDIO_BYTES // MEGABYTE} MB of audio (unpacked) per upload. Each file becomes a clip named "
-            "after it; folders inside a zip are ignored."
-        ),
-    )
+    audio = audio_files_field("Each file becomes a clip named after it; folders inside a zip are ignored.")
     captions = forms.FileField(
         required=False,
         label="Reference captions (optional)",
@@ -55,6 +58,10 @@ class DatasetFromAudioForm(forms.Form):
     )
 
 
+class ClipAudioForm(forms.Form):
+    audio = audio_files_field("Each file goes to the clip it names; folders inside a zip are ignored.")
+
+
 class DataFileImportForm(forms.Form):
     dataset = forms.CharField(
         max_length=Dataset._meta.get_field("name").max_length,
@@ -62,7 +69,9 @@ class DataFileImportForm(forms.Form):
         help_text="An existing dataset's name, or a new name (letters, digits, - and _) to create it.",
         widget=forms.TextInput(attrs={"list": "dataset-names", "autocomplete": "off"}),
     )
-    file = forms.FileField(help_text=f"At most {MAX_DATA_FILE_BYTES // MEGABYTE} MB.")
+    file = forms.FileField(
+        help_text=f"At most {MAX_DATA_FILE_BYTES // MEGABYTE} MB. A worker imports it; the next page follows it."
+    )
 
     def __init__(self, *args, file_label: str, accept: str, **kwargs):
         super().__init__(*args, **kwargs)

@@ -227,8 +227,14 @@ class SystemSubmission(TimeStampedModel):
 
 
 class DatasetUpload(TimeStampedModel):
-    """Audio (and reference captions) uploaded to make a new dataset, imported by a worker with its progress
-    shown; the uploaded files are kept in storage only until the import ends (services/import_uploads.py)."""
+    """Files uploaded from a page and imported by a worker with its progress shown: audio (and reference captions)
+    for a new dataset, audio for an existing dataset's clips, or one data file of a registered kind
+    (services/file_imports.py). The uploaded files are kept in storage only until the import ends
+    (services/dataset_uploads.py)."""
+
+    # `kind` is one of these or a data file kind of services/file_imports.py (registered by the app owning it).
+    NEW_DATASET = "new_dataset"
+    CLIP_AUDIO = "clip_audio"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting for a worker"
@@ -236,6 +242,7 @@ class DatasetUpload(TimeStampedModel):
         IMPORTED = "imported", "Imported"
         FAILED = "failed", "Failed"
 
+    kind = models.CharField(max_length=20, default=NEW_DATASET)
     dataset_name = models.CharField(max_length=100)
     description = models.TextField(blank=True)
     # [{"name": the uploaded file's name, "stored": its storage name, "size": bytes}]; emptied when the import ends

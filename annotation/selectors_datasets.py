@@ -26,7 +26,7 @@ def dataset_clips(*, dataset: Dataset) -> QuerySet[Clip]:
 
 
 def dataset_page_data(*, dataset: Dataset) -> dict:
-    """Counts, systems, annotation and rating campaigns, and recent metric runs of one dataset."""
+    """Counts, systems, annotation and rating campaigns, recent metric runs and uploads of one dataset."""
     systems = (
         CaptioningSystem.objects.filter(captions__clip__dataset=dataset, captions__superseded_at__isnull=True)
         .annotate(caption_count=Count("captions", distinct=True))
@@ -39,9 +39,10 @@ def dataset_page_data(*, dataset: Dataset) -> dict:
         "rating_campaigns": list(dataset.campaigns.order_by("name")),
         "metric_runs": list(dataset.metric_runs.order_by("-created_at")[:RECENT_ROWS]),
         "submissions": list(dataset.system_submissions.order_by("-created_at")[:RECENT_ROWS]),
+        "uploads": list(DatasetUpload.objects.filter(dataset_name=dataset.name).order_by("-created_at")[:RECENT_ROWS]),
     }
 
 
 def dataset_uploads_recent() -> QuerySet[DatasetUpload]:
-    """The latest uploads of new datasets (the upload page lists them with their state)."""
+    """The latest uploads (the new-dataset page lists them with their state)."""
     return DatasetUpload.objects.select_related("dataset", "uploaded_by").order_by("-created_at")[:RECENT_ROWS]

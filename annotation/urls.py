@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("datasets/<id:dataset_id>/", views_import.dataset_detail, name="dataset"),
     path("datasets/new/", views_import.dataset_new, name="dataset_new"),
+    path("datasets/<id:dataset_id>/audio/", views_import.dataset_audio, name="dataset_audio"),
     path("datasets/uploads/<id:upload_id>/", views_import.dataset_upload, name="dataset_upload"),
     path("datasets/uploads/<id:upload_id>/status/", views_import.dataset_upload_status, name="dataset_upload_status"),
     path("datasets/import/references/", views_import.import_references, name="import_references"),

@@ -1,14 +1,11 @@
-"""A dataset's page, and the pages that bring data in: a new dataset from audio, references, AudioCaps-F annotations.
+"""A dataset's page, and the pages that bring data in: a new dataset from audio, audio for an existing dataset's
+clips, references, AudioCaps-F annotations.
 
-A new dataset from audio is imported by a worker (services/dataset_uploads.py) and its page follows the
-progress. Data files are imported inside the request, bounded by MAX_DATA_FILE_BYTES (the largest allowed
-file takes seconds). Each calls one importer service, which validates everything before writing in one
-transaction; its named errors are shown as they are. Judgement files (FENSE, BRACE) have their page in
-ratings, which owns that importer; it uses `file_import_page` below.
+Every upload is stored and imported by a worker (services/dataset_uploads.py); the upload's page follows the
+progress and shows what the import created or the importer's named errors as they are (each importer validates
+everything before writing in one transaction). Judgement files (FENSE, BRACE) have their page in ratings,
+which owns that importer; it uses `file_import_page` below.
 """
-
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from django.core.paginator import Paginator
 from django.db import transaction
@@ -20,20 +17,17 @@ from django.views.decorators.http import require_safe
 from accounts.blinding import dataset_visible_check
 from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, roles_required, user_has_role
-from annotation.forms_import import DataFileImportForm, DatasetFromAudioForm
+from annotation.forms_import import ClipAudioForm, DataFileImportForm, DatasetFromAudioForm
 from annotation.models import Dataset, DatasetUpload
 from annotation.selectors_datasets import dataset_clips, dataset_page_data, dataset_uploads_recent
-from annotation.services.audiocaps_f import audiocaps_f_import
-from annotation.services.dataset_uploads import dataset_upload_create
-from annotation.services.import_uploads import (
-    MAX_AUDIO_BYTES,
-    MAX_AUDIO_FILES,
-    MEGABYTE,
-    json_content_load,
-    uploaded_content_read,
+from annotation.services.dataset_uploads import (
+    clip_audio_upload_create,
+    data_file_upload_create,
+    dataset_upload_create,
 )
-from annotation.services.importing import ImportDataError, ImportSummary
-from annotation.services.references_import import references_import
+from annotation.services.file_imports import AUDIOCAPS_F, REFERENCES, FileImportKind, file_import_kind_find
+from annotation.services.import_uploads import MAX_AUDIO_BYTES, MAX_AUDIO_FILES, MEGABYTE
+from annotation.services.importing import ImportDataError
 from annotation.tasks import import_dataset_upload
 
 CLIPS_PER_PAGE = 50
@@ -41,18 +35,6 @@ CLIPS_PER_PAGE = 50
 WORKER_WAIT_NOTE_SECONDS = 60
 # A running import that has reported no step for this long has lost its worker (a step takes seconds).
 STALLED_NOTE_SECONDS = 300
-
-
-@dataclass(frozen=True)
-class FileImport:
-    """One import page: what it says, what file it takes, and the importer it calls."""
-
-    title: str
-    intro: str
-    file_label: str
-    accept: str
-    # (content, source_name, dataset_name) -> summary; raises ImportDataError
-    importer: Callable[[bytes, str, str], ImportSummary]
 
 
 @roles_required(ANNOTATOR, REVIEWER)
@@ -125,14 +107,17 @@ def _upload_live(upload: DatasetUpload) -> tuple[str, bool]:
 @roles_required(ADMIN)
 @require_safe
 def dataset_upload(request, upload_id: int):
-    """Who: admins. One upload of a new dataset: waiting, its progress, every problem, or what it created."""
+    """Who: admins. One upload (a new dataset, audio for a dataset's clips, a data file): waiting, its progress,
+    every problem, or what it created."""
     upload = get_object_or_404(DatasetUpload.objects.select_related("dataset", "uploaded_by"), pk=upload_id)
     version, busy = _upload_live(upload)
     summary = upload.summary or {}
     context = {
         "upload": upload,
+        **_upload_heading(upload),
         "counts": list(summary.get("counts", {}).items()),
         "extra": list(summary.get("extra", {}).items()),
+        "notes": summary.get("notes", []),
         "waiting_long": _waiting_long(upload),
         "stalled": _stalled(upload),
         "live": live_context(
@@ -140,6 +125,21 @@ def dataset_upload(request, upload_id: int):
         ),
     }
     return render(request, "annotation/dataset_upload.html", context)
+
+
+def _upload_heading(upload: DatasetUpload) -> dict:
+    """The upload page's title, and where to upload again after a refusal."""
+    if upload.kind == DatasetUpload.NEW_DATASET:
+        return {"heading": f"New dataset {upload.dataset_name}", "again_url": reverse("annotation:dataset_new")}
+    if upload.kind == DatasetUpload.CLIP_AUDIO:
+        again = reverse("annotation:dataset_audio", args=[upload.dataset_id]) if upload.dataset_id else ""
+        return {"heading": f"Audio for the clips of {upload.dataset_name}", "again_url": again}
+    kind = file_import_kind_find(upload.kind)
+    title = kind.title if kind else f"Import of {upload.kind}"
+    return {
+        "heading": f"{title} into {upload.dataset_name}",
+        "again_url": reverse(kind.page) if kind else "",
+    }
 
 
 @roles_required(ADMIN)
@@ -151,87 +151,80 @@ def dataset_upload_status(request, upload_id: int):
     return live_status_response(version=version, busy=busy)
 
 
-def file_import_page(request, spec: FileImport):
-    """The page of one file import: the form, the importer's errors (status 400), or what it changed."""
+def file_import_page(request, kind: FileImportKind):
+    """The page of one data file import: the form, then the upload's page that follows the worker; what can be
+    checked at once (name, size) is refused here (status 400)."""
     initial = {}
     dataset_id = request.GET.get("dataset", "")
     if dataset_id.isdigit():
         initial["dataset"] = Dataset.objects.filter(pk=int(dataset_id)).values_list("name", flat=True).first() or ""
     form = DataFileImportForm(
-        request.POST or None, request.FILES or None, initial=initial, file_label=spec.file_label, accept=spec.accept
+        request.POST or None, request.FILES or None, initial=initial, file_label=kind.file_label, accept=kind.accept
     )
     problems: list[str] = []
     if request.method == "POST" and form.is_valid():
-        upload, dataset_name = form.cleaned_data["file"], form.cleaned_data["dataset"]
         try:
-            content = uploaded_content_read(upload=upload)
-            summary = spec.importer(content, upload.name, dataset_name)
+            upload = data_file_upload_create(
+                kind=kind.kind,
+                dataset_name=form.cleaned_data["dataset"],
+                upload=form.cleaned_data["file"],
+                uploaded_by=request.user,
+            )
         except ImportDataError as error:
             problems = str(error).splitlines()
         else:
-            dataset = Dataset.objects.get(name=dataset_name)
-            return render(request, "annotation/import_done.html", _done_context(dataset, summary, spec.title))
+            transaction.on_commit(lambda: import_dataset_upload.delay(upload.pk))
+            return redirect("annotation:dataset_upload", upload_id=upload.pk)
     context = {
         "form": form,
-        "title": spec.title,
-        "intro": spec.intro,
+        "title": kind.title,
+        "intro": kind.intro,
         "problems": problems,
         "dataset_names": Dataset.objects.order_by("name").values_list("name", flat=True),
     }
     return render(request, "annotation/import_file.html", context, status=400 if problems or form.errors else 200)
 
 
-def _done_context(dataset: Dataset, summary: ImportSummary, title: str) -> dict:
-    return {
-        "title": title,
+@roles_required(ADMIN)
+def dataset_audio(request, dataset_id: int):
+    """Who: admins. Upload audio files or zips for the clips of an existing dataset (e.g. one imported from a
+    judgement file, whose clips have no audio); a worker matches them to clips by name and attaches them."""
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    form = ClipAudioForm(request.POST or None, request.FILES or None)
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        try:
+            upload = clip_audio_upload_create(
+                dataset=dataset, audio_uploads=form.cleaned_data["audio"], uploaded_by=request.user
+            )
+        except ImportDataError as error:
+            problems = str(error).splitlines()
+        else:
+            transaction.on_commit(lambda: import_dataset_upload.delay(upload.pk))
+            return redirect("annotation:dataset_upload", upload_id=upload.pk)
+    context = {
+        "form": form,
+        "title": f"Audio for the clips of {dataset.name}",
+        "intro": (
+            "Audio files or zips of them, in any format ffmpeg decodes. A file is attached to the clip whose id or "
+            "file name it carries (with or without extension; an AudioCaps file Y<id>.wav matches clip <id>); files "
+            "that match no clip are listed and ignored; a clip that has audio gets the new file. Every matched file "
+            "is decoded before anything is stored: one that does not decode is named and nothing is attached."
+        ),
+        "problems": problems,
         "dataset": dataset,
-        "dataset_url": reverse("annotation:dataset", args=[dataset.pk]),
-        "summary": summary,
-        "counts": [(kind, counts) for kind, counts in summary.counts.items()],
     }
-
-
-REFERENCES = FileImport(
-    title="Import reference captions",
-    intro=(
-        "A CSV in the Clotho layout (file_name,caption_1,…,caption_5; one row per clip) or the AudioCaps layout "
-        "(audiocap_id,youtube_id,start_time,caption; one row per caption). Clips are matched by id or file name, "
-        "or created. A clip's reference list becomes the file's; references that judged pairs or ratings use are "
-        "never removed. Every problem is listed with its row and nothing is written unless the whole file is good."
-    ),
-    file_label="Reference captions (.csv)",
-    accept=".csv,text/csv",
-    importer=lambda content, source_name, dataset_name: references_import(
-        content=content, source_name=source_name, dataset_name=dataset_name
-    ),
-)
-
-AUDIOCAPS_F = FileImport(
-    title="Import AudioCaps-F annotations",
-    intro=(
-        'AudioCaps-F expert annotations, JSON keyed by file ({"Y<id>.wav": {event: {"source": [...], "attr": '
-        "[...]}}}), imported as the clips' GOLD annotations of the account audiocaps-f-experts (a new gold "
-        "annotation supersedes the clip's previous import; gold that a reviewer published is never replaced: such a "
-        "file is refused, naming the clip). Every problem names its key; nothing is written unless the whole file "
-        "is good, and importing the same file again changes nothing."
-    ),
-    file_label="Annotations (.json)",
-    accept=".json,application/json",
-    importer=lambda content, source_name, dataset_name: audiocaps_f_import(
-        data=json_content_load(content=content, source_name=source_name),
-        dataset_name=dataset_name,
-        source_name=source_name,
-    ),
-)
+    return render(request, "annotation/import_file.html", context, status=400 if problems or form.errors else 200)
 
 
 @roles_required(ADMIN)
 def import_references(request):
-    """Who: admins. Upload a references CSV into a dataset (created if new)."""
+    """Who: admins. Upload a references CSV into a dataset (created if new); a worker imports it."""
     return file_import_page(request, REFERENCES)
 
 
 @roles_required(ADMIN)
 def import_audiocaps_f(request):
-    """Who: admins. Upload AudioCaps-F annotations as gold annotations of a dataset (created if new)."""
+    """Who: admins. Upload AudioCaps-F annotations as gold annotations of a dataset (created if new); a worker
+    imports them."""
     return file_import_page(request, AUDIOCAPS_F)

@@ -16,5 +16,9 @@ class RatingsConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts.blinding import blinded_datasets_provider_register
+        from annotation.services.file_imports import file_import_kind_register
+        from ratings.services.judgement_files import JUDGEMENTS
 
         blinded_datasets_provider_register(datasets_rated_in_active_campaigns)
+        # The worker imports judgement files it finds in annotation's registry: it must know this kind.
+        file_import_kind_register(JUDGEMENTS)

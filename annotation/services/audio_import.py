@@ -1,17 +1,21 @@
-"""Attach a folder of audio files to the clips of a dataset (the `import_audio` command).
+"""Attach audio files to the clips of an existing dataset: a folder (the `import_audio` command) or uploaded files
+(the dataset's audio page, through services/dataset_uploads.py).
 
 A file matches a clip when its name, with or without extension, equals the clip's file_name or
 external_id (also without extension); an AudioCaps file `Y<id>.wav` also matches external id `<id>`.
-Every matched file is decoded before anything is stored, so one undecodable file fails the whole
-import (naming it) and nothing is attached. Files that match no clip are reported, not decoded.
+Every matched file is decoded before anything is stored, so an undecodable file fails the whole
+import (each is named) and nothing is attached. Files that match no clip are reported, not decoded.
 """
 
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from annotation.models import Clip
 from annotation.services.audio import (
     AudioAttachment,
+    AudioDecodeError,
     audio_inspect,
     clip_audio_is_current,
     clips_store_audio,
@@ -51,34 +55,63 @@ def audio_directory_import(*, directory: Path | str, dataset_name: str) -> Impor
     directory = Path(directory)
     if not directory.is_dir():
         raise ImportDataError(f"{directory}: no such folder")
-    summary = ImportSummary(source_name=str(directory))
+    files = [
+        AudioFile(name=path.name, path=path)
+        for path in sorted(p for p in directory.iterdir() if p.is_file() and not p.name.startswith("."))
+    ]
+    return clip_audio_attach(files=files, dataset_name=dataset_name, source_name=str(directory))
+
+
+@dataclass(frozen=True)
+class AudioFile:
+    """A local audio file and the name it was given (an upload's name; its copy may be named otherwise)."""
+
+    name: str
+    path: Path
+
+
+def clip_audio_attach(
+    *,
+    files: Sequence[AudioFile],
+    dataset_name: str,
+    source_name: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportSummary:
+    """Attach the files to the existing dataset's clips they match; all or nothing. Every matched file is decoded
+    before anything is stored (each undecodable file is named); `progress(done, total)` is told after each."""
+    summary = ImportSummary(source_name=source_name)
     dataset = dataset_get_existing(name=dataset_name)
     lookup = clip_lookup_build(Clip.objects.filter(dataset=dataset).select_related("dataset"))
 
-    matched: dict[int, Path] = {}
+    matched: dict[int, AudioFile] = {}
     unmatched: list[str] = []
-    for path in sorted(p for p in directory.iterdir() if p.is_file() and not p.name.startswith(".")):
-        clip = clip_for_file_name(lookup, path.name)
+    for file in files:
+        clip = clip_for_file_name(lookup, file.name)
         if clip is None:
-            unmatched.append(path.name)
+            unmatched.append(file.name)
             continue
         if clip.pk in matched:
-            raise ImportDataError(f"{path.name}: clip {clip.external_id} already matched by {matched[clip.pk].name}")
-        matched[clip.pk] = path
+            raise ImportDataError(f"{file.name}: clip {clip.external_id} already matched by {matched[clip.pk].name}")
+        matched[clip.pk] = file
 
     clips_by_pk = {clip.pk: clip for clip in lookup.values()}
-    attachments, unchanged = [], 0
-    for pk, path in matched.items():
+    attachments, unchanged, problems = [], 0, []
+    for done, (pk, file) in enumerate(matched.items(), start=1):
         clip = clips_by_pk[pk]
         # Hashing is cheap next to decoding: a file the clip already holds is not decoded again.
-        if clip_audio_is_current(clip=clip, sha256=file_sha256(path)):
+        if clip_audio_is_current(clip=clip, sha256=file_sha256(file.path)):
             unchanged += 1
-            continue
-        attachments.append(
-            AudioAttachment(
-                clip=clip, path=path, file_name=path.name, info=audio_inspect(path=path, file_name=path.name)
-            )
-        )
+        else:
+            try:
+                info = audio_inspect(path=file.path, file_name=file.name)
+            except AudioDecodeError as error:
+                problems.append(str(error))
+            else:
+                attachments.append(AudioAttachment(clip=clip, path=file.path, file_name=file.name, info=info))
+        if progress is not None:
+            progress(done, len(matched))
+    if problems:
+        raise ImportDataError("\n".join(problems))
     replacing = sum(bool(attachment.clip.audio) for attachment in attachments)
     changed = clips_store_audio(attachments=attachments)
     summary.add("clip audio", "created", changed - replacing)

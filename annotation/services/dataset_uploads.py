@@ -6,6 +6,11 @@ default storage (local or S3: wherever the worker runs, it reads them there) and
 The task claims the record (a conditional update: a second delivery of the message does nothing), runs
 `dataset_from_audio_create` (all or nothing, services/import_uploads.py) while counting decoded files for the
 page's progress bar, records what it created or every problem, and deletes the stored upload either way.
+
+The same record and task import audio for an existing dataset's clips (`clip_audio_upload_create`) and data files
+(`data_file_upload_create`: judgements, annotations, references, whose importers parse the whole file before
+writing anything in one transaction): so no import runs inside a web request, each has a page that follows it,
+and the importer's named errors reach that page as they are.
 """
 
 import logging
@@ -21,7 +26,8 @@ from django.utils import timezone
 
 from annotation.models import Dataset, DatasetUpload
 from annotation.services import import_uploads
-from annotation.services.import_uploads import MEGABYTE, dataset_from_audio_create
+from annotation.services.file_imports import file_import_kind_get
+from annotation.services.import_uploads import MEGABYTE, clip_audio_upload_attach, dataset_from_audio_create
 from annotation.services.importing import ImportDataError, dataset_name_validate
 
 logger = logging.getLogger("captioneval.imports")
@@ -38,6 +44,46 @@ def dataset_upload_create(
     dataset_name_validate(name=dataset_name)
     if Dataset.objects.filter(name=dataset_name).exists():
         raise ImportDataError(f'dataset name "{dataset_name}": a dataset of this name exists; choose another name')
+    _audio_uploads_check(audio_uploads)
+    if captions_upload is not None:
+        _names_check([captions_upload])
+        import_uploads.uploaded_content_read(upload=captions_upload)  # refuses a file past the size limit
+    return _stored_record(
+        [*audio_uploads, *([captions_upload] if captions_upload else [])],
+        captions_last=captions_upload is not None,
+        dataset_name=dataset_name,
+        description=description,
+        uploaded_by=uploaded_by,
+    )
+
+
+def clip_audio_upload_create(*, dataset: Dataset, audio_uploads: Sequence[File], uploaded_by) -> DatasetUpload:
+    """Store audio files or zips for the clips of an existing dataset and record the upload (PENDING).
+    Raises ImportDataError; then nothing is stored."""
+    _audio_uploads_check(audio_uploads)
+    return _stored_record(
+        audio_uploads,
+        kind=DatasetUpload.CLIP_AUDIO,
+        dataset_name=dataset.name,
+        dataset=dataset,
+        uploaded_by=uploaded_by,
+    )
+
+
+def data_file_upload_create(*, kind: str, dataset_name: str, upload: File, uploaded_by) -> DatasetUpload:
+    """Store one data file of a registered kind for a dataset (new or existing) and record the upload (PENDING).
+    Raises ImportDataError; then nothing is stored."""
+    file_import_kind_get(kind)
+    dataset_name_validate(name=dataset_name)
+    _names_check([upload])
+    if upload.size is not None and upload.size > import_uploads.MAX_DATA_FILE_BYTES:
+        raise ImportDataError(
+            f"{upload.name}: larger than the limit of {import_uploads.MAX_DATA_FILE_BYTES / MEGABYTE:g} MB"
+        )
+    return _stored_record([upload], kind=kind, dataset_name=dataset_name, uploaded_by=uploaded_by)
+
+
+def _audio_uploads_check(audio_uploads: Sequence[File]) -> None:
     if not audio_uploads:
         raise ImportDataError("audio: no audio file uploaded")
     # Zips are counted and measured by the worker when it unpacks them; plain files can be refused now.
@@ -48,25 +94,23 @@ def dataset_upload_create(
         )
     if len(audio_uploads) > import_uploads.MAX_AUDIO_FILES:
         raise ImportDataError(f"audio: {len(audio_uploads)} files; the limit is {import_uploads.MAX_AUDIO_FILES}")
-    for upload in [*audio_uploads, *([captions_upload] if captions_upload else [])]:
+    _names_check(audio_uploads)
+
+
+def _names_check(uploads: Sequence[File]) -> None:
+    for upload in uploads:
         if "\x00" in upload.name:  # the record keeps the name, and PostgreSQL cannot hold a NUL character
             raise ImportDataError(f"{upload.name!r}: a file name must not contain a NUL character")
-    captions = {}
-    if captions_upload is not None:
-        import_uploads.uploaded_content_read(upload=captions_upload)  # refuses a file past the size limit
+
+
+def _stored_record(uploads: Sequence[File], *, captions_last: bool = False, **fields) -> DatasetUpload:
+    """Store the uploads under a folder of their own and record them; a failure deletes what was stored."""
     folder = f"{UPLOAD_FOLDER}/{secrets.token_hex(16)}"
     stored: list[str] = []
     try:
-        files = [_store(upload, folder, index, stored) for index, upload in enumerate(audio_uploads)]
-        if captions_upload is not None:
-            captions = _store(captions_upload, folder, len(files), stored)
-        return DatasetUpload.objects.create(
-            dataset_name=dataset_name,
-            description=description,
-            files=files,
-            captions=captions,
-            uploaded_by=uploaded_by,
-        )
+        files = [_store(upload, folder, index, stored) for index, upload in enumerate(uploads)]
+        captions = files.pop() if captions_last else {}
+        return DatasetUpload.objects.create(files=files, captions=captions, **fields)
     except BaseException:
         for name in stored:
             default_storage.delete(name)
@@ -109,11 +153,11 @@ def dataset_upload_import(*, upload_id: int) -> str:
 
 
 def _import_stored(upload: DatasetUpload):
-    """Copy the stored files to a local folder (the importer and ffmpeg read local files) and import them."""
+    """Copy the stored files to a local folder (the importers and ffmpeg read local files) and import them."""
     with tempfile.TemporaryDirectory(prefix="dataset-upload-") as folder:
         opened = []
         try:
-            audio = [_local_copy(entry, Path(folder), opened) for entry in upload.files]
+            files = [_local_copy(entry, Path(folder), opened) for entry in upload.files]
             captions = _local_copy(upload.captions, Path(folder), opened) if upload.captions else None
 
             def progress(done: int, total: int) -> None:
@@ -121,13 +165,22 @@ def _import_stored(upload: DatasetUpload):
                     audio_done=done, audio_total=total, updated_at=timezone.now()
                 )
 
-            return dataset_from_audio_create(
-                dataset_name=upload.dataset_name,
-                description=upload.description,
-                audio_uploads=audio,
-                captions_upload=captions,
-                progress=progress,
-            )
+            if upload.kind == DatasetUpload.NEW_DATASET:
+                return dataset_from_audio_create(
+                    dataset_name=upload.dataset_name,
+                    description=upload.description,
+                    audio_uploads=files,
+                    captions_upload=captions,
+                    progress=progress,
+                )
+            if upload.kind == DatasetUpload.CLIP_AUDIO:
+                return clip_audio_upload_attach(
+                    dataset_name=upload.dataset_name, audio_uploads=files, progress=progress
+                )
+            importer = file_import_kind_get(upload.kind).importer
+            (data_file,) = files
+            data_file.seek(0)
+            return importer(data_file.read(), data_file.name, upload.dataset_name)
         finally:
             for handle in opened:
                 handle.close()
@@ -149,6 +202,6 @@ def _finish(upload: DatasetUpload, *, status: str, errors=None, summary=None, da
     upload.status = status
     upload.errors = errors or []
     upload.summary = summary or {}
-    upload.dataset = dataset
+    upload.dataset = dataset or upload.dataset  # audio for an existing dataset keeps it when refused
     upload.finished_at = timezone.now()
     upload.save(update_fields=["status", "errors", "summary", "dataset", "finished_at", "updated_at"])

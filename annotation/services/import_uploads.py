@@ -8,8 +8,11 @@ plus an optional reference-captions file (the references importer's CSV layouts,
 files. Then one transaction creates the dataset, its clips (external id = the file's name, as Clotho names
 clips), their references and their stored audio; a failure rolls it back and deletes the files stored so far.
 
-Data files (judgements, annotations, references) are imported inside the request: the largest allowed one
-takes seconds (below).
+Audio for the clips of an existing dataset (`clip_audio_upload_attach`): the same files and zips, staged the same
+way, then matched to the clips by name (services/audio_import.py).
+
+Data files (judgements, annotations, references) are imported by a worker too (services/dataset_uploads.py),
+within MAX_DATA_FILE_BYTES.
 """
 
 import json
@@ -26,6 +29,7 @@ from django.db import IntegrityError, transaction
 
 from annotation.models import Clip, Dataset
 from annotation.services.audio import AudioDecodeError, AudioInfo, audio_inspect
+from annotation.services.audio_import import AudioFile, clip_audio_attach
 from annotation.services.importing import (
     ImportDataError,
     ImportSummary,
@@ -46,8 +50,9 @@ MEGABYTE = 1024 * 1024
 MAX_AUDIO_FILES = 1000
 ZIP_MAX_ENTRIES = 4 * MAX_AUDIO_FILES  # each file, its folders and a macOS __MACOSX copy
 MAX_AUDIO_BYTES = 1024 * MEGABYTE  # all audio files together, after unpacking zips
-# Judgement, annotation and caption files, imported inside the request: Clotho-Eval's 0.7 MB takes about 1 s.
-MAX_DATA_FILE_BYTES = 5 * MEGABYTE
+# Judgement, annotation and caption files, imported by a worker that holds the parsed file in memory: Clotho-Eval's
+# 0.7 MB takes about 1 s, so the largest file takes about a minute and a few hundred MB of the worker's memory.
+MAX_DATA_FILE_BYTES = 50 * MEGABYTE
 COPY_CHUNK_BYTES = MEGABYTE
 NAME_LENGTH = Clip._meta.get_field("external_id").max_length
 CAPTION_LENGTH = 10_000
@@ -145,6 +150,23 @@ def dataset_from_audio_create(
         )
     summary.extra["clips without reference captions"] = len(staged) - len(references)
     return summary
+
+
+def clip_audio_upload_attach(
+    *, dataset_name: str, audio_uploads: Sequence[File], progress: Callable[[int, int], None] | None = None
+) -> ImportSummary:
+    """Attach uploaded audio files and zips to the existing dataset's clips they name; all or nothing."""
+    if not audio_uploads:
+        raise ImportDataError("audio: no audio file uploaded")
+    source_name = f"{len(audio_uploads)} uploaded file{'s' if len(audio_uploads) != 1 else ''}"
+    with tempfile.TemporaryDirectory(prefix="clip-audio-upload-") as folder:
+        staged = _audio_stage(audio_uploads, Path(folder))
+        return clip_audio_attach(
+            files=[AudioFile(name=item.name, path=item.path) for item in staged],
+            dataset_name=dataset_name,
+            source_name=source_name,
+            progress=progress,
+        )
 
 
 # --- Audio ------------------------------------------------------------------------------------------

@@ -16,7 +16,9 @@ from annotation.services import import_uploads
 from annotation.services.dataset_uploads import dataset_upload_create, dataset_upload_import
 from annotation.services.import_uploads import dataset_from_audio_create
 from annotation.services.importing import ImportDataError
+from annotation.services.references_import import references_import
 from tests.annotation.audio_helpers import media_files
+from tests.annotation.import_posts import post_and_follow
 from tests.annotation.table_counts import all_table_counts
 
 pytestmark = pytest.mark.django_db
@@ -341,42 +343,107 @@ def test_files_stored_before_a_failing_commit_are_deleted(media_root, monkeypatc
     assert media_files(media_root) == []
 
 
-def test_references_page_imports_into_an_existing_dataset(admin_client):
+def test_references_page_imports_into_an_existing_dataset(admin_client, django_capture_on_commit_callbacks):
     dataset = Dataset.objects.create(name="refs-here")
     page = admin_client.get(reverse("annotation:import_references"), {"dataset": dataset.pk})
     assert 'value="refs-here"' in page.content.decode()
-    response = admin_client.post(
+    response = post_and_follow(
+        admin_client,
+        django_capture_on_commit_callbacks,
         reverse("annotation:import_references"),
         {"dataset": "refs-here", "file": SimpleUploadedFile("refs.csv", CAPTIONS_CSV.encode())},
     )
     assert response.status_code == 200
+    assert "Imported" in response.content.decode()
     assert sorted(Clip.objects.filter(dataset=dataset).values_list("external_id", flat=True)) == [
         "tone_a.wav",
         "tone_b",
     ]
     assert Caption.objects.filter(clip__dataset=dataset, role=Caption.Role.REFERENCE).count() == 4
+    upload = DatasetUpload.objects.get()
+    assert (upload.kind, upload.status, upload.dataset) == ("references", DatasetUpload.Status.IMPORTED, dataset)
 
 
-def test_audiocaps_f_page_imports_gold_and_shows_named_errors(admin_client, shared_dir):
+def test_audiocaps_f_page_imports_gold_and_shows_named_errors(
+    admin_client, shared_dir, media_root, django_capture_on_commit_callbacks
+):
     full = json.loads((shared_dir / "datasets" / "audiocaps_f_annotations.json").read_text())
     keys = list(full)[:2]
     content = json.dumps({key: full[key] for key in keys}).encode()
-    response = admin_client.post(
-        reverse("annotation:import_audiocaps_f"),
+    url = reverse("annotation:import_audiocaps_f")
+    response = post_and_follow(
+        admin_client,
+        django_capture_on_commit_callbacks,
+        url,
         {"dataset": "acf-slice", "file": SimpleUploadedFile("slice.json", content)},
     )
     assert response.status_code == 200, response.content.decode()[:2000]
     gold = ExpertAnnotation.objects.filter(clip__dataset__name="acf-slice", status=ExpertAnnotation.Status.GOLD)
     assert sorted(gold.values_list("clip__file_name", flat=True)) == sorted(keys)
 
-    before = all_table_counts()
-    broken = admin_client.post(
-        reverse("annotation:import_audiocaps_f"),
+    before = counts_without_uploads()
+    broken = post_and_follow(
+        admin_client,
+        django_capture_on_commit_callbacks,
+        url,
         {"dataset": "acf-slice", "file": SimpleUploadedFile("broken.json", b'{"Yabc.wav": [1, 2')},
     )
-    assert broken.status_code == 400
-    assert "broken.json: not valid JSON (line 1" in broken.content.decode()
-    assert all_table_counts() == before
+    page = broken.content.decode()
+    assert "Nothing was imported" in page
+    assert "broken.json: not valid JSON (line 1" in page
+    assert counts_without_uploads() == before
+    assert media_files(media_root) == []  # the stored upload is deleted once the import ends
+
+
+def test_a_data_file_over_the_limit_is_refused_before_it_is_stored(admin_client, media_root, monkeypatch):
+    monkeypatch.setattr(import_uploads, "MAX_DATA_FILE_BYTES", 10)
+    response = admin_client.post(
+        reverse("annotation:import_references"),
+        {"dataset": "never-made", "file": SimpleUploadedFile("big.csv", b"file_name,caption_1\n" * 3)},
+    )
+    assert response.status_code == 400
+    assert "big.csv: larger than the limit" in response.content.decode()
+    assert not DatasetUpload.objects.exists() and media_files(media_root) == []
+
+
+def test_audio_for_an_existing_datasets_clips(admin_client, media_root, django_capture_on_commit_callbacks):
+    # Given a dataset whose clips came from a references file, without audio
+    references_import(content=CAPTIONS_CSV.encode(), source_name="refs.csv", dataset_name="no-audio")
+    dataset = Dataset.objects.get(name="no-audio")
+    url = reverse("annotation:dataset_audio", args=[dataset.pk])
+    assert url in admin_client.get(reverse("annotation:dataset", args=[dataset.pk])).content.decode()
+
+    # When one of the files does not decode, it is named and no clip gets audio
+    bad = post_and_follow(
+        admin_client,
+        django_capture_on_commit_callbacks,
+        url,
+        {"audio": [SimpleUploadedFile("tone_a.wav", wav_bytes(seconds=0.5)), SimpleUploadedFile("tone_b.ogg", b"no")]},
+    )
+    assert "tone_b.ogg: not decodable audio" in bad.content.decode()
+    assert not Clip.objects.filter(dataset=dataset).exclude(audio="").exists()
+
+    # When a zip holds both clips' audio and a file of no clip, both clips get theirs and the stray file is listed
+    archive = zip_of(
+        {
+            "set/tone_a.wav": wav_bytes(seconds=0.5),
+            "set/tone_b.wav": wav_bytes(seconds=0.25),
+            "set/other.wav": wav_bytes(seconds=0.1),
+        }
+    )
+    good = post_and_follow(
+        admin_client, django_capture_on_commit_callbacks, url, {"audio": [SimpleUploadedFile("set.zip", archive)]}
+    )
+    page = good.content.decode()
+    assert "no clip matches other.wav" in page
+    durations = dict(Clip.objects.filter(dataset=dataset).values_list("external_id", "duration_seconds"))
+    assert durations == {"tone_a.wav": pytest.approx(0.5), "tone_b": pytest.approx(0.25)}
+    upload = DatasetUpload.objects.latest("created_at")
+    assert (upload.kind, upload.status, upload.summary["counts"]["clip audio"]["created"]) == (
+        "clip_audio",
+        "imported",
+        2,
+    )
 
 
 def test_dataset_page_lists_clips_and_links_dashboards_and_imports(admin_client, media_root):
@@ -394,6 +461,9 @@ def test_dataset_page_lists_clips_and_links_dashboards_and_imports(admin_client,
         reverse("annotation:clip-audio", args=[clip.pk]),
         f"{reverse('ratings:import_judgements')}?dataset={dataset.pk}",
         f"{reverse('metrics_bridge:system_submit')}?dataset={dataset.pk}",
+        f"{reverse('metrics_bridge:annotation_agreement')}?dataset={dataset.pk}",
+        reverse("metrics_bridge:benchmark"),
+        reverse("annotation:dataset_audio", args=[dataset.pk]),
     ):
         assert url in page, url
     assert "tone_a.wav" in page
@@ -408,9 +478,15 @@ def test_import_pages_are_for_admins_only(client, make_user, role):
     upload = DatasetUpload.objects.create(dataset_name="someone-elses")
     assert client.get(reverse("annotation:dataset_upload", args=[upload.pk])).status_code == 403
     assert client.get(reverse("annotation:dataset_upload_status", args=[upload.pk])).status_code == 403
-    for name in ("annotation:dataset_new", "annotation:import_references", "annotation:import_audiocaps_f"):
-        assert client.get(reverse(name)).status_code == 403, name
-        assert client.post(reverse(name), {}).status_code == 403, name
+    dataset = Dataset.objects.create(name="theirs")
+    for url in (
+        reverse("annotation:dataset_new"),
+        reverse("annotation:import_references"),
+        reverse("annotation:import_audiocaps_f"),
+        reverse("annotation:dataset_audio", args=[dataset.pk]),
+    ):
+        assert client.get(url).status_code == 403, url
+        assert client.post(url, {}).status_code == 403, url
     assert client.get(reverse("ratings:import_judgements")).status_code == 403
 
 
