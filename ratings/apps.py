@@ -22,3 +22,18 @@ class RatingsConfig(AppConfig):
         blinded_datasets_provider_register(datasets_rated_in_active_campaigns)
         # The worker imports judgement files it finds in annotation's registry: it must know this kind.
         file_import_kind_register(JUDGEMENTS)
+        self._admission_on_participant_events()
+
+    def _admission_on_participant_events(self) -> None:
+        """Arrivals and endings are ParticipantEvents, whichever service made them: the Prolific admission
+        limit is checked after each (ratings/platforms/admission.py)."""
+        from django.db.models.signals import post_save
+
+        from ratings.models_study import ParticipantEvent
+        from ratings.platforms.admission import admission_schedule, event_changes_admission
+
+        def participant_event_saved(sender, instance, created, **kwargs):
+            if created and event_changes_admission(instance.kind):
+                admission_schedule(study_id=instance.participant.study_id)
+
+        post_save.connect(participant_event_saved, sender=ParticipantEvent, dispatch_uid="study_admission_check")

@@ -28,6 +28,7 @@ from ratings.platforms.actions import (
     prolific_study_transition,
     prolific_sync,
 )
+from ratings.platforms.admission import admission_preview
 
 LOG_ROWS = 200
 
@@ -152,6 +153,7 @@ def study_platform(request, study_id: int):
         "digest": plan_digest(planned),
         "with_bonuses": extra.get("with_bonuses", False),
         "bonus_form": bonus_form if extra.get("with_bonuses") else BonusForm(),
+        "admission": admission_preview(study=study),
         "limit_form": ActiveLimitForm(initial={"active_limit": link_for(study).active_limit}),
         "link_form": ProlificLinkForm(initial={"prolific_study_id": link_for(study).prolific_study_id}),
         "hit_form": extra.get("hit_form") or HitForm(initial={"title": study.campaign.title or study.campaign.name}),

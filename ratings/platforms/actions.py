@@ -24,6 +24,7 @@ from ratings.crowd_platforms import MTURK, PROLIFIC, PROLIFIC_ID
 from ratings.models_platforms import PlatformAction, StudyPlatformLink
 from ratings.models_study import Participant, Study
 from ratings.platforms import PlatformError, mturk, prolific
+from ratings.platforms.admission import admission_decide
 from ratings.services.participants import participant_return
 from ratings.services.study_policy import return_rejection_reason
 from ratings.services.study_report import pay_action, study_participant_rows
@@ -676,24 +677,22 @@ def active_limit_set(*, study: Study, limit: int) -> StudyPlatformLink:
 
 def admission_apply(*, study: Study, by=None) -> str:
     """Pause the Prolific study while `active_limit` participants or more are in progress, start it again when
-    fewer are (only a pause this rule made is lifted); what was done, "" when nothing was needed."""
-    link = link_for(study)
-    if not link.active_limit or not link.prolific_study_id:
-        return ""
-    active = study.participants.filter(is_preview=False).exclude(stage=Participant.Stage.FINISHED).count()
-    if active >= link.active_limit and not link.paused_for_limit:
-        pause = True
-    elif active < link.active_limit and link.paused_for_limit:
-        pause = False
-    else:
-        return ""
-    entry = prolific_study_transition(study=study, pause=pause, by=by)
-    if not entry.succeeded:
-        return entry.error
-    link.paused_for_limit = pause
-    link.save(update_fields=["paused_for_limit"])
+    fewer are (only a pause this rule made is lifted); what was done, "" when nothing was needed. The link row
+    stays locked while deciding and sending, so checks run at once (arrivals, endings, a sync) send one request."""
+    link_for(study)
+    with transaction.atomic():
+        link = StudyPlatformLink.objects.select_for_update().get(study=study)
+        decision = admission_decide(study=study, link=link)
+        if not decision.action:
+            return ""
+        pause = decision.action == "PAUSE"
+        entry = prolific_study_transition(study=study, pause=pause, by=by)
+        if not entry.succeeded:
+            return entry.error
+        link.paused_for_limit = pause
+        link.save(update_fields=["paused_for_limit"])
     verb = "paused" if pause else "started again"
-    return f"{active} participants in progress (limit {link.active_limit}): the study was {verb} on Prolific"
+    return f"{decision.active} participants in progress (limit {link.active_limit}): the study was {verb} on Prolific"
 
 
 def mturk_sync(*, study: Study, by=None) -> int:

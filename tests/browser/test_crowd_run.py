@@ -1,0 +1,525 @@
+"""A paid crowd run from the experimenter's pages only, end to end, in headless Chromium.
+
+The experimenter signs in, creates two crowd-only campaigns with the campaign form, publishes one to Prolific and
+one to MTurk with the publish form, links the Prolific study and sets its admission limit, previews and creates the
+MTurk HIT. 25 participants (12 from Prolific, 13 from MTurk) reach every ending: completed, declined consent,
+screened out by the headphone screen, study full, returned with the leave button, timed out, excluded by failed
+instructional checks (marked by the experimenter), excluded by failed gold checks (performance: still paid), and one
+failed check below the threshold (kept). At least one participant of each ending uses a real browser; the others
+answer over HTTP. The experimenter then syncs, previews and sends the approvals, rejections, screen-outs and
+bonuses on the platform pages.
+
+The fakes speak the platforms' wire formats (Prolific's REST API v1 on loopback, MTurk's JSON protocol through
+the real boto3 client on loopback) and record every request: the test checks they received exactly the requests
+the policy table of docs/studies.md calls for, and that the study pages, the pay CSVs, the benchmark export and the
+included-votes figure agree with the answers this test gave (counted here, not read back from the code).
+"""
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from ratings.models import AssignmentItem, HeadphoneCheck
+from ratings.models_study import Participant, Study
+from ratings.selectors import campaign_included_votes
+from tests.browser.crowd_run import (
+    FakeMTurk,
+    api_answer_some,
+    api_arrive,
+    api_complete,
+    api_decline,
+    api_leave,
+    browser_arrive,
+    browser_fail_screen,
+    browser_participant,
+    browser_rate_all,
+    browser_rate_until_hc,
+    browser_to_items,
+    mturk_params,
+    side_chooser,
+)
+from tests.ratings.campaign_data import clip_audio_attach, corpus_build
+from tests.ratings.study_data import headphone_fail, participant_of, study_media  # noqa: F401 (a fixture)
+from tests.ratings.test_platform_actions import FakeProlific
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.usefixtures("study_media"),
+]
+
+PROLIFIC_STUDY = "5f" * 12
+HIT_ID = "3HITFAKE0000000000000000000001"
+HC_PAIRS, GOLD_PAIRS, JUDGEMENTS, SHARE = 9, 4, 2, 3
+SLOTS = HC_PAIRS * JUDGEMENTS
+TOKEN = "e2e-token"
+
+
+@pytest.fixture
+def platforms(monkeypatch, settings, media_root):
+    prolific = FakeProlific()
+    mturk = FakeMTurk()
+    monkeypatch.setenv("PROLIFIC_API_TOKEN", TOKEN)
+    monkeypatch.setenv("PROLIFIC_API_URL", prolific.url)
+    monkeypatch.setenv("MTURK_ENDPOINT_URL", mturk.url)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAFAKEFAKEFAKE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")
+    settings.STUDY_END_REDIRECT_SECONDS = 1
+    settings.STUDY_ARRIVALS_PER_ADDRESS = 100  # the browsers all come from 127.0.0.1
+    # The HIT's ExternalQuestion must be https: the admin's requests say so through the trusted proxy header.
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    yield prolific, mturk
+    prolific.close()
+    mturk.close()
+
+
+def _corpus():
+    dataset, clips, _ = corpus_build(name="e2e-sounds", clip_count=20)
+    for clip in clips:
+        clip_audio_attach(clip, seconds=1.0)
+    return dataset
+
+
+def _campaign_create(page, base: str, name: str, dataset) -> None:
+    page.goto(f"{base}/ratings/staff/campaigns/new/")
+    page.fill("#id_name", name)
+    page.fill("#id_title", "Which description fits the sound?")
+    page.select_option("#id_dataset", label=dataset.name)
+    page.select_option("#id_task_type", "pairwise")
+    page.fill("#id_judgements_per_item", str(JUDGEMENTS))
+    page.fill("#id_count_hc", str(HC_PAIRS))
+    page.fill("#id_count_hi", str(GOLD_PAIRS))
+    page.check("#id_gold_from_hi")
+    page.check("#id_crowd_only")
+    with page.expect_navigation():
+        page.click("#campaign-form button[type=submit]")
+    assert "/ratings/staff/campaigns/" in page.url and not page.url.endswith("/new/"), page.inner_text("main")
+
+
+def _publish(page, platform: str) -> int:
+    with page.expect_navigation():
+        page.click("text=Publish as a crowd study")
+    page.select_option("#id_platform", platform)
+    page.fill("#id_description", "Listen to short sounds and pick the description that fits each one better.")
+    page.fill("#id_estimated_minutes", "10")
+    page.fill("#id_reward", "1.50")
+    page.fill("#id_questionnaire_text", "")
+    page.select_option("#id_screens", "antiphase")
+    page.fill("#id_screen_attempts", "1")
+    page.fill("#id_items_per_participant", str(SHARE))
+    page.fill("#id_attention_checks", "2")
+    page.fill("#id_time_limit_minutes", "30")
+    page.fill("#id_exclude_failed_checks", "2")
+    page.uncheck("#id_exclude_same_answer")
+    with page.expect_navigation():
+        page.click("form.study-settings button[type=submit]")
+    assert "/ratings/staff/studies/" in page.url, page.inner_text("main")
+    return int(page.url.rstrip("/").rsplit("/", 1)[1])
+
+
+def _platform_post(page, button: str) -> None:
+    with page.expect_navigation():
+        page.click(f"button[name=action][value={button}]")
+
+
+def _exclude_instructional(page, base: str, participant: Participant) -> None:
+    page.goto(f"{base}/ratings/staff/studies/{participant.study_id}/participants/{participant.pk}/")
+    page.fill("#reason", "failed 2 instructional checks")
+    page.select_option("#rule", "instructional")
+    with page.expect_navigation():
+        page.click("button[name=action][value=exclude]")
+
+
+def _counts(page, base: str, study_id: int) -> dict:
+    page.goto(f"{base}/ratings/staff/studies/{study_id}/")
+    names = page.eval_on_selector_all("[data-count]", "nodes => nodes.map(n => [n.dataset.count, n.textContent])")
+    return {name: int(text) for name, text in names}
+
+
+def _pay_rows(page, base: str, study_id: int) -> list[dict]:
+    answer = page.request.get(f"{base}/ratings/staff/studies/{study_id}/pay.csv")
+    assert answer.ok
+    return list(csv.DictReader(io.StringIO(answer.text())))
+
+
+def _export_votes(page, base: str, study_id: int) -> int:
+    answer = page.request.get(f"{base}/ratings/staff/studies/{study_id}/export/")
+    assert answer.ok, answer.text()[:300]
+    items = json.loads(answer.text())
+    clips = items.values() if isinstance(items, dict) else items
+    return sum(len(entry[4]) for clip in clips for split, entry in clip.items() if split.startswith(("HC", "HI")))
+
+
+def _time_out(participant: Participant) -> None:
+    """The participant's time limit has passed (their arrival and reservation moved back)."""
+    past = timezone.now() - timedelta(minutes=31)
+    Participant.objects.filter(pk=participant.pk).update(created_at=past, reserved_until=past)
+
+
+def _answered(participant: Participant) -> int:
+    """HC items the participant answered (what counts towards coverage), read from their items."""
+    return AssignmentItem.objects.filter(
+        assignment__campaign=participant.study.campaign,
+        assignment__rater=participant.user,
+        completed_at__isnull=False,
+        pair__gold_choice="",
+    ).count()
+
+
+def _fresh(client) -> Participant:
+    participant = participant_of(client)
+    participant.refresh_from_db()
+    return participant
+
+
+def _api_fail_screen(client, study, participant: Participant) -> None:
+    slug = study.slug
+    assert client.post(f"/study/{slug}/").status_code == 302
+    assert client.post(f"/study/{slug}/consent/", {"decision": "agree"}).status_code == 302
+    assert client.get(f"/study/{slug}/headphones/").status_code == 200
+    headphone_fail(HeadphoneCheck.objects.get(rater=participant.user, completed_at__isnull=True))
+    assert client.get(f"/study/{slug}/headphones/").status_code == 302
+
+
+def _api_leave_at_consent(client, study) -> None:
+    assert client.post(f"/study/{study.slug}/").status_code == 302
+    api_leave(client, study)
+
+
+def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_user, platforms, artifacts, settings):
+    prolific, mturk = platforms
+    base = live_server.url
+    dataset = _corpus()
+    admin = make_user("experimenter", staff=True)
+    page = page_for(admin)
+    page.set_default_timeout(30_000)
+    settings.CSRF_TRUSTED_ORIGINS = [base]  # the https-marked admin requests come from the http live server
+
+    # --- The experimenter creates and publishes both studies --------------------------------------------------
+    _campaign_create(page, base, "e2e-prolific", dataset)
+    p_study_id = _publish(page, "prolific")
+    page.goto(f"{base}/ratings/staff/campaigns/")
+    with page.expect_navigation():
+        page.click("text=e2e-prolific")
+    _campaign_create(page, base, "e2e-mturk", dataset)
+    m_study_id = _publish(page, "mturk")
+
+    page.goto(f"{base}/ratings/staff/studies/{p_study_id}/platform/")
+    page.fill("#id_prolific_study_id", PROLIFIC_STUDY)
+    _platform_post(page, "link")
+    page.fill("#id_active_limit", "2")
+    _platform_post(page, "limit")
+    assert "0 participants in progress, limit 2: nothing to send" in page.inner_text("#admission-preview")
+    transition = f"/api/v1/studies/{PROLIFIC_STUDY}/transition/"
+    prolific.routes[("POST", transition)] = (200, {"id": PROLIFIC_STUDY, "status": "PAUSED"})
+
+    mturk.answers["CreateHIT"] = {"HIT": {"HITId": HIT_ID, "HITTypeId": "3TYPEFAKE000000000000000000001"}}
+    page.goto(f"{base}/ratings/staff/studies/{m_study_id}/platform/")
+    page.context.set_extra_http_headers({"X-Forwarded-Proto": "https"})
+    page.fill("#id_description", "Pick the description that fits each sound better.")
+    page.fill("#id_reward", "1.50")
+    page.fill("#id_max_assignments", "13")
+    page.fill("#id_duration_minutes", "30")
+    page.fill("#id_lifetime_hours", "24")
+    _platform_post(page, "hit_preview")
+    assert "ExternalQuestion" in page.inner_text(".hit-preview") and not mturk.calls, "a preview sends nothing"
+    _platform_post(page, "hit_create")
+    page.context.set_extra_http_headers({})
+    assert f"HIT {HIT_ID} created" in page.inner_text("main")
+    [hit] = mturk.of("CreateHIT")
+    assert (hit["Reward"], hit["MaxAssignments"], hit["AssignmentDurationInSeconds"]) == ("1.50", 13, 1800)
+    assert "<ExternalURL>https://" in hit["Question"] and "/study/" in hit["Question"]
+
+    p_study, m_study = Study.objects.get(pk=p_study_id), Study.objects.get(pk=m_study_id)
+    people: dict[str, Participant] = {}
+    judged = {"p": 0, "m": 0}  # HC answers that count, tallied here from what each participant was made to do
+    address = iter(f"10.77.{n // 200}.{n % 200 + 1}" for n in range(1000))
+
+    def pid(n: int) -> str:
+        return f"{n:024x}"
+
+    def pparams(n: int) -> dict:
+        return {"PROLIFIC_PID": pid(n), "STUDY_ID": PROLIFIC_STUDY, "SESSION_ID": f"{n + 500:024x}"}
+
+    def mparams(n: int) -> dict:
+        return mturk_params(f"AWORKER{n:06d}", f"3ASSIGN{n:023d}", HIT_ID)
+
+    def browsed(name: str, context, page_) -> None:
+        people[name] = browser_participant(page_)
+        context.close()
+
+    # --- Prolific: 12 participants -----------------------------------------------------------------------------
+    client, _ = api_arrive(p_study, pparams(1), next(address))
+    people["p_perf"] = api_complete(client, p_study, wrong_golds=2)  # both checks wrong: excluded, paid
+
+    context, pp, _ = browser_arrive(browser, live_server, p_study, pparams(2))
+    with pp.expect_navigation():
+        pp.keyboard.press("Enter")
+    with pp.expect_navigation():
+        pp.click("button[value=decline]")
+    assert pp.locator("#end").get_attribute("data-status") == "no_consent"
+    browsed("p_declined", context, pp)
+
+    context, pp, _ = browser_arrive(browser, live_server, p_study, pparams(3))
+    with pp.expect_navigation():
+        pp.keyboard.press("Enter")
+    with pp.expect_navigation():
+        pp.keyboard.press("Enter")
+    assert pp.url.endswith("/headphones/")
+    browser_fail_screen(pp, browser_participant(pp))
+    assert pp.locator("#end").get_attribute("data-status") == "screened_out"
+    assert pp.inner_text("#completion-code") == p_study.screen_out_code
+    browsed("p_screened", context, pp)
+
+    timeout_context, timeout_page, _ = browser_arrive(browser, live_server, p_study, pparams(4))
+    people["p_timeout"] = browser_to_items(timeout_page, p_study)
+    browser_rate_until_hc(timeout_page)
+    assert prolific.posts(transition) == [], "one participant in progress: under the limit"
+
+    context, pp, _ = browser_arrive(browser, live_server, p_study, pparams(5))
+    assert [r["body"] for r in prolific.posts(transition)] == [{"action": "PAUSE"}], "two in progress: paused"
+    people["p_returned"] = browser_to_items(pp, p_study)
+    browser_rate_until_hc(pp)
+    with pp.expect_navigation():
+        pp.click("#study-leave-link")
+    with pp.expect_navigation():
+        pp.click("#leave-confirm")
+    assert pp.locator("#end").get_attribute("data-status") == "returned"
+    assert pp.locator("#completion-code").count() == 0
+    context.close()
+    assert [r["body"] for r in prolific.posts(transition)] == [{"action": "PAUSE"}, {"action": "START"}]
+
+    judged["p"] += _answered(people["p_timeout"]) + _answered(people["p_returned"])
+    _time_out(people["p_timeout"])
+    timeout_page.reload()
+    timeout_page.wait_for_url("**/end/")
+    assert timeout_page.locator("#end").get_attribute("data-status") == "timed_out"
+    browsed("p_timeout", timeout_context, timeout_page)
+
+    context, pp, _ = browser_arrive(browser, live_server, p_study, pparams(6))
+    browser_to_items(pp, p_study)
+    browser_rate_all(pp, side_chooser(0))
+    assert pp.inner_text("#completion-code") == p_study.completion_code
+    browsed("p_instructional", context, pp)
+    judged["p"] += SHARE
+
+    client, _ = api_arrive(p_study, pparams(7), next(address))
+    people["p_below"] = api_complete(client, p_study, wrong_golds=1)
+    judged["p"] += SHARE
+    for n in range(8, 12):
+        client, _ = api_arrive(p_study, pparams(n), next(address))
+        people[f"p_fill{n}"] = api_complete(client, p_study)
+        judged["p"] += _answered(people[f"p_fill{n}"])
+    assert judged["p"] == SLOTS, "the fills took every slot (the last share is partial)"
+
+    context, pp, _ = browser_arrive(browser, live_server, p_study, pparams(12))
+    assert pp.locator("#end").get_attribute("data-status") == "full"
+    assert pp.inner_text("#completion-code") == p_study.full_code
+    browsed("p_full", context, pp)
+    assert len(prolific.posts(transition)) == 2, "never more than one in progress after the return"
+
+    # --- MTurk: 13 participants --------------------------------------------------------------------------------
+    context, pp, landed = browser_arrive(browser, live_server, m_study, mparams(1))
+    browser_to_items(pp, m_study)
+    browser_rate_all(pp, side_chooser(2))
+    pp.wait_for_url(f"{'https://workersandbox.mturk.com'}/mturk/externalSubmit")
+    assert f"assignmentId={mparams(1)['assignmentId']}" in landed[-1]
+    browsed("m_perf", context, pp)
+
+    client, _ = api_arrive(m_study, mparams(2), next(address))
+    api_decline(client, m_study)
+    people["m_declined"] = _fresh(client)
+    client, participant = api_arrive(m_study, mparams(3), next(address))
+    _api_fail_screen(client, m_study, participant)
+    people["m_screened"] = _fresh(client)
+    client, _ = api_arrive(m_study, mparams(4), next(address))
+    _api_leave_at_consent(client, m_study)
+    people["m_left_early"] = _fresh(client)
+    client, _ = api_arrive(m_study, mparams(5), next(address))
+    people["m_left_items"] = api_answer_some(client, m_study, 1)
+    api_leave(client, m_study)
+    judged["m"] += 1
+    timeout_client, _ = api_arrive(m_study, mparams(6), next(address))
+    people["m_timeout"] = api_answer_some(timeout_client, m_study, 0)
+    _time_out(people["m_timeout"])
+    timeout_client.get(f"/study/{m_study.slug}/items/")
+
+    context, pp, landed = browser_arrive(browser, live_server, m_study, mparams(7))
+    browser_to_items(pp, m_study)
+    browser_rate_all(pp, side_chooser(0))
+    pp.wait_for_url("https://workersandbox.mturk.com/mturk/externalSubmit")
+    browsed("m_done", context, pp)
+    judged["m"] += SHARE
+    context, pp, landed = browser_arrive(browser, live_server, m_study, mparams(8))
+    browser_to_items(pp, m_study)
+    browser_rate_all(pp, side_chooser(1))
+    pp.wait_for_url("https://workersandbox.mturk.com/mturk/externalSubmit")
+    browsed("m_below", context, pp)
+    judged["m"] += SHARE
+    client, _ = api_arrive(m_study, mparams(9), next(address))
+    people["m_instructional"] = api_complete(client, m_study)
+    judged["m"] += SHARE
+    for n in range(10, 13):
+        client, _ = api_arrive(m_study, mparams(n), next(address))
+        people[f"m_fill{n}"] = api_complete(client, m_study)
+        judged["m"] += _answered(people[f"m_fill{n}"])
+    assert judged["m"] == SLOTS
+    client, _ = api_arrive(m_study, mparams(13), next(address))
+    people["m_full"] = _fresh(client)
+    assert len(people) == 25
+
+    for participant in people.values():
+        participant.refresh_from_db()
+    expected_status = {
+        "p_perf": "completed", "p_declined": "no_consent", "p_screened": "screened_out", "p_timeout": "timed_out",
+        "p_returned": "returned", "p_instructional": "completed", "p_below": "completed", "p_full": "full",
+        "m_perf": "completed", "m_declined": "no_consent", "m_screened": "screened_out", "m_left_early": "returned",
+        "m_left_items": "returned", "m_timeout": "timed_out", "m_done": "completed", "m_below": "completed",
+        "m_instructional": "completed", "m_full": "full",
+    }  # fmt: skip
+    expected_status.update({name: "completed" for name in people if "_fill" in name})
+    assert {name: p.status for name, p in people.items()} == expected_status
+    assert {name for name, p in people.items() if p.is_excluded} == {"p_perf", "m_perf"}, "below 2 failures: kept"
+    assert people["p_perf"].exclusion_codes == ["gold_pair"] == people["m_perf"].exclusion_codes
+
+    # --- The experimenter marks the instructional failures ---------------------------------------------------
+    _exclude_instructional(page, base, people["p_instructional"])
+    _exclude_instructional(page, base, people["m_instructional"])
+    judged["p"] -= SHARE
+    judged["m"] -= SHARE
+
+    # --- Pages, pay CSVs, exports and figures agree with what happened ----------------------------------------
+    for key, study_id, prefix in (("p", p_study_id, "p_"), ("m", m_study_id, "m_")):
+        mine = {name: p for name, p in people.items() if name.startswith(prefix)}
+        counts = _counts(page, base, study_id)
+        page.screenshot(path=str(artifacts / f"crowd_run_study_{key}.png"), full_page=True)
+        outcome = {}
+        for participant in mine.values():
+            participant.refresh_from_db()
+            kind = "excluded" if participant.is_excluded else participant.status
+            outcome[kind] = outcome.get(kind, 0) + 1
+        assert counts["arrivals"] == len(mine)
+        for kind in ("completed", "excluded", "screened_out", "no_consent", "timed_out", "returned", "full"):
+            assert counts[kind] == outcome.get(kind, 0), (key, kind, counts, outcome)
+        assert counts["judged"] == judged[key], (key, counts)
+        study = Study.objects.get(pk=study_id)
+        assert campaign_included_votes(campaign=study.campaign).count() == judged[key]
+        assert _export_votes(page, base, study_id) == judged[key]
+
+    p_rows = {row["participant_id"]: row for row in _pay_rows(page, base, p_study_id)}
+    p_actions = {
+        "p_perf": "approve", "p_declined": "none", "p_screened": "screen-out", "p_timeout": "none",
+        "p_returned": "none", "p_instructional": "reject", "p_below": "approve", "p_full": "screen-out",
+    }  # fmt: skip
+    p_actions.update({name: "approve" for name in people if name.startswith("p_fill")})
+    assert {name: p_rows[people[name].platform_id]["action"] for name in p_actions} == p_actions
+    m_rows = {row["WorkerId"]: row for row in _pay_rows(page, base, m_study_id)}
+    m_actions = {
+        "m_perf": "approve", "m_declined": "return", "m_screened": "return", "m_left_early": "return",
+        "m_left_items": "return", "m_timeout": "return", "m_done": "approve", "m_below": "approve",
+        "m_instructional": "reject", "m_full": "return",
+    }  # fmt: skip
+    m_actions.update({name: "approve" for name in people if name.startswith("m_fill")})
+    assert {name: m_rows[people[name].platform_id]["action"] for name in m_actions} == m_actions
+
+    # --- Prolific: sync, preview, send ---------------------------------------------------------------------------
+    submission_status = {
+        "p_declined": "RETURNED", "p_returned": "RETURNED", "p_timeout": "TIMED-OUT",
+    }  # fmt: skip
+    submissions = {
+        name: {"id": f"{index:024x}"[::-1], "status": submission_status.get(name, "AWAITING REVIEW")}
+        for index, name in enumerate(sorted(n for n in people if n.startswith("p_")), start=1)
+    }
+    results = [
+        {"id": s["id"], "participant_id": people[name].platform_id, "status": s["status"]}
+        for name, s in submissions.items()
+    ]
+    prolific.routes[("GET", f"/api/v1/studies/{PROLIFIC_STUDY}/submissions/")] = (
+        200,
+        {"results": results, "_links": {"next": {"href": None}}},
+    )
+    for s in submissions.values():
+        prolific.routes[("POST", f"/api/v1/submissions/{s['id']}/transition/")] = (200, {"id": s["id"]})
+    prolific.routes[("POST", "/api/v1/submissions/bonus-payments/")] = (201, {"id": "bulkbonus1"})
+    prolific.routes[("POST", "/api/v1/bulk-bonus-payments/bulkbonus1/pay/")] = (200, {})
+    prolific.routes[("POST", f"/api/v1/submissions/bulk-screen-out/{PROLIFIC_STUDY}/")] = (200, {})
+    before = len(prolific.requests)
+    page.goto(f"{base}/ratings/staff/studies/{p_study_id}/platform/")
+    _platform_post(page, "sync")
+    page.fill("#id_bonus_text", f"{people['p_below'].platform_id},0.50\n{people['p_fill8'].platform_id},0.75")
+    page.fill("#id_bonus_reason", "Careful listening")
+    page.fill("#id_screen_out_pay", "0.20")
+    _platform_post(page, "preview_bonuses")
+    assert len(prolific.requests) == before + 1, "sync only: a preview sends nothing"
+    page.screenshot(path=str(artifacts / "crowd_run_prolific_preview.png"), full_page=True)
+    _platform_post(page, "send")
+    sent = prolific.requests[before + 1 :]
+    approvals = sorted(
+        r["path"] for r in sent if r["path"].endswith("/transition/") and r["body"] == {"action": "APPROVE"}
+    )
+    approved = ["p_below", "p_perf"] + [n for n in people if n.startswith("p_fill")]
+    assert approvals == sorted(f"/api/v1/submissions/{submissions[n]['id']}/transition/" for n in approved)
+    [reject] = [r for r in sent if (r["body"] or {}).get("action") == "REJECT"]
+    assert reject["path"] == f"/api/v1/submissions/{submissions['p_instructional']['id']}/transition/"
+    assert reject["body"]["rejection_category"] == "FAILED_CHECK" and len(reject["body"]["message"]) >= 100
+    [screen_out] = [r for r in sent if "bulk-screen-out" in r["path"]]
+    assert sorted(screen_out["body"]["submission_ids"]) == sorted(
+        submissions[n]["id"] for n in ("p_screened", "p_full")
+    )
+    assert screen_out["body"]["bonus_per_submission"] == 0.2
+    [bonus] = [r for r in sent if r["path"] == "/api/v1/submissions/bonus-payments/"]
+    assert bonus["body"] == {
+        "study_id": PROLIFIC_STUDY,
+        "csv_bonuses": f"{people['p_below'].platform_id},0.50\n{people['p_fill8'].platform_id},0.75",
+    }
+    assert [r["path"] for r in sent if r["path"].endswith("/pay/")] == ["/api/v1/bulk-bonus-payments/bulkbonus1/pay/"]
+    assert len(sent) == len(approved) + 1 + 1 + 2, [r["path"] for r in sent]
+    assert {r["auth"] for r in prolific.requests} == {f"Token {TOKEN}"}
+    # Sending again sends nothing: every action is done.
+    _platform_post(page, "preview_bonuses")
+    assert page.locator("button[name=action][value=send]").is_disabled()
+    assert len(prolific.requests) == before + 1 + len(sent)
+
+    # --- MTurk: sync, preview, send ------------------------------------------------------------------------------
+    submitted = [n for n in people if n.startswith("m_") and people[n].status == "completed"] + ["m_declined"]
+    mturk.answers["ListAssignmentsForHIT"] = {
+        "Assignments": [
+            {
+                "AssignmentId": people[n].platform_data["assignmentId"],
+                "WorkerId": people[n].platform_id,
+                "HITId": HIT_ID,
+                "AssignmentStatus": "Submitted",
+            }
+            for n in submitted
+        ],
+        "NumResults": len(submitted),
+    }
+    page.goto(f"{base}/ratings/staff/studies/{m_study_id}/platform/")
+    _platform_post(page, "mturk_sync")
+    page.fill("#id_bonus_text", f"{people['m_done'].platform_id},1.00")
+    page.fill("#id_bonus_reason", "Careful listening")
+    _platform_post(page, "preview_bonuses")
+    calls_before = len(mturk.calls)
+    _platform_post(page, "send")
+    page.screenshot(path=str(artifacts / "crowd_run_mturk_sent.png"), full_page=True)
+    sent = mturk.calls[calls_before:]
+    approved = ["m_perf", "m_done", "m_below"] + [n for n in people if n.startswith("m_fill")]
+    assert sorted(b["AssignmentId"] for op, b in sent if op == "ApproveAssignment") == sorted(
+        people[n].platform_data["assignmentId"] for n in approved
+    )
+    rejects = {b["AssignmentId"]: b["RequesterFeedback"] for op, b in sent if op == "RejectAssignment"}
+    assert set(rejects) == {people[n].platform_data["assignmentId"] for n in ("m_instructional", "m_declined")}
+    assert "declined consent" in rejects[people["m_declined"].platform_data["assignmentId"]]
+    [bonus] = [b for op, b in sent if op == "SendBonus"]
+    assert (bonus["WorkerId"], bonus["BonusAmount"], bonus["Reason"]) == (
+        people["m_done"].platform_id,
+        "1.00",
+        "Careful listening",
+    )
+    assert bonus["UniqueRequestToken"] and bonus["AssignmentId"] == people["m_done"].platform_data["assignmentId"]
+    assert len(sent) == len(approved) + 2 + 1, [op for op, _ in sent]
+    assert [op for op, _ in mturk.calls].count("CreateHIT") == 1
