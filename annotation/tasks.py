@@ -3,9 +3,16 @@
 from celery import shared_task
 
 from annotation.services.dataset_uploads import dataset_upload_import
+from annotation.services.system_captions import system_submission_import_pending
 
 
 @shared_task(acks_late=True, max_retries=0)
 def import_dataset_upload(upload_id: int) -> str:
     """Import an uploaded new dataset (audio files, zips, captions); the upload's page shows its progress."""
     return dataset_upload_import(upload_id=upload_id)
+
+
+@shared_task(acks_late=True, max_retries=0)
+def import_system_submission(submission_id: int) -> str:
+    """Import a captioning system's uploaded captions; the submission's page shows the outcome."""
+    return system_submission_import_pending(submission_id=submission_id)

@@ -18,6 +18,7 @@ import csv
 import hashlib
 import io
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,8 @@ from common.structured_log import logged_import
 CSV_COLUMNS = ("file_name", "caption_predicted")
 SYSTEM_NAME_LENGTH = CaptioningSystem._meta.get_field("name").max_length
 SOURCE_LABEL_LENGTH = Caption._meta.get_field("source_label").max_length
+
+logger = logging.getLogger("captioneval.imports")
 
 
 @dataclass(frozen=True)
@@ -322,3 +325,24 @@ def system_submission_import(*, submission: SystemSubmission) -> SystemSubmissio
         submission.summary = summary.as_dict()
     submission.save(update_fields=["status", "errors", "summary", "updated_at"])
     return submission
+
+
+def system_submission_import_pending(*, submission_id: int) -> str:
+    """The worker's task: import a submission still PENDING once. Returns its status, or "skipped" when another
+    delivery of the message has imported it (the importer changes nothing the second time besides)."""
+    submission = (
+        SystemSubmission.objects.select_related("dataset")
+        .filter(pk=submission_id, status=SystemSubmission.Status.PENDING)
+        .first()
+    )
+    if submission is None:
+        return "skipped"
+    try:
+        return system_submission_import(submission=submission).status
+    except Exception as error:  # a fault of ours, not of the file: the page says so instead of waiting forever
+        logger.exception("system submission %s failed", submission_id)
+        submission.status = SystemSubmission.Status.FAILED
+        submission.errors = [f"internal error: {type(error).__name__}: {error}"]
+        submission.save(update_fields=["status", "errors", "updated_at"])
+        return submission.status
+

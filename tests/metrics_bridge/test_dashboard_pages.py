@@ -217,19 +217,26 @@ def test_caption_page_shows_references_scores_ratings_and_pairs(
     assert graph.status_code == 200 and b"<svg" in graph.content
 
 
-def test_submission_page_keeps_the_file_and_lists_problems(admin_client, dataset):
+def test_submission_page_keeps_the_file_and_lists_problems(admin_client, dataset, django_capture_on_commit_callbacks):
     name = dataset.clips.order_by("pk").first().file_name
     bad = SimpleUploadedFile("mine.csv", f"file_name,caption_predicted\n{name},fine\nnope.wav,x\n".encode())
-    response = admin_client.post("/metrics/systems/submit/", {"dataset": dataset.pk, "system": "mine", "file": bad})
+    # the page keeps the file and answers; the worker's task, queued on commit, imports it (eagerly in tests)
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        response = admin_client.post("/metrics/systems/submit/", {"dataset": dataset.pk, "system": "mine", "file": bad})
     submission = SystemSubmission.objects.get()
     assert response.url == f"/metrics/systems/submissions/{submission.pk}/"
+    assert submission.status == "pending" and b"A worker imports the file" in admin_client.get(response.url).content
+    for task in queued:
+        task()
+    submission.refresh_from_db()
     assert submission.status == "failed" and submission.errors == [
         'mine.csv: row 3: file_name "nope.wav": no clip of this dataset has that file name or id'
     ]
     assert b"nope.wav" in admin_client.get(response.url).content
     assert not Caption.objects.filter(system__name="mine").exists()
     good = SimpleUploadedFile("mine.csv", f"file_name,caption_predicted\n{name},fine\n".encode())
-    admin_client.post("/metrics/systems/submit/", {"dataset": dataset.pk, "system": "mine", "file": good})
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post("/metrics/systems/submit/", {"dataset": dataset.pk, "system": "mine", "file": good})
     assert SystemSubmission.objects.filter(status="imported").count() == 1
     assert Caption.objects.get(system__name="mine").text == "fine"
     assert SystemSubmission.objects.first().file.read() == f"file_name,caption_predicted\n{name},fine\n".encode()
