@@ -14,7 +14,7 @@ import pytest
 from pycocoevalcap.rouge.rouge import Rouge
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
-from annotation.models import Clip, Dataset, DatasetUpload
+from annotation.models import Clip, Dataset, DatasetUpload, ExpertAnnotation
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.services.workers import live_workers
 from metrics_bridge.tasks import current_broker
@@ -264,3 +264,46 @@ def test_a_staff_user_brings_clotho_eval_and_brace_through_the_pages(
             page.screenshot(path=str(artifacts / f"byod_{dataset.name}_{path}_computed.png"), full_page=True)
     assert not server_errors, server_errors
     worker.stop()
+
+
+def test_references_and_audiocaps_f_through_their_pages_at_phone_width(
+    page_for, live_server, make_user, media_root, artifacts, shared_dir, tmp_path
+):
+    """The two other data file pages (tasks run eagerly here: the worker's part is covered above)."""
+    references = tmp_path / "refs.csv"
+    references.write_text("file_name,caption_1,caption_2\nrain.wav,rain falls,rain on a roof\ndoor.wav,a door slams,it bangs\n")
+    annotations = json.loads((shared_dir / "datasets" / "audiocaps_f_annotations.json").read_text())
+    keys = list(annotations)[:2]
+    acf_slice = tmp_path / "acf_slice.json"
+    acf_slice.write_text(json.dumps({key: annotations[key] for key in keys}))
+    page = page_for(make_user("organiser", staff=True))
+    page.set_viewport_size(PHONE)
+
+    # A references CSV into a new dataset
+    page.goto(f"{live_server.url}/datasets/import/references/")
+    page.fill("input[name='dataset']", "field-set")
+    page.set_input_files("input[name='file']", str(references))
+    assert fits_the_phone(page)
+    with page.expect_navigation():
+        page.click("form.import-form button[type='submit']")
+    page.wait_for_selector(".upload-status strong:text('Imported')")
+    assert page.inner_text("h1") == "Import reference captions into field-set"
+    assert summary_rows(page)["reference captions"][0] == "4"
+    assert fits_the_phone(page)
+    page.screenshot(path=str(artifacts / "byod_references_390.png"), full_page=True)
+
+    # AudioCaps-F annotations, as gold, into a new dataset
+    page.goto(f"{live_server.url}/datasets/import/audiocaps-f/")
+    page.fill("input[name='dataset']", "acf-set")
+    page.set_input_files("input[name='file']", str(acf_slice))
+    with page.expect_navigation():
+        page.click("form.import-form button[type='submit']")
+    page.wait_for_selector(".upload-status strong:text('Imported')")
+    assert page.inner_text("h1") == "Import AudioCaps-F annotations into acf-set"
+    gold = ExpertAnnotation.objects.filter(clip__dataset__name="acf-set", status=ExpertAnnotation.Status.GOLD)
+    assert sorted(gold.values_list("clip__file_name", flat=True)) == sorted(keys)
+    assert fits_the_phone(page)
+    page.screenshot(path=str(artifacts / "byod_audiocaps_f_390.png"), full_page=True)
+    page.click("text=Open the dataset's page")
+    page.wait_for_selector("h1:text('Dataset acf-set')")
+    assert page.locator("a:text('Agreement of annotators')").count() == 1
