@@ -13,10 +13,12 @@ from django.urls import reverse
 
 from annotation.models import Caption, Clip, Dataset, DatasetUpload, ExpertAnnotation
 from annotation.services import import_uploads
-from annotation.services.dataset_uploads import dataset_upload_create, dataset_upload_import
+from annotation.services.dataset_uploads import data_file_upload_create, dataset_upload_create, dataset_upload_import
+from annotation.services.file_imports import file_import_kind_get
 from annotation.services.import_uploads import dataset_from_audio_create
 from annotation.services.importing import ImportDataError
 from annotation.services.references_import import references_import
+from annotation.services.system_captions import system_submission_create, system_submission_import_pending
 from tests.annotation.audio_helpers import media_files
 from tests.annotation.import_posts import post_and_follow
 from tests.annotation.table_counts import all_table_counts
@@ -500,3 +502,42 @@ def test_dataset_page_roles(client, make_user):
     assert page.status_code == 200
     # imports and runs are for admins: an annotator gets the corpus only
     assert reverse("ratings:import_judgements") not in page.content.decode()
+
+
+def test_a_kind_of_file_nobody_registered_is_refused_and_a_worker_finding_one_says_so(media_root, make_user):
+    with pytest.raises(ImportDataError, match='"spreadsheet" is not a kind of file this platform imports'):
+        data_file_upload_create(
+            kind="spreadsheet",
+            dataset_name="never-made",
+            upload=SimpleUploadedFile("x.json", b"[]"),
+            uploaded_by=None,
+        )
+    assert not DatasetUpload.objects.exists() and media_files(media_root) == []
+    # a record of a kind this process does not know (an app left out of a worker) fails by name, not silently
+    upload = data_file_upload_create(
+        kind="references", dataset_name="later", upload=SimpleUploadedFile("r.csv", b"x"), uploaded_by=None
+    )
+    DatasetUpload.objects.filter(pk=upload.pk).update(kind="spreadsheet")
+    assert dataset_upload_import(upload_id=upload.pk) == DatasetUpload.Status.FAILED
+    assert DatasetUpload.objects.get(pk=upload.pk).errors == [
+        '"spreadsheet" is not a kind of file this platform imports'
+    ]
+    assert media_files(media_root) == []
+
+
+def test_judgement_files_are_a_registered_kind():
+    assert file_import_kind_get("judgements").page == "ratings:import_judgements"
+
+
+def test_a_second_delivery_of_a_system_submission_does_nothing(make_user, media_root):
+    dataset = Dataset.objects.create(name="subs")
+    Clip.objects.create(dataset=dataset, external_id="a.wav", file_name="a.wav")
+    submission = system_submission_create(
+        uploaded_file=SimpleUploadedFile("s.csv", b"file_name,caption_predicted\na.wav,a caption\n"),
+        dataset=dataset,
+        system_name="sys",
+        uploaded_by=None,
+    )
+    assert system_submission_import_pending(submission_id=submission.pk) == "imported"
+    assert system_submission_import_pending(submission_id=submission.pk) == "skipped"
+    assert Caption.objects.filter(system__name="sys").count() == 1
