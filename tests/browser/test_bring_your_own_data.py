@@ -271,7 +271,9 @@ def test_references_and_audiocaps_f_through_their_pages_at_phone_width(
 ):
     """The two other data file pages (tasks run eagerly here: the worker's part is covered above)."""
     references = tmp_path / "refs.csv"
-    references.write_text("file_name,caption_1,caption_2\nrain.wav,rain falls,rain on a roof\ndoor.wav,a door slams,it bangs\n")
+    references.write_text(
+        "file_name,caption_1,caption_2\nrain.wav,rain falls,rain on a roof\ndoor.wav,a door slams,it bangs\n"
+    )
     annotations = json.loads((shared_dir / "datasets" / "audiocaps_f_annotations.json").read_text())
     keys = list(annotations)[:2]
     acf_slice = tmp_path / "acf_slice.json"
