@@ -10,6 +10,7 @@ from ratings.services.studies import (
     questionnaire_parse,
     questionnaire_text,
 )
+from ratings.services.study_policy import currency_error
 from ratings.services.study_shares import StudySetupError
 
 
@@ -138,6 +139,13 @@ class StudySettingsForm(forms.Form):
         if len(value) != 3 or not value.isalpha():
             raise forms.ValidationError("Use a three-letter currency code, e.g. GBP or USD.")
         return value
+
+    def clean(self) -> dict:
+        data = super().clean()
+        error = currency_error(data.get("platform", ""), data.get("reward_currency", ""))
+        if error:
+            self.add_error("reward_currency", error)
+        return data
 
     def settings(self) -> dict:
         """The cleaned values as study settings (service keywords)."""

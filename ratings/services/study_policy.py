@@ -111,3 +111,16 @@ def ending_action(study, status: str) -> str:
 def ending_returns_submission(study, status: str) -> bool:
     """Whether this ending asks the participant to return the study instead of submitting a code."""
     return ending_action(study, status) == "return"
+
+
+# MTurk pays rewards and bonuses in US dollars only; a study shown to its workers in another currency would promise
+# what the HIT does not pay.
+PLATFORM_CURRENCIES = {"mturk": "USD"}
+
+
+def currency_error(platform: str, currency: str) -> str:
+    """Why `currency` cannot be the reward currency of a study on `platform` ("" when it can)."""
+    required = PLATFORM_CURRENCIES.get(platform)
+    if required and currency.upper() != required:
+        return f"MTurk pays in {required} only: set the currency to {required} (the HIT's reward is in {required})"
+    return ""

@@ -107,6 +107,7 @@ def _publish(page, platform: str) -> int:
     page.fill("#id_description", "Listen to short sounds and pick the description that fits each one better.")
     page.fill("#id_estimated_minutes", "10")
     page.fill("#id_reward", "1.50")
+    page.fill("#id_reward_currency", "GBP")
     page.fill("#id_questionnaire_text", "")
     page.select_option("#id_screens", "antiphase")
     page.fill("#id_screen_attempts", "1")
@@ -117,6 +118,11 @@ def _publish(page, platform: str) -> int:
     page.uncheck("#id_exclude_same_answer")
     with page.expect_navigation():
         page.click("form.study-settings button[type=submit]")
+    if platform == "mturk":  # MTurk pays in dollars: a pound reward would promise what the HIT does not pay
+        assert "MTurk pays in USD only" in page.inner_text("form.study-settings")
+        page.fill("#id_reward_currency", "USD")
+        with page.expect_navigation():
+            page.click("form.study-settings button[type=submit]")
     assert "/ratings/staff/studies/" in page.url, page.inner_text("main")
     return int(page.url.rstrip("/").rsplit("/", 1)[1])
 
@@ -349,6 +355,7 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     timeout_client.get(f"/study/{m_study.slug}/items/")
 
     context, pp, landed = browser_arrive(browser, live_server, m_study, mparams(7))
+    assert "1.50 USD" in pp.inner_text("main"), "the reward in the HIT's currency"
     browser_to_items(pp, m_study)
     browser_rate_all(pp, side_chooser(0))
     pp.wait_for_url("https://workersandbox.mturk.com/mturk/externalSubmit")
@@ -425,6 +432,11 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     }  # fmt: skip
     m_actions.update({name: "approve" for name in people if name.startswith("m_fill")})
     assert {name: m_rows[people[name].platform_id]["action"] for name in m_actions} == m_actions
+    assert {name for name in m_actions if m_rows[people[name].platform_id]["Approve"] == "x"} == {
+        name for name, action in m_actions.items() if action == "approve"
+    }
+    rejected = {name for name in m_actions if m_rows[people[name].platform_id]["Reject"]}
+    assert rejected == {"m_instructional", "m_declined", "m_screened", "m_full"}, "no work: rejected if submitted"
 
     # --- Prolific: sync, preview, send ---------------------------------------------------------------------------
     submission_status = {

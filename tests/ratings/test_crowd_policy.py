@@ -405,3 +405,11 @@ def test_thumbs_check_items_show_as_many_captions_and_fields_as_the_others():
             assert len(foreign) == (1 if item.pk in check_items else 0)
             assert len(item.caption_order) == len(own)
     assert PairwiseVote.objects.count() == 0
+
+
+def test_an_mturk_study_pays_in_dollars_only():
+    from ratings.services.study_policy import currency_error
+
+    assert "MTurk pays in USD only" in currency_error("mturk", "GBP")
+    assert currency_error("mturk", "usd") == ""
+    assert currency_error("prolific", "GBP") == "" and currency_error("generic", "EUR") == ""

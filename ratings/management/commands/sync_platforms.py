@@ -8,8 +8,8 @@ from ratings.platforms.actions import PlanError, prolific_sync
 class Command(BaseCommand):
     help = (
         "Sync the submissions of every crowd study linked to a Prolific study (or only --campaign's): returned and "
-        "timed-out submissions free their slots, and the admission limit pauses or starts the study. Run it from "
-        "cron as often as the limit should be applied; it sends no approval, rejection or payment."
+        "timed-out submissions free their slots, and the admission limit pauses or starts the study (it is also "
+        "applied on every arrival and ending). Run it from cron; it sends no approval, rejection or payment."
     )
 
     def add_arguments(self, parser):
