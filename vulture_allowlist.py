@@ -313,3 +313,4 @@ mturk_hit_type_id  # unused variable (ratings/models_platforms.py: the template 
 synced_at  # unused variable (ratings/models_platforms.py: the template shows it)
 idempotency_key  # unused variable (ratings/models_platforms.py: set by keyword, filtered on)
 request_summary  # unused variable (ratings/models_platforms.py: set by keyword, the log's record)
+other_event  # unused variable (annotation/services/annotation_checks.py, annotation/serializers_workspace.py): the review page reads it from the checks' JSON

@@ -50,6 +50,7 @@ from annotation.services.annotation_drafts import DraftConflictError, DraftInval
 from annotation.services.annotation_reviews import (
     ReviewDeniedError,
     annotation_task_return,
+    review_checks,
     review_draft_save,
     review_open,
     review_publish,
@@ -321,6 +322,20 @@ class AnnotationReviewViewSet(
         return draft_save_respond(
             request, lambda **data: review_draft_save(review=review, reviewer=request.user, **data)
         )
+
+    @extend_schema(request=ChecksInputSerializer, responses={200: ChecksResultSerializer})
+    @action(detail=True, methods=["post"])
+    def checks(self, request, pk=None):
+        """The checks publishing runs on the given gold draft (or the stored one), events that may name one
+        sound included; nothing is saved."""
+        review = self.get_object()
+        serializer = ChecksInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            checks = review_checks(review=review, reviewer=request.user, draft=serializer.validated_data.get("draft"))
+        except DraftInvalidError as error:
+            raise invalid_draft(error) from None
+        return Response({"checks": [check.as_dict() for check in checks], "can_submit": not has_errors(checks)})
 
     @extend_schema(
         request=PublishInputSerializer,

@@ -135,6 +135,7 @@ class CheckSerializer(serializers.Serializer):
     message = serializers.CharField()
     field = serializers.CharField()
     event = serializers.CharField(allow_null=True)
+    other_event = serializers.CharField(allow_null=True, help_text="The other event of a check about two events")
 
 
 class ChecksInputSerializer(serializers.Serializer):

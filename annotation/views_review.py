@@ -101,6 +101,7 @@ def review_clip(request, campaign_id: int, clip_id: int):
         "open": reverse("annotation-review-list"),
         "draft": reverse("annotation-review-draft", args=[0]),
         "publish": reverse("annotation-review-publish", args=[0]),
+        "checks": reverse("annotation-review-checks", args=[0]),
         "returnTask": reverse("annotation-task-return-to-annotator", args=[0]),
         "matching": reverse("metrics_bridge:annotation_clip_matching", args=[campaign.pk, clip.pk]),
     }

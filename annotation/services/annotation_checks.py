@@ -23,6 +23,7 @@ class Check:
     message: str
     field: str = ""
     event: str | None = None  # the editor's event id
+    other_event: str | None = None  # the other event a check about two events names (gold duplicates)
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -14,6 +14,7 @@ from django.utils import timezone
 from accounts.roles import ADMIN, REVIEWER, user_has_role, user_roles
 from annotation.models import AnnotationCampaign, AnnotationReview, AnnotationTask, Clip, ExpertAnnotation
 from annotation.services.annotation_campaigns import clip_still_schedulable_to
+from annotation.services.annotation_checks import ERROR, Check
 from annotation.services.annotation_drafts import (
     DraftConflictError,
     SavedDraft,
@@ -21,8 +22,9 @@ from annotation.services.annotation_drafts import (
     draft_validate,
     empty_draft,
 )
-from annotation.services.annotation_tasks import checked_graph
+from annotation.services.annotation_tasks import checked_graph, draft_checks_for
 from annotation.services.expert_annotations import gold_annotation_publish
+from annotation.services.gold_duplicates import gold_duplicate_checks
 
 TaskStatus = AnnotationTask.Status
 
@@ -106,17 +108,32 @@ def clip_submissions(*, campaign: AnnotationCampaign, clip: Clip):
     )
 
 
+def review_checks(*, review: AnnotationReview, reviewer: AbstractBaseUser, draft: dict | None = None) -> list[Check]:
+    """The checks publishing runs on `draft` (or the stored gold draft), gold duplicates included; nothing is saved."""
+    _require(review.campaign, review.clip, reviewer)
+    if draft is None:
+        draft = AnnotationReview.objects.values_list("draft", flat=True).get(pk=review.pk)  # as stored now
+    clean = draft_validate(draft)
+    checks = [*draft_checks_for(draft=clean, clip=review.clip, gold=True), *gold_duplicate_checks(draft=clean)]
+    return sorted(checks, key=lambda check: check.level != ERROR)
+
+
 def review_publish(
     *, review: AnnotationReview, reviewer: AbstractBaseUser, base_version: int, confirm_warnings: bool = False
 ) -> ExpertAnnotation:
-    """Publish the gold draft as the clip's gold annotation (the same checks as submitting; SubmitRefusedError)."""
+    """Publish the gold draft as the clip's gold annotation (the checks of submitting, clashing attributes and
+    events that name one sound being errors; SubmitRefusedError)."""
     _require(review.campaign, review.clip, reviewer)
     with transaction.atomic():
         locked = AnnotationReview.objects.select_for_update().select_related("clip", "campaign").get(pk=review.pk)
         if locked.draft_version != base_version:
             raise DraftConflictError(current_version=locked.draft_version, base_version=base_version)
         events, relations = checked_graph(
-            draft=locked.draft, clip=locked.clip, confirm_warnings=confirm_warnings, gold=True
+            draft=locked.draft,
+            clip=locked.clip,
+            confirm_warnings=confirm_warnings,
+            gold=True,
+            more_checks=lambda clean: gold_duplicate_checks(draft=clean),
         )
         merged_from = [
             task.annotation for task in clip_submissions(campaign=locked.campaign, clip=locked.clip) if task.annotation

@@ -76,18 +76,28 @@ def _tag_facts() -> dict[object, TagFacts]:
     return tag_facts_read(rows)
 
 
-def checked_graph(*, draft: dict, clip, confirm_warnings: bool, gold: bool = False) -> tuple[list[dict], list[dict]]:
-    """(events, relations) of a stored draft that passes the automated checks (SubmitRefusedError otherwise:
-    errors always, warnings unless confirmed). Shared by submitting and by publishing gold (`gold`: attributes
-    that clash are then an error, the reviewer keeps one)."""
-    clean = draft_validate(draft)
-    checks = draft_checks(
-        draft=clean,
+def draft_checks_for(*, draft: dict, clip, gold: bool = False) -> list[Check]:
+    """The automated checks of a validated draft of `clip` (gold: see draft_checks)."""
+    return draft_checks(
+        draft=draft,
         library=attribute_vocabulary(),
         clip_duration=clip.duration_seconds,
         tag_facts=_tag_facts(),
         gold=gold,
     )
+
+
+def checked_graph(
+    *, draft: dict, clip, confirm_warnings: bool, gold: bool = False, more_checks=None
+) -> tuple[list[dict], list[dict]]:
+    """(events, relations) of a stored draft that passes the automated checks (SubmitRefusedError otherwise:
+    errors always, warnings unless confirmed). Shared by submitting and by publishing gold (`gold`: attributes
+    that clash are then an error, the reviewer keeps one). `more_checks(validated draft)` adds checks (gold
+    duplicates)."""
+    clean = draft_validate(draft)
+    checks = draft_checks_for(draft=clean, clip=clip, gold=gold)
+    if more_checks is not None:
+        checks = sorted([*checks, *more_checks(clean)], key=lambda check: check.level != ERROR)
     if has_errors(checks) or (not confirm_warnings and any(check.level == WARNING for check in checks)):
         raise SubmitRefusedError(checks)
     return draft_to_graph(clean)

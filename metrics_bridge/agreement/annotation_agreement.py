@@ -25,7 +25,9 @@ import numpy as np
 
 from common.graph_rules import AFTER, BEFORE
 from common.time_relations import relations_derive
-from metrics_bridge.agreement.event_matching import clip_events, disagreements, label_graph, match_clip_events
+from metrics_bridge.agreement.event_matching import clip_events, disagreements, events_of, match_clip_events
+from metrics_bridge.agreement.event_similarity import event_phrases, label_graph, pair_scores
+from metrics_bridge.agreement.matched_agreement import matched_pairs
 from metrics_bridge.scoring.xace.graph import AND, AudioGraph
 from metrics_bridge.scoring.xace.graph import BEFORE as XACE_BEFORE
 from metrics_bridge.scoring.xace.matching import PhraseSimilarity, graph_phrases, match_graphs
@@ -89,8 +91,10 @@ class ExactPhraseSimilarity(PhraseSimilarity):
         return scores
 
 
-def similarity_for(graphs: Iterable[AudioGraph], encoder: Encoder, antonyms=None) -> ExactPhraseSimilarity:
-    phrases: set[str] = set()
+def similarity_for(
+    graphs: Iterable[AudioGraph], encoder: Encoder, antonyms=None, extra_phrases: Iterable[str] = ()
+) -> ExactPhraseSimilarity:
+    phrases: set[str] = set(extra_phrases)
     for graph in graphs:
         phrases |= graph_phrases(graph)
     ordered = sorted(phrases)
@@ -185,8 +189,9 @@ def annotation_agreement(submissions: Submissions, *, encoder: Encoder, antonyms
 
 
 def matched_events(documents: dict[str, dict], *, encoder: Encoder, antonyms=None) -> dict:
-    """Events of one clip's annotations matched across annotators by meaning (event_matching.py), the clip's
-    per-factor agreement, and where the annotators disagree, lowest agreement first.
+    """Events of one clip's annotations matched across annotators by what the sound is (event_matching.py), the
+    clip's per-factor agreement on that matching (matched_agreement.py), and where the annotators disagree,
+    lowest agreement first.
 
     Returns {"annotators": [...], "groups": [{"events": {annotator: [labels]}, "similarity": weakest link,
     "links": [...], "merged": gold proposal}], "relations": [relations between groups], "factors": {factor: F
@@ -194,14 +199,11 @@ def matched_events(documents: dict[str, dict], *, encoder: Encoder, antonyms=Non
     "items"}]}.
     """
     annotators = sorted(documents)
-    graphs = {annotator: annotation_graph(documents[annotator]) for annotator in annotators}
     events = clip_events(documents)
-    similarity = similarity_for([*graphs.values(), *map(label_graph, events.values())], encoder, antonyms)
+    every_event = [event for own in events.values() for event in own]
+    similarity = similarity_for(map(label_graph, events.values()), encoder, antonyms, event_phrases(every_event))
     match = match_clip_events(events, similarity)
-    pairs = [
-        {"annotators": [a, b], "factors": pair_agreement(graphs[a], graphs[b], similarity)}
-        for a, b in combinations(annotators, 2)
-    ]
+    pairs = matched_pairs(events, match.groups, match.links, similarity)
     factors = _clip_means([PairAgreement("clip", tuple(p["annotators"]), p["factors"]) for p in pairs])
     return {
         "annotators": annotators,
@@ -211,3 +213,18 @@ def matched_events(documents: dict[str, dict], *, encoder: Encoder, antonyms=Non
         "pairs": pairs,
         "disagreements": disagreements(match.groups, match.relations, annotators, factors),
     }
+
+
+def duplicate_events(document: dict, *, encoder: Encoder, antonyms=None) -> list[dict]:
+    """Pairs of one annotation's events that name the same sound by the review's matching rule (a gold
+    annotation holding one sound twice): [{"first", "second" (labels), "score", "needed", "parts"}]."""
+    events = events_of("gold", document)
+    if len(events) < 2:
+        return []
+    similarity = similarity_for([label_graph(events)], encoder, antonyms, event_phrases(events))
+    scores = pair_scores(events, events, similarity)
+    return [
+        {"first": events[i].label, "second": events[j].label, **scores[i][j].to_json()}
+        for i, j in combinations(range(len(events)), 2)
+        if scores[i][j].matched
+    ]

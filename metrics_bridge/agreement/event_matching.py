@@ -1,17 +1,9 @@
-"""Events of one clip's annotations matched across annotators by meaning, merged into gold proposals, and where
-the annotators disagree most. Plain Python (no Django): the review page shows what this returns.
+"""Events of one clip's annotations matched across annotators by what the sound is, merged into gold proposals,
+and where the annotators disagree most. Plain Python (no Django): the review page shows what this returns.
 
-Similarity of two events of different annotators (each part in [0, 1]):
-
-- name: X-ACE's event similarity S (the bare lemma and the event with its first source, e.g. "car passing");
-- sources / attributes: X-ACE's S between the two lists, each item's best match averaged both ways (antonym
-  tags of the library score 0);
-- time: overlap of the two events' spans over their union (several occurrences each; intersection / union).
-
-The match score is the weighted mean of the parts both events have (WEIGHTS; time and sources carry the
-meaning names miss: "passing", "whooshing" and "driving by" of a car over the same seconds). For each pair of
-annotators the events are paired one to one maximising the total score (Hungarian assignment), a pair
-counting from MATCH_SCORE; linked events form a group.
+Whether two events of different annotators name the same sound is event_similarity's rule (meaning weighed with
+time overlap). For each pair of annotators the events that match are paired one to one, the best meaning first
+(Hungarian assignment); linked events form a group.
 
 Each group gets a merged proposal for the gold annotation: the name most annotators used, the union of
 sources and of attributes with how many annotators gave each, the seconds most of its annotators marked, and
@@ -22,48 +14,19 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 
-import numpy as np
-
 from common.time_relations import merged_spans
-from metrics_bridge.scoring.xace.graph import AudioGraph
-from metrics_bridge.scoring.xace.matching import PhraseSimilarity, attribute_text, event_text
+from metrics_bridge.agreement.event_similarity import Event, assignment_weights, pair_scores
+from metrics_bridge.scoring.xace.matching import PhraseSimilarity
 
-WEIGHTS = {"name": 0.4, "source": 0.3, "attribute": 0.1, "time": 0.2}
-MATCH_SCORE = 0.5
 INVERSE = {"before": "after", "after": "before", "simultaneous": "simultaneous"}
 Spans = list[tuple[float, float]]
 
 
-@dataclass
-class Event:
-    annotator: str
-    label: str
-    sources: list[str]
-    attributes: list[str]
-    spans: Spans
-    #: other event label -> kind, as stated by this annotator (this event <kind> the other)
-    relations: dict[str, str] = field(default_factory=dict)
-
-
 def _key(text: str) -> str:
     return " ".join(text.split()).casefold()
-
-
-def _length(spans: Spans) -> float:
-    return sum(b - a for a, b in spans)
-
-
-def time_overlap(first: Sequence[Sequence[float]], second: Sequence[Sequence[float]]) -> float | None:
-    """Seconds both sound over seconds either sounds (intersection over union); None when one has no spans."""
-    a, b = merged_spans(first), merged_spans(second)
-    if not a or not b:
-        return None
-    both = sum(max(0.0, min(x1, y1) - max(x0, y0)) for x0, x1 in a for y0, y1 in b)
-    union = _length(a) + _length(b) - both
-    return both / union if union > 0 else (1.0 if both == 0 and a == b else 0.0)
 
 
 def events_of(annotator: str, document: dict) -> list[Event]:
@@ -80,49 +43,6 @@ def events_of(annotator: str, document: dict) -> list[Event]:
         for label, node in document.items()
         if isinstance(node, dict)
     ]
-
-
-def label_graph(events: Sequence[Event]) -> AudioGraph:
-    """An X-ACE graph with one node per event label (AudioGraph.add_event would join "bark" and "barking")."""
-    graph = AudioGraph()
-    for event in events:
-        graph.events[event.label] = {"source": list(event.sources), "attr": list(event.attributes)}
-    return graph
-
-
-def _list_similarity(xs: list[str], ys: list[str], similarity: PhraseSimilarity, attributes: bool) -> float | None:
-    if not xs or not ys:
-        return None
-    text = attribute_text if attributes else event_text
-    scores = similarity.matrix([text(x) for x in xs], [text(y) for y in ys], attributes=attributes)
-    return float((scores.max(axis=1).mean() + scores.max(axis=0).mean()) / 2)
-
-
-def pair_scores(
-    first: Sequence[Event], second: Sequence[Event], similarity: PhraseSimilarity
-) -> tuple[np.ndarray, list[list[dict]]]:
-    """(match score matrix, the parts of each score) between two annotators' events."""
-    names = similarity.event_matrix(
-        label_graph(first), label_graph(second), [e.label for e in first], [e.label for e in second]
-    )
-    scores = np.zeros((len(first), len(second)))
-    parts: list[list[dict]] = []
-    for i, a in enumerate(first):
-        row = []
-        for j, b in enumerate(second):
-            part = {
-                "name": float(names[i, j]),
-                "source": _list_similarity(a.sources, b.sources, similarity, attributes=False),
-                "attribute": _list_similarity(a.attributes, b.attributes, similarity, attributes=True),
-                "time": time_overlap(a.spans, b.spans),
-            }
-            present = {name: value for name, value in part.items() if value is not None}
-            scores[i, j] = sum(WEIGHTS[name] * value for name, value in present.items()) / sum(
-                WEIGHTS[name] for name in present
-            )
-            row.append({name: None if value is None else round(value, 3) for name, value in part.items()})
-        parts.append(row)
-    return scores, parts
 
 
 def _majority_spans(events: Sequence[Event]) -> Spans:
@@ -178,7 +98,8 @@ def merged_event(events: Sequence[Event]) -> dict:
 def group_events(
     events_by_annotator: dict[str, list[Event]], similarity: PhraseSimilarity
 ) -> tuple[list[list[Event]], list[dict]]:
-    """(groups of matched events, the links: {"first", "second" (annotator, label), "score", "parts"})."""
+    """(groups of matched events, the links: {"first", "second" (annotator, label), "score" (meaning), "needed"
+    (what their time overlap needs), "parts"})."""
     nodes = [(annotator, index) for annotator, events in events_by_annotator.items() for index in range(len(events))]
     parent = {node: node for node in nodes}
 
@@ -195,18 +116,11 @@ def group_events(
         first, second = events_by_annotator[a], events_by_annotator[b]
         if not first or not second:
             continue
-        scores, parts = pair_scores(first, second, similarity)
-        for i, j in zip(*linear_sum_assignment(-scores), strict=True):
-            if scores[i, j] >= MATCH_SCORE:
+        scores = pair_scores(first, second, similarity)
+        for i, j in zip(*linear_sum_assignment(-assignment_weights(scores)), strict=True):
+            if scores[i][j].matched:
                 parent[root((b, j))] = root((a, i))
-                links.append(
-                    {
-                        "first": [a, first[i].label],
-                        "second": [b, second[j].label],
-                        "score": round(float(scores[i, j]), 3),
-                        "parts": parts[i][j],
-                    }
-                )
+                links.append({"first": [a, first[i].label], "second": [b, second[j].label], **scores[i][j].to_json()})
     grouped: dict[tuple, list[Event]] = {}
     for annotator, index in nodes:
         grouped.setdefault(root((annotator, index)), []).append(events_by_annotator[annotator][index])

@@ -7,7 +7,12 @@
  * "+ gold" on a matched group adds its merged event to the gold draft (the name most used, the union of
  * sources and attributes, each chip showing how many annotators gave it, the seconds most of them marked)
  * or merges it into the gold event already made from that group, and carries the group's relations to the
- * groups already in gold. Every such step is one edit (Ctrl+Z undoes it).
+ * groups already in gold. Every such step is one edit (Ctrl+Z undoes it). A group whose annotators gave
+ * attributes the tag library calls opposites (loud / quiet) or different counts shows them side by side with a
+ * button per attribute: the reviewer's choice is what "+ gold" carries (and is applied to its gold event).
+ *
+ * Gold events that name one sound (the review's matching rule, asked of the server after each edit) are listed
+ * above the gold editor with a "Merge" button; publishing refuses them until merged or related.
  *
  * Opening the page changes nothing: it shows the review if one was started, else the submissions and an empty
  * gold draft. The reviewer's first change (an edit, "+ gold", "Start gold from this", publish) starts the review
@@ -34,6 +39,9 @@
   let editor = null;
   let matching = null;
   const goldOfGroup = new Map(); // group index -> gold event id
+  const attributeChoices = new Map(); // group index -> attribute keys the reviewer dropped from its clashes
+  let duplicateTimer = null;
+  let duplicateRequest = 0;
   const support = {}; // gold event id -> {sources: {key: "n/m"}, attributes: {...}}
 
   renderSubmissions();
@@ -148,6 +156,40 @@
     return matching.groups.findIndex((group) => (group.events[annotator] || []).includes(label));
   }
 
+  /* The merged attributes of group `index` the reviewer has not dropped from a clash. */
+  function keptAttributes(index) {
+    const dropped = attributeChoices.get(index) || new Set();
+    return matching.groups[index].merged.attributes.filter((entry) => !dropped.has(Graph.libraryKey(entry.text)));
+  }
+
+  /* Pairs of the group's merged attributes that clash (the editor's rule, as annotation/tag_library.py has it). */
+  function attributeClashes(index) {
+    const texts = matching.groups[index].merged.attributes.map((entry) => entry.text);
+    const clashes = [];
+    texts.forEach((text, position) => {
+      const clash = editor.attributeClash(texts, position);
+      if (clash) clashes.push({first: clash.text, second: text, kind: clash.kind});
+    });
+    return clashes;
+  }
+
+  /* Keep `kept` of a clash and drop `dropped`, in what "+ gold" carries and in the group's gold event. */
+  function chooseAttribute(index, kept, dropped) {
+    const choices = attributeChoices.get(index) || new Set();
+    choices.delete(Graph.libraryKey(kept));
+    choices.add(Graph.libraryKey(dropped));
+    attributeChoices.set(index, choices);
+    const draft = Graph.clone(editor.draft);
+    const target = goldEventOf(index, draft);
+    if (target) {
+      target.attributes = target.attributes.filter((text) => Graph.libraryKey(text) !== Graph.libraryKey(dropped));
+      if (!target.attributes.some((text) => Graph.libraryKey(text) === Graph.libraryKey(kept))) target.attributes.push(kept);
+      editor.setDraft(draft, "keeping '" + kept + "' over '" + dropped + "'");
+    }
+    editor.say("Kept '" + kept + "', dropped '" + dropped + "' for the group '" + matching.groups[index].merged.label + "'.");
+    renderMatching();
+  }
+
   function goldEventOf(index, draft) {
     const id = goldOfGroup.get(index);
     return id ? draft.events.find((event) => event.id === id) || null : null;
@@ -193,7 +235,7 @@
       draft.events.push(target);
     }
     unionInto(target, "sources", merged.sources.map((entry) => entry.text));
-    unionInto(target, "attributes", merged.attributes.map((entry) => entry.text));
+    unionInto(target, "attributes", keptAttributes(index).map((entry) => entry.text));
     if (!target.spans.length) target.spans = Graph.clone(merged.spans);
     goldOfGroup.set(index, target.id);
     const counted = (entries) => Object.fromEntries(entries.map((entry) => [Graph.libraryKey(entry.text), entry.count + "/" + merged.annotators]));
@@ -266,8 +308,8 @@
 
   function partsText(link) {
     const parts = link.parts;
-    const names = {name: "name", source: "sources", attribute: "attributes", time: "time overlap"};
-    return link.first[1] + " ↔ " + link.second[1] + ": " + link.score.toFixed(2) + " (" + Object.entries(names).filter(([key]) => parts[key] !== null).map(([key, label]) => label + " " + parts[key].toFixed(2)).join(", ") + ")";
+    const names = {phrase: "phrase", name: "name", source: "sources", attribute: "attributes (not weighed)", time: "time overlap"};
+    return link.first[1] + " ↔ " + link.second[1] + ": " + link.score.toFixed(2) + " of " + link.needed.toFixed(2) + " needed (" + Object.entries(names).filter(([key]) => parts[key] !== null).map(([key, label]) => label + " " + parts[key].toFixed(2)).join(", ") + ")";
   }
 
   function countedText(entries, total) {
@@ -295,7 +337,7 @@
     target.appendChild(el("p", "hint", "Agreement of this clip (X-ACE F between each pair of annotators, averaged):"));
     target.appendChild(factors);
     target.appendChild(disagreementView(data));
-    target.appendChild(el("p", "hint", "Events matched by meaning: name, sources, attributes and time overlap (score S from 0.5). “+ gold” adds the group's merged event (n/m: how many annotators gave it) and its relations."));
+    target.appendChild(el("p", "hint", "Events matched by what the sound is: meaning (the phrase, its name and sources) reaching what its time overlap needs (less over the same seconds; S is the weakest link's meaning, the needed value on hover). “+ gold” adds the group's merged event (n/m: how many annotators gave it) and its relations."));
     const table = el("table", "matching compact");
     const head = el("tr", "");
     data.annotators.forEach((name) => head.appendChild(el("th", "", name)));
@@ -319,6 +361,7 @@
       summary.appendChild(el("strong", "", merged.label));
       summary.appendChild(el("span", "small", " · " + countedText(merged.sources, merged.annotators) + " · " + countedText(merged.attributes, merged.annotators)));
       if (merged.spans.length) summary.appendChild(el("span", "muted small", " · " + merged.spans.map(([a, b]) => a.toFixed(2) + "–" + b.toFixed(2)).join(", ") + " s"));
+      summary.appendChild(clashView(index));
       row.appendChild(summary);
       const action = el("td", "");
       const inGold = editor && goldEventOf(index, editor.draft);
@@ -334,6 +377,93 @@
     const wrap = el("div", "table-scroll");
     wrap.appendChild(table);
     target.appendChild(wrap);
+  }
+
+  /* The group's clashing attributes, each with a button that keeps it (the chosen one is marked). */
+  function clashView(index) {
+    const box = el("div", "attribute-clashes");
+    const dropped = attributeChoices.get(index) || new Set();
+    const counts = new Map(matching.groups[index].merged.attributes.map((entry) => [Graph.libraryKey(entry.text), entry.count]));
+    const total = matching.groups[index].merged.annotators;
+    for (const clash of attributeClashes(index)) {
+      const line = el("p", "attribute-clash small");
+      line.dataset.kind = clash.kind;
+      const settled = dropped.has(Graph.libraryKey(clash.first)) || dropped.has(Graph.libraryKey(clash.second));
+      line.classList.toggle("is-settled", settled);
+      line.appendChild(el("span", "", (clash.kind === "count" ? "different counts" : "opposites") + " (tag library): "));
+      for (const [kept, other] of [[clash.first, clash.second], [clash.second, clash.first]]) {
+        const chosen = settled && !dropped.has(Graph.libraryKey(kept));
+        const button = el("button", chosen ? "keep-attribute is-chosen" : "keep-attribute", (chosen ? "✓ " : "keep ") + kept + " " + (counts.get(Graph.libraryKey(kept)) || 0) + "/" + total);
+        button.type = "button";
+        button.dataset.attribute = kept;
+        button.title = "Keep '" + kept + "' for this event and drop '" + other + "'";
+        button.addEventListener("click", () => chooseAttribute(index, kept, other));
+        line.appendChild(button);
+      }
+      box.appendChild(line);
+    }
+    return box;
+  }
+
+  // -- gold duplicates ---------------------------------------------------------------------------
+  /* Ask the server (the review's matching rule) which gold events may name one sound, shortly after edits. */
+  function scheduleDuplicateCheck() {
+    window.clearTimeout(duplicateTimer);
+    duplicateTimer = window.setTimeout(checkDuplicates, 500);
+  }
+
+  function checkDuplicates() {
+    if (!review || editor.draft.events.length < 2) { renderDuplicates([]); return; }
+    const request = ++duplicateRequest;
+    const url = urls.checks.replace("/0/", "/" + review.id + "/");
+    Page.callJson("POST", url, {draft: editor.draft}).then(({response, body}) => {
+      if (request !== duplicateRequest || !response.ok) return;
+      renderDuplicates(body.checks.filter((check) => check.code === "gold_duplicate"));
+    }).catch(() => {});
+  }
+
+  function renderDuplicates(checks) {
+    const box = document.getElementById("gold-duplicates");
+    box.textContent = "";
+    box.hidden = !checks.length;
+    if (!checks.length) return;
+    box.appendChild(el("strong", "", "Events that may name one sound (publishing refuses them until merged or related):"));
+    const list = el("ul", "");
+    for (const check of checks) {
+      const item = el("li", "gold-duplicate");
+      item.appendChild(el("span", "", check.message + " "));
+      const second = editor.draft.events.find((event) => event.id === check.event);
+      const first = editor.draft.events.find((event) => event.id === check.other_event);
+      if (first && second) {
+        const button = el("button", "merge-duplicate", "Merge '" + second.label + "' into '" + first.label + "'");
+        button.type = "button";
+        button.addEventListener("click", () => mergeGoldEvents(first.id, second.id));
+        item.appendChild(button);
+      }
+      list.appendChild(item);
+    }
+    box.appendChild(list);
+  }
+
+  /* One gold event from two: the second's sources, attributes and spans join the first, its relations move. */
+  function mergeGoldEvents(keptId, removedId) {
+    const draft = Graph.clone(editor.draft);
+    const kept = draft.events.find((event) => event.id === keptId);
+    const removed = draft.events.find((event) => event.id === removedId);
+    unionInto(kept, "sources", removed.sources);
+    unionInto(kept, "attributes", removed.attributes);
+    kept.spans = Graph.mergedSpans(kept.spans.concat(removed.spans));
+    draft.events = draft.events.filter((event) => event.id !== removedId);
+    const moved = draft.relations.map((relation) => ({
+      first: relation.first === removedId ? keptId : relation.first,
+      second: relation.second === removedId ? keptId : relation.second,
+      kind: relation.kind,
+    }));
+    draft.relations = moved.filter((relation, position) => relation.first !== relation.second && moved.findIndex((other) => (other.first === relation.first && other.second === relation.second) || (other.first === relation.second && other.second === relation.first)) === position);
+    goldOfGroup.forEach((id, group) => { if (id === removedId) goldOfGroup.set(group, keptId); });
+    editor.setDraft(draft, "merging '" + removed.label + "' into '" + kept.label + "'");
+    editor.say("Merged '" + removed.label + "' into '" + kept.label + "' (Ctrl+Z undoes it).");
+    renderMatching();
   }
 
   function disagreementView(data) {
@@ -375,6 +505,7 @@
       player: player,
       onChange: (draft) => {
         syncRegions();
+        scheduleDuplicateCheck();
         if (sync) sync.edit(draft);
         else startReview().then((started) => { if (started) sync.edit(editor.draft); });
       },
