@@ -323,6 +323,9 @@ STUDY_END_REDIRECT_SECONDS = env_int("STUDY_END_REDIRECT_SECONDS", 5, minimum=0)
 # arrival and the start of rating (new arrivals past it are asked to try again later); an answer sent at the time
 # limit is accepted for STUDY_EXPIRY_GRACE_SECONDS more (the page submits it when the countdown ends).
 STUDY_INACTIVE_MINUTES = env_int("STUDY_INACTIVE_MINUTES", 10, minimum=1)
+# A participant's open page reports itself every STUDY_HEARTBEAT_SECONDS while they use it (keys, touches, scrolling,
+# audio within STUDY_INACTIVE_MINUTES), so reading and thinking count as work; 0: no heartbeat.
+STUDY_HEARTBEAT_SECONDS = env_int("STUDY_HEARTBEAT_SECONDS", 60, minimum=0)
 STUDY_UNSTARTED_LIMIT = env_int("STUDY_UNSTARTED_LIMIT", 50, minimum=1)
 STUDY_EXPIRY_GRACE_SECONDS = env_int("STUDY_EXPIRY_GRACE_SECONDS", 30, minimum=0)
 MTURK_SUBMIT_HOSTS = env_list("MTURK_SUBMIT_HOSTS", ["https://www.mturk.com", "https://workersandbox.mturk.com"])

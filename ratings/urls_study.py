@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from ratings import views_study
+from ratings import views_study, views_study_alive
 
 app_name = "study"
 urlpatterns = [
@@ -15,6 +15,7 @@ urlpatterns = [
     path("<str:slug>/start/", views_study.study_start, name="start"),
     path("<str:slug>/items/", views_study.study_items, name="items"),
     path("<str:slug>/leave/", views_study.study_leave, name="leave"),
+    path("<str:slug>/alive/", views_study_alive.study_alive, name="alive"),
     path("<str:slug>/end/", views_study.study_end, name="end"),
     path("<str:slug>/enter/<str:token>/", views_study.study_enter, name="enter"),
     path("<str:slug>/status/<str:token>/", views_study.study_status, name="status"),

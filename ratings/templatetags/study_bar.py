@@ -5,6 +5,7 @@ screens and the rating items alike). The time left is the server's; the page's s
 """
 
 from django import template
+from django.conf import settings
 from django.urls import reverse
 
 from ratings.models_study import Participant
@@ -32,4 +33,10 @@ def study_bar(context) -> dict:
         "leave_url": "" if context.get("enter_url") else reverse("study:leave", kwargs={"slug": slug}),
         # Where the page goes when the time is up: the study's own page of the stage, which ends the participation.
         "expired_url": reverse("study:items", kwargs={"slug": slug}),
+        # The heartbeat (ratings/views_study_alive.py): sent while the participant uses the page, not while it
+        # only stays open.
+        "alive_url": reverse("study:alive", kwargs={"slug": slug}) if settings.STUDY_HEARTBEAT_SECONDS else "",
+        "heartbeat_seconds": settings.STUDY_HEARTBEAT_SECONDS,
+        "idle_seconds": settings.STUDY_INACTIVE_MINUTES * 60,
+        "csrf_token": context.get("csrf_token", ""),
     }

@@ -92,5 +92,31 @@
     }
     window.setTimeout(tick, 250);
   }
+
+  /*
+   * The heartbeat: while the participant uses this page (a key, a touch, the mouse, scrolling or audio playing
+   * within the inactivity window), the page tells the server every few seconds, so reading and thinking count as
+   * work. A closed tab, or an open one nobody uses, stops beating and its share goes back to the others.
+   */
+  function heartbeat() {
+    const url = clock.dataset.aliveUrl;
+    const every = (parseInt(clock.dataset.heartbeatSeconds, 10) || 0) * 1000;
+    const idle = (parseInt(clock.dataset.idleSeconds, 10) || 0) * 1000;
+    if (!url || !every) return;
+    let lastUse = Date.now(); // the page's own request counted already
+    const used = () => { lastUse = Date.now(); };
+    ["keydown", "pointerdown", "pointermove", "wheel", "scroll", "touchstart", "input"].forEach((name) =>
+      window.addEventListener(name, used, {capture: true, passive: true}));
+    ["play", "timeupdate"].forEach((name) => document.addEventListener(name, used, true)); // media events do not bubble
+    window.setInterval(() => {
+      if (isOver || Date.now() - lastUse > idle) return;
+      fetch(url, {method: "POST", credentials: "same-origin", headers: {"X-CSRFToken": clock.dataset.csrf || ""}})
+        .then((answer) => answer.ok ? answer.json() : null)
+        .then((state) => { if (state && state.finished && !isOver) leave(); })
+        .catch(() => null);
+    }, every);
+  }
+
   tick();
+  heartbeat();
 })();
