@@ -14,7 +14,8 @@ accesslog  # unused variable (config/gunicorn.py)
 errorlog  # unused variable (config/gunicorn.py)
 worker_tmp_dir  # unused variable (config/gunicorn.py)
 forwarded_allow_ips  # unused variable (config/gunicorn.py)
-post_worker_init  # unused function (config/gunicorn.py)
+on_starting  # unused function (config/gunicorn.py): gunicorn's hook, called by name
+preload_app  # unused variable (config/gunicorn.py): gunicorn's setting, read by name
 ALLOWED_HOSTS  # unused variable (config/settings.py)
 CSRF_TRUSTED_ORIGINS  # unused variable (config/settings.py)
 SECURE_SSL_REDIRECT  # unused variable (config/settings.py)

@@ -26,18 +26,65 @@ worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 
 
-def post_worker_init(worker):
-    """Load the metric scorers in the background as each web worker starts.
+# The app is imported once, in the master, before the port opens and before the workers are forked: on a busy 2-core
+# machine importing Django, the URLconf and the views takes 20-40 s of CPU, and each worker that did it on its own
+# made the first view of whatever page it served first wait that long (a dashboard's first view after a restart
+# took 6-9 s). A code change needs a restart of the server (a HUP re-forks the code already loaded).
+preload_app = True
 
-    Their availability checks import torch and transformers (about 15 s here); without this the first
-    /metrics/ page or "Start" in each worker would wait for that.
+
+def on_starting(server):
+    """Before the workers are forked: what every worker's first pages need, done once and inherited.
+
+    The URL tables (Django builds the reverse lookups and compiles each pattern's regex on first use: 6 s of a
+    first page on a busy machine), the metric scorers' availability checks (the metrics pages list what can run
+    here), and the compiled templates of the pages (Django's cached template loader keeps them per process).
     """
-    import threading
+    from django.template import TemplateDoesNotExist
+    from django.template.loader import get_template
+    from django.urls import get_resolver
 
-    def warm() -> None:
-        from metrics_bridge.scoring import registry
-        from metrics_bridge.scoring.base import ScoringContext
+    from metrics_bridge.scoring import registry
+    from metrics_bridge.scoring.base import ScoringContext
 
-        registry.unavailable_metrics(ScoringContext())
+    _warm_url_tables(get_resolver())
+    registry.unavailable_metrics(ScoringContext())
+    for name in WARM_TEMPLATES:
+        try:
+            get_template(name)
+        except TemplateDoesNotExist:  # a page renamed since: its first view compiles it, as before
+            continue
 
-    threading.Thread(target=warm, name="warm-scorers", daemon=True).start()
+
+def _warm_url_tables(resolver, namespace: str = "") -> None:
+    """Compile every pattern and build each namespace's reverse table (reverse() keeps one resolver per namespace;
+    a name reversed without its arguments builds it, then fails, which is all that is wanted here)."""
+    from django.urls import NoReverseMatch, URLResolver, reverse
+
+    for pattern in resolver.url_patterns:
+        pattern.pattern.regex  # noqa: B018 (compiled on first access)
+        if isinstance(pattern, URLResolver):
+            _warm_url_tables(pattern, f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace)
+    name = next((key for key in resolver.reverse_dict if isinstance(key, str)), None)
+    if name:
+        try:
+            reverse(f"{namespace}{name}")
+        except NoReverseMatch:
+            pass
+
+
+#: the pages whose first view after a restart is bounded (docs/operations.md, "Dashboards within their bounds")
+WARM_TEMPLATES = (
+    "base.html",
+    "metrics_bridge/home.html",
+    "metrics_bridge/agreement.html",
+    "metrics_bridge/agreement_pairs.html",
+    "metrics_bridge/benchmark.html",
+    "metrics_bridge/leaderboard.html",
+    "metrics_bridge/thumbs.html",
+    "metrics_bridge/dashboard_pending.html",
+    "metrics_bridge/annotation_agreement.html",
+    "metrics_bridge/sensitivity.html",
+    "metrics_bridge/run_detail.html",
+    "metrics_bridge/caption.html",
+)

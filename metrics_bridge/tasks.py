@@ -175,24 +175,57 @@ def request_annotation_agreement(*, dataset, campaign) -> bool:
     return annotation_agreement_request(dataset=dataset, campaign=campaign, enqueue=enqueue)
 
 
-@shared_task(acks_late=True, max_retries=0)
+@shared_task(
+    acks_late=True,
+    max_retries=0,
+    time_limit=COMPUTE_TIME_LIMIT_SECONDS,
+    soft_time_limit=COMPUTE_TIME_LIMIT_SECONDS - 30,
+)
 def refresh_benchmark() -> str:
     """Compute the benchmark table (every metric on every dataset, CALIBRATED fitted per dataset) off the web."""
-    from metrics_bridge.services.benchmark import benchmark_page_data  # see the section's note
+    from metrics_bridge.services.benchmark_requests import benchmark_compute  # see the section's note
 
-    benchmark_page_data()
-    return "done"
+    return benchmark_compute()
 
 
-def request_benchmark_refresh() -> bool:
-    """Have the benchmark table recomputed; True when it was done here and now (as request_dashboard_refresh)."""
-    if runs_execute_eagerly() or not live_workers(broker=current_broker()):
-        from metrics_bridge.services.benchmark import benchmark_page_data
+def request_benchmark_refresh(*, retry: bool = False) -> bool:
+    """Have a worker recompute the benchmark table when it is stale; True when the task was sent now. Never computed
+    in the request, even with no live worker (the page says so; the message waits for one)."""
+    from metrics_bridge.services.benchmark_requests import benchmark_request
 
-        benchmark_page_data()
-        return True
-    transaction.on_commit(lambda: refresh_benchmark.delay())
-    return False
+    def enqueue() -> None:
+        if runs_execute_eagerly():
+            refresh_benchmark.apply_async()
+        else:
+            transaction.on_commit(lambda: refresh_benchmark.apply_async())
+
+    return benchmark_request(enqueue=enqueue, retry=retry)
+
+
+@shared_task(
+    acks_late=True,
+    max_retries=0,
+    time_limit=COMPUTE_TIME_LIMIT_SECONDS,
+    soft_time_limit=COMPUTE_TIME_LIMIT_SECONDS - 30,
+)
+def compute_agreement_pairs(dataset_id: int, metric: str) -> str:
+    """Compute the stored pairs behind one metric's agreement on a dataset (its whole pair protocol)."""
+    from metrics_bridge.services.agreement_pairs_store import agreement_pairs_compute
+
+    return agreement_pairs_compute(dataset_id=dataset_id, metric=metric)
+
+
+def request_agreement_pairs(*, dataset, metric: str) -> bool:
+    """Have a worker compute the pairs page's rows when they are missing or stale; True when sent now."""
+    from metrics_bridge.services.agreement_pairs_store import agreement_pairs_request
+
+    def enqueue() -> None:
+        if runs_execute_eagerly():
+            compute_agreement_pairs.apply_async(args=[dataset.pk, metric])
+        else:
+            transaction.on_commit(lambda: compute_agreement_pairs.apply_async(args=[dataset.pk, metric]))
+
+    return agreement_pairs_request(dataset=dataset, metric=metric, enqueue=enqueue)
 
 
 # --- Sensitivity reports ---------------------------------------------------------------------------

@@ -2,6 +2,7 @@ from django.urls import path
 
 from metrics_bridge import (
     views,
+    views_agreement_pairs,
     views_annotation,
     views_benchmark,
     views_captioning,
@@ -19,7 +20,9 @@ urlpatterns = [
     path("runs/<id:run_id>/cancel/", views.run_cancel, name="run_cancel"),
     path("datasets/<id:dataset_id>/agreement/", views_dashboards.dataset_agreement, name="dataset_agreement"),
     path("datasets/<id:dataset_id>/agreement/compute/", views_dashboards.agreement_compute, name="agreement_compute"),
-    path("datasets/<id:dataset_id>/agreement/pairs/", views_benchmark.agreement_pairs, name="agreement_pairs"),
+    path(
+        "datasets/<id:dataset_id>/agreement/pairs/", views_agreement_pairs.agreement_pairs, name="agreement_pairs"
+    ),
     path("benchmark/", views_benchmark.benchmark_page, name="benchmark"),
     path("benchmark/refresh/", views_benchmark.benchmark_refresh, name="benchmark_refresh"),
     path("datasets/<id:dataset_id>/leaderboard/", views_dashboards.leaderboard, name="leaderboard"),

@@ -34,9 +34,15 @@ from annotation.services.demo import (
 from annotation.services.importing import ImportDataError
 from metrics_bridge.models import MetricRun, MetricRunChunk, SensitivityReport
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.dashboards import dashboard_refresh, dashboard_state
+from metrics_bridge.services.benchmark import benchmark_state
+from metrics_bridge.services.dashboards import dashboard_part_states, dashboard_refresh, dashboard_state
 from metrics_bridge.services.dataset_runs import dataset_run_create
-from metrics_bridge.tasks import request_dashboard_refresh, request_sensitivity_report
+from metrics_bridge.tasks import (
+    request_benchmark_refresh,
+    request_dashboard_parts,
+    request_dashboard_refresh,
+    request_sensitivity_report,
+)
 from metrics_bridge.worker_process import WorkerOnDemand
 from ratings.models import Campaign
 from ratings.services.demo import SIMULATED_RATERS, demo_campaigns_ensure, demo_pairs_ensure
@@ -178,18 +184,25 @@ class Command(BaseCommand):
             raise CommandError(f"metric run {run.pk} ended {run.get_status_display().lower()}: {run.error}")
 
     def _refresh_dashboards(self, dataset, *, watchdog) -> None:
-        """The dashboards' numbers, so their first view shows them at once: the THumBS reports (bootstrap
-        intervals, the slowest) on the worker while this process computes the agreement table and leaderboard."""
+        """The dashboards' numbers, so their first view shows them at once, not "computing": the THumBS reports
+        (bootstrap intervals, the slowest), the agreement page's other parts (CALIBRATED's fit) and the benchmark
+        table on the worker while this process computes the agreement table and leaderboard."""
         campaigns = list(Campaign.objects.filter(dataset=dataset, task_type=Campaign.TaskType.THUMBS))
         queued = [
             campaign for campaign in campaigns if not request_dashboard_refresh(kind="thumbs", object_id=campaign.pk)
         ]
         sensitivity = self._start_sensitivity(dataset)
         dashboard_refresh(kind="agreement", target=dataset)
+        # the agreement table is stored: the page's other parts go to the worker
+        request_dashboard_parts(kind="agreement", target=dataset)
+        request_benchmark_refresh()
         dashboard_refresh(kind="leaderboard", target=dataset)
         deadline = time.monotonic() + DASHBOARD_TIMEOUT_SECONDS
-        while queued or sensitivity:
+        while queued or sensitivity or not self._agreement_and_benchmark_stored(dataset):
             watchdog()
+            # a failed computation is sent again (up to its attempts; then it counts as settled: pages report it)
+            request_dashboard_parts(kind="agreement", target=dataset)
+            request_benchmark_refresh()
             queued = [campaign for campaign in queued if not dashboard_state(kind="thumbs", target=campaign).fresh]
             if sensitivity:
                 sensitivity.refresh_from_db()
@@ -199,9 +212,18 @@ class Command(BaseCommand):
                     sensitivity = None
             if (queued or sensitivity) and time.monotonic() > deadline:
                 raise CommandError(
-                    f"the worker did not compute the THumBS and sensitivity reports in {DASHBOARD_TIMEOUT_SECONDS} s"
+                    "the worker did not compute the THumBS and sensitivity reports, CALIBRATED's fit and the "
+                    f"benchmark table in {DASHBOARD_TIMEOUT_SECONDS} s"
                 )
             time.sleep(0.5)
+
+    @staticmethod
+    def _agreement_and_benchmark_stored(dataset) -> bool:
+        """Every part of the agreement page and the benchmark table are stored for the data as it is (one whose
+        computation failed for good counts as settled: its page reports it)."""
+        parts = dashboard_part_states(kind="agreement", target=dataset).values()
+        states = [*parts, benchmark_state()]
+        return all(state.fresh or (state.computation and state.computation.given_up) for state in states)
 
     def _start_sensitivity(self, dataset) -> SensitivityReport | None:
         """A sensitivity report of the demo's SENSITIVITY_METRICS on the worker, unless one is done already."""
