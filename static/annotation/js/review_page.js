@@ -334,7 +334,7 @@
       box.appendChild(el("span", "muted small", name));
       factors.appendChild(box);
     }
-    target.appendChild(el("p", "hint", "Agreement of this clip (X-ACE F between each pair of annotators, averaged):"));
+    target.appendChild(el("p", "hint", "Agreement of this clip on the rows below (per pair of annotators: events linked, and the sources, attributes and relations of linked events they share; averaged):"));
     target.appendChild(factors);
     target.appendChild(disagreementView(data));
     target.appendChild(el("p", "hint", "Events matched by what the sound is: meaning (the phrase, its name and sources) reaching what its time overlap needs (less over the same seconds; S is the weakest link's meaning, the needed value on hover). “+ gold” adds the group's merged event (n/m: how many annotators gave it) and its relations."));
@@ -452,6 +452,12 @@
     const removed = draft.events.find((event) => event.id === removedId);
     unionInto(kept, "sources", removed.sources);
     unionInto(kept, "attributes", removed.attributes);
+    // An attribute the reviewer dropped from a clash of either event's row stays dropped.
+    const dropped = new Set();
+    goldOfGroup.forEach((id, group) => {
+      if (id === keptId || id === removedId) (attributeChoices.get(group) || new Set()).forEach((key) => dropped.add(key));
+    });
+    kept.attributes = kept.attributes.filter((text) => !dropped.has(Graph.libraryKey(text)));
     kept.spans = Graph.mergedSpans(kept.spans.concat(removed.spans));
     draft.events = draft.events.filter((event) => event.id !== removedId);
     const moved = draft.relations.map((relation) => ({
