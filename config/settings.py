@@ -174,8 +174,10 @@ STORAGES = {
         if USES_S3_STORAGE
         else "django.core.files.storage.FileSystemStorage",
     },
+    # Hashed names in production (config/static_storage.py: whitenoise serves them as immutable, so a returning
+    # page costs no static request); plain names under DEBUG, where runserver serves the sources as they change.
     "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
+        "BACKEND": "config.static_storage.HashedStaticFilesStorage"
         if not DEBUG
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
