@@ -6,6 +6,7 @@ XACE and its factor scores XACE_E/S/A/R too). The registry maps metric names to 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Sequence
@@ -185,8 +186,13 @@ def score_batches(
     return [scorer.score_batch(batch, context) for batch in batches]
 
 
+@functools.cache
 def installed_version(package: str) -> str:
-    """The installed version of a package, for version strings ("missing" when it is not installed)."""
+    """The installed version of a package, for version strings ("missing" when it is not installed).
+
+    Read once per process: reading it parses the package's metadata file (about 15 ms each on a busy machine, and a
+    dashboard page's fingerprint asks for some twelve packages several times); a process serves the code it
+    imported at start, so a package upgraded under it needs a restart anyway."""
     try:
         return version(package)
     except PackageNotFoundError:

@@ -79,7 +79,9 @@ def admin_client(client, make_user):
 def dataset():
     dataset = Dataset.objects.create(name="rain-study")
     clip = Clip.objects.create(dataset=dataset, external_id="rain.wav", file_name="rain.wav")
-    Caption.objects.create(clip=clip, text="heavy rain falls on a tin roof", role="reference", author_kind="human", position=0)
+    Caption.objects.create(
+        clip=clip, text="heavy rain falls on a tin roof", role="reference", author_kind="human", position=0
+    )
     return dataset
 
 
@@ -207,3 +209,18 @@ def test_a_warm_pairs_page_is_one_cache_read_and_a_few_small_queries(admin_clien
     cache_reads = [query for query in queries if "metrics_bridge_dashboardcache" in query["sql"]]
     assert len(cache_reads) == 1
     assert len(queries) <= 20, [query["sql"][:120] for query in queries]
+
+
+def test_package_versions_are_read_once_per_process(monkeypatch):
+    """Every dashboard page's fingerprint names the metrics' versions, which name their packages' versions: reading
+    those parsed each package's metadata file on every view (about half of a warm agreement page's time)."""
+    from metrics_bridge.scoring import base
+
+    base.installed_version.cache_clear()
+    reads = []
+    monkeypatch.setattr(base, "version", lambda package: reads.append(package) or "1.0")
+    try:
+        assert [base.installed_version("numpy") for _ in range(3)] == ["1.0"] * 3
+        assert reads == ["numpy"]
+    finally:
+        base.installed_version.cache_clear()  # later tests read the real versions
