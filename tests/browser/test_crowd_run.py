@@ -468,6 +468,9 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     _platform_post(page, "preview_bonuses")
     assert len(prolific.requests) == before + 1, "sync only: a preview sends nothing"
     page.screenshot(path=str(artifacts / "crowd_run_prolific_preview.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(path=str(artifacts / "crowd_run_prolific_preview_390.png"), full_page=True)
+    page.set_viewport_size({"width": 1200, "height": 900})
     _platform_post(page, "send")
     sent = prolific.requests[before + 1 :]
     approvals = sorted(
@@ -495,6 +498,8 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     _platform_post(page, "preview_bonuses")
     assert page.locator("button[name=action][value=send]").is_disabled()
     assert len(prolific.requests) == before + 1 + len(sent)
+    rows = page.locator("#log tr.log-entry").all_inner_texts()
+    assert sorted(r.split("\t")[2] for r in rows if "automatic" in r) == ["prolific pause", "prolific start"]
 
     # --- MTurk: sync, preview, send ------------------------------------------------------------------------------
     submitted = [n for n in people if n.startswith("m_") and people[n].status == "completed"] + ["m_declined"]
