@@ -315,3 +315,7 @@ synced_at  # unused variable (ratings/models_platforms.py: the template shows it
 idempotency_key  # unused variable (ratings/models_platforms.py: set by keyword, filtered on)
 request_summary  # unused variable (ratings/models_platforms.py: set by keyword, the log's record)
 other_event  # unused variable (annotation/services/annotation_checks.py, annotation/serializers_workspace.py): the review page reads it from the checks' JSON
+
+# --- Static files: the storage class is named by its dotted path in settings.STORAGES; Django reads the attribute.
+HashedStaticFilesStorage  # unused class (config/static_storage.py)
+manifest_strict  # unused variable (config/static_storage.py: Django's ManifestFilesMixin reads it)

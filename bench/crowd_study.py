@@ -427,6 +427,7 @@ class Run(LoadRun):
                 # Every bench participant arrives within a minute and walks the path at once: none waits outside.
                 "STUDY_UNSTARTED_LIMIT": str(10 * participants),
                 "STUDY_END_REDIRECT_SECONDS": "5",
+                **self.extra_env(participants),
             }
         )
         began = time.monotonic()
@@ -458,9 +459,7 @@ class Run(LoadRun):
             flush=True,
         )
         port = free_port()
-        self.web = gunicorn_start(
-            env=self.env, port=port, workers=self.args.web_workers, log_path=self.folder / "gunicorn.log"
-        )
+        self.web = self.web_start(port)
         base_url = f"http://127.0.0.1:{port}"
         import requests
 
@@ -469,6 +468,15 @@ class Run(LoadRun):
         settled = wait_until_idle(self.web.pid, timeout=self.args.settle_seconds)
         print(f"[{self.kind}] gunicorn ({self.args.web_workers} workers) on {port}; idle after start-up: {settled}")
         return {"base_url": base_url, **seeded}
+
+    def extra_env(self, participants: int) -> dict:
+        """Settings a variant of this bench adds to the app's environment."""
+        return {}
+
+    def web_start(self, port: int):
+        return gunicorn_start(
+            env=self.env, port=port, workers=self.args.web_workers, log_path=self.folder / "gunicorn.log"
+        )
 
 
 RUNS: list[Run] = []

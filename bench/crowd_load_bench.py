@@ -1,0 +1,349 @@
+"""Load bench of a crowd study along the path a participant's browser takes, behind a proxy, served as ./scripts/run
+serves it.
+
+bench/crowd_study.py's study and checks (seeded on a fresh database: clips with audio, gold checks, the antiphase
+screen, shares sized for 90 % of the consenting arrivals; afterwards every item exactly at its judgement count from
+distinct participants, nobody over their share, every participant shown the code of their outcome), with what that
+bench leaves out of a browser's requests:
+
+- **static files**: every page's stylesheets, scripts and icons are fetched as a browser does, through a cache of
+  its own per participant that keeps a file for its `Cache-Control: max-age` (content-hashed names are immutable,
+  config/static_storage.py): the first page fetches them, a returning page only what expired or is new;
+- **autosaves**: the choice is saved as a draft (POST /ratings/items/<token>/draft/) before it is submitted, as
+  static/ratings/js/pairwise_item.js does on every change;
+- **polls**: the study bar's heartbeat (POST /study/<slug>/alive/) every `--heartbeat-seconds` from each page's
+  load while the participant is on it (static/ratings/js/study_clock.js; STUDY_HEARTBEAT_SECONDS, default 60 s,
+  is set to this so that pages of a few seconds beat at all);
+- **distinct addresses behind a trusted proxy**: each participant's requests carry `X-Forwarded-For: <its own
+  address>` from 127.0.0.1, listed in TRUSTED_PROXIES (common/client_address.py), with the default
+  STUDY_ARRIVALS_PER_ADDRESS (20): were the proxy's address counted, the 21st arrival would be refused;
+- **gunicorn as ./scripts/run starts it**: config/gunicorn.py with one worker per core (2 to 4), its log level and
+  access-log format, DEBUG off, `collectstatic` run first.
+
+Listening is shortened by the documented test setting MUST_LISTEN_SECONDS (`--listen-seconds`, the clips last that
+long). STUDY_UNSTARTED_LIMIT is raised to the number of participants: with everyone arriving within a minute, the
+default 50 would ask the later ones to come back in a few minutes (a 503 the bench would count as an error).
+
+Before the crowd, one participant walks the same path alone on the same server (the reference): the report gives
+each endpoint's p95 under load as a ratio to its median alone.
+
+    runuser -u postgres -- psql -c "drop database if exists captioneval_crowdload" \\
+        -c "create database captioneval_crowdload owner captioneval"
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/crowd_load_bench.py \\
+        --database-url postgres://captioneval:captioneval@127.0.0.1:5432/captioneval_crowdload
+
+Targets: 300 participants arriving within 60 s, p95 <= 100 ms on every app endpoint, 0 errors, exact coverage.
+"""
+
+import os
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT_DIR))
+
+from bench import crowd_study  # noqa: E402
+from bench.load_ratings import Recorder, percentile, process_tree_cpu  # noqa: E402
+from scripts.stack import wait_for_port  # noqa: E402  (no Django import)
+
+ASSET_RE = re.compile(r'<(?:script|link|img)\b[^>]*?\b(?:src|href)="(/static/[^"]+)"')
+ALIVE_RE = re.compile(r'data-alive-url="([^"]+)"')
+DRAFT_RE = re.compile(r'data-draft-url="([^"]+)"')
+MAX_AGE_RE = re.compile(r"max-age=(\d+)")
+
+
+def run_script_workers() -> int:
+    """gunicorn's worker count as ./scripts/run sets it: one per core, at least 2, at most 4."""
+    return min(4, max(2, os.cpu_count() or 2))
+
+
+class BrowserParticipant(crowd_study.Participant):
+    """A participant whose requests are a browser's: static files through a cache, autosaves, heartbeats, from an
+    address of its own behind the proxy."""
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.address = f"10.{self.index // 65536 % 256}.{self.index // 256 % 256}.{self.index % 256}"
+        self.http.headers["X-Forwarded-For"] = self.address
+        self.cache: dict[str, float] = {}  # static URL -> when the browser's copy expires (monotonic)
+        self.requests_made = 0
+        self.static_requests = 0
+        self.alive_url = ""
+        self.page_loaded_at = 0.0
+
+    def request(self, endpoint: str, method: str, path: str, *, expect, **options):
+        response = super().request(endpoint, method, path, expect=expect, **options)
+        self.requests_made += 1
+        if response is not None and "text/html" in response.headers.get("Content-Type", ""):
+            self.page_loaded(response.text)
+        return response
+
+    def page_loaded(self, html: str) -> None:
+        """What the browser does with a page it shows: fetch the files its cache lacks, start the page's clock."""
+        now = time.monotonic()
+        for url in dict.fromkeys(ASSET_RE.findall(html)):
+            if self.cache.get(url, 0.0) > now:
+                continue
+            served = super().request("GET static", "GET", url, expect=200)
+            self.requests_made += 1
+            self.static_requests += 1
+            if served is not None:
+                lifetime = MAX_AGE_RE.search(served.headers.get("Cache-Control", ""))
+                self.cache[url] = now + (int(lifetime.group(1)) if lifetime else 0)
+        alive = ALIVE_RE.search(html)
+        self.alive_url = alive.group(1) if alive else ""
+        self.page_loaded_at = time.monotonic()
+
+    def wait(self, seconds: float) -> None:
+        """The participant stays on the page for `seconds`; its heartbeat beats meanwhile, counted from the page's
+        load (the script's setInterval)."""
+        until = time.monotonic() + seconds
+        every = self.args.heartbeat_seconds
+        while self.alive_url and every > 0:
+            beats = int((time.monotonic() - self.page_loaded_at) // every) + 1
+            next_beat = self.page_loaded_at + beats * every
+            if next_beat >= until:
+                break
+            time.sleep(max(0.0, next_beat - time.monotonic()))
+            self.request(
+                "POST alive",
+                "POST",
+                self.alive_url,
+                expect=200,
+                headers={"X-CSRFToken": self.http.cookies.get("csrftoken"), "Referer": self.base_url},
+            )
+        time.sleep(max(0.0, until - time.monotonic()))
+
+    def _post_form(self, endpoint: str, path: str, page_text: str, data: dict):
+        self.wait(self.args.page_seconds)  # the person reads the page and fills it in before sending it
+        return self.request(
+            endpoint,
+            "POST",
+            path,
+            expect=302,
+            data={"csrfmiddlewaretoken": self._csrf(page_text), **data},
+            headers={"Referer": self.base_url + path},
+        )
+
+    def item(self, path: str):
+        page = self.request("GET item", "GET", path, expect=200)
+        if page is None:
+            return None
+        audio = self.request("GET item audio", "GET", f"{path}audio/", expect=200)
+        if audio is None:
+            return None
+        served = time.monotonic()  # listening runs from when the server sent the audio
+        word = self.oracle.get(crowd_study.hashlib.sha256(audio.content).hexdigest())
+        if word is None:
+            with self.recorder.lock:
+                self.recorder.errors["GET item audio"].append("the audio served is no clip's rater copy")
+        texts = crowd_study.CAPTION_RE.findall(page.text)
+        self.wait(max(0.0, served + self.args.listen_seconds + 0.05 - time.monotonic()))
+        json_headers = {"X-CSRFToken": self.http.cookies.get("csrftoken"), "Referer": self.base_url + path}
+        if self.request("POST listened", "POST", f"{path}listened/", expect=200, json={}, headers=json_headers) is None:
+            return None
+        fits = [word is not None and crowd_study.CLIP_WORD_RE.search(text) and word in text for text in texts[:2]]
+        side = (
+            "left"
+            if fits == [True, False]
+            else "right"
+            if fits == [False, True]
+            else self.rng.choice(["left", "right", "none"])
+        )
+        version = crowd_study.VERSION_RE.search(page.text).group(1)
+        # The choice is made halfway through reading the captions and autosaved at once; the rest of the time the
+        # participant checks it before submitting.
+        self.wait(self.args.think_seconds / 2)
+        draft = {"version": int(version), "fields": {"side": side}}
+        if (
+            self.request(
+                "POST draft", "POST", DRAFT_RE.search(page.text).group(1), expect=200, json=draft, headers=json_headers
+            )
+            is None
+        ):
+            return None
+        self.wait(self.args.think_seconds / 2)
+        data = {"csrfmiddlewaretoken": self._csrf(page.text), "version": version, "side": side}
+        return self.request(
+            "POST answer", "POST", path, expect=302, data=data, headers={"Referer": self.base_url + path}
+        )
+
+
+class Run(crowd_study.Run):
+    """crowd_study's run behind the proxy, with gunicorn started by ./scripts/run's command line."""
+
+    def extra_env(self, participants: int) -> dict:
+        return {
+            "TRUSTED_PROXIES": "127.0.0.1",
+            "STUDY_ARRIVALS_PER_ADDRESS": "20",  # the default: the distinct addresses must be told apart
+            "STUDY_UNSTARTED_LIMIT": str(participants),
+            "STUDY_HEARTBEAT_SECONDS": str(self.args.heartbeat_seconds),
+            "EVENT_LOG_LEVEL": "WARNING",
+        }
+
+    def web_start(self, port: int):
+        import subprocess
+
+        env = {**self.env, "GUNICORN_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(run_script_workers())}
+        with open(self.folder / "gunicorn.log", "ab") as log:
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "gunicorn",
+                    "-c",
+                    "config/gunicorn.py",
+                    "--log-level",
+                    "warning",
+                    "--access-logformat",
+                    "%(s)s %(m)s %(U)s %(M)sms",
+                    "config.wsgi",
+                ],
+                cwd=PROJECT_DIR,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        wait_for_port(port, timeout=120, process=process, what="gunicorn")
+        return process
+
+
+def drive(target: dict, args, indexes: range, arrival_seconds: float) -> tuple[Recorder, dict, list]:
+    """The participants `indexes` arriving at random moments within `arrival_seconds`; returns the recorder, the
+    wall and load-generator CPU, and the participants."""
+    recorder = Recorder()
+    arrivals = crowd_study.random.Random(indexes.start)
+    people = [
+        BrowserParticipant(
+            base_url=target["base_url"],
+            slug=target["slug"],
+            index=index,
+            oracle=target["oracle"],
+            args=args,
+            recorder=recorder,
+        )
+        for index in indexes
+    ]
+    offsets = sorted(arrivals.uniform(0, arrival_seconds) for _ in people)
+    began = time.monotonic()
+
+    def run(person, offset: float) -> None:
+        time.sleep(max(0.0, began + offset - time.monotonic()))
+        try:
+            person.run()
+        except Exception as error:  # noqa: BLE001 - a participant that broke down is an error of the run
+            with recorder.lock:
+                recorder.errors["participant"].append(f"{type(error).__name__}: {error}"[:200])
+
+    threads = [threading.Thread(target=run, args=pair, daemon=True) for pair in zip(people, offsets, strict=True)]
+    cpu_began = time.process_time()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=max(1.0, args.deadline - (time.monotonic() - began)))
+    timing = {"wall_seconds": time.monotonic() - began, "client_cpu_seconds": time.process_time() - cpu_began}
+    return recorder, timing, people
+
+
+def per_participant(people: list) -> str:
+    completed = [person for person in people if person.seen["status"] == "completed"]
+    rest = [person for person in people if person.seen["status"] != "completed"]
+
+    def mean(values):
+        return sum(values) / len(values) if values else float("nan")
+
+    return (
+        f"requests per completed participant {mean([p.requests_made for p in completed]):.1f} "
+        f"(static {mean([p.static_requests for p in completed]):.1f}) over {len(completed)} participants; "
+        f"per other participant (declined, found the study full) {mean([p.requests_made for p in rest]):.1f} "
+        f"over {len(rest)}"
+    )
+
+
+def bench(args) -> None:
+    import json
+    import shutil
+    import tempfile
+
+    participants = args.participants
+    folder = Path(tempfile.mkdtemp(prefix="crowd-load-bench-"))
+    if os.geteuid() == 0:
+        os.chmod(folder, 0o755)
+    args.web_workers = run_script_workers()
+    run = Run(kind="postgresql", args=args, folder=folder)
+    crowd_study.RUNS.append(run)
+    try:
+        # One more participant than the crowd: the reference walks first and holds a share of its own.
+        target = run.start(participants + 1)
+        reference, _, alone = drive(target, args, range(participants, participants + 1), 0.0)
+        print(f"reference (one participant alone): {per_participant(alone)}", flush=True)
+        load_before = os.getloadavg()[0]
+        cpu_before = process_tree_cpu(run.web.pid)
+        restarts_before = crowd_study.worker_restarts(folder / "gunicorn.log")
+        recorder, timing, people = drive(target, args, range(participants), args.arrival_seconds)
+        server_cpu = process_tree_cpu(run.web.pid) - cpu_before
+        load_after = os.getloadavg()[0]
+        run.stop_web()  # every request is answered before the check reads the database
+        timing["worker_restarts"] = crowd_study.worker_restarts(folder / "gunicorn.log") - restarts_before
+        seen = {person.pid: person.seen for person in [*people, *alone]}
+        (folder / "seen.json").write_text(json.dumps(seen))
+        checked = json.loads(
+            run.app(crowd_study.__file__, "verify", "--slug", target["slug"], "--seen", str(folder / "seen.json"))
+            .strip()
+            .splitlines()[-1]
+        )
+        crowd_study.ARGS = args
+        figures = crowd_study.report(
+            "postgresql", participants, recorder, timing, server_cpu, checked, (load_before, load_after)
+        )
+        print(per_participant(people))
+        print("p95 under load / median of the participant alone:")
+        for endpoint, row in sorted(figures["endpoints"].items()):
+            timed_alone = reference.latencies.get(endpoint)
+            alone_median = percentile(timed_alone, 0.5) * 1000 if timed_alone else float("nan")
+            ratio = row["p95_ms"] / alone_median if timed_alone else float("nan")
+            print(f"  {endpoint:<24} {row['p95_ms']:7.1f} ms / {alone_median:6.1f} ms = {ratio:5.1f}x")
+        if args.json:
+            args.json.write_text(json.dumps(figures, indent=2, default=str))
+    finally:
+        run.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--participants", type=int, default=300)
+    parser.add_argument("--arrival-seconds", type=float, default=60)
+    parser.add_argument("--share", type=int, default=20)
+    parser.add_argument("--checks", type=int, default=2)
+    parser.add_argument("--judgements", type=int, default=4)
+    parser.add_argument("--clip-seconds", type=float, default=2.0)
+    parser.add_argument("--screens", choices=["antiphase", "none"], default="antiphase")
+    parser.add_argument("--listen-seconds", type=int, default=2, help="MUST_LISTEN_SECONDS (the clips are 2 s)")
+    parser.add_argument("--think-seconds", type=float, default=8.0, help="after listening, before answering")
+    parser.add_argument("--page-seconds", type=float, default=3.0, help="reading each page of the path")
+    parser.add_argument("--heartbeat-seconds", type=int, default=5, help="STUDY_HEARTBEAT_SECONDS")
+    parser.add_argument("--database-url", default="", help="an empty PostgreSQL database (else a private cluster)")
+    parser.add_argument("--settle-seconds", type=float, default=90)
+    parser.add_argument("--deadline", type=float, default=1500, help="hard limit of the whole script (s)")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = parser.parse_args()
+    threading.Thread(target=crowd_study.watchdog, args=(args.deadline,), daemon=True).start()
+    print(
+        f"crowd load bench: {args.participants} participants within {args.arrival_seconds:.0f} s, shares of "
+        f"{args.share} + {args.checks} checks, {args.judgements} judgements per item, gunicorn "
+        f"{run_script_workers()} workers as ./scripts/run, heartbeat every {args.heartbeat_seconds} s, load average "
+        f"{os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    bench(args)
+
+
+if __name__ == "__main__":
+    main()
