@@ -260,6 +260,13 @@ def test_the_demo_dashboards_mean_something(db, media_root):
     assert agreement.fresh and {split: agreement.payload["pairs"][split] for split in SPLITS} == dict(decided)
     assert min(decided.values()) >= 30
     assert set(demo_metrics) <= set(agreement.payload["metrics"])
+    # every part of the agreement page (CALIBRATED's fit too) and the benchmark table were stored by the build:
+    # their first view shows numbers, not "computing"
+    from metrics_bridge.services.benchmark import benchmark_state
+    from metrics_bridge.services.dashboards import dashboard_part_states
+
+    assert all(state.fresh for state in dashboard_part_states(kind="agreement", target=dataset).values())
+    assert benchmark_state().fresh
     assert calibration_summary(dataset=dataset)["row"]["total"] is not None  # CALIBRATED fitted
 
     # Sensitivity: a finished report of the demo's metrics that it runs (FENSE left out above), every factor applied
