@@ -31,7 +31,8 @@ always in; the votes are in when the grouped inner cross-validation on the train
 log-loss criterion as for C), so the choice never sees the held-out fold. With the similarity block the model is a
 comparison of two captions, no longer a score of one caption.
 
-Transfer: `fit_calibrated_model` on every pair of one dataset, `decisions` on another's.
+This is the in-study model (a lab fitting on its own judgements). A model fitted on other studies and evaluated on
+one it never saw is `calibration_transfer`'s, chosen for carrying between studies.
 Plain Python (NumPy + scikit-learn), no Django.
 """
 
@@ -47,6 +48,8 @@ from . import brace
 from .protocol import AgreementReport, JudgedPair, PairDecision, report_from_decisions
 
 METRIC_NAME = "CALIBRATED"
+#: the in-study model (a lab fitting on its own judgements); the model trained elsewhere is calibration_transfer's
+VERSION = "in-study-3: training-RMS scaling, margins + similarity block, votes when the inner CV prefers them"
 FOLDS = 5
 INNER_FOLDS = 5
 REGULARISATION_GRID = tuple(float(value) for value in np.logspace(-3, 2, 11))

@@ -19,7 +19,7 @@ What a held-out figure may not have seen (docs/metrics.md, "The overlap rule"), 
 from dataclasses import dataclass, replace
 
 from annotation.models import Caption, Clip, Dataset
-from metrics_bridge.agreement import calibration, fingerprints
+from metrics_bridge.agreement import calibration, calibration_transfer, fingerprints
 from metrics_bridge.agreement.protocol import AgreementReport
 from metrics_bridge.services.contexts import metric_resources
 from ratings.models import CaptionPair
@@ -175,6 +175,9 @@ def calibrated_cross_validation(
     full_model = calibration.fit_calibrated_model(names, rows, seed=seed)
     description = {
         "mode": "cross-validation",
+        # fitted on the study's own judgements: the model for a lab that calibrates on its own votes
+        "model": "in-study",
+        "model_version": calibration.VERSION,
         "held_out": True,
         "folds": validation.folds,
         "grouped_by": "clip",
@@ -215,7 +218,7 @@ def calibrated_transfer(
         raise ValueError(f"CALIBRATED: {training_names} and {dataset.name} have no metric scored in common")
     evaluated = dataset_content(dataset=dataset)
     detector = detector_check(content=evaluated)
-    training_rows, left_out_pairs = [], {}
+    training_sets, left_out_pairs = [], {}
     for training_dataset, training_reports, training_clips in training:
         content = dataset_content(dataset=training_dataset)
         overlap = fingerprints.overlap(evaluated, content)
@@ -240,18 +243,22 @@ def calibrated_transfer(
                 "shared_texts": len(shared),
                 "example": overlap.texts[0],
             }
-        # clips of two training datasets never share a group (the inner search for C groups by clip)
-        training_rows += [replace(row, clip_key=f"{training_dataset.pk}:{row.clip_key}") for row in kept]
+        # each training dataset is scaled by its own root mean squares, so its rows stay together; clip keys say
+        # the dataset (clips of two training datasets are never one group)
+        training_sets.append([replace(row, clip_key=f"{training_dataset.pk}:{row.clip_key}") for row in kept])
     names, rows = calibration_rows(
         dataset=dataset,
         reports={name: reports[name] for name in features},
         clips=clips if use_clips else None,
         without_detector=detector.leaks,
     )
-    model = calibration.fit_calibrated_model(names, training_rows, seed=seed)
+    model = calibration_transfer.fit_transfer_model(names, training_sets)
     report = calibration.agreement_from_decisions(rows, model.decisions(rows), protocol_name=dataset.agreement_protocol)
     description = {
         "mode": "transfer",
+        # fitted elsewhere: the model chosen for carrying to a study it never saw (calibration_transfer)
+        "model": "transfer",
+        "model_version": calibration_transfer.VERSION,
         "held_out": True,
         "seed": seed,
         "trained_on": training_names,
