@@ -23,7 +23,7 @@ from metrics_bridge import plots
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.system_level import JUDGE_DIMENSIONS
-from metrics_bridge.services import dashboards
+from metrics_bridge.services import dashboards, transfer
 from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.dashboard_cache import MAX_ATTEMPTS, cached_content, dataset_fingerprint
 from metrics_bridge.tasks import dashboard_workers_alive, request_dashboard_parts, start_metric_run
@@ -209,8 +209,21 @@ def dataset_agreement(request, dataset_id: int):
         table, stale = _page_payload(request, "agreement", dataset)
     if table is None:
         return _pending(request, "agreement", dataset, f"Agreement with human judgements: {dataset.name}", stale)
-    if download == "csv":
-        return _download(agreement_csv(table), f"agreement-{dataset.name}.csv", "text/csv")
+    if download in ("csv", "json"):
+        # the downloads lead with the same figures as the page: stored parts only, current ones
+        states = dashboards.dashboard_part_states(kind="agreement", target=dataset)
+        if not all(state.fresh for state in states.values()):  # asked of the workers (at once with eager Celery)
+            request_dashboard_parts(kind="agreement", target=dataset)
+            states = dashboards.dashboard_part_states(kind="agreement", target=dataset)
+        lead = transfer.page_headline(
+            transfer=states["transfer"].payload if states["transfer"].fresh else None,
+            calibration=states["calibration"].payload if states["calibration"].fresh else None,
+        )
+        if download == "json":
+            return _download(
+                json.dumps({"headline": lead, **table}), f"agreement-{dataset.name}.json", "application/json"
+            )
+        return _download(agreement_csv(table, lead), f"agreement-{dataset.name}.csv", "text/csv")
     if download == "xlsx":
         return _download(
             agreement_xlsx(table),
@@ -246,6 +259,10 @@ def dataset_agreement(request, dataset_id: int):
         "available": _available_metrics(),
         **stale,
     }
+    parts = stale.get("parts", {})
+    context["headline"] = transfer.page_headline(
+        transfer=parts.get("transfer", {}).get("payload"), calibration=parts.get("calibration", {}).get("payload")
+    )
     return render(request, "metrics_bridge/agreement.html", context)
 
 
@@ -263,14 +280,17 @@ def _interval_cells(intervals: dict, name: str, columns) -> list:
     return [bound for column in columns for bound in intervals["intervals"][name].get(column, (None, None))]
 
 
-def agreement_csv(table: dict) -> str:
-    """The table, then each figure's 95 % bootstrap interval (over clips) in columns of their own."""
+def agreement_csv(table: dict, headline: dict | None = None) -> str:
+    """The table, then each figure's 95 % bootstrap interval (over clips) in columns of their own; led by CALIBRATED
+    trained elsewhere and in-study (`headline`), or a row saying why a figure is missing."""
     columns = table.get("columns", COLUMNS)
     intervals = table["intervals"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["metric", *columns, *_interval_columns(columns)])
     writer.writerow(["pairs (denominator)", *(table["pairs"].get(c, "") for c in columns), *[""] * 2 * len(columns)])
+    for row in transfer.headline_rows(headline, columns) if headline else []:
+        writer.writerow(["" if value is None else value for value in row])
     for name, row in table["metrics"].items():
         cells = [*(row.get(c) for c in columns), *_interval_cells(intervals, name, columns)]
         writer.writerow([name, *("" if value is None else value for value in cells)])

@@ -182,6 +182,7 @@ def agreement_table(
     calibrate_on: list[Dataset] | None = None,
     campaign: Campaign | None = None,
     intervals: bool = False,
+    collect: dict | None = None,
 ) -> dict:
     """The agreement of the named metrics under the dataset's protocol (FENSE's HC/HI/HM/MM, or BRACE's
     splits with F1), from stored scores only (missing scores count wrong).
@@ -195,6 +196,9 @@ def agreement_table(
     metrics as its features: 5-fold cross-validation grouped by clip, or, with `calibrate_on`
     (one or more other datasets, of any layout), a model fitted on those datasets' pairs (transfer).
     Its description goes under "calibration".
+
+    `collect` (a dict) receives the "clips", the per-metric "reports" (CALIBRATED's among them) and "calibration"
+    ((report, description) or None), for a caller that compares figures on the same pairs (services/transfer.py).
     """
     clips = _dataset_clips(dataset, campaign)
     wants_calibrated = CALIBRATED in metric_names
@@ -224,6 +228,12 @@ def agreement_table(
             report["calibration"] = description
     if unavailable:
         report["unavailable"] = unavailable
+    if collect is not None:
+        collect.update(
+            clips=clips,
+            reports=reports,
+            calibration=(reports[CALIBRATED], report["calibration"]) if CALIBRATED in reports else None,
+        )
     if intervals:
         report["intervals"] = agreement_intervals(
             {name: row.decisions for name, row in reports.items()}, columns=report_columns(report), values=metrics
@@ -267,9 +277,11 @@ def agreement_report_build(
     watchdog=None,
     calibrate_on: list[Dataset] | Dataset | None = None,
     slow_resources_loading: bool = False,
+    collect: dict | None = None,
 ) -> dict:
     """The agreement table; scores that are missing are computed first (by the workers `enqueue` sends to;
     on the `calibrate_on` datasets too for CALIBRATED). `slow_resources_loading`: see metric_run_create.
+    `collect`: see agreement_table.
 
     Without `metric_names`: every available metric plus CALIBRATED.
 
@@ -300,7 +312,11 @@ def agreement_report_build(
     if wants_calibrated:
         computed.append(CALIBRATED)
     report = agreement_table(
-        dataset=dataset, metric_names=computed, unavailable=unavailable, calibrate_on=training_datasets or None
+        dataset=dataset,
+        metric_names=computed,
+        unavailable=unavailable,
+        calibrate_on=training_datasets or None,
+        collect=collect,
     )
     requested = list(metric_names) if metric_names is not None else list(run.metrics)
     metrics_missing_check(requested=requested, delivered=report["metrics"], reasons=report.get("unavailable", {}))

@@ -27,18 +27,13 @@ from metrics_bridge.services.agreement import (
     calibrated_cross_validation,
     report_columns,
 )
-from metrics_bridge.services.calibration import (
-    calibrated_transfer,
-    dataset_content,
-    detector_check,
-    disjoint_sources,
-)
+from metrics_bridge.services.calibration import dataset_content, detector_check, disjoint_sources
 from metrics_bridge.services.contexts import metric_resources
 from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprint
 from metrics_bridge.services.system_scores import current_versions
+from metrics_bridge.services.transfer import TRAINED_ELSEWHERE, fit_elsewhere, headline
 from ratings.models import CaptionPair
 
-TRAINED_ELSEWHERE = "CALIBRATED (trained elsewhere)"
 #: below this many counted pairs a figure moves by several points from one pair to the next: the table says so
 SMALL_SET_PAIRS = 200
 BENCHMARK_KEY = "benchmark:all"
@@ -110,6 +105,7 @@ def benchmark_table(*, datasets: list[Dataset] | None = None, metric_names: list
         entry["columns"] = report_columns({"protocol": dataset.agreement_protocol, "pairs": pairs})
         table_datasets.append(entry)
         figures = dict(reports)
+        fitted = {}
         for label, build in (
             (
                 CALIBRATED,
@@ -123,7 +119,9 @@ def benchmark_table(*, datasets: list[Dataset] | None = None, metric_names: list
                 unavailable.setdefault(label, {})[dataset.name] = str(error)
                 continue
             figures[label] = report
+            fitted[label] = (report, description)
             cells.setdefault(label, {})[dataset.name] = {"calibration": _calibration_brief(description)}
+        entry["headline"] = _headline(dataset, reports, fitted, unavailable, others=per_dataset)
         # every figure of the dataset on the same clip draws (agreement/intervals.py)
         spread = intervals.agreement_intervals(
             {name: report.decisions for name, report in figures.items()}, columns=[intervals.TOTAL]
@@ -137,7 +135,8 @@ def benchmark_table(*, datasets: list[Dataset] | None = None, metric_names: list
                 "interval": interval,
             }
     _add_published(cells, table_datasets)
-    metrics = [name for name in [*registry.all_metric_names(), CALIBRATED, TRAINED_ELSEWHERE] if name in cells]
+    # the table leads with the figure that says whether a learned metric carries over to a study it never saw
+    metrics = [name for name in [TRAINED_ELSEWHERE, CALIBRATED, *registry.all_metric_names()] if name in cells]
     records_only = sorted(name for name in cells if name not in metrics)
     return {
         "datasets": table_datasets,
@@ -169,23 +168,28 @@ def _unmatched_benchmarks(table_datasets: list[dict]) -> list[dict]:
 
 
 def _trained_elsewhere(dataset: Dataset, reports: dict, clips: list, per_dataset: dict) -> tuple:
-    others = [other for other, _clips, _reports in per_dataset.values() if other.pk != dataset.pk]
-    usable, left_out = disjoint_sources(dataset=dataset, candidates=others)
-    usable_ids = {other.pk for other in usable}
-    training = [
-        (other, other_reports, other_clips)
-        for other, other_clips, other_reports in per_dataset.values()
-        if other.pk in usable_ids
-    ]
-    named = "; ".join(f"{name} (shares {what})" for name, what in left_out.items())
-    if not training:
-        raise ValueError(
-            "no other dataset with judged pairs to train on"
-            + (f": left out, holding this dataset's clips or pairs: {named}" if left_out else "")
-        )
-    report, description = calibrated_transfer(dataset=dataset, reports=reports, training=training, clips=clips)
-    description["left_out_sources"] = left_out
-    return report, description
+    sources = [(other, other_reports, other_clips) for other, other_clips, other_reports in per_dataset.values()]
+    sources = [source for source in sources if source[0].pk != dataset.pk]
+    return fit_elsewhere(dataset=dataset, reports=reports, clips=clips, sources=sources)
+
+
+def _headline(dataset: Dataset, reports: dict, fitted: dict, unavailable: dict, others: dict) -> dict:
+    """The dataset's lead (services/transfer.py): trained elsewhere, in-study beside it, the best single metric, on
+    the total column with the same clip resamples."""
+    elsewhere = fitted.get(TRAINED_ELSEWHERE)
+    left_out = None
+    if elsewhere is None:
+        candidates = [other for other, _clips, _reports in others.values() if other.pk != dataset.pk]
+        left_out = disjoint_sources(dataset=dataset, candidates=candidates)[1]
+    return headline(
+        reports=reports,
+        columns=[intervals.TOTAL],
+        elsewhere=elsewhere,
+        in_study=fitted.get(CALIBRATED),
+        elsewhere_unavailable=unavailable.get(TRAINED_ELSEWHERE, {}).get(dataset.name, ""),
+        in_study_unavailable=unavailable.get(CALIBRATED, {}).get(dataset.name, ""),
+        left_out_sources=left_out,
+    )
 
 
 def _calibration_brief(description: dict) -> dict:

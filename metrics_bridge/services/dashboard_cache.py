@@ -29,7 +29,7 @@ from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
 
 #: part of every cache entry's fingerprint: bump it when the code that builds a dashboard or plot changes,
 #: so a deployment does not keep serving tables and plots computed by the previous code
-CODE_REVISION = "dashboards-6"
+CODE_REVISION = "dashboards-7"
 
 #: a computation sent to the workers and not begun after this long was lost: it is sent again
 QUEUE_BOUND_SECONDS = 120

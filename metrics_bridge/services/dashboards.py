@@ -49,6 +49,7 @@ from metrics_bridge.services.leaderboard_domains import domain_fingerprint
 from metrics_bridge.services.plans import GOLD_MARK, gold_fingerprints_by_caption, protocol_clips, reference_context
 from metrics_bridge.services.system_scores import current_versions, system_inputs
 from metrics_bridge.services.thumbs_report import campaign_rating_rows, caption_metric_values, thumbs_report_table
+from metrics_bridge.services.transfer import transfer_fingerprint, transfer_key, transfer_summary
 from ratings.models import AssignmentItem, Campaign, CaptionPair, ThumbsRating
 from ratings.selectors import included_thumbs_ratings, included_votes
 
@@ -142,9 +143,19 @@ def protocol_coverage(*, dataset: Dataset, metric_names: list[str]) -> dict[str,
 
 DASHBOARD_KINDS = ("agreement", "leaderboard", "thumbs")
 #: the stored results each dashboard page shows; the first is the page's main table
-PAGE_PARTS = {"agreement": ("agreement", "calibration"), "leaderboard": ("leaderboard",), "thumbs": ("thumbs",)}
+PAGE_PARTS = {
+    "agreement": ("agreement", "calibration", "transfer"),
+    "leaderboard": ("leaderboard",),
+    "thumbs": ("thumbs",),
+}
 #: how each part's target (a Dataset or Campaign) is loaded from its id
-PART_KINDS = {"agreement": "agreement", "calibration": "agreement", "leaderboard": "leaderboard", "thumbs": "thumbs"}
+PART_KINDS = {
+    "agreement": "agreement",
+    "calibration": "agreement",
+    "transfer": "agreement",
+    "leaderboard": "leaderboard",
+    "thumbs": "thumbs",
+}
 
 
 def _key(kind: str, object_id: int) -> str:
@@ -165,13 +176,23 @@ def _fingerprint(kind: str, target) -> str:
 
 
 def _part_key(part: str, target) -> str:
+    if part == "transfer":
+        return transfer_key(dataset=target)
     return calibration_key(dataset=target) if part == "calibration" else _key(part, target.pk)
 
 
+def _part_fingerprint(part: str, target, page_fingerprint: str) -> str:
+    """A part's data state: the page's, except the trained-elsewhere figure, which also reads every other study."""
+    return transfer_fingerprint(dataset=target) if part == "transfer" else page_fingerprint
+
+
 def dashboard_part_states(*, kind: str, target, fingerprint: str | None = None) -> dict[str, CacheState]:
-    """{part: its stored state} for a page (its parts share one fingerprint: computed once)."""
+    """{part: its stored state} for a page (parts reading the same data share one fingerprint: computed once)."""
     fingerprint = fingerprint or _fingerprint(kind, target)
-    return {part: cached_state(key=_part_key(part, target), fingerprint=fingerprint) for part in PAGE_PARTS[kind]}
+    return {
+        part: cached_state(key=_part_key(part, target), fingerprint=_part_fingerprint(part, target, fingerprint))
+        for part in PAGE_PARTS[kind]
+    }
 
 
 @dataclass(frozen=True)
@@ -237,7 +258,9 @@ def dashboard_parts_request(*, kind: str, target, enqueue, retry: bool = False) 
         elif not _wanted(state, active):
             continue
         request = computation_request(
-            key=_part_key(part, target), fingerprint=fingerprint, enqueue=lambda part=part: enqueue(part, target.pk)
+            key=_part_key(part, target),
+            fingerprint=_part_fingerprint(part, target, fingerprint),
+            enqueue=lambda part=part: enqueue(part, target.pk),
         )
         if request:
             sent.append(part)
@@ -256,6 +279,8 @@ def dashboard_part_compute(*, part: str, object_id: int) -> str:
     try:
         if part == "calibration":
             calibration_summary(dataset=target)
+        elif part == "transfer":
+            transfer_summary(dataset=target)
         else:
             dashboard_refresh(kind=part, target=target)
     except Exception as error:  # recorded for the page, which says so instead of computing forever

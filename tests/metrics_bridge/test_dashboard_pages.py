@@ -122,7 +122,10 @@ def test_agreement_page_and_downloads_equal_agreement_report(
     assert csv_lines[1] == "pairs (denominator)," + ",".join(
         str(report["pairs"][c]) for c in ("HC", "HI", "HM", "MM", "total")
     ) + "," * len(bounds)
-    cells = {line.split(",")[0]: [float(v) for v in line.split(",")[1:]] for line in csv_lines[2:]}
+    # the downloads lead with CALIBRATED trained elsewhere (no other study here: it says why) and in-study
+    assert csv_lines[2].startswith("CALIBRATED (trained elsewhere),no other study shares nothing with this one")
+    assert csv_lines[3].startswith("CALIBRATED (in-study: fitted on this study's own judgements),")
+    cells = {line.split(",")[0]: [float(v) for v in line.split(",")[1:]] for line in csv_lines[4:]}
     rows = {name: values[:5] for name, values in cells.items()}
     assert rows == {m: [r[c] for c in ("HC", "HI", "HM", "MM", "total")] for m, r in report["metrics"].items()}
     for values in cells.values():  # each figure lies inside its interval

@@ -6,8 +6,9 @@ from metrics_bridge.management.arguments import dataset_named, metric_names_from
 from metrics_bridge.management.checks import check_for_computing
 from metrics_bridge.management.report_commands import RUN_FAILURES, not_computed_error
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.agreement import agreement_report_build, report_columns
+from metrics_bridge.services.agreement import report_columns
 from metrics_bridge.services.calibration import dataset_detector_note, disjoint_sources
+from metrics_bridge.services.transfer import agreement_report_led
 from metrics_bridge.worker_process import WorkerOnDemand
 
 
@@ -59,7 +60,8 @@ class Command(BaseCommand):
             with WorkerOnDemand(say=self.stderr.write, warm_up=metric_names or registry.all_metric_names()) as enqueue:
                 enqueue.ensure_worker()
                 check_for_computing(self)
-                report = agreement_report_build(
+                # led by CALIBRATED trained elsewhere, the in-study figure beside it (services/transfer.py)
+                report = agreement_report_led(
                     dataset=dataset_row,
                     metric_names=metric_names,
                     calibrate_on=training_datasets or None,
@@ -97,6 +99,8 @@ def render_table(report: dict) -> str:
         ]
     else:
         lines = [f"Agreement with human judgements on {report['dataset']} (% of pairs with non-zero human truth)"]
+    if report.get("headline"):
+        lines += headline_lines(report["headline"], digits)
     lines.append("metric".ljust(width) + "".join(f"{column:>8}" for column in columns) + f"{'on graphs':>11}")
     lines.append("pairs".ljust(width) + "".join(f"{pairs.get(column, ''):>8}" for column in columns))
     for name, row in report["metrics"].items():
@@ -112,6 +116,41 @@ def render_table(report: dict) -> str:
     for note in report.get("notes", []):
         lines.append(f"note: {note}")
     return "\n".join(lines)
+
+
+def _figure(figure: dict, digits: int) -> str:
+    low, high = figure["interval"]
+    spread = f" [95% {low:.1f}-{high:.1f}]" if low is not None else ""
+    return f"{figure['total']:.{digits}f} total{spread}, {figure['pairs']} pairs"
+
+
+def headline_lines(headline: dict, digits: int) -> list[str]:
+    """What the report leads with: CALIBRATED trained elsewhere, the in-study figure beside it, the best single
+    metric, each with its 95 % bootstrap interval over clips."""
+    elsewhere, in_study = headline["trained_elsewhere"], headline["in_study"]
+    lines = []
+    if "total" in elsewhere:
+        trained_on = (elsewhere.get("calibration") or {}).get("trained_on")
+        lines.append(
+            f"CALIBRATED trained elsewhere (fitted on {trained_on}, never on this study): {_figure(elsewhere, digits)}"
+        )
+    else:
+        lines.append(f"CALIBRATED trained elsewhere: not measured: {elsewhere['unavailable']}")
+    if "total" in in_study:
+        lines.append(f"CALIBRATED {headline['in_study_label']}: {_figure(in_study, digits)}")
+    else:
+        lines.append(f"CALIBRATED {headline['in_study_label']}: {in_study['unavailable']}")
+    best = headline.get("best_single")
+    if best and "total" in best:
+        line = f"best single metric: {headline['best_single_name']} {_figure(best, digits)}"
+        versus = headline.get("versus_best_single")
+        if versus and versus.get("difference"):
+            low, high = versus["difference"]
+            line += f"; trained elsewhere vs it: {low:+.1f}..{high:+.1f} points ({versus['verdict']})"
+        lines.append(line)
+    for name, what in (headline.get("left_out_sources") or {}).items():
+        lines.append(f"left out of the training sources: {name} (shares {what})")
+    return [*lines, ""]
 
 
 def _calibration_lines(calibration: dict) -> str:

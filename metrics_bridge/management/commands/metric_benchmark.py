@@ -90,6 +90,7 @@ def render_table(table: dict) -> str:
         "Agreement with people (total, %) of every metric on every human-judgement dataset; [published]; "
         "95 % bootstrap intervals over clips in the json/csv formats"
     ]
+    lines += _lead_lines(datasets)
     lines.append("metric".ljust(width) + "".join(d["name"].rjust(column) for d in datasets))
     lines.append("protocol".ljust(width) + "".join(d["protocol"].rjust(column) for d in datasets))
     lines.append("pairs".ljust(width) + "".join(str(d["pairs"]["total"]).rjust(column) for d in datasets))
@@ -147,6 +148,32 @@ def render_table(table: dict) -> str:
     for dataset, reason in table.get("failed_runs", {}).items():
         lines.append(f"failed: scores of {dataset}: {reason}")
     return "\n".join(lines)
+
+
+def _figure(figure: dict, digits: int) -> str:
+    low, high = figure.get("interval") or (None, None)
+    spread = f" [{low:.1f}-{high:.1f}]" if low is not None else ""
+    return f"{figure['total']:.{digits}f}{spread} n={figure['pairs']}"
+
+
+def _lead_lines(datasets: list[dict]) -> list[str]:
+    """What the table leads with, per dataset: CALIBRATED trained elsewhere, in-study beside it, the best single
+    metric (totals with 95 % intervals over clips)."""
+    lines = []
+    for dataset in datasets:
+        lead = dataset.get("headline")
+        if not lead:
+            continue
+        digits = 2 if dataset["protocol"] == "brace" else 1
+        elsewhere, in_study = lead["trained_elsewhere"], lead["in_study"]
+        text = f"{dataset['name']}: CALIBRATED trained elsewhere "
+        text += _figure(elsewhere, digits) if "total" in elsewhere else f"not measured ({elsewhere['unavailable']})"
+        text += "; in-study (fitted on this study's own judgements) "
+        text += _figure(in_study, digits) if "total" in in_study else f"not fitted ({in_study['unavailable']})"
+        if lead.get("best_single"):
+            text += f"; best single {lead['best_single_name']} {_figure(lead['best_single'], digits)}"
+        lines.append(text)
+    return [*lines, ""] if lines else []
 
 
 def benchmark_csv(table: dict) -> str:
