@@ -1,24 +1,22 @@
-"""The benchmark table (every metric on every human-judgement dataset, published records beside ours) and the
-pairs behind one of its cells. Admins only; the numbers come from metrics_bridge/services/benchmark.py."""
+"""The benchmark table: every metric on every human-judgement dataset, published records beside ours. Admins only;
+the numbers come from metrics_bridge/services/benchmark.py, computed by a worker (the pairs behind a cell:
+views_agreement_pairs.py)."""
 
 import json
 
-from django.core.exceptions import BadRequest
-from django.core.paginator import Paginator
 from django.http import HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
 from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import ADMIN, roles_required
-from annotation.models import Dataset
-from common.web_input import query_choice, query_page
+from common.web_input import query_choice
 from metrics_bridge.scoring import registry
 from metrics_bridge.services import benchmark
-from ratings.models import CaptionPair
+from metrics_bridge.tasks import dashboard_workers_alive, request_benchmark_refresh
+from metrics_bridge.views_dashboards import _computation_context
 
-PAIRS_PER_PAGE = 100
 #: the in-study figure is labelled as such wherever it stands beside the trained-elsewhere one
 ROW_LABELS = {
     benchmark.TRAINED_ELSEWHERE: "CALIBRATED, trained elsewhere",
@@ -53,7 +51,12 @@ def benchmark_page(request):
         response["X-Table-Current"] = "yes" if state.fresh else "no (the data changed since; being recomputed)"
         return response
     # the page refreshes itself (accounts/live.py): its status view asks for the recomputation once
-    live = {"live": live_context(status_url=reverse("metrics_bridge:benchmark_refresh"), **_live_state(state))}
+    live = {
+        "live": live_context(status_url=reverse("metrics_bridge:benchmark_refresh"), **_live_state(state)),
+        "computation": _computation_context(state),
+        "retry_url": reverse("metrics_bridge:benchmark_refresh"),
+        "no_worker": not state.fresh and not dashboard_workers_alive(),
+    }
     if state.payload is None:
         title = "Every metric on every human-judgement benchmark"
         return render(request, "metrics_bridge/dashboard_pending.html", {"title": title, **live})
@@ -109,17 +112,19 @@ def benchmark_page(request):
 @roles_required(ADMIN)
 @require_http_methods(["GET", "POST"])
 def benchmark_refresh(request):
-    """Who: admins. POST: compute the benchmark table for the current data (a worker's task when one is alive,
-    inline otherwise). GET: the page's live status (accounts/live.py), with whether the cached table is current."""
-    from metrics_bridge.tasks import request_benchmark_refresh
-
+    """Who: admins. POST: have a worker compute the benchmark table for the current data (retry=1: also when its
+    computation was given up). GET: the page's live status (accounts/live.py), with whether the table is current."""
     if request.method == "GET":
         state = benchmark.benchmark_state()
-        refresh = None if state.fresh else reverse("metrics_bridge:benchmark_refresh")
+        refresh = reverse("metrics_bridge:benchmark_refresh") if state.needs_request else None
         return live_status_response(**_live_state(state), refresh=refresh, fresh=state.fresh)
-    if request_benchmark_refresh():
+    retry = request.POST.get("retry") == "1"
+    sent = request_benchmark_refresh(retry=retry)
+    if retry and request.headers.get("Accept", "").startswith("text/html"):  # the page's "Try again" button
+        return redirect(reverse("metrics_bridge:benchmark"))
+    if benchmark.benchmark_state().fresh:
         return JsonResponse({"fresh": True})
-    return JsonResponse({"fresh": False, "queued": True}, status=202)
+    return JsonResponse({"fresh": False, "queued": sent}, status=202)
 
 
 def _left_out(table: dict) -> list[str]:
@@ -138,35 +143,9 @@ def _left_out(table: dict) -> list[str]:
 
 
 def _live_state(state) -> dict:
-    """The benchmark page's live version (a new table, or the data changed under it) and whether it waits."""
-    return {"version": live_version(state.computed_at, state.fresh), "busy": not state.fresh}
-
-
-@roles_required(ADMIN)
-@require_safe
-def agreement_pairs(request, dataset_id: int):
-    """Who: admins. The judged pairs behind one metric's agreement on a dataset: scores, answer, verdict."""
-    dataset = get_object_or_404(Dataset, pk=dataset_id)
-    # Every parameter is checked before the (slow) agreement computation: a 400 names the one refused.
-    metric = query_choice(request, "metric", registry.all_metric_names())
-    if not metric:
-        raise BadRequest("The metric parameter is required (one of: " + ", ".join(registry.all_metric_names()) + ").")
-    split = query_choice(request, "split", CaptionPair.Split.values)
-    verdict = query_choice(request, "verdict", ("right", "wrong"))
-    page_number = query_page(request)
-    data = benchmark.agreement_pairs(dataset=dataset, metric=metric)
-    pairs = [row for row in data["pairs"] if not split or row["split"] == split]
-    if verdict:
-        pairs = [row for row in pairs if row["correct"] is (verdict == "right")]
-    page = Paginator(pairs, PAIRS_PER_PAGE).get_page(page_number)
-    context = {
-        "dataset": dataset,
-        "metric": metric,
-        "data": data,
-        "page": page,
-        "split": split,
-        "verdict": verdict,
-        "splits": sorted({row["split"] for row in data["pairs"]}),
-        "digits": 2 if data["protocol"] == "brace" else 1,
-    }
-    return render(request, "metrics_bridge/agreement_pairs.html", context)
+    """The benchmark page's live version (a new table, the data changed under it, its computation moved on) and
+    whether it waits (not when its computation was given up: the page offers "Try again")."""
+    computation = state.computation
+    phase = computation and (computation.phase, computation.attempts)
+    given_up = bool(computation and computation.given_up)
+    return {"version": live_version(state.computed_at, state.fresh, phase), "busy": not state.fresh and not given_up}
