@@ -25,8 +25,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
-from sklearn.metrics import confusion_matrix, precision_recall_fscore_support, roc_auc_score  # noqa: E402
+from sklearn.metrics import (  # noqa: E402
+    accuracy_score,
+    confusion_matrix,
+    precision_recall_fscore_support,
+    roc_auc_score,
+)
 
+from metrics_bridge.agreement import fingerprints  # noqa: E402
 from metrics_bridge.scoring import fluency  # noqa: E402
 from metrics_bridge.scoring.fluency.synthesis import normalise  # noqa: E402
 
@@ -46,6 +52,7 @@ def figures(labels: np.ndarray, probabilities: np.ndarray, threshold: float) -> 
     tn, fp, fn, tp = confusion_matrix(labels, predicted, labels=[0, 1]).ravel()
     return {
         "threshold": threshold,
+        "accuracy": accuracy_score(labels, predicted),
         "precision": precision,
         "recall": recall,
         "f1": f1,
@@ -72,6 +79,12 @@ def main() -> None:
         overlap = sum(1 for caption in captions if normalise(caption) in training)
         print(f"labelled captions also in the training references: {overlap} of {len(captions)}")
     path = arguments.detector or fluency.detector_path()
+    declared = fingerprints.read_training_texts(path)
+    if declared is None:
+        print("the detector declares no training texts (it may have seen these captions)")
+    else:
+        seen = sum(1 for caption in captions if fingerprints.text_hash(caption) in declared.hashes)
+        print(f"labelled captions among the detector's declared training texts: {seen} of {len(captions)}")
     detector = fluency.load_detector(path=path)
     started = time.perf_counter()
     probabilities = detector.error_probabilities(captions)
@@ -81,7 +94,8 @@ def main() -> None:
     for threshold in (THRESHOLD, 0.5):
         row = figures(labels, probabilities, threshold)
         print(
-            f"threshold {threshold}: precision {row['precision']:.3f}  recall {row['recall']:.3f}  F1 {row['f1']:.3f}"
+            f"threshold {threshold}: accuracy {row['accuracy']:.3f}"
+            f"  precision {row['precision']:.3f}  recall {row['recall']:.3f}  F1 {row['f1']:.3f}"
             f"  (tp {row['tp']}, fp {row['fp']}, fn {row['fn']}, tn {row['tn']})"
         )
     print(f"ROC AUC {roc_auc_score(labels, probabilities):.3f}")

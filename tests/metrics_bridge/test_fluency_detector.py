@@ -112,10 +112,12 @@ def test_fense_is_sbert_times_the_detector_penalty_computed_directly():
 
 def test_the_version_string_names_the_detector_and_a_configured_checkpoint_replaces_it(tmp_path):
     shipped = FenseScorer().version
-    assert "echecker-minilm-l6-top1-synth-clotho:" in shipped and "all-MiniLM-L6-v2" in shipped
+    assert "echecker-minilm-l6-top1-synth-disjoint:" in shipped and "all-MiniLM-L6-v2" in shipped
     with safe_open(str(fluency.SHIPPED_DETECTOR), framework="pt") as handle:
         metadata = handle.metadata()
-    assert metadata["data"] == "clotho_eval.json:references" and metadata["trained_layers"] == "1"
+    assert metadata["data"].startswith("xace_machine_caption_graphs.json:whole sentences of the captions")
+    assert "none of the texts of clotho_eval.json, audiocaps_eval.json" in metadata["data"]
+    assert metadata["trained_layers"] == "1"
     assert fluency.SHIPPED_DETECTOR.stat().st_size < 5_000_000
 
     from tests.metrics_bridge.test_sbert import with_detector, write_tiny_detector

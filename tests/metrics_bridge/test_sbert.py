@@ -113,7 +113,7 @@ def test_fense_multiplies_by_one_tenth_when_the_error_probability_exceeds_0_9(
     scorer = FenseScorer()
     assert scorer.unavailable_reason(context) is None
     assert "echecker.ckpt" in scorer.version_for(context) and "all-MiniLM-L6-v2" in scorer.version_for(context)
-    assert "echecker-minilm-l6-top1-synth-clotho:" in scorer.version_for(CONTEXT)
+    assert "echecker-minilm-l6-top1-synth-disjoint:" in scorer.version_for(CONTEXT)
     similarity = [r.value for r in SbertScorer().score_batch(REQUESTS, CONTEXT)["SBERT"]]
     results = scorer.score_batch(REQUESTS, context)["FENSE"]
     for result, plain in zip(results, similarity, strict=True):

@@ -32,7 +32,15 @@ import numpy as np
 from ..base import MetricResources
 
 SHIPPED_DETECTOR = Path(__file__).resolve().parent.parent / "data" / "fluency_detector.safetensors"
-SHIPPED_NAME = "minilm-l6-top1-synth-clotho"
+#: names the shipped detector in version strings; it changes with what the detector was trained on, so scores
+#: made with an earlier shipped detector are stale (the file's fingerprint changes as well)
+SHIPPED_NAME = "minilm-l6-top1-synth-disjoint"
+#: how the shipped detector was made (from ../shared/datasets, outside the product; never read at run time)
+SHIPPED_RECIPE = (
+    "train_fluency_detector xace_machine_caption_graphs.json audiocaps_f_annotations.json --per-source 450 "
+    "--epochs 3 --exclude clotho_eval.json --exclude audiocaps_eval.json --exclude brace_main_sample.json "
+    "--exclude brace_hallucination_sample.json --exclude fluency_annotations_723.csv"
+)
 
 _detectors: dict[str, object] = {}
 _lock = threading.Lock()
@@ -66,7 +74,7 @@ def _fingerprint(path: Path) -> str:
 
 
 def detector_name(resources: MetricResources | None = None) -> str:
-    """E.g. "minilm-l6-top1-synth-clotho:3555972:1a2b3c4d5e6f" (shipped) or "echecker_clotho_audiocaps_base.ckpt:...".
+    """E.g. "minilm-l6-top1-synth-disjoint:3555972:1a2b3c4d5e6f" (shipped) or "echecker_clotho_audiocaps_base.ckpt:...".
 
     "none" when no detector file is there (FENSE is then unavailable anyway).
     """
