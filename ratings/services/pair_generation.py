@@ -21,6 +21,7 @@ pairs. Two captions with the same text are never paired.
 
 import itertools
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from django.db import transaction
@@ -28,6 +29,14 @@ from django.db import transaction
 from annotation.models import Caption, CaptioningSystem, Clip
 from ratings.models import CaptionPair
 from ratings.services.foreign_captions import text_key
+from ratings.text_match import ContextIndex, differences, match_cost, profile_scales
+
+# What each earlier use of a donor adds to a foreign caption's mismatch (in units of one feature's spread):
+# two foreign captions of one donor read alike, and the gold rule gives a rater golds of distinct donors
+# only where the campaign has several.
+DONOR_REUSE_COST = 0.25
+# At most this many clips' captions profile the HI pairs' captions (ratings/text_match.py).
+CONTEXT_CLIPS = 120
 
 SPLITS = (CaptionPair.Split.HC, CaptionPair.Split.HI, CaptionPair.Split.HM, CaptionPair.Split.MM)
 
@@ -113,36 +122,46 @@ def _enumerated_draw(split: str, rng: random.Random) -> Callable[[_ClipCaptions]
 
 
 def _incorrect_draw(
-    *, foreign: list[Caption], excluded_texts: set[str], rng: random.Random
+    *, foreign: list[Caption], excluded_texts: set[str], context: ContextIndex, rng: random.Random
 ) -> Callable[[_ClipCaptions], tuple | None]:
-    """HI: the clip's own reference against the next unused foreign caption (donors interleaved, so the
-    foreign captions of a campaign spread over its donor clips)."""
-    by_donor: dict[int, list[Caption]] = {}
-    for caption in foreign:
-        by_donor.setdefault(caption.clip_id, []).append(caption)
-    donors = list(by_donor)
-    rng.shuffle(donors)
-    for captions in by_donor.values():
-        rng.shuffle(captions)
-    queue: list[Caption] = []
-    for index in range(max((len(captions) for captions in by_donor.values()), default=0)):
-        queue += [by_donor[donor][index] for donor in donors if index < len(by_donor[donor])]
+    """HI: the clip's own reference against the unused foreign caption that reads most like it (ratings/
+    text_match.py): as long, as near to some other caption and as near to the middle of the others' captions,
+    with what differs leaning neither way over the campaign, so that none of these comparisons tells the two
+    apart. A donor already used costs a little, so the foreign captions of a campaign spread over its donor
+    clips where the match allows."""
     used_texts = set(excluded_texts)
+    candidates = [caption for caption in foreign if text_key(caption.text) not in used_texts]
+    rng.shuffle(candidates)  # ties go to a random candidate, not the lowest id
+    donor_uses: Counter = Counter()
+    running = [0.0, 0.0, 0.0]  # the chosen pairs' differences, summed per feature
+    # The features' spreads over the foreign captions (none of them is a caption of the clips profiled against).
+    scales = profile_scales([context.profile(caption.text, outside_clip=None) for caption in candidates])
 
     def draw(clip_captions: _ClipCaptions) -> tuple | None:
-        if not clip_captions.references:
+        clip_id = clip_captions.clip.pk
+        best: tuple | None = None
+        for candidate in candidates:
+            if text_key(candidate.text) in used_texts:
+                continue
+            for own in clip_captions.references:
+                if not _distinct_text(own, candidate):
+                    continue
+                # Both against the captions of the other clips: a rater of the gold sees none of this clip's.
+                pair_differences = differences(
+                    context.profile(own.text, outside_clip=clip_id),
+                    context.profile(candidate.text, outside_clip=clip_id),
+                    scales,
+                )
+                cost = match_cost(pair_differences, running) + DONOR_REUSE_COST * donor_uses[candidate.clip_id]
+                if best is None or cost < best[0]:
+                    best = (cost, own, candidate, pair_differences)
+        if best is None:
             return None
-        for position, candidate in enumerate(queue):
-            key = text_key(candidate.text)
-            if key in used_texts:
-                continue
-            own_options = [own for own in clip_captions.references if _distinct_text(own, candidate)]
-            if not own_options:
-                continue
-            queue.pop(position)
-            used_texts.add(key)
-            return rng.choice(own_options), candidate
-        return None
+        _, own, candidate, pair_differences = best
+        used_texts.add(text_key(candidate.text))
+        donor_uses[candidate.clip_id] += 1
+        running[:] = [total + difference for total, difference in zip(running, pair_differences, strict=True)]
+        return own, candidate
 
     return draw
 
@@ -219,7 +238,18 @@ def pairs_generate(
         shuffled = list(pool)
         rng.shuffle(shuffled)
         if split == CaptionPair.Split.HI:
-            draw = _incorrect_draw(foreign=foreign, excluded_texts=set(excluded_texts) | shown_texts, rng=rng)
+            # A rater is shown a sample of the campaign's clips; a seeded sample of them profiles as well and keeps
+            # the profiles' cost bounded on large campaigns.
+            context_clips = sorted(captions_by_clip)
+            if len(context_clips) > CONTEXT_CLIPS:
+                context_clips = sorted(random.Random(f"context:{seed}").sample(context_clips, CONTEXT_CLIPS))
+            context = ContextIndex(
+                {clip_id: [caption.text for caption in captions_by_clip[clip_id]] for clip_id in context_clips},
+                extra_texts=[caption.text for caption in foreign],
+            )
+            draw = _incorrect_draw(
+                foreign=foreign, excluded_texts=set(excluded_texts) | shown_texts, context=context, rng=rng
+            )
         else:
             draw = _enumerated_draw(split, rng)
         for index, (clip_captions, first, second) in enumerate(
