@@ -7,10 +7,10 @@ Rules (so every item gets its judgements and no participant waits for work that 
   slot; none: the study is full), the least-covered first (ties broken at random), each from a different
   item, in their own random order with sides and caption order shuffled. On top of these come
   `attention_checks` known-answer checks spread through the share: gold HI pairs (pairwise; the least-used
-  first), or, for THumBS, a caption of another clip in place of one of an item's captions (a catch caption that
-  must get precision <= 2; in place of, so check items show as many captions as the others): a reference
-  caption of the clip whose references share the fewest words with the item's, from a clip the participant
-  never hears.
+  first, none of a clip the share has another item of, fewer checks where no other is left), or, for THumBS,
+  a caption of another clip in place of one of an item's captions (a catch caption that must get precision
+  <= 2; in place of, so check items show as many captions as the others): a reference caption of the clip
+  whose references share the fewest words with the item's, from a clip the participant never hears.
 - The study's time limit counts from the participant's arrival (the countdown on every page shows it); the share
   is reserved until then, and no longer than STUDY_INACTIVE_MINUTES without a request from its holder once
   another participant needs slots (checked lazily, when a share is allocated or someone arrives). A participant
@@ -40,7 +40,7 @@ from annotation.models import Caption
 from ratings import projection
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair
 from ratings.models_study import AttentionCheck, Participant, ParticipantEvent, Study, StudySlot
-from ratings.services.campaigns import assignment_add_items, campaign_items
+from ratings.services.campaigns import assignment_add_items, campaign_items, gold_donors
 
 # Catch captions are drawn from at most this many other clips (the least similar one wins).
 CATCH_CANDIDATE_CLIPS = 200
@@ -158,7 +158,9 @@ class Allocation:
     participant: Participant  # as it stands after the allocation
 
 
-def _free_subjects(study: Study, rng: random.Random, count: int) -> list[tuple[int, int]]:
+def _free_subjects(
+    study: Study, rng: random.Random, count: int, *, exclude_clip_ids: set[int] = frozenset()
+) -> list[tuple[int, int]]:
     """Up to `count` (subject, free slot id) of the items with a free slot, least covered first, ties at random.
 
     One query, counted by the database (one row per item, not per slot): this runs under the study's lock, so
@@ -166,6 +168,7 @@ def _free_subjects(study: Study, rng: random.Random, count: int) -> list[tuple[i
     matter (a slot's number only keeps an item's slots distinct); the one with the lowest id is."""
     coverage = (
         StudySlot.objects.filter(study=study)
+        .exclude(clip_id__in=list(exclude_clip_ids))
         .order_by()
         .values("clip_id", "pair_id")
         .annotate(
@@ -199,12 +202,12 @@ def share_allocate(*, participant: Participant, now: datetime | None = None) -> 
         created = assignment is None
         assignment = assignment or Assignment.objects.create(campaign=study.campaign, rater=participant.user)
         rng = projection.assignment_random(assignment, "study-share")
-        subjects = _free_subjects(study, rng, study.items_per_participant)
+        subjects, checks = _share_choose(study, rng)
         if not subjects:
             if created:  # no empty study left behind in the campaign's assignments
                 assignment.delete()
             return Allocation(items=[], is_full=True, participant=participant)
-        items = _share_items_create(study, assignment, [subject for subject, _ in subjects], rng)
+        items = _share_items_create(study, assignment, [subject for subject, _ in subjects], checks, rng)
         if not participant.is_preview:
             _slots_take(study, participant, assignment, [slot_id for _, slot_id in subjects])
         participant.stage = Participant.Stage.ITEMS
@@ -235,12 +238,42 @@ def _slots_take(study: Study, participant: Participant, assignment: Assignment, 
         raise RuntimeError("a slot was taken by someone else during allocation")
 
 
-def _share_items_create(study: Study, assignment: Assignment, subjects: list[int], rng: random.Random) -> list:
+def _share_choose(study: Study, rng: random.Random) -> tuple[list[tuple[int, int]], list[CaptionPair]]:
+    """The share's (subject, free slot) and its gold checks (pairwise), under the gold rule: no gold pair of a
+    clip the share has another item of. A gold pair whose clip comes back on other items is answered by its
+    text alone (its own reference reads like that clip's other captions; ratings/services/campaigns.py, GoldRule).
+
+    The least-covered items come first; where their clips leave too few gold pairs, the gold pairs are chosen
+    first and the items among the other clips, unless those have no free slot left (then fewer checks)."""
+    subjects = _free_subjects(study, rng, study.items_per_participant)
+    if not _is_pairwise(study) or not study.attention_checks or not subjects:
+        return subjects, []
+    clip_of = dict(CaptionPair.objects.filter(pk__in=[subject for subject, _ in subjects]).values_list("pk", "clip_id"))
+    checks = _gold_pairs_choose(study, rng, avoid_clip_ids=set(clip_of.values()))
+    if len(checks) < study.attention_checks:
+        # Golds of the clips with the fewest free items first: they leave the most items to the share.
+        free_by_clip = dict(
+            StudySlot.objects.filter(study=study, participant__isnull=True)
+            .order_by()
+            .values_list("clip_id")
+            .annotate(items=Count("pair_id", distinct=True))
+        )
+        first_checks = _gold_pairs_choose(study, rng, avoid_clip_ids=set(), free_by_clip=free_by_clip)
+        other_subjects = _free_subjects(
+            study, rng, study.items_per_participant, exclude_clip_ids={pair.clip_id for pair in first_checks}
+        )
+        if len(first_checks) > len(checks) and len(other_subjects) == len(subjects):
+            return other_subjects, first_checks
+    return subjects, checks
+
+
+def _share_items_create(
+    study: Study, assignment: Assignment, subjects: list[int], checks: list[CaptionPair], rng: random.Random
+) -> list:
     subjects = projection.shuffled(subjects, rng)
     if _is_pairwise(study):
         pairs = CaptionPair.objects.in_bulk(subjects)
         ordered = [pairs[subject] for subject in subjects]
-        checks = _gold_pairs_choose(study, rng)
         for position, pair in zip(
             spread_positions(count=len(checks), length=len(ordered) + len(checks), rng=rng), checks, strict=False
         ):
@@ -265,19 +298,34 @@ def _share_items_create(study: Study, assignment: Assignment, subjects: list[int
     return items
 
 
-def _gold_pairs_choose(study: Study, rng: random.Random) -> list[CaptionPair]:
-    """The study's least-used gold pairs (ties at random) for one share."""
-    if not study.attention_checks:
-        return []
+def _gold_pairs_choose(
+    study: Study, rng: random.Random, *, avoid_clip_ids: set[int], free_by_clip: dict | None = None
+) -> list[CaptionPair]:
+    """The study's least-used gold pairs (ties at random) for one share: none of `avoid_clip_ids`, no two of one
+    clip, and of distinct donors while the least-used allow (two foreign captions of one donor read alike).
+    With `free_by_clip` (clip -> items with a free slot), golds of the clips with the fewest come first."""
     used = dict(
         AttentionCheck.objects.filter(campaign=study.campaign, kind=AttentionCheck.Kind.GOLD_PAIR)
         .order_by()
         .values_list("pair_id")
         .annotate(count=Count("pk"))
     )
-    gold = study_gold_pairs(study)
-    gold.sort(key=lambda pair: (used.get(pair.pk, 0), rng.random()))
-    return gold[: study.attention_checks]
+    gold = [pair for pair in study_gold_pairs(study) if pair.clip_id not in avoid_clip_ids]
+    donors = gold_donors(pair.pk for pair in gold)
+    gold.sort(key=lambda pair: ((free_by_clip or {}).get(pair.clip_id, 0), used.get(pair.pk, 0), rng.random()))
+    chosen: list[CaptionPair] = []
+    for allow_donor_again in (False, True):
+        for pair in gold:
+            if len(chosen) == study.attention_checks:
+                return chosen
+            clips = {each.clip_id for each in chosen}
+            chosen_donors = {donors.get(each.pk) for each in chosen} - {None}
+            if pair in chosen or pair.clip_id in clips:
+                continue
+            if not allow_donor_again and donors.get(pair.pk) in chosen_donors:
+                continue
+            chosen.append(pair)
+    return chosen
 
 
 def _words(texts) -> set[str]:

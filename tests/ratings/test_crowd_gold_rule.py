@@ -1,0 +1,68 @@
+"""Crowd shares keep the gold rule: a participant's share never holds a gold pair's clip in another item (the gold
+pair would be answered by its text: its own reference reads like that clip's other captions)."""
+
+from collections import Counter
+
+import pytest
+
+from ratings.models import CaptionPair
+from ratings.models_study import AttentionCheck
+from ratings.services import study_shares
+from tests.ratings.study_data import (
+    pairwise_study,
+    participant_of,
+    prolific_arrive,
+    share_items,
+    study_media,  # noqa: F401 (a fixture)
+    walk_to_items,
+)
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("study_media")]
+
+
+def _study():
+    # Six rated clips (two of the eight are donors), each with a gold pair and three other pairs: a share of four
+    # items meets most clips, so a gold chosen without the rule often shares its clip with another item.
+    return pairwise_study(clip_count=8, hc=18, gold=6, judgements=2, items_per_participant=4, attention_checks=2)
+
+
+def _shares(study, participants: int) -> list[list]:
+    shares = []
+    for _ in range(participants):
+        client, _response = prolific_arrive(study)
+        walk_to_items(client, study)
+        shares.append(share_items(participant_of(client)))
+    return shares
+
+
+def _collisions(shares) -> int:
+    """Gold items whose clip comes back on another item of the same share."""
+    found = 0
+    for share in shares:
+        clips = Counter(item.clip_id for item in share)
+        gold_items = [item for item in share if item.pair.gold_choice]
+        found += sum(clips[item.clip_id] > 1 for item in gold_items)
+    return found
+
+
+def test_no_share_holds_a_gold_pairs_clip_in_another_item():
+    study = _study()
+    gold_clips = set(CaptionPair.objects.exclude(gold_choice="").values_list("clip_id", flat=True))
+    other_clips = set(CaptionPair.objects.filter(gold_choice="").values_list("clip_id", flat=True))
+    assert gold_clips and gold_clips <= other_clips, "every gold pair's clip has other pairs: the rule has work"
+    shares = _shares(study, 6)
+    checks = Counter(AttentionCheck.objects.filter(kind=AttentionCheck.Kind.GOLD_PAIR).values_list("rater_id"))
+    assert len(checks) == 6 and set(checks.values()) == {2}, "every share still has its two gold checks"
+    assert all(len(share) == 6 for share in shares), "and its four items"
+    assert _collisions(shares) == 0
+
+
+def test_the_control_gold_pairs_chosen_without_the_rule_meet_their_clip_again(monkeypatch):
+    chosen = study_shares._gold_pairs_choose
+
+    def without_rule(study, rng, *, avoid_clip_ids, free_by_clip=None):
+        return chosen(study, rng, avoid_clip_ids=set())
+
+    monkeypatch.setattr(study_shares, "_gold_pairs_choose", without_rule)
+    shares = _shares(_study(), 6)
+    assert _collisions(shares) > 0, "the control: the test sees a gold pair's clip on another item of a share"
