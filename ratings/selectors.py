@@ -1,5 +1,7 @@
 """Read-only queries over human judgements."""
 
+from collections import Counter
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
@@ -177,6 +179,31 @@ def campaign_donor_clip_count(*, campaign: Campaign) -> int:
         .distinct()
         .count()
     )
+
+
+def campaign_gold_rule_breaches(*, campaign: Campaign) -> int:
+    """How many of the campaign's gold items went to a rater who has another item of the same clip (in any campaign
+    on the dataset): those checks can be answered by their text alone. Campaign creation falls back to shares
+    without the gold rule when it cannot be kept (too few clips or raters for the judgements asked)."""
+    gold_items = list(
+        AssignmentItem.objects.filter(assignment__campaign=campaign)
+        .exclude(pair__gold_choice="")
+        .exclude(pair__isnull=True)
+        .order_by()
+        .values_list("assignment__rater_id", "clip_id")
+    )
+    if not gold_items:
+        return 0
+    held = Counter(
+        AssignmentItem.objects.filter(
+            assignment__campaign__dataset_id=campaign.dataset_id,
+            assignment__rater_id__in={rater_id for rater_id, _ in gold_items},
+            clip_id__in={clip_id for _, clip_id in gold_items},
+        )
+        .order_by()
+        .values_list("assignment__rater_id", "clip_id")
+    )
+    return sum(held[rater_and_clip] > 1 for rater_and_clip in gold_items)
 
 
 def raters_with_assignments() -> QuerySet:

@@ -53,6 +53,9 @@ def campaign_create(request):
                     f"Clips giving the HI pairs their other caption: {donors} (not rated in this campaign; none of "
                     "its raters has them among their items, so nobody recognises those captions).",
                 )
+            breaches = selectors.campaign_gold_rule_breaches(campaign=campaign)
+            if breaches:
+                messages.warning(request, _gold_rule_warning(breaches))
             clips_without_audio = selectors.campaign_clips_without_audio(campaign=campaign)
             if clips_without_audio:
                 messages.warning(
@@ -60,6 +63,17 @@ def campaign_create(request):
                 )
             return redirect("ratings:campaign_detail", campaign_id=campaign.pk)
     return render(request, "ratings/staff/campaign_create.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def _gold_rule_warning(breaches: int) -> str:
+    if not breaches:
+        return ""
+    return (
+        f"The gold rule could not be kept: {breaches} gold item{'s' if breaches != 1 else ''} went to raters who "
+        "also have another item of the same clip, so those checks can be answered by reading instead of listening "
+        "(too few clips or raters for the judgements asked). Their failures say little about attention; ask for "
+        "fewer judgements per item or gold pairs per clip, or add raters."
+    )
 
 
 @roles_required(ADMIN)
@@ -92,6 +106,9 @@ def campaign_detail(request, campaign_id: int):
             else:
                 names = ", ".join(user.get_username() for user in added)
                 messages.success(request, f"Added to {campaign.name}: {names}. Each got a balanced share of the items.")
+                breaches = selectors.campaign_gold_rule_breaches(campaign=campaign)
+                if breaches:
+                    messages.warning(request, _gold_rule_warning(breaches))
                 return redirect("ratings:campaign_detail", campaign_id=campaign.pk)
     context = {
         "campaign": campaign,
@@ -100,6 +117,7 @@ def campaign_detail(request, campaign_id: int):
         "settings_form": settings_form,
         "raters_form": raters_form,
         "clips_without_audio": selectors.campaign_clips_without_audio(campaign=campaign),
+        "gold_rule_warning": _gold_rule_warning(selectors.campaign_gold_rule_breaches(campaign=campaign)),
     }
     return render(
         request,

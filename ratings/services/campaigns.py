@@ -332,7 +332,8 @@ def campaign_add_raters(*, campaign: Campaign, raters: list[AbstractBaseUser]) -
         )
     except GoldPlacementError as error:
         # Small campaigns where every rater judges every item cannot keep the rule at all; they are still made
-        # (as before the rule), and the log says which campaign lost it and why.
+        # (as before the rule). The log says why, and the campaign's page and its creation result warn the
+        # experimenter (ratings/selectors.py, campaign_gold_rule_breaches).
         logger.warning("campaign %s: gold rule not kept: %s", campaign.name, error)
         shares = balanced_shares(needs=needs, rater_count=len(new_assignments), rng=random.Random(rng_seed))
     for assignment, share in zip(new_assignments, shares, strict=True):
