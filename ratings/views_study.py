@@ -124,6 +124,27 @@ def _study_with_own_participant(request, slug: str) -> tuple[Study, Participant 
     return _study(slug), None
 
 
+CONTINUE_AS_PARTICIPANT = "continue_as_participant"
+
+
+def _account_in_the_way(request) -> bool:
+    """Whether a participant link would sign out an account of this app (staff, a rater): a participant's sign-in
+    replaces the session, so the person is asked first (`_switch_confirm`). A participant account of any study
+    is replaced without asking: it is nobody's to lose."""
+    if not request.user.is_authenticated or participant_for_user(request.user) is not None:
+        return False
+    return not (request.method == "POST" and request.POST.get(CONTINUE_AS_PARTICIPANT) == "1")
+
+
+def _switch_confirm(request, study: Study):
+    """The page asking a signed-in account to continue as the participant (signing out) or go back."""
+    return render(
+        request,
+        "ratings/study/signed_in.html",
+        _context(study, account_name=request.user.get_username(), continue_field=CONTINUE_AS_PARTICIPANT),
+    )
+
+
 def _sign_in(request, participant: Participant) -> None:
     if request.user.is_authenticated and request.user.pk == participant.user_id:
         return
@@ -259,6 +280,8 @@ def study_entry(request, slug: str):
         if arrival.is_mturk_preview:
             return render(request, "ratings/study/landing.html", _context(study, is_mturk_preview=True))
         if arrival.is_identified:
+            if _account_in_the_way(request):
+                return _switch_confirm(request, study)
             try:
                 participant = participant_arrive(study=study, arrival=arrival, address=client_address(request))
             except ArrivalRefusedError as error:
@@ -309,11 +332,14 @@ def _landing(request, study: Study, participant: Participant):
 
 
 @never_cache
-@require_safe
+@require_http_methods(["GET", "HEAD", "POST"])
 def study_enter(request, slug: str, token: str):
-    """Who: whoever holds the participant's signed link (a new window opened from MTurk, an admin's preview)."""
+    """Who: whoever holds the participant's signed link (a new window opened from MTurk, an admin's preview).
+    POST: the confirmation of a signed-in account to continue as the participant."""
     study = _study(slug)
     participant = _participant_from_token(study, token)
+    if _account_in_the_way(request):
+        return _switch_confirm(request, study)
     _sign_in(request, participant)
     if request.GET.get("framed") == "1":
         # Opened from MTurk's frame: that frame submits the HIT, so the end page here must not.
