@@ -62,6 +62,7 @@ from ratings.workbooks.reader import ParsedWorkbook, WorkbookRating, thumbs_work
 from ratings.workbooks.safety import WorkbookRejectedError, xlsx_check
 
 WORKBOOK_CAPTION_LABEL = "workbook import (authorship unknown)"
+PATH_SEPARATOR = re.compile(r"[/\\]")
 OUTSIDE_DATASET_DESCRIPTION = "Created by a THumBS workbook import"
 
 
@@ -84,6 +85,11 @@ def workbook_parse_checked(*, content: bytes, name: str) -> ParsedWorkbook:
     for clip in parsed.clips:
         if len(clip.record_id) > max_length:
             parsed.errors.append(f"{clip.cell}: {clip.record_id[:40]}… — record ID longer than {max_length} characters")
+        elif PATH_SEPARATOR.search(clip.record_id):
+            # A record ID names the clip's file in a rater's audio folder: a separator would make it a path.
+            parsed.errors.append(
+                f"{clip.cell}: {clip.record_id!r} — a record ID must not contain a path separator (/ or \\)"
+            )
     if parsed.errors:
         raise WorkbookImportError(parsed.errors)
     return parsed
