@@ -3,7 +3,7 @@ they contradict, and which relations to propose. Plain Python (no Django import)
 
 The browser editor runs the same rules in static/annotation/js/annotation_graph.js; both are tested against
 the cases in tests/annotation/data/time_relation_cases.json (tests/annotation/test_time_relations.py here,
-tests/browser/test_annotation_relations.py in the page), so the page and the server never disagree.
+tests/browser/test_annotation_expert_editor.py in the page), so the page and the server never disagree.
 
 An event has a list of spans (several occurrences: a car passing three times). Two events' spans imply:
 

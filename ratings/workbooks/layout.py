@@ -1,4 +1,4 @@
-"""The THumBS workbook layout of the original study (see docs/protocols.md §2 and P1_excel.xlsx).
+"""The THumBS workbook layout of the original study (see ../shared/docs/protocols.md §2 and P1_excel.xlsx).
 
 Sheet `Assessment`: instruction lines, a section line, a header row, then one row per caption with
 the clip number and record ID (merged over the clip's rows) on the first row of each clip.

@@ -79,7 +79,7 @@ class MeteorProcess:
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
         self._cache: OrderedDict[tuple, float] = OrderedDict()
-        #: JVM starts in this process (tests/benchmarks read it)
+        #: JVM starts in this process (tests/metrics_bridge/test_scoring_classic.py reads it)
         self.starts = 0
 
     def start(self) -> None:

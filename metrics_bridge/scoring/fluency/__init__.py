@@ -9,7 +9,7 @@
 Which detector:
 - `MetricResources.fense_error_detector_path` set (the FENSE_ERROR_DETECTOR_PATH setting, copied
   into the scoring context by the Django side; nothing here reads os.environ): that file -- FENSE's
-  own checkpoint (torch .ckpt, see `fense_checkpoint`; its encoder config/tokenizer from
+  own checkpoint (torch .ckpt, see `fense_checkpoint`; its encoder config and tokenizer from
   `fense_error_detector_base` or the checkpoint's model_type) or a detector made by
   `train_fluency_detector` (.safetensors). A path that is set but missing makes FENSE unavailable
   rather than silently falling back.
