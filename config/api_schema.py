@@ -10,14 +10,19 @@ can give, with DRF's bodies:
 - 404 when it has path parameters (unknown or someone else's row) or is a paginated list (a page past the end);
 - 409 on DELETE (other rows still refer to the row);
 - 429 on the token endpoint (too many failed sign-ins, django-axes).
-Views of `RaterBlindedMixin` (ratings/api.py) answer raters with a blinded serializer holding a subset of
-the admin serializer's fields: the fields raters never get are documented as optional.
+Views of `RaterBlindedMixin` (ratings/api.py) answer admins with their full serializer and everyone else with
+a blinded one (`rater_serializer_class`, rows from ratings/projection.py) that never holds ids, a/b orientation
+or the caption order. One schema cannot state both answers strictly, so the schema is drawn for one role
+(`/api/schema/?role=rater`, default the reader's own): each response documents exactly the serializer that
+role receives, with its required fields and types, and the admin-only fields are absent from the others'.
 """
 
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.plumbing import force_instance
+from drf_spectacular.plumbing import build_serializer_context, force_instance
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.permissions import AllowAny
+
+from accounts.roles import ADMIN
 
 DETAIL_BODY = {
     "type": "object",
@@ -55,9 +60,13 @@ class CaptionEvalAutoSchema(AutoSchema):
 
     def _error_responses(self) -> dict:
         errors = {}
-        takes_input = self.method in ("POST", "PUT", "PATCH") or bool(self._get_filter_parameters()) or any(
-            isinstance(parameter, OpenApiParameter) and parameter.location == OpenApiParameter.QUERY
-            for parameter in self.get_override_parameters()
+        takes_input = (
+            self.method in ("POST", "PUT", "PATCH")
+            or bool(self._get_filter_parameters())
+            or any(
+                isinstance(parameter, OpenApiParameter) and parameter.location == OpenApiParameter.QUERY
+                for parameter in self.get_override_parameters()
+            )
         )  # a query parameter is checked before use (common/web_input.py): a bad one is a 400 naming it
         if takes_input or self._is_list_view():
             errors["400"] = _json("Invalid data or parameters", VALIDATION_BODY)
@@ -75,20 +84,20 @@ class CaptionEvalAutoSchema(AutoSchema):
     def _anyone_may_call(self) -> bool:
         return all(isinstance(permission, AllowAny) for permission in self.view.get_permissions())
 
+    def _get_serializer(self):
+        """A blinded view's serializer is the one the schema's role receives (RaterBlindedMixin.get_serializer_class
+        decides by the requesting user, whom schema generation does not have)."""
+        rater_serializer_class = getattr(self.view, "rater_serializer_class", None)
+        if rater_serializer_class is not None and getattr(self.view, "schema_role", ADMIN) != ADMIN:
+            return rater_serializer_class(context=build_serializer_context(self.view))
+        return super()._get_serializer()
+
     def _map_serializer(self, serializer, direction, bypass_extensions=False):
+        """A blinded serializer is read-only and writes every field it holds, so all of them are required: a
+        response missing one is a defect schemathesis should see."""
         serializer = force_instance(serializer)
         schema = super()._map_serializer(serializer, direction, bypass_extensions)
         rater_serializer_class = getattr(self.view, "rater_serializer_class", None)
-        if (
-            direction == "response"
-            and rater_serializer_class is not None
-            and type(serializer) is getattr(self.view, "serializer_class", None)
-            and "required" in schema
-        ):
-            shown_to_raters = set(rater_serializer_class().fields)
-            required = [name for name in schema["required"] if name in shown_to_raters]
-            if required:
-                schema["required"] = required
-            else:
-                del schema["required"]
+        if direction == "response" and rater_serializer_class and isinstance(serializer, rater_serializer_class):
+            schema["required"] = sorted(name for name, field in serializer.fields.items() if not field.write_only)
         return schema

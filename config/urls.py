@@ -4,9 +4,10 @@ from django.contrib.auth.decorators import login_required
 from django.templatetags.static import static
 from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerView
 
 from common.web_input import IdConverter
+from config.api_schema_view import RoleSchemaView
 from config.authentication import ThrottledObtainAuthToken
 
 # `<id:name>` in every urls.py: row ids of 1-18 digits (common/web_input.py). Registered before the apps' URLs load.
@@ -21,7 +22,8 @@ urlpatterns = [
     # Token sign-in goes through the same lockout backend as the login page (LOGIN_FAILURE_LIMIT).
     path("api/token/", ThrottledObtainAuthToken.as_view(), name="api-token"),
     path("api/", include("config.api_urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # The schema as one role receives it: ?role=rater documents the blinded answers raters get.
+    path("api/schema/", RoleSchemaView.as_view(), name="api-schema"),
     # An HTML page: anonymous visitors go to the login page rather than getting a bare 403.
     path(
         "api/docs/",

@@ -216,7 +216,8 @@ class RaterAssignmentItemSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField(help_text="This item in the API, by its token")
     page_url = serializers.SerializerMethodField()
     audio_url = serializers.SerializerMethodField()
-    duration_seconds = serializers.FloatField(source="clip.duration_seconds", read_only=True)
+    # Null until the clip's audio is read (annotation.models.Clip.duration_seconds).
+    duration_seconds = serializers.FloatField(source="clip.duration_seconds", read_only=True, allow_null=True)
     waveform_peaks = serializers.JSONField(source="clip.waveform_peaks", read_only=True)
     captions = serializers.SerializerMethodField()
     listened = serializers.SerializerMethodField()

@@ -1,4 +1,7 @@
-"""Schemathesis against the OpenAPI schema (/api/schema/), as each role: no server error, every response documented.
+"""Schemathesis against the OpenAPI schema (/api/schema/?role=), as each role: no server error, answers as documented.
+
+Each role is checked against the schema drawn for it (config/api_schema.py): a rater's answers against the blinded
+serializers' exact fields and types, an admin's against the full ones.
 
 For each role (anonymous, rater, annotator, reviewer, admin) every operation of the schema is called with
 requests schemathesis generates from it (valid and invalid ones, bounded: MAX_EXAMPLES per operation,
@@ -40,20 +43,27 @@ EXCLUDED_CHECKS = [
 ]
 
 
+def role_schema(client, world, role: str):
+    """The schema drawn for `role` (/api/schema/?role=; read by an admin, raters may not read it), calling the app."""
+    client.force_login(world.users["admin"])
+    response = client.get("/api/schema/", {"format": "json", "role": role})
+    assert response.status_code == 200
+    client.logout()
+    schema = schemathesis.openapi.from_dict(json.loads(response.content))
+    schema.app = get_wsgi_application()
+    return schema
+
+
 @pytest.fixture
-def api_schema(world, client):
-    """The schema as the API serves it (read by an admin: it is for corpus readers), calling the WSGI app.
+def api_schema(world, client, role):
+    """The role's own schema, so each role's answers are checked against exactly the fields that role receives
+    (a rater's blinded items, not the admin's rows).
 
     The app is called in-process inside the test's transaction: as Django's test client does, the
     handler must not close the database connection after each request (that would end the transaction).
     The schema is fetched first, because the test client reconnects those handlers after its request.
     """
-    client.force_login(world.users["admin"])
-    response = client.get("/api/schema/", {"format": "json"})
-    assert response.status_code == 200
-    client.logout()
-    schema = schemathesis.openapi.from_dict(json.loads(response.content))
-    schema.app = get_wsgi_application()
+    schema = role_schema(client, world, role)
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     yield schema
