@@ -1,6 +1,6 @@
 """Read-only queries over the corpus."""
 
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from annotation.models import (
@@ -10,7 +10,6 @@ from annotation.models import (
     Clip,
     Dataset,
     ExpertAnnotation,
-    SoundEvent,
     TemporalRelation,
 )
 from annotation.vocabulary import AttributeVocabulary
@@ -64,19 +63,36 @@ def dataset_overview() -> QuerySet[Dataset]:
 def dataset_corpus_counts(*, dataset: Dataset) -> dict[str, int]:
     """Clip, caption and GOLD expert-annotation counts of one dataset, and its systems' names (corpus captions
     only: not the copies pair generation makes for HI pairs)."""
-    clips = Clip.objects.filter(dataset=dataset)
-    captions = Caption.objects.corpus().filter(clip__dataset=dataset)
-    candidates = captions.filter(role=Caption.Role.CANDIDATE)
-    gold = ExpertAnnotation.objects.filter(clip__dataset=dataset, status=ExpertAnnotation.Status.GOLD)
+    # one aggregate query per table (the dataset page reads them on every view)
+    clips = (
+        Clip.objects.filter(dataset=dataset).order_by().aggregate(n=Count("pk"), audio=Count("pk", filter=~Q(audio="")))
+    )
+    candidate = Q(role=Caption.Role.CANDIDATE)
+    captions = (
+        Caption.objects.corpus()
+        .filter(clip__dataset=dataset)
+        .order_by()
+        .aggregate(
+            references=Count("pk", filter=Q(role=Caption.Role.REFERENCE)),
+            candidates=Count("pk", filter=candidate),
+            human=Count("pk", filter=candidate & Q(author_kind=Caption.AuthorKind.HUMAN)),
+            machine=Count("pk", filter=candidate & Q(author_kind=Caption.AuthorKind.MACHINE)),
+        )
+    )
+    gold = (
+        ExpertAnnotation.objects.filter(clip__dataset=dataset, status=ExpertAnnotation.Status.GOLD)
+        .order_by()
+        .aggregate(n=Count("pk", distinct=True), events=Count("events"))
+    )
     return {
-        "clips": clips.count(),
-        "clips_with_audio": clips.exclude(audio="").count(),
-        "reference_captions": captions.filter(role=Caption.Role.REFERENCE).count(),
-        "candidate_captions": captions.filter(role=Caption.Role.CANDIDATE).count(),
-        "expert_annotations": gold.count(),
-        "events": SoundEvent.objects.filter(annotation__in=gold).count(),
-        "human_candidates": candidates.filter(author_kind=Caption.AuthorKind.HUMAN).count(),
-        "machine_candidates": candidates.filter(author_kind=Caption.AuthorKind.MACHINE).count(),
+        "clips": clips["n"],
+        "clips_with_audio": clips["audio"],
+        "reference_captions": captions["references"],
+        "candidate_captions": captions["candidates"],
+        "expert_annotations": gold["n"],
+        "events": gold["events"],
+        "human_candidates": captions["human"],
+        "machine_candidates": captions["machine"],
         "systems": sorted(
             CaptioningSystem.objects.filter(captions__clip__dataset=dataset).values_list("name", flat=True).distinct()
         ),

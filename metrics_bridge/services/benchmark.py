@@ -29,7 +29,7 @@ from metrics_bridge.services.agreement import (
 )
 from metrics_bridge.services.calibration import dataset_content, detector_check, disjoint_sources
 from metrics_bridge.services.contexts import metric_resources
-from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprint
+from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprints
 from metrics_bridge.services.system_scores import current_versions
 from metrics_bridge.services.transfer import TRAINED_ELSEWHERE, fit_elsewhere, headline
 from ratings.models import CaptionPair
@@ -229,7 +229,8 @@ def _detector_identity() -> list:
 
 def benchmark_fingerprint(*, datasets: list[Dataset]) -> str:
     parts = [records.records_fingerprint(), calibration.DEFAULT_SEED, _detector_identity(), SMALL_SET_PAIRS]
-    parts += [[dataset.pk, dataset_fingerprint(dataset=dataset)] for dataset in datasets]
+    fingerprints = dataset_fingerprints(datasets=datasets)
+    parts += [[dataset.pk, fingerprints[dataset.pk]] for dataset in datasets]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 

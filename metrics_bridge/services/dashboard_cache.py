@@ -1,6 +1,7 @@
 """Dashboards and plots are computed once per state of the data they show, then served from the cache.
 
-`dataset_fingerprint` summarises, in a few aggregate queries, everything a dataset's dashboards read:
+`dataset_fingerprint` summarises, in a few aggregate queries (the same few for several datasets at once),
+everything a dataset's dashboards read:
 captions (added, edited, superseded), pairs, votes, THumBS ratings, excluded raters, metric runs (every
 finished chunk changes them), system scores, and the current metric versions. Any change gives a new
 fingerprint, so a cached table or plot is recomputed on the next view instead of being shown stale.
@@ -52,29 +53,66 @@ def json_safe(value):
     return value
 
 
-def _summary(queryset, *fields: str) -> list:
-    aggregates = {"n": Count("pk"), "last": Max("pk")}
-    for field in fields:
-        aggregates[field] = Max(field) if not field.startswith("sum:") else Sum(field[4:])
-    row = queryset.order_by().aggregate(**aggregates)
-    return [str(row[key]) for key in sorted(row)]
+#: what a dataset's fingerprint summarises: (model, path from it to the dataset, {name: aggregate}); each gives the
+#: row count, the highest id and these, so an added, edited or deleted row changes it
+def _summarised():
+    return [
+        (Caption, "clip__dataset_id", {"updated_at": Max("updated_at")}),
+        (CaptionPair, "clip__dataset_id", {"updated_at": Max("updated_at")}),
+        (PairwiseVote, "pair__clip__dataset_id", {"updated_at": Max("updated_at")}),
+        (ThumbsRating, "caption__clip__dataset_id", {"updated_at": Max("updated_at")}),
+        (Campaign.excluded_raters.through, "campaign__dataset_id", {"sum:user_id": Sum("user_id")}),
+        (
+            MetricRun,
+            "dataset_id",
+            {"sum:chunks_done": Sum("chunks_done"), "finished_at": Max("finished_at"), "status": Max("status")},
+        ),
+        (SystemScore, "dataset_id", {}),
+    ]
 
 
-def dataset_fingerprint(*, dataset: Dataset) -> str:
+def _summaries(model, path: str, fields: dict, dataset_ids: list[int]) -> dict[int, list]:
+    """{dataset id: the summary of its rows of `model`}, for every dataset in one grouped query (each of these
+    queries reads the whole table whichever datasets it is asked for: one pass serves them all)."""
+    aggregates = {"n": Count("pk"), "last": Max("pk"), **fields}
+    aliases = {name: f"value_{index}" for index, name in enumerate(aggregates)}  # "sum:..." is no SQL alias
+    rows = (
+        model.objects.filter(**{f"{path}__in": dataset_ids})
+        .order_by()
+        .values(path)
+        .annotate(**{aliases[name]: aggregate for name, aggregate in aggregates.items()})
+    )
+    found = {row[path]: row for row in rows}
+    empty = {alias: None for alias in aliases.values()} | {aliases["n"]: 0}
+    return {
+        dataset_id: [str(found.get(dataset_id, empty)[aliases[name]]) for name in sorted(aggregates)]
+        for dataset_id in dataset_ids
+    }
+
+
+def dataset_fingerprints(*, datasets: list[Dataset]) -> dict[int, str]:
+    """{dataset id: its fingerprint}, in the same seven queries for any number of datasets (a page that needs
+    several, such as the agreement page's trained-elsewhere part or the benchmark, asks for them together)."""
     from metrics_bridge.scoring import registry
     from metrics_bridge.services.system_scores import current_versions
 
-    parts = [
-        _summary(Caption.objects.filter(clip__dataset=dataset), "updated_at"),
-        _summary(CaptionPair.objects.filter(clip__dataset=dataset), "updated_at"),
-        _summary(PairwiseVote.objects.filter(pair__clip__dataset=dataset), "updated_at"),
-        _summary(ThumbsRating.objects.filter(caption__clip__dataset=dataset), "updated_at"),
-        _summary(Campaign.excluded_raters.through.objects.filter(campaign__dataset=dataset), "sum:user_id"),
-        _summary(MetricRun.objects.filter(dataset=dataset), "sum:chunks_done", "finished_at", "status"),
-        _summary(SystemScore.objects.filter(dataset=dataset)),
-        sorted(current_versions(registry.all_metric_names(), dataset=dataset).items()),
-    ]
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    ids = sorted({dataset.pk for dataset in datasets})
+    if not ids:
+        return {}
+    summaries = [_summaries(model, path, fields, ids) for model, path, fields in _summarised()]
+    names = registry.all_metric_names()
+    result = {}
+    for dataset in datasets:
+        if dataset.pk in result:
+            continue
+        parts = [summary[dataset.pk] for summary in summaries]
+        parts.append(sorted(current_versions(names, dataset=dataset).items()))
+        result[dataset.pk] = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    return result
+
+
+def dataset_fingerprint(*, dataset: Dataset) -> str:
+    return dataset_fingerprints(datasets=[dataset])[dataset.pk]
 
 
 def _with_revision(fingerprint: str) -> str:

@@ -43,13 +43,14 @@ from metrics_bridge.services.dashboard_cache import (
     computation_request,
     computation_retry,
     dataset_fingerprint,
+    dataset_fingerprints,
 )
 from metrics_bridge.services.leaderboard import leaderboard_table, pairwise_win_counts_by_clip, win_rate_intervals
 from metrics_bridge.services.leaderboard_domains import domain_fingerprint
 from metrics_bridge.services.plans import GOLD_MARK, gold_fingerprints_by_caption, protocol_clips, reference_context
 from metrics_bridge.services.system_scores import current_versions, system_inputs
 from metrics_bridge.services.thumbs_report import campaign_rating_rows, caption_metric_values, thumbs_report_table
-from metrics_bridge.services.transfer import transfer_fingerprint, transfer_key, transfer_summary
+from metrics_bridge.services.transfer import candidate_sources, transfer_fingerprint, transfer_key, transfer_summary
 from ratings.models import AssignmentItem, Campaign, CaptionPair, ThumbsRating
 from ratings.selectors import included_thumbs_ratings, included_votes
 
@@ -181,17 +182,23 @@ def _part_key(part: str, target) -> str:
     return calibration_key(dataset=target) if part == "calibration" else _key(part, target.pk)
 
 
-def _part_fingerprint(part: str, target, page_fingerprint: str) -> str:
-    """A part's data state: the page's, except the trained-elsewhere figure, which also reads every other study."""
-    return transfer_fingerprint(dataset=target) if part == "transfer" else page_fingerprint
+def _part_fingerprints(kind: str, target) -> dict[str, str]:
+    """{part: its data state}: the page's, except the trained-elsewhere figure, which also reads every other study
+    (the datasets' fingerprints are then read together, each once: a fingerprint's queries read whole tables)."""
+    if "transfer" not in PAGE_PARTS[kind]:
+        fingerprint = _fingerprint(kind, target)
+        return {part: fingerprint for part in PAGE_PARTS[kind]}
+    # the agreement page's own fingerprint is its dataset's
+    known = dataset_fingerprints(datasets=[target, *candidate_sources(dataset=target)])
+    elsewhere = transfer_fingerprint(dataset=target, known=known)
+    return {part: elsewhere if part == "transfer" else known[target.pk] for part in PAGE_PARTS[kind]}
 
 
-def dashboard_part_states(*, kind: str, target, fingerprint: str | None = None) -> dict[str, CacheState]:
-    """{part: its stored state} for a page (parts reading the same data share one fingerprint: computed once)."""
-    fingerprint = fingerprint or _fingerprint(kind, target)
+def dashboard_part_states(*, kind: str, target, fingerprints: dict[str, str] | None = None) -> dict[str, CacheState]:
+    """{part: its stored state} for a page (`fingerprints`: the parts' data states, when read already)."""
+    fingerprints = fingerprints or _part_fingerprints(kind, target)
     return {
-        part: cached_state(key=_part_key(part, target), fingerprint=_part_fingerprint(part, target, fingerprint))
-        for part in PAGE_PARTS[kind]
+        part: cached_state(key=_part_key(part, target), fingerprint=fingerprints[part]) for part in PAGE_PARTS[kind]
     }
 
 
@@ -213,10 +220,12 @@ def _wanted(state: CacheState, run_active: bool) -> bool:
     return state.needs_request and (not run_active or state.payload is None)
 
 
-def dashboard_live(*, kind: str, target, run_id: int | None = None, fingerprint: str | None = None) -> DashboardLive:
+def dashboard_live(
+    *, kind: str, target, run_id: int | None = None, fingerprints: dict[str, str] | None = None
+) -> DashboardLive:
     """The dashboard's stored numbers, their computations and the metric run on its dataset; while a run goes
     on, the numbers are recomputed only once it ends (every finished chunk changes the data)."""
-    parts = dashboard_part_states(kind=kind, target=target, fingerprint=fingerprint)
+    parts = dashboard_part_states(kind=kind, target=target, fingerprints=fingerprints)
     dataset_id = target.dataset_id if kind == "thumbs" else target.pk
     runs = MetricRun.objects.filter(dataset_id=dataset_id)
     run = runs.filter(pk=run_id).first() if run_id else None
@@ -248,8 +257,8 @@ def dashboard_live(*, kind: str, target, run_id: int | None = None, fingerprint:
 def dashboard_parts_request(*, kind: str, target, enqueue, retry: bool = False) -> list[str]:
     """Have a worker compute the page's parts that need it (`enqueue(part, object_id)` sends the task); `retry`
     (an admin's "Try again") also sends those given up. Returns the parts sent."""
-    fingerprint = _fingerprint(kind, target)
-    live = dashboard_live(kind=kind, target=target, fingerprint=fingerprint)
+    fingerprints = _part_fingerprints(kind, target)
+    live = dashboard_live(kind=kind, target=target, fingerprints=fingerprints)
     active = live.run is not None and not live.run.is_finished
     sent = []
     for part, state in live.parts.items():
@@ -259,7 +268,7 @@ def dashboard_parts_request(*, kind: str, target, enqueue, retry: bool = False) 
             continue
         request = computation_request(
             key=_part_key(part, target),
-            fingerprint=_part_fingerprint(part, target, fingerprint),
+            fingerprint=fingerprints[part],
             enqueue=lambda part=part: enqueue(part, target.pk),
         )
         if request:

@@ -27,7 +27,7 @@ from metrics_bridge.services.agreement import (
     report_columns,
 )
 from metrics_bridge.services.calibration import calibrated_transfer, disjoint_sources
-from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprint
+from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprints
 from ratings.models import CaptionPair
 
 TRAINED_ELSEWHERE = "CALIBRATED (trained elsewhere)"
@@ -47,11 +47,16 @@ def candidate_sources(*, dataset: Dataset) -> list[Dataset]:
     return list(Dataset.objects.filter(pk__in=ids).order_by("name"))
 
 
-def transfer_fingerprint(*, dataset: Dataset) -> str:
+def transfer_fingerprint(*, dataset: Dataset, known: dict[int, str] | None = None) -> str:
     """The data the figure depends on: the evaluated dataset's and every candidate source's (a new or edited study
-    elsewhere changes which sources are disjoint and what the model learns)."""
-    parts = [calibration.DEFAULT_SEED, [dataset.pk, dataset_fingerprint(dataset=dataset)]]
-    parts += [[source.pk, dataset_fingerprint(dataset=source)] for source in candidate_sources(dataset=dataset)]
+    elsewhere changes which sources are disjoint and what the model learns). `known`: fingerprints the caller read
+    already ({dataset id: fingerprint}); the others are read together."""
+    sources = candidate_sources(dataset=dataset)
+    known = dict(known or {})
+    missing = [entry for entry in [dataset, *sources] if entry.pk not in known]
+    known.update(dataset_fingerprints(datasets=missing))
+    parts = [calibration.DEFAULT_SEED, [dataset.pk, known[dataset.pk]]]
+    parts += [[source.pk, known[source.pk]] for source in sources]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
