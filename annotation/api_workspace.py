@@ -46,7 +46,12 @@ from annotation.services.annotation_campaigns import (
     annotation_task_skip,
 )
 from annotation.services.annotation_checks import has_errors
-from annotation.services.annotation_drafts import DraftConflictError, DraftInvalidError
+from annotation.services.annotation_drafts import (
+    DraftConflictError,
+    DraftInvalidError,
+    DraftTooLargeError,
+    draft_size_check,
+)
 from annotation.services.annotation_reviews import (
     ReviewDeniedError,
     annotation_task_return,
@@ -86,7 +91,13 @@ def invalid_draft(error: DraftInvalidError) -> ValidationError:
 
 
 def draft_save_respond(request, save) -> Response:
-    """Parse {base_version, draft}, call save(**it): 200 {version, saved_at}, 400 naming the field, or 409."""
+    """Parse {base_version, draft}, call save(**it): 200 {version, saved_at}, 400 naming the field, 409, or 413
+    when the draft weighs more than MAX_DRAFT_BYTES (nothing saved; the editor shows the message)."""
+    try:
+        draft_size_check(len(request.body))
+    except DraftTooLargeError as error:
+        body = {"detail": str(error), "code": "draft_too_large", "size": error.size, "max_bytes": error.max_bytes}
+        return Response(body, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     serializer = DraftSaveInputSerializer(data=request.data)
     serializer.is_valid(raise_exception=True)
     try:

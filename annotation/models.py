@@ -329,6 +329,9 @@ class ExpertAnnotation(TimeStampedModel):
     )
     # For a gold annotation made in review: the submissions it was merged from.
     merged_from = models.ManyToManyField("self", symmetrical=False, blank=True, related_name="merged_into")
+    # What the annotator wants the reviewer to know about the clip (the editor's note field, at most MAX_NOTE
+    # characters): reviewers read it beside the graph and the export carries it.
+    note = models.TextField(blank=True)
 
     class Meta:
         constraints = [

@@ -1,6 +1,6 @@
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpResponseBadRequest, HttpResponseRedirect
+from django.http import FileResponse, Http404, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_safe
@@ -11,6 +11,7 @@ from annotation import selectors
 from annotation.audio import clip_audio_response
 from annotation.models import Clip
 from annotation.services.spectrogram import CHANNELS, SCALES, clip_spectrogram_ensure, clip_waveform_ensure
+from annotation.services.spectrogram_zoom import ZoomRangeError, clip_spectrogram_range_png
 
 
 @login_required
@@ -58,13 +59,38 @@ def clip_audio(request, clip_id: int):
 @require_safe
 def clip_spectrogram(request, clip_id: int):
     """Who: annotators, reviewers, admins. The clip's spectrogram, a grey PNG the page colours (computed once, then
-    cached in storage): ?scale=mel|linear (default mel), ?channel=mix|left|right (default mix)."""
+    cached in storage): ?scale=mel|linear (default mel), ?channel=mix|left|right (default mix); with
+    ?start=&end=&columns= the zoomed stretch at that many columns (spectrogram_zoom.py)."""
     scale, channel = request.GET.get("scale", "mel"), request.GET.get("channel", "mix")
     if scale not in SCALES or channel not in CHANNELS:
         return HttpResponseBadRequest(f"scale is one of {', '.join(SCALES)}; channel one of {', '.join(CHANNELS)}")
+    if "start" in request.GET:
+        return _clip_spectrogram_range(request, clip_id, scale, channel)
     return _clip_media(
         request, clip_id, lambda clip: clip_spectrogram_ensure(clip=clip, scale=scale, channel=channel), "image/png"
     )
+
+
+def _clip_spectrogram_range(request, clip_id: int, scale: str, channel: str):
+    """?start=&end= seconds and ?columns= pixels: that stretch at the zoomed timeline's resolution (not stored)."""
+    try:
+        start, end = float(request.GET["start"]), float(request.GET.get("end", ""))
+        columns = int(request.GET.get("columns", ""))
+    except ValueError:
+        return HttpResponseBadRequest("start and end are seconds, columns a whole number of pixels")
+    clip = get_object_or_404(Clip, pk=clip_id)
+    dataset_visible_check(request.user, clip.dataset_id)
+    if not clip.audio:
+        raise Http404("This clip has no audio")
+    try:
+        png = clip_spectrogram_range_png(clip=clip, scale=scale, channel=channel, start=start, end=end, columns=columns)
+    except ZoomRangeError as error:
+        return HttpResponseBadRequest(str(error))
+    except FileNotFoundError:
+        raise Http404("The audio file of this clip is missing from storage") from None
+    response = HttpResponse(png, content_type="image/png")
+    response["Cache-Control"] = "private, max-age=86400"  # the URL carries the audio's version
+    return response
 
 
 @roles_required(ANNOTATOR, REVIEWER, ADMIN)

@@ -32,6 +32,9 @@ import time
 import urllib.request
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import annotation_audit_scenario as audit  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 SEED = """
@@ -89,7 +92,9 @@ class Counter:
         self.press("Enter")  # the chosen suggestion, or exactly what was typed
 
     def drag(self, start: float, end: float, duration: float) -> None:
-        box = self.page.locator(".timeline-waveform").bounding_box()
+        waveform = self.page.locator(".timeline-waveform")
+        waveform.scroll_into_view_if_needed()  # a long event list scrolls the player away; scrolling is not counted
+        box = waveform.bounding_box()
         gutter = self.page.evaluate("() => RegionPlayer.GUTTER")
         width = box["width"] - gutter
         y = box["y"] + box["height"] / 2
@@ -125,7 +130,10 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=8391)
     parser.add_argument("--saves", type=int, default=30)
     parser.add_argument("--loads", type=int, default=5)
+    parser.add_argument("--audit-only", action="store_true", help="only the audit's scenario and the edit latency")
+    parser.add_argument("--extra-spans-by-r", action="store_true", help="extra spans as before: Esc, drag, r")
     options = parser.parse_args()
+    audit.EXTRA_SPAN_BY_R = options.extra_spans_by_r
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="annotation-bench-") as folder:
@@ -142,6 +150,13 @@ def main() -> int:
         os.makedirs(f"{folder}/media", exist_ok=True)
         subprocess.run(
             [python, "manage.py", "shell", "-c", SEED.format(media=f"{folder}/media", shared=SHARED)],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            [python, "manage.py", "shell", "-c", audit.seed_code(SHARED, f"{folder}/media")],
             cwd=ROOT,
             env=env,
             check=True,
@@ -164,7 +179,10 @@ def main() -> int:
                     time.sleep(0.3)
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-                figures = run(browser, base, options.saves, options.loads)
+                figures = {} if options.audit_only else run(browser, base, options.saves, options.loads)
+                figures.update(
+                    audit.run_audit(browser, base, Counter, SHARED / "datasets/audiocaps_f_annotations.json")
+                )
                 browser.close()
         finally:
             server.terminate()

@@ -40,6 +40,9 @@ MAX_NOTE = 5000
 MAX_SECONDS = 24 * 3600.0
 DRAFT_KEYS = {"events", "relations", "note"}
 MAX_SPANS = 100
+# A draft's JSON may weigh at most this: 60 events with 4 attributes each weigh about 12 KB, the limits above
+# allow megabytes, and every autosave rewrites the whole draft, so a larger one is refused (413) with its size.
+MAX_DRAFT_BYTES = 256 * 1024
 EVENT_KEYS = {"id", "label", "sources", "attributes", "spans", "onset", "offset"}
 RELATION_KEYS = {"first", "second", "kind"}
 
@@ -51,6 +54,24 @@ class DraftInvalidError(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class DraftTooLargeError(ValueError):
+    """The draft's JSON weighs more than MAX_DRAFT_BYTES."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.max_bytes = MAX_DRAFT_BYTES
+        super().__init__(
+            f"this draft is {size / 1024:.0f} KB; a draft may weigh at most {MAX_DRAFT_BYTES // 1024} KB. "
+            "Nothing was saved: shorten the note or remove events, then it saves again"
+        )
+
+
+def draft_size_check(size: int) -> None:
+    """DraftTooLargeError when a draft of `size` bytes (its JSON as sent) is over the limit."""
+    if size > MAX_DRAFT_BYTES:
+        raise DraftTooLargeError(size)
 
 
 class DraftConflictError(Exception):
@@ -290,5 +311,5 @@ def draft_from_annotation(annotation) -> dict:
             {"first": ids[r.first_event_id], "second": ids[r.second_event_id], "kind": r.kind}
             for r in annotation.relations.order_by("pk")
         ],
-        "note": "",
+        "note": annotation.note,
     }

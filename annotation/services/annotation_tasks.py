@@ -124,6 +124,7 @@ def task_submit(
             relations=relations,
             status=ExpertAnnotation.Status.SUBMITTED,
             campaign=locked.campaign,
+            note=locked.draft.get("note", ""),
         )
         locked.annotation = annotation
         locked.status = TaskStatus.SUBMITTED

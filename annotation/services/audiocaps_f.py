@@ -528,6 +528,17 @@ def audiocaps_f_export(*, dataset_name: str) -> dict[str, dict]:
     return exported
 
 
+def audiocaps_f_export_notes(*, dataset_name: str) -> dict[str, str]:
+    """{clip key: note} of the dataset's GOLD annotations that have a note. The notes travel beside the export,
+    not in it: AudioCaps-F readers take every key of a clip as an event name."""
+    dataset = dataset_get_existing(name=dataset_name)
+    return {
+        audiocaps_f_clip_key(annotation.clip): annotation.note
+        for annotation in dataset_gold_annotations(dataset=dataset)
+        if annotation.note
+    }
+
+
 def audiocaps_f_export_to_path(*, dataset_name: str, path: Path | str) -> int:
     """Write the export as JSON (all or nothing: a temporary file renamed into place); returns the clip count."""
     path = Path(path)

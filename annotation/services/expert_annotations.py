@@ -115,6 +115,7 @@ def expert_annotation_save(
     relations: Sequence[dict] = (),
     status: str = Status.DRAFT,
     campaign=None,
+    note: str = "",
 ) -> ExpertAnnotation:
     """Create or replace `annotator`'s graph of `clip` (in `campaign`, or outside any campaign).
 
@@ -136,7 +137,8 @@ def expert_annotation_save(
         )
     _graph_write(annotation, events, relations)
     annotation.status = status
-    annotation.save(update_fields=["status", "updated_at"])
+    annotation.note = note.strip()
+    annotation.save(update_fields=["status", "note", "updated_at"])
     return annotation
 
 
@@ -157,6 +159,7 @@ def gold_annotation_publish(
     events: Sequence[dict],
     relations: Sequence[dict],
     merged_from: Sequence[ExpertAnnotation] = (),
+    note: str = "",
 ) -> ExpertAnnotation:
     """Write the reviewer's graph of `clip` as its one gold annotation (the previous gold is superseded)."""
     _check_graph(events, relations)
@@ -166,7 +169,8 @@ def gold_annotation_publish(
     gold_supersede_others(clip=clip, keep=annotation)
     _graph_write(annotation, events, relations)
     annotation.status = Status.GOLD
-    annotation.save(update_fields=["status", "updated_at"])
+    annotation.note = note.strip()
+    annotation.save(update_fields=["status", "note", "updated_at"])
     annotation.merged_from.set(merged_from)
     return annotation
 

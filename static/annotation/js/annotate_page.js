@@ -33,6 +33,7 @@
     root: document.getElementById("event-editor"),
     relationsRoot: document.getElementById("relations-panel"),
     messageElement: document.getElementById("editor-message"),
+    noteElement: document.getElementById("annotation-note"),
     draft: start.draft,
     library: Page.data("tag-library"),
     suggestions: Page.data("suggestions"),

@@ -260,6 +260,11 @@ window.DraftSync = (function () {
         this.onConflict({code: body.code, currentVersion: body.current_version, message: body.detail});
         throw Object.assign(new Error(body.detail || "conflict"), {isFinal: true});
       }
+      if (response.status === 413) {
+        // Too large to save: retrying cannot help, so say why and wait for the next (smaller) edit.
+        this._setState("too-large", "Not saved: " + (body.detail || "this draft is too large."));
+        throw Object.assign(new Error("draft too large"), {isFinal: true});
+      }
       if (response.status === 400) {
         const [field, messages] = Object.entries(body)[0] || ["draft", ["invalid"]];
         this._setState("invalid", "Not saved: " + field + ": " + [].concat(messages).join(" "));

@@ -83,7 +83,21 @@ window.EventEditor = (function () {
       this.root.addEventListener("input", (event) => this._input(event));
       this.root.addEventListener("focusout", (event) => this._focusout(event));
       this.root.addEventListener("click", (event) => this._click(event));
+      this._bindNote(options.noteElement || null);
       this.render();
+    }
+
+    /* The annotation's note for the reviewer: a field outside the event list, undoable like any edit (typing
+     * is one step). No maxlength: a note past the limit is refused by the server with its length, not cut. */
+    _bindNote(element) {
+      this.noteElement = element;
+      if (!element) return;
+      element.readOnly = this.readOnly;
+      element.addEventListener("input", () => {
+        this._record("edit the note", "note");
+        this.draft.note = element.value;
+        this.onChange(Graph.clone(this.draft));
+      });
     }
 
     /* A draft with every event's spans as a sorted list (drafts from before spans had onset / offset). */
@@ -337,8 +351,22 @@ window.EventEditor = (function () {
       return this._spanKeys.get(span);
     }
 
+    /* A drag on the waveform while typing in an event's name, sources or attributes adds the span to that
+     * event at once and leaves the focus where it was: an occurrence costs one drag, not Esc, drag and r.
+     * Elsewhere (the new event's name, a card, the timeline) the selection waits for n or r as before. */
+    takeSelectionIntoFocusedEvent() {
+      const where = this._describeFocus(document.activeElement);
+      if (this.readOnly || !where || !where.eventId || !["label", "sources", "attributes"].includes(where.part)) return false;
+      if (!this.player || !this.player.selection) return false;
+      const typed = document.activeElement.value;
+      this.addSpanFromSelection(where.eventId, where.part);
+      const field = where.part === "label" ? null : document.activeElement;
+      if (field && field.classList.contains("chip-input") && typed && !field.value) field.value = typed; // an unfinished word stays
+      return true;
+    }
+
     /* r: the waveform selection becomes another span of the event. */
-    addSpanFromSelection(id) {
+    addSpanFromSelection(id, focusPart) {
       const event = this._event(id);
       const selection = this.player && this.player.selection;
       if (!event) return;
@@ -355,7 +383,7 @@ window.EventEditor = (function () {
       this._sortSpans(event);
       this.player.clearSelection();
       this.say(this._name(event) + ": span " + seconds(selection.start) + "–" + seconds(selection.end) + " s added" + (event.spans.length > 1 ? " (" + event.spans.length + " occurrences)." : "."));
-      this._changed({eventId: id, part: "card"});
+      this._changed({eventId: id, part: focusPart || "card"});
     }
 
     updateSpan(id, index, start, end) {
@@ -511,7 +539,12 @@ window.EventEditor = (function () {
 
     /* The relations the spans imply between events not related yet: [[first, second, kind]]. */
     proposals() {
-      return Graph.timeProposals(this.draft.events.map((event) => [event.id, event.spans]), this.draft.relations);
+      const timed = this.draft.events.map((event) => [event.id, event.spans]);
+      const key = JSON.stringify([timed, this.draft.relations]);
+      if (!this._proposals || this._proposals.key !== key) {
+        this._proposals = {key: key, list: Graph.timeProposals(timed, this.draft.relations)};
+      }
+      return this._proposals.list.slice();
     }
 
     /* p: take the first proposal (P: all of them). */
@@ -533,12 +566,32 @@ window.EventEditor = (function () {
     render(focus) {
       const active = document.activeElement;
       if (focus === undefined && active && this.root.contains(active)) focus = this._describeFocus(active);
-      this.list.textContent = "";
+      const nodes = [];
       if (!this.draft.events.length) {
-        this.list.appendChild(el("p", "muted empty-events", this.readOnly ? "No events." : "No events yet: type the first sound event below and press Enter."));
+        nodes.push(el("p", "muted empty-events", this.readOnly ? "No events." : "No events yet: type the first sound event below and press Enter."));
       }
-      this.draft.events.forEach((event, index) => this.list.appendChild(this._eventCard(event, index)));
+      // Only the cards whose content changed are rebuilt: at 60 events rebuilding all of them made an edit
+      // take most of a second on a busy machine.
+      const cards = new Map();
+      const duration = this.player ? this.player.duration : 0;
+      const count = this.draft.events.length;
+      this.draft.events.forEach((event, index) => {
+        const support = this.support ? this.support[event.id] || null : null;
+        const key = JSON.stringify([event, index, count, this.selected.includes(event.id), support, this.readOnly, duration]);
+        const cached = this._cards && this._cards.get(event.id);
+        const card = cached && cached.key === key ? cached.card : this._eventCard(event, index);
+        cards.set(event.id, {key: key, card: card});
+        nodes.push(card);
+      });
+      this._cards = cards;
+      // Unchanged cards stay where they are in the document (no relayout of the whole list).
+      nodes.forEach((node, index) => {
+        const current = this.list.children[index];
+        if (current !== node) this.list.insertBefore(node, current || null);
+      });
+      while (this.list.children.length > nodes.length) this.list.lastElementChild.remove();
       if (this.relations) this.relations.render();
+      if (this.noteElement && this.noteElement.value !== this.draft.note) this.noteElement.value = this.draft.note;
       if (focus) this._focus(focus);
     }
 

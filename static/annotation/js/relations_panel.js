@@ -45,6 +45,11 @@ window.RelationsPanel = (function () {
       const names = editor.names();
       const spans = {};
       draft.events.forEach((event) => { spans[event.id] = event.spans; });
+      // Names, spans and relations are all it shows: an edit of sources or attributes leaves it as it is (its
+      // proposals and derived relations cost most of an edit at 60 events).
+      const key = JSON.stringify([editor.readOnly, draft.relations, draft.events.map((event) => [event.id, names[event.id], event.spans])]);
+      if (key === this.renderedKey) return;
+      this.renderedKey = key;
       const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest("li[data-list]");
       const keep = focused && this.root.contains(focused) ? {list: focused.dataset.list, index: Number(focused.dataset.index)} : null;
       this.stated.textContent = "";

@@ -2,6 +2,8 @@
  * SpectrogramView: the clip's spectrogram as the annotation player draws it. The server sends grey images
  * (annotation/services/spectrogram.py: mel or linear, mixed or one channel); this colours them with the
  * "magma" map at the chosen brightness and draws the visible time window with a frequency axis in the gutter.
+ * Zoomed in past the whole-clip image's columns, it asks the server for the visible stretch computed at the
+ * canvas's width in pixels (?start=&end=&columns=) and draws it over the stretched image once loaded.
  *
  *   const view = new SpectrogramView({url, topHz, lowestHz, onLoad});
  *   view.scale = "mel" | "linear"; view.channel = "mix" | "left" | "right"; view.brightness = 1 (0.4-3)
@@ -16,6 +18,9 @@ window.SpectrogramView = (function () {
   for (let index = 0; index < 768; index++) LUT[index] = parseInt(MAGMA.substr(index * 2, 2), 16);
   const MIN_BRIGHTNESS = 0.4;
   const MAX_BRIGHTNESS = 3;
+  const TILE_WAIT_MS = 150; // a zoom or pan at rest this long asks for its stretch
+  const MAX_TILES = 6;
+  const MAX_TILE_COLUMNS = 4096; // annotation/services/spectrogram_zoom.MAX_ZOOM_COLUMNS
 
   function mel(hz) {
     return 2595 * Math.log10(1 + hz / 700);
@@ -36,6 +41,49 @@ window.SpectrogramView = (function () {
       this.channel = "mix";
       this.brightness = 1;
       this.images = new Map(); // "scale/channel" -> {image, coloured: {brightness, canvas}}
+      // Zoomed stretches at the screen's resolution: "scale/channel/start/end/columns" -> entry with its range.
+      this.tiles = new Map();
+      this.tileTimer = null;
+    }
+
+    /* The zoomed stretch for this view, asked for once the view has rested (TILE_WAIT_MS), drawn when loaded. */
+    _tileKey(view, columns) {
+      return [this.scale, this.channel, view.start.toFixed(3), view.end.toFixed(3), columns].join("/");
+    }
+
+    _requestTile(view, columns) {
+      const key = this._tileKey(view, columns);
+      if (this.tiles.has(key)) return;
+      clearTimeout(this.tileTimer);
+      const range = {start: view.start, end: view.end};
+      this.tileTimer = setTimeout(() => {
+        if (this.tiles.has(key)) return;
+        const image = new Image();
+        const entry = {image: image, coloured: null, failed: false, scale: this.scale, channel: this.channel, start: range.start, end: range.end, at: 0};
+        image.addEventListener("load", () => { entry.at = performance.now(); this.onLoad(); });
+        image.addEventListener("error", () => { entry.failed = true; });
+        image.src = this.url + (this.url.includes("?") ? "&" : "?") + "scale=" + this.scale + "&channel=" + this.channel
+          + "&start=" + range.start.toFixed(3) + "&end=" + range.end.toFixed(3) + "&columns=" + columns;
+        this.tiles.set(key, entry);
+        while (this.tiles.size > MAX_TILES) this.tiles.delete(this.tiles.keys().next().value);
+      }, TILE_WAIT_MS);
+    }
+
+    /* The most recently loaded stretch of this scale and channel that overlaps the view, or null. */
+    _bestTile(view) {
+      let best = null;
+      for (const tile of this.tiles.values()) {
+        if (!tile.at || tile.failed || tile.scale !== this.scale || tile.channel !== this.channel) continue;
+        if (tile.end <= view.start || tile.start >= view.end) continue;
+        if (!best || tile.at > best.at) best = tile;
+      }
+      return best;
+    }
+
+    /* What is drawn now: "whole" (the clip's image stretched) or "zoomed start–end" (a stretch at screen
+     * resolution); tests and the bench read it. */
+    get drawnFrom() {
+      return this.lastDrawn || "whole";
     }
 
     get key() {
@@ -107,8 +155,29 @@ window.SpectrogramView = (function () {
         const sourceWidth = Math.max(1e-3, ((view.end - view.start) / duration) * coloured.width);
         context.imageSmoothingEnabled = sourceWidth < box.width;
         context.drawImage(coloured, sourceX, 0, sourceWidth, coloured.height, box.x, box.y, box.width, box.height);
+        this.lastDrawn = "whole";
+        // Zoomed past the stored image's columns: draw the stretch computed at this many pixels over it.
+        if (sourceWidth < box.width * 0.75) this._drawTile(context, box, view, Math.min(MAX_TILE_COLUMNS, Math.round(box.width)));
       }
       this._axis(context, box, ratio || 1);
+    }
+
+    _drawTile(context, box, view, columns) {
+      this._requestTile(view, columns);
+      const tile = this._bestTile(view);
+      if (!tile) return;
+      const coloured = this._coloured(tile);
+      const span = view.end - view.start;
+      const x = box.x + ((tile.start - view.start) / span) * box.width;
+      const width = ((tile.end - tile.start) / span) * box.width;
+      context.save();
+      context.beginPath();
+      context.rect(box.x, box.y, box.width, box.height);
+      context.clip();
+      context.imageSmoothingEnabled = width > coloured.width * 1.01;
+      context.drawImage(coloured, 0, 0, coloured.width, coloured.height, x, box.y, width, box.height);
+      context.restore();
+      this.lastDrawn = "zoomed " + tile.start.toFixed(3) + "–" + tile.end.toFixed(3) + " at " + coloured.width + " columns";
     }
 
     _axis(context, box, ratio) {

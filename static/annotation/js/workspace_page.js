@@ -34,6 +34,9 @@ window.WorkspacePage = (function () {
     });
     root.addEventListener("regionplayer:regionremove", (event) => editor.removeSpan(event.detail.eventId, event.detail.index));
     root.addEventListener("regionplayer:regionleave", (event) => editor.focusCard(event.detail.eventId));
+    root.addEventListener("regionplayer:selection", (event) => {
+      if (event.detail.selection) editor.takeSelectionIntoFocusedEvent();
+    });
     sync();
     return sync;
   }
