@@ -5,7 +5,7 @@ them, or records the request and answers with the computation's state; the page 
 there (accounts/live.py)."""
 
 from django.core.exceptions import BadRequest
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -14,13 +14,17 @@ from accounts.roles import ADMIN, roles_required
 from annotation.models import Dataset
 from common.web_input import query_choice, query_page
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.agreement_pairs_store import agreement_pairs_key, agreement_pairs_state
+from metrics_bridge.services.agreement_pairs_store import (
+    PAIRS_PER_PAGE,
+    agreement_pairs_count,
+    agreement_pairs_key,
+    agreement_pairs_page,
+    agreement_pairs_state,
+)
 from metrics_bridge.services.dashboard_cache import computation_retry
 from metrics_bridge.tasks import dashboard_workers_alive, request_agreement_pairs
 from metrics_bridge.views_dashboards import _computation_context
 from ratings.models import CaptionPair
-
-PAIRS_PER_PAGE = 100
 
 
 @roles_required(ADMIN)
@@ -61,16 +65,19 @@ def agreement_pairs(request, dataset_id: int):
     if data is None:
         title = f"{metric} on {dataset.name}: the pairs behind the figure"
         return render(request, "metrics_bridge/dashboard_pending.html", {"title": title, **context})
-    pairs = [row for row in data["pairs"] if not split or row["split"] == split]
-    if verdict:
-        pairs = [row for row in pairs if row["correct"] is (verdict == "right")]
+    key = agreement_pairs_key(dataset_id=dataset.pk, metric=metric)
+    count = agreement_pairs_count(header=data, split=split, verdict=verdict)
+    paginator = Paginator(range(count), PAIRS_PER_PAGE)
+    number = paginator.get_page(page_number).number  # an out-of-range page shows the last one
+    rows = agreement_pairs_page(key=key, header=data, split=split, verdict=verdict, number=number)
+    page = Page(rows, number, paginator)
     context.update(
         {
             "data": data,
-            "page": Paginator(pairs, PAIRS_PER_PAGE).get_page(page_number),
+            "page": page,
             "split": split,
             "verdict": verdict,
-            "splits": sorted({row["split"] for row in data["pairs"]}),
+            "splits": data["splits"] if "splits" in data else sorted({row["split"] for row in data["pairs"]}),
             "digits": 2 if data["protocol"] == "brace" else 1,
             "stale": not state.fresh,
             "computed_at": state.computed_at,

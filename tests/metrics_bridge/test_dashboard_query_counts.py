@@ -72,7 +72,7 @@ def test_each_warm_dashboard_page_runs_a_small_fixed_number_of_queries(admin_cli
     # measured when the bounds were set (sessions, roles and the page's own reads included)
     bounds = {
         f"/metrics/datasets/{study.pk}/agreement/": 18,
-        f"/metrics/datasets/{study.pk}/agreement/pairs/?metric=BLEU_4": 13,
+        f"/metrics/datasets/{study.pk}/agreement/pairs/?metric=BLEU_4": 14,
         f"/metrics/datasets/{study.pk}/leaderboard/": 18,
         f"/metrics/campaigns/{campaign.pk}/thumbs/": 15,
         "/metrics/benchmark/": 12,
@@ -125,3 +125,24 @@ def test_the_fingerprint_changes_with_the_data_it_covers_and_only_that_datasets(
     PairwiseVote.objects.filter(pair=pair, rater__username="late").delete()
     assert dataset_fingerprint(dataset=elsewhere) != after_vote[elsewhere.pk]
     assert dataset_fingerprint(dataset=elsewhere) == before[elsewhere.pk]
+
+
+def test_the_pairs_page_reads_one_stored_page_of_the_rows_the_filters_select(admin_client, shared_dir):
+    from metrics_bridge.services.benchmark import agreement_pairs
+
+    study = _import(shared_dir, "paged", slice(0, 20))
+    url = f"/metrics/datasets/{study.pk}/agreement/pairs/?metric=BLEU_4"
+    assert admin_client.get(url).status_code == 200  # eager Celery: the worker's task stores the rows here
+    every = agreement_pairs(dataset=study, metric="BLEU_4")["pairs"]  # the unpaged list, as the builder gives it
+    wrong_hc = [row for row in every if row["split"] == "HC" and row["correct"] is False]
+    assert len(every) > 100 and wrong_hc
+
+    for query, expected in (("", every[100:200]), ("&split=HC&verdict=wrong", wrong_hc[:100])):
+        number = 2 if not query else 1
+        with CaptureQueriesContext(connection) as queries:
+            page = admin_client.get(f"{url}{query}&page={number}").content.decode()
+        assert 'id="pairs-table"' in page and f"({len(every) if not query else len(wrong_hc)} pairs)" in page
+        assert page.count("<tr><td>") == len(expected)
+        assert all(row["clip"] in page for row in expected)
+        reads = [sql for sql in (q["sql"] for q in queries) if "metrics_bridge_dashboardcache" in sql]
+        assert len(reads) == 2  # the header and the one page shown
