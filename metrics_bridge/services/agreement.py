@@ -10,7 +10,7 @@ from metrics_bridge.selectors import (
     dataset_clip_rows,
     dataset_scored_metric_names,
 )
-from metrics_bridge.services.calibration import calibrated_cross_validation, calibrated_transfer
+from metrics_bridge.services.calibration import calibrated_cross_validation, calibrated_transfer, model_versions_tag
 from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprint
 from metrics_bridge.services.plans import (
@@ -324,8 +324,9 @@ def agreement_report_build(
 
 
 def calibration_key(*, dataset: Dataset) -> str:
-    """Where the dataset's CALIBRATED summary is stored (dashboard_cache.py)."""
-    return f"calibration:{dataset.pk}"
+    """Where the dataset's CALIBRATED summary is stored (dashboard_cache.py); a new version of the in-study model
+    stores its fit elsewhere, so the page never shows the former model's as current."""
+    return f"calibration:{dataset.pk}:{model_versions_tag('in-study')}"
 
 
 def calibration_summary(*, dataset: Dataset) -> dict | None:

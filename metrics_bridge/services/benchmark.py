@@ -27,7 +27,7 @@ from metrics_bridge.services.agreement import (
     calibrated_cross_validation,
     report_columns,
 )
-from metrics_bridge.services.calibration import dataset_content, detector_check, disjoint_sources
+from metrics_bridge.services.calibration import dataset_content, detector_check, disjoint_sources, model_versions
 from metrics_bridge.services.contexts import metric_resources
 from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprints
 from metrics_bridge.services.system_scores import current_versions
@@ -229,6 +229,7 @@ def _detector_identity() -> list:
 
 def benchmark_fingerprint(*, datasets: list[Dataset]) -> str:
     parts = [records.records_fingerprint(), calibration.DEFAULT_SEED, _detector_identity(), SMALL_SET_PAIRS]
+    parts.append(model_versions("in-study", "transfer"))  # CALIBRATED's columns: another model, another table
     fingerprints = dataset_fingerprints(datasets=datasets)
     parts += [[dataset.pk, fingerprints[dataset.pk]] for dataset in datasets]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()

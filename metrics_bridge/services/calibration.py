@@ -16,6 +16,8 @@ What a held-out figure may not have seen (docs/metrics.md, "The overlap rule"), 
   report carries a note (`detector_check`).
 """
 
+import hashlib
+import json
 from dataclasses import dataclass, replace
 
 from annotation.models import Caption, Clip, Dataset
@@ -29,6 +31,19 @@ FLUENCY_FEATURE = "fluency_error"
 #: metrics that multiply their score by its penalty (FENSE; MACE). Where the detector saw the dataset's captions
 #: (or does not say what it saw) every one of them is left out of the model.
 DETECTOR_FEATURES = (FLUENCY_FEATURE, "FENSE", "MACE")
+
+
+def model_versions(*models: str) -> list[list[str]]:
+    """[[model, its version]] for these CALIBRATED models ("in-study", "transfer": the names their descriptions
+    give them), read when asked: a stored figure or table made with another version of a model is another figure,
+    never to be shown as current, so its key or fingerprint carries these."""
+    versions = {"in-study": calibration.VERSION, "transfer": calibration_transfer.VERSION}
+    return [[model, versions[model]] for model in models]
+
+
+def model_versions_tag(*models: str) -> str:
+    """A short tag of `model_versions(*models)`, for a storage key."""
+    return hashlib.sha256(json.dumps(model_versions(*models)).encode()).hexdigest()[:12]
 
 
 def dataset_content(*, dataset: Dataset) -> fingerprints.ContentFingerprint:

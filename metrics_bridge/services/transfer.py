@@ -26,7 +26,7 @@ from metrics_bridge.services.agreement import (
     agreement_report_build,
     report_columns,
 )
-from metrics_bridge.services.calibration import calibrated_transfer, disjoint_sources
+from metrics_bridge.services.calibration import calibrated_transfer, disjoint_sources, model_versions_tag
 from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprints
 from ratings.models import CaptionPair
 
@@ -37,8 +37,9 @@ NO_DISJOINT_SOURCE = "no other study shares nothing with this one: import one to
 
 
 def transfer_key(*, dataset: Dataset) -> str:
-    """Where the dataset's trained-elsewhere figure is stored (dashboard_cache.py)."""
-    return f"transfer:{dataset.pk}"
+    """Where the dataset's trained-elsewhere figure is stored (dashboard_cache.py); it shows both models' figures,
+    so a new version of either stores it elsewhere (the former model's figure is never shown as current)."""
+    return f"transfer:{dataset.pk}:{model_versions_tag('transfer', 'in-study')}"
 
 
 def candidate_sources(*, dataset: Dataset) -> list[Dataset]:

@@ -146,9 +146,33 @@ def test_the_page_shows_what_metric_benchmark_stored_without_computing(datasets,
     assert 'id="benchmark-table"' in page and 'id="dashboard-stale"' not in page
     assert "not BRACE Clotho-Main's pairs" in page and 'class="small size-caveat"' in page
     assert "n=10 · " in page and 'id="unmatched-benchmarks"' in page
-    assert "was trained on" in page  # the shipped detector saw Clotho-Eval's captions: the note says so
+    # the shipped fluency detector never saw Clotho-Eval's texts (a planted overlap's note: test_held_out_overlap)
+    assert "was trained on" not in page
     downloaded = admin_client.get("/metrics/benchmark/?format=json").json()
     assert downloaded["cells"]["BLEU_4"]["hallu"]["ours"]["interval"] is not None
+
+
+@pytest.mark.parametrize("model", ["calibration", "calibration_transfer"])
+def test_a_new_calibrated_model_version_makes_the_stored_table_stale(
+    datasets, admin_client, capsys, monkeypatch, model
+):
+    from metrics_bridge.agreement import calibration, calibration_transfer
+    from metrics_bridge.services import benchmark
+
+    call_command("metric_benchmark", "--stored-only")  # the page's table, stored
+    capsys.readouterr()
+    assert benchmark.benchmark_state().fresh
+    page = admin_client.get("/metrics/benchmark/").content.decode()
+    assert 'id="benchmark-table"' in page and 'id="dashboard-stale"' not in page
+
+    module = {"calibration": calibration, "calibration_transfer": calibration_transfer}[model]
+    monkeypatch.setattr(module, "VERSION", module.VERSION + " (changed by the test)")
+    state = benchmark.benchmark_state()
+    assert not state.fresh and state.payload is not None  # the former table is kept, shown as stale
+    page = admin_client.get("/metrics/benchmark/").content.decode()
+    assert 'id="benchmark-table"' in page and 'id="dashboard-stale"' in page
+    monkeypatch.undo()
+    assert benchmark.benchmark_state().fresh
 
 
 def test_the_page_shows_the_table_and_each_figure_links_to_its_pairs(datasets, admin_client, capsys):

@@ -1,14 +1,16 @@
 """agreement_report with CALIBRATED: held-out row and description, transfer (--calibrate-on), dashboard block."""
 
 import json
+import shutil
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Dataset
-from metrics_bridge.agreement import calibration
+from metrics_bridge.agreement import calibration, fingerprints
 from metrics_bridge.agreement.protocol import clips_from_fense_items, fense_agreement
+from metrics_bridge.scoring import fluency
 from metrics_bridge.scoring.classic import BleuScorer, RougeScorer
 from ratings.services.pairwise_import import pairwise_judgements_import
 
@@ -87,7 +89,9 @@ def test_bad_calibration_requests_are_clear_errors(two_datasets):
         call_command("agreement_report", "--dataset", "cal-b", "--metrics", "ROUGE_L", "--calibrate-on", "cal-a")
 
 
-def test_the_agreement_page_shows_the_calibration_block_to_admins(client, make_user, two_datasets, capsys):
+def test_the_agreement_page_shows_the_calibration_block_to_admins(
+    client, make_user, two_datasets, clotho_items, capsys, tmp_path, settings
+):
     dataset, _ = two_datasets
     url = f"/metrics/datasets/{dataset.pk}/agreement/"
     refresh = f"/metrics/dashboards/agreement/{dataset.pk}/refresh/"  # the dashboard's numbers, computed inline
@@ -99,10 +103,20 @@ def test_the_agreement_page_shows_the_calibration_block_to_admins(client, make_u
     client.post(refresh)
     page = client.get(url).content.decode()
     assert 'id="calibration"' in page and "held out only" in page and 'id="calibration-coefficients"' in page
-    # Clotho-Eval's captions trained the shipped fluency detector: the block says so
-    assert 'id="calibration-detector-note"' in page and "was trained on" in page
+    # the shipped fluency detector never saw Clotho-Eval's texts: its feature is in, and no note
+    assert "<td>fluency_error</td>" in page and 'id="calibration-detector-note"' not in page
     for name in ["BLEU_1", "BLEU_4", "ROUGE_L"]:
         assert f"<td>{name}</td>" in page
+
+    # a detector declaring one of the study's judged captions among its training texts: the block says so
+    planted = tmp_path / "planted_detector.safetensors"
+    shutil.copyfile(fluency.SHIPPED_DETECTOR, planted)
+    fingerprints.write_training_texts(planted, ["unrelated", clotho_items[0]["HC"][0]], description="planted")
+    settings.FENSE_ERROR_DETECTOR_PATH = str(planted)
+    client.post(refresh)
+    page = client.get(url).content.decode()
+    assert 'id="calibration-detector-note"' in page and "was trained on" in page
+    assert "<td>fluency_error</td>" not in page
 
 
 def test_the_dashboard_summary_is_cached_until_votes_or_scores_change(two_datasets, capsys, monkeypatch):

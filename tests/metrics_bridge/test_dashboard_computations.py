@@ -61,7 +61,7 @@ def test_a_page_view_never_fits_calibrated_and_shows_the_fit_once_a_worker_made_
     status = admin_client.get(status_url).json()
     assert status["fresh"] and not status["busy"] and status["refresh"] is None
     # the stored fit is what every process reads: in the database, no per-process cache involved
-    stored = DashboardCache.objects.get(key=f"calibration:{dataset.pk}")
+    stored = DashboardCache.objects.get(key=agreement.calibration_key(dataset=dataset))
     assert stored.content and stored.attempts == 0 and not stored.requested_fingerprint
     with monkeypatch.context() as patch:
         patch.setattr(agreement, "_calibration_summary", no_fit_here)
@@ -79,7 +79,7 @@ def test_a_failed_computation_is_sent_again_then_reported_with_its_error(admin_c
     for attempt in range(1, dashboard_cache.MAX_ATTEMPTS + 1):
         response = admin_client.post(status_url)  # eager Celery: the worker's task runs here, and fails
         assert response.status_code == 202 and response.json()["queued"] == ["calibration"]
-        row = DashboardCache.objects.get(key=f"calibration:{dataset.pk}")
+        row = DashboardCache.objects.get(key=agreement.calibration_key(dataset=dataset))
         assert row.attempts == attempt and row.error == "RuntimeError: the solver did not converge (test)"
         status = admin_client.get(status_url).json()
         if attempt < dashboard_cache.MAX_ATTEMPTS:  # sent again by the page's next request
@@ -137,9 +137,7 @@ def test_a_lost_computation_is_sent_again_after_the_bound_then_reported(
         status = admin_client.get(status_url).json()
 
     # a worker began it and died (no result within the time limit): lost as well; at MAX_ATTEMPTS, reported
-    DashboardCache.objects.update(
-        started_at=timezone.now() - timedelta(seconds=dashboard_cache.RUN_BOUND_SECONDS + 1)
-    )
+    DashboardCache.objects.update(started_at=timezone.now() - timedelta(seconds=dashboard_cache.RUN_BOUND_SECONDS + 1))
     status = admin_client.get(status_url).json()
     assert status["refresh"] is None and not status["busy"]
     assert sorted(status["given_up"]) == ["agreement", "calibration"]

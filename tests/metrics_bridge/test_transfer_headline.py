@@ -321,3 +321,28 @@ def test_the_trained_elsewhere_part_goes_stale_when_another_study_changes(scored
     assert not states["transfer"].fresh and states["agreement"].fresh and states["calibration"].fresh
     page = admin_client.get(f"/metrics/datasets/{study.pk}/agreement/").content.decode()
     assert re.search(r"before this study.s or another study.s data changed", page)
+
+
+@pytest.mark.parametrize(
+    "model, stale_parts",
+    [("calibration", {"calibration", "transfer"}), ("calibration_transfer", {"transfer"})],
+)
+def test_a_new_calibrated_model_version_is_not_shown_the_former_models_figures(
+    scored, admin_client, monkeypatch, model, stale_parts
+):
+    from metrics_bridge.agreement import calibration_transfer
+
+    study = Dataset.objects.get(name="study")
+    assert admin_client.post(f"/metrics/dashboards/agreement/{study.pk}/refresh/").json() == {"fresh": True}
+    assert all(state.fresh for state in dashboards.dashboard_part_states(kind="agreement", target=study).values())
+
+    module = {"calibration": calibration, "calibration_transfer": calibration_transfer}[model]
+    monkeypatch.setattr(module, "VERSION", module.VERSION + " (changed by the test)")
+    states = dashboards.dashboard_part_states(kind="agreement", target=study)
+    assert {part for part, state in states.items() if not state.fresh} == stale_parts
+    assert all(states[part].payload is None for part in stale_parts)  # the former model's figure is not read
+    # the refresh computes them again with the model as it is now
+    assert admin_client.post(f"/metrics/dashboards/agreement/{study.pk}/refresh/").json() == {"fresh": True}
+    states = dashboards.dashboard_part_states(kind="agreement", target=study)
+    assert all(state.fresh for state in states.values())
+    assert states["transfer"].payload is not None
