@@ -56,6 +56,9 @@ def test_a_page_view_never_fits_calibrated_and_shows_the_fit_once_a_worker_made_
 
     assert compute_dashboard_part.apply(args=["calibration", dataset.pk]).get() == "done"
     page = admin_client.get(page_url).content.decode()
+    assert "Fitting CALIBRATED on the other studies" in page  # the trained-elsewhere part is a computation of its own
+    assert compute_dashboard_part.apply(args=["transfer", dataset.pk]).get() == "done"
+    page = admin_client.get(page_url).content.decode()
     assert 'id="calibration-coefficients"' in page and "held out only" in page and 'id="calibration-versus"' in page
     assert 'id="dashboard-stale"' not in page and "Fitting CALIBRATED" not in page
     status = admin_client.get(status_url).json()
@@ -71,6 +74,7 @@ def test_a_page_view_never_fits_calibrated_and_shows_the_fit_once_a_worker_made_
 def test_a_failed_computation_is_sent_again_then_reported_with_its_error(admin_client, dataset, monkeypatch):
     page_url, status_url = urls(dataset)
     compute_dashboard_part.apply(args=["agreement", dataset.pk])
+    compute_dashboard_part.apply(args=["transfer", dataset.pk])  # only CALIBRATED's in-study fit fails here
 
     def broken(**kwargs):
         raise RuntimeError("the solver did not converge (test)")
@@ -117,8 +121,8 @@ def test_a_lost_computation_is_sent_again_after_the_bound_then_reported(
 
     first = admin_client.get(page_url).content.decode()
     assert "No worker is running" in first  # no heartbeat on this broker: said at once
-    assert post().json()["queued"] == ["agreement", "calibration"]
-    assert sorted(sent) == [("agreement", dataset.pk), ("calibration", dataset.pk)]
+    assert post().json()["queued"] == ["agreement", "calibration", "transfer"]
+    assert sorted(sent) == [("agreement", dataset.pk), ("calibration", dataset.pk), ("transfer", dataset.pk)]
     assert post().json()["queued"] == []  # on its way: not sent twice
     status = admin_client.get(status_url).json()
     assert status["busy"] and status["refresh"] is None
@@ -131,8 +135,8 @@ def test_a_lost_computation_is_sent_again_after_the_bound_then_reported(
         lapsed = admin_client.get(status_url).json()
         assert lapsed["refresh"] == status_url and lapsed["version"] != status["version"]
         assert "No worker took this computation</strong> in time" in admin_client.get(page_url).content.decode()
-        assert post().json()["queued"] == ["agreement", "calibration"]
-        assert len(sent) == 2 * attempt
+        assert post().json()["queued"] == ["agreement", "calibration", "transfer"]
+        assert len(sent) == 3 * attempt
         assert set(DashboardCache.objects.values_list("attempts", flat=True)) == {attempt}
         status = admin_client.get(status_url).json()
 
@@ -140,9 +144,9 @@ def test_a_lost_computation_is_sent_again_after_the_bound_then_reported(
     DashboardCache.objects.update(started_at=timezone.now() - timedelta(seconds=dashboard_cache.RUN_BOUND_SECONDS + 1))
     status = admin_client.get(status_url).json()
     assert status["refresh"] is None and not status["busy"]
-    assert sorted(status["given_up"]) == ["agreement", "calibration"]
+    assert sorted(status["given_up"]) == ["agreement", "calibration", "transfer"]
     assert "No worker finished this computation</strong>: sent 3 times" in admin_client.get(page_url).content.decode()
-    assert len(sent) == 2 * dashboard_cache.MAX_ATTEMPTS
+    assert len(sent) == 3 * dashboard_cache.MAX_ATTEMPTS
 
 
 def test_the_cache_is_one_every_process_shares(settings):
