@@ -1,8 +1,8 @@
 """Every repository path the docs name exists: docs/*.md, README.md, and the comments and docstrings of the code.
 
 A moved or deleted file leaves its old path behind in prose nobody runs; readers then look for a file that is not
-there. A path is a word starting with one of the repository's top-level folders (`metrics_bridge/agreement/x.py`,
-`bench/x.py`, `templates/...`). It may name a template or static file by its name under templates/ or static/ (as
+there. A path is a word starting with one of the repository's top-level folders (`metrics_bridge/agreement/NAME.py`,
+`bench/NAME.py`, `templates/...`). It may name a template or static file by its name under templates/ or static/ (as
 Django looks them up), a module attribute (`metrics_bridge/selectors.dataset_clip_rows`), or several files with a
 `*`. Placeholders in capitals (`bench/NAME.py`) are not paths. Paths under ../shared are another repository's.
 """
@@ -25,7 +25,7 @@ FOLDERS = sorted(
         if "/" in line
     }
 )
-# Not preceded by a path character: `../shared/docs/x.md` is the shared repository's, not docs/x.md.
+# Not preceded by a path character: `../shared/docs/NAME.md` is the shared repository's, not docs/NAME.md.
 FOLDER = "|".join(re.escape(folder) for folder in FOLDERS)
 PATH = re.compile(r"(?<![\w./\-~$])((?:" + FOLDER + r")/[\w.\-/*]*[\w/*])")
 PLACEHOLDER = re.compile(r"/[A-Z_]+(?:\.\w+)?(?:/|$)")
