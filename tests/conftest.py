@@ -1,4 +1,6 @@
 """Fixtures shared by every test package, and the rule that no test skips silently (tests/skip_policy.py)."""
+
+import os
 from pathlib import Path
 
 import pytest
@@ -6,6 +8,33 @@ import pytest
 from tests.skip_policy import SkipPolicy
 
 SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
+
+
+# Playwright's sync API runs an event loop in this thread; Django would otherwise refuse ORM calls.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """The one headless Chromium of this test process. A second sync_playwright() in the same process fails
+    while this one runs, so every test package (browser, operations) shares it."""
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"needs Chromium at {CHROMIUM}")
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
 
 
 def pytest_configure(config):
@@ -164,8 +193,11 @@ def _worker_factory(tmp_path, settings, *, broker_url):
     broker_dir = tmp_path / "broker"
     saved = {key: app.conf.get(key) for key in ("broker_url", "broker_transport_options", "result_backend")}
     if broker_url:
-        conf = {"CELERY_BROKER_URL": broker_url, "CELERY_RESULT_BACKEND": broker_url,
-                "CELERY_BROKER_TRANSPORT_OPTIONS": {"visibility_timeout": 5}}
+        conf = {
+            "CELERY_BROKER_URL": broker_url,
+            "CELERY_RESULT_BACKEND": broker_url,
+            "CELERY_BROKER_TRANSPORT_OPTIONS": {"visibility_timeout": 5},
+        }
     else:
         conf = embedded_broker_conf(broker_dir)
     app.conf.update(CELERY_TASK_ALWAYS_EAGER=False, **conf)

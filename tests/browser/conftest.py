@@ -1,34 +1,10 @@
 """Headless Chromium (Playwright) against pytest-django's live server."""
 
-import os
 from pathlib import Path
 
 import pytest
 
-# Playwright's sync API runs an event loop in this thread; Django would otherwise refuse ORM calls.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 ARTIFACTS = Path(__file__).resolve().parent.parent.parent / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-
-
-@pytest.fixture(scope="session")
-def browser():
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"needs Chromium at {CHROMIUM}")
-    with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(autouse=True)

@@ -71,30 +71,27 @@ def test_the_plain_name_of_a_file_is_not_cached_for_long(production_server):
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_a_returning_page_makes_no_static_request(production_server, width):
-    from playwright.sync_api import sync_playwright
-
+def test_a_returning_page_makes_no_static_request(browser, production_server, width):
     url = production_server["url"] + "/accounts/login/"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True)
-        try:
-            page = browser.new_context(viewport={"width": width, "height": 800}).new_page()
-            before = _static_requests_logged(production_server["log"])
-            page.goto(url, wait_until="load")
-            assert page.locator("form input[name=password]").count() == 1  # the page rendered
-            first_load = _static_requests_logged(production_server["log"]) - before
-            assert first_load >= 3, first_load  # stylesheet, scripts, icon: fetched once (and the server logs them)
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    try:
+        page = context.new_page()
+        before = _static_requests_logged(production_server["log"])
+        page.goto(url, wait_until="load")
+        assert page.locator("form input[name=password]").count() == 1  # the page rendered
+        first_load = _static_requests_logged(production_server["log"]) - before
+        assert first_load >= 3, first_load  # stylesheet, scripts, icon: fetched once (and the server logs them)
 
-            seen_by_browser = []
-            page.on("request", lambda request: seen_by_browser.append(request.url))
-            before = _static_requests_logged(production_server["log"])
-            page.goto(url, wait_until="load")  # a link back to the page, as a participant's next page is
-            page.goto(url + "?next=/ratings/", wait_until="load")  # another page of the same look
-            assert page.locator("form input[name=password]").count() == 1
-            assert _static_requests_logged(production_server["log"]) - before == 0
-            assert any("/static/" in seen for seen in seen_by_browser)  # asked for, and answered by the cache
-        finally:
-            browser.close()
+        seen_by_browser = []
+        page.on("request", lambda request: seen_by_browser.append(request.url))
+        before = _static_requests_logged(production_server["log"])
+        page.goto(url, wait_until="load")  # a link back to the page, as a participant's next page is
+        page.goto(url + "?next=/ratings/", wait_until="load")  # another page of the same look
+        assert page.locator("form input[name=password]").count() == 1
+        assert _static_requests_logged(production_server["log"]) - before == 0
+        assert any("/static/" in seen for seen in seen_by_browser)  # asked for, and answered by the cache
+    finally:
+        context.close()
 
 
 def test_without_collected_files_pages_name_the_plain_files(tmp_path, settings):
