@@ -196,7 +196,12 @@ def test_the_whole_prolific_path_with_resumption_in_a_second_browser(browser, li
     with page.expect_navigation():
         page.keyboard.press("Enter")
     assert "/ratings/items/" in page.url
-    assert "Pair 1 of 5" in page.inner_text("h1")
+    # 3 items and up to 2 gold checks: the gold rule gives a share no gold pair of a clip its items play, and in
+    # this small campaign the HC pairs share clips with the golds, so a share may hold one check only.
+    share = AssignmentItem.objects.filter(assignment__rater=participant.user).select_related("pair")
+    checks = sum(1 for item in share if item.pair.gold_choice)
+    assert 1 <= checks <= 2 and len(share) == 3 + checks
+    assert f"Pair 1 of {len(share)}" in page.inner_text("h1")
     assert page.locator("nav").count() == 0 and participant.user.username not in page.content()
     _shots(page, artifacts, "item")
     _rate_current_item(page)
@@ -206,7 +211,7 @@ def test_the_whole_prolific_path_with_resumption_in_a_second_browser(browser, li
     other_context, other = _new_page(browser, width="390")
     other.goto(arrival)
     other.wait_for_url("**/ratings/items/**")
-    assert other.url == page.url and "Pair 3 of 5" in other.inner_text("h1")
+    assert other.url == page.url and f"Pair 3 of {len(share)}" in other.inner_text("h1")
     other.screenshot(path=str(artifacts / "study_resumed_390.png"), full_page=True)
     other_context.close()
 
@@ -219,7 +224,7 @@ def test_the_whole_prolific_path_with_resumption_in_a_second_browser(browser, li
     assert parse_qs(urlsplit(landed[0]).query) == {"cc": [study.completion_code]}
     participant.refresh_from_db()
     assert (participant.status, participant.is_excluded) == ("completed", False)
-    assert PairwiseVote.objects.filter(rater=participant.user).count() == 5
+    assert PairwiseVote.objects.filter(rater=participant.user).count() == len(share)
     assert participant.questionnaire_answers == {"age_band": "25-34", "device": "studio headphones"}
     context.close()
 
