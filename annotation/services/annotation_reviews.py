@@ -145,6 +145,7 @@ def review_publish(
             events=events,
             relations=relations,
             merged_from=merged_from,
+            note=locked.draft.get("note", ""),
         )
         locked.gold = gold
         locked.reviewer = reviewer
