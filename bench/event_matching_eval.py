@@ -15,7 +15,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from metrics_bridge.agreement.event_similarity_tuning import pair_parts, tuning_report  # noqa: E402
+from metrics_bridge.agreement.event_similarity import pair_scores  # noqa: E402
+from metrics_bridge.agreement.event_similarity_tuning import pair_events, pair_similarity, tuning_report  # noqa: E402
 from metrics_bridge.scoring import sbert  # noqa: E402
 
 AUDIT = [
@@ -39,8 +40,17 @@ def main(path: str) -> None:
     report = tuning_report(pairs, encoder=encoder)
     print(json.dumps(report, indent=1))
     audit = [{"first": first, "second": second, "same": True, "half": "a"} for first, second in AUDIT]
-    for (first, second), parts in zip(AUDIT, pair_parts(audit, encoder=encoder), strict=True):
-        print(first, second, {name: None if value is None else round(value, 3) for name, value in parts.items()})
+    similarity = pair_similarity(audit, encoder=encoder)
+    for pair in audit:
+        apart_events = pair_events(pair)
+        for event in apart_events:
+            event.spans = []
+        [[apart]] = pair_scores(apart_events[:1], apart_events[1:], similarity)
+        together_events = pair_events(pair)
+        for event in together_events:
+            event.spans = [(0.0, 5.0)]
+        [[together]] = pair_scores(together_events[:1], together_events[1:], similarity)
+        print(pair["first"], pair["second"], "apart:", apart.to_json(), "together:", together.to_json())
 
 
 if __name__ == "__main__":

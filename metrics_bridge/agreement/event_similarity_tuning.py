@@ -2,10 +2,11 @@
 
 The pairs (tests/metrics_bridge/data/event_name_pairs.json) carry a name and a first source per side, a label
 (same kind of sound or not) and a half: "a" chooses, "b" measures. They carry no time spans, so each pair is
-judged twice: as two events over the same seconds (the MEANING_TOGETHER threshold applies) and as two events
-without spans or apart in time (MEANING_APART).
+judged twice: as two events over the same seconds (MEANING_TOGETHER, or MEANING_SAME_CLASS when their sources
+share a sound class that is not generic) and as two events without spans or apart in time (MEANING_APART).
 
-    report = tuning_report(pairs, encoder=...)   # {"weights", "apart", "together"} chosen on "a", measured on "b"
+    report = tuning_report(pairs, encoder=...)
+    # {"weights", "generic_classes", "apart", "together", "together_without_classes"}: chosen on "a", measured on "b"
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from metrics_bridge.agreement import event_similarity
 from metrics_bridge.agreement.event_similarity import Event, event_phrases, label_graph, pair_scores
+from metrics_bridge.agreement.sound_classes import sound_class
 from metrics_bridge.scoring.xace.matching import PhraseSimilarity, graph_phrases
 
 Encoder = Callable[[list[str]], np.ndarray]
@@ -35,16 +37,52 @@ def pair_events(pair: dict) -> tuple[Event, Event]:
     return event(pair["first"], "first"), event(pair["second"], "second")
 
 
-def pair_parts(pairs: Sequence[dict], *, encoder: Encoder) -> list[dict]:
-    """The parts (phrase, name, source) of each pair's score, one encoder batch for every phrase."""
+def pair_similarity(pairs: Sequence[dict], *, encoder: Encoder) -> PhraseSimilarity:
+    """Every phrase the pairs' scores need, one encoder batch."""
     events = [event for pair in pairs for event in pair_events(pair)]
     phrases = sorted(set().union(*(graph_phrases(label_graph([e])) for e in events), event_phrases(events)))
-    similarity = PhraseSimilarity(dict(zip(phrases, encoder(phrases), strict=True)))
+    return PhraseSimilarity(dict(zip(phrases, encoder(phrases), strict=True)))
+
+
+def pair_parts(pairs: Sequence[dict], *, encoder: Encoder, similarity: PhraseSimilarity | None = None) -> list[dict]:
+    """The parts (phrase, name, source) of each pair's score."""
+    similarity = similarity or pair_similarity(pairs, encoder=encoder)
     parts = []
     for pair in pairs:
         first, second = pair_events(pair)
         parts.append(pair_scores([first], [second], similarity)[0][0].parts)
     return parts
+
+
+def pair_classes(pairs: Sequence[dict], similarity: PhraseSimilarity) -> list[str | None]:
+    """The sound class both sides' sources belong to, generic or not (None: different classes or no source)."""
+    classes = []
+    for pair in pairs:
+        first, second = (
+            sound_class(pair[side].get("source") or "", similarity.vectors) for side in ("first", "second")
+        )
+        classes.append(first if first is not None and first == second else None)
+    return classes
+
+
+def choose_generic_classes(classes: Sequence[str | None], labels: np.ndarray) -> frozenset[str]:
+    """Classes in which most pairs are different sounds (people speak, laugh and cough): sharing one says
+    nothing about whether two events are one sound."""
+    generic = set()
+    for name in {kind for kind in classes if kind is not None}:
+        members = np.array([kind == name for kind in classes])
+        if labels[members].mean() < 0.5:
+            generic.add(name)
+    return frozenset(generic)
+
+
+def together_predictions(
+    parts: Sequence[dict], shared: np.ndarray, weights: dict[str, float], together: float, same_class: float
+) -> np.ndarray:
+    """Which pairs over the same seconds match: by meaning, or, sources sharing a sound class (`shared`), by the
+    meaning with their source part counted as 1."""
+    kin_scores = meanings([{**part, "source": 1.0} for part in parts], weights)
+    return np.where(shared, kin_scores >= same_class, meanings(parts, weights) >= together)
 
 
 def meanings(parts: Sequence[dict], weights: dict[str, float]) -> np.ndarray:
@@ -110,26 +148,57 @@ def choose_together(scores: np.ndarray, labels: np.ndarray) -> float:
     )
 
 
+def choose_same_class(
+    parts: Sequence[dict], shared: np.ndarray, labels: np.ndarray, weights: dict[str, float], together: float
+) -> float:
+    """The MEANING_SAME_CLASS with the best F1 of the whole rule over the same seconds, the highest of equals (as
+    much meaning as the pairs allow asking of a hypernym)."""
+
+    def quality(threshold: float) -> tuple[float, float]:
+        predicted = together_predictions(parts, shared, weights, together, threshold)
+        return round(_f_beta(*precision_recall(predicted, labels)), 9), threshold
+
+    return float(max(CANDIDATES, key=quality))
+
+
+def _figures(predicted: np.ndarray, labels: np.ndarray) -> dict:
+    precision, recall = precision_recall(predicted, labels)
+    return {"precision": round(precision, 3), "recall": round(recall, 3), "f1": round(_f_beta(precision, recall), 3)}
+
+
 def tuning_report(pairs: Sequence[dict], *, encoder: Encoder) -> dict:
-    """Weights and thresholds chosen on half "a", precision / recall / F1 of the matching rule on both halves."""
-    parts = pair_parts(pairs, encoder=encoder)
+    """Weights, generic classes and thresholds chosen on half "a", precision / recall / F1 of the matching rule
+    on both halves ("together_without_classes": the rule over the same seconds before sound classes)."""
+    similarity = pair_similarity(pairs, encoder=encoder)
+    parts = pair_parts(pairs, encoder=encoder, similarity=similarity)
+    classes = pair_classes(pairs, similarity)
     labels = np.array([bool(pair["same"]) for pair in pairs])
     tuning = np.array([pair["half"] == "a" for pair in pairs])
-    weights = choose_weights([p for p, keep in zip(parts, tuning, strict=True) if keep], labels[tuning])
+    tuning_parts = [p for p, keep in zip(parts, tuning, strict=True) if keep]
+    weights = choose_weights(tuning_parts, labels[tuning])
+    generic = choose_generic_classes([c for c, keep in zip(classes, tuning, strict=True) if keep], labels[tuning])
+    shared = np.array([kind is not None and kind not in generic for kind in classes])
     scores = meanings(parts, weights)
-    thresholds = {
-        "apart": choose_apart(scores[tuning], labels[tuning]),
-        "together": choose_together(scores[tuning], labels[tuning]),
+    apart = choose_apart(scores[tuning], labels[tuning])
+    together = choose_together(scores[tuning], labels[tuning])
+    same_class = choose_same_class(tuning_parts, shared[tuning], labels[tuning], weights, together)
+    rules = {
+        "apart": ({"threshold": apart}, scores >= apart),
+        "together": (
+            {"threshold": together, "same_class": same_class},
+            together_predictions(parts, shared, weights, together, same_class),
+        ),
+        "together_without_classes": ({"threshold": together}, scores >= together),
     }
-    report = {"weights": weights, "pairs": {"a": int(tuning.sum()), "b": int((~tuning).sum())}}
-    for rule, threshold in thresholds.items():
-        entry = {"threshold": threshold}
-        for half, mask in (("a", tuning), ("b", ~tuning)):
-            precision, recall = precision_recall(scores[mask] >= threshold, labels[mask])
-            entry[half] = {
-                "precision": round(precision, 3),
-                "recall": round(recall, 3),
-                "f1": round(_f_beta(precision, recall), 3),
-            }
-        report[rule] = entry
+    report = {
+        "weights": weights,
+        "generic_classes": sorted(generic),
+        "pairs": {"a": int(tuning.sum()), "b": int((~tuning).sum())},
+    }
+    for rule, (entry, predicted) in rules.items():
+        report[rule] = {
+            **entry,
+            "a": _figures(predicted[tuning], labels[tuning]),
+            "b": _figures(predicted[~tuning], labels[~tuning]),
+        }
     return report
