@@ -148,3 +148,11 @@ def submitted_annotation_documents(*, dataset: Dataset, campaign=None) -> dict[i
         by_annotator = documents.setdefault(annotation.clip_id, {})
         by_annotator[annotation.annotator.username] = annotation_as_audiocaps_f(annotation)
     return documents
+
+
+def dataset_clips_named(*, dataset: Dataset, external_ids: list[str]) -> tuple[list[Clip], list[str]]:
+    """The dataset's clips with these external ids, in the order first named (repeats once), and the ids it
+    lacks (in the order named): what a campaign request's list of clips resolves to."""
+    found = {clip.external_id: clip for clip in Clip.objects.filter(dataset=dataset, external_id__in=external_ids)}
+    missing = [external_id for external_id in external_ids if external_id not in found]
+    return [found[external_id] for external_id in dict.fromkeys(external_ids) if external_id in found], missing

@@ -46,7 +46,8 @@ from ratings.serializers import (
     RaterThumbsRatingSerializer,
     ThumbsRatingSerializer,
 )
-from ratings.services.campaigns import CampaignSetupError, campaign_add_raters, campaign_create
+from ratings.services.campaign_rules import CampaignRuleError, campaign_raters_role_check, campaign_request_setup
+from ratings.services.campaigns import CampaignSetupError, campaign_add_raters
 from ratings.services.pairwise_import import pairwise_judgements_import
 
 OWN_ROWS_FOR_RATERS = {"list": (RATER,), "retrieve": (RATER,), "*": (ADMIN,)}
@@ -164,10 +165,17 @@ class CampaignViewSet(ActionRolesMixin, mixins.CreateModelMixin, viewsets.ReadOn
 
     @extend_schema(request=CampaignInputSerializer, responses={201: CampaignSerializer})
     def create(self, request):
-        """Create a campaign over some captions (THumBS) or pairs (pairwise) of one dataset."""
+        """Create a campaign as the campaign form does: captions (THumBS) or generated pairs (pairwise, with HI
+        donors planned) of one dataset, and the raters' balanced shares; all or nothing. A breached rule answers
+        400 naming its field."""
         serializer = CampaignInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        campaign = campaign_create(**serializer.validated_data)
+        try:
+            campaign = campaign_request_setup(**serializer.validated_data)
+        except CampaignRuleError as error:
+            raise ValidationError({error.field: [str(error)]}) from None
+        except CampaignSetupError as error:
+            raise ValidationError({"non_field_errors": [str(error)]}) from None
         return self._respond(campaign, status.HTTP_201_CREATED)
 
     @extend_schema(request=CampaignRatersInputSerializer, responses={200: CampaignSerializer})
@@ -181,14 +189,13 @@ class CampaignViewSet(ActionRolesMixin, mixins.CreateModelMixin, viewsets.ReadOn
         users = {user.username: user for user in get_user_model().objects.filter(username__in=usernames)}
         missing = [name for name in usernames if name not in users]
         if missing:
-            raise ValidationError({"raters": f"no such user: {', '.join(missing)}"})
-        not_raters = [name for name in usernames if not user_has_role(users[name], RATER)]
-        if not_raters:
-            raise ValidationError({"raters": f"not in the rater group: {', '.join(not_raters)}"})
+            raise ValidationError({"raters": [f"no such user: {', '.join(missing)}"]})
+        raters = [users[name] for name in usernames]
         try:
-            campaign_add_raters(campaign=campaign, raters=[users[name] for name in usernames])
+            campaign_raters_role_check(raters=raters)
+            campaign_add_raters(campaign=campaign, raters=raters)
         except CampaignSetupError as error:
-            raise ValidationError({"raters": str(error)}) from None
+            raise ValidationError({"raters": [str(error)]}) from None
         return self._respond(campaign, status.HTTP_200_OK)
 
 

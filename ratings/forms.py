@@ -16,10 +16,19 @@ from django.db.models import Q
 
 from accounts.roles import RATER
 from accounts.selectors import people_who_can_sign_in
-from annotation.models import CaptioningSystem, Clip, Dataset
+from annotation.models import CaptioningSystem, Dataset
+from annotation.selectors import dataset_clips_named
+from ratings import projection
 from ratings.models import Assignment, Campaign, ThumbsRating
-from ratings.services.campaigns import DEFAULT_JUDGEMENTS, CampaignSetupError, campaign_name_clash
-from ratings.services.crowd_campaigns import campaign_raters_check
+from ratings.services.campaign_rules import (
+    PAIRWISE_SPLITS,
+    CampaignRuleError,
+    campaign_judgements_check,
+    campaign_raters_role_check,
+    campaign_split_counts_check,
+    split_count_field,
+)
+from ratings.services.campaigns import DEFAULT_JUDGEMENTS, campaign_name_clash
 from ratings.services.judgements import PLAIN_PENALTY, PLAIN_VERSION, CaptionScores
 
 SCORE_CHOICES = [(str(value), str(value)) for value in range(1, 6)]
@@ -127,7 +136,7 @@ class ThumbsItemForm(ItemVersionForm):
 class PairwiseItemForm(ItemVersionForm):
     side = forms.ChoiceField(
         label="Which caption describes the clip better?",
-        choices=[("left", "Left"), ("right", "Right"), ("none", "No preference")],
+        choices=[(projection.LEFT, "Left"), (projection.RIGHT, "Right"), (projection.NONE, "No preference")],
         error_messages={"required": "Choose caption A, caption B or no preference."},
     )
 
@@ -159,7 +168,7 @@ class RaterChoiceField(forms.ModelMultipleChoiceField):
 class CampaignCreateForm(forms.Form):
     """The campaign form. Fields marked for one task type (see TASK_FIELDS) are shown only for it on the
     page and ignored for the other; an item never gets more judgements than there are raters, unless the campaign
-    is crowd-only (ratings/services/crowd_campaigns.py)."""
+    is crowd-only (the rules: ratings/services/campaign_rules.py)."""
 
     TASK_FIELDS = {
         Campaign.TaskType.THUMBS: ("human_captions_per_clip",),
@@ -246,11 +255,9 @@ class CampaignCreateForm(forms.Form):
             return data
         wanted = [token for token in re.split(r"[\s,;]+", data.get("clip_ids") or "") if token]
         if wanted:
-            found = {clip.external_id: clip for clip in Clip.objects.filter(dataset=dataset, external_id__in=wanted)}
-            missing = [token for token in wanted if token not in found]
+            data["clips"], missing = dataset_clips_named(dataset=dataset, external_ids=wanted)
             if missing:
                 self.add_error("clip_ids", f"not in {dataset.name}: {', '.join(missing[:10])}")
-            data["clips"] = [found[token] for token in dict.fromkeys(wanted) if token in found]
         else:
             data["clips"] = None
         task_type = data.get("task_type")
@@ -259,20 +266,28 @@ class CampaignCreateForm(forms.Form):
             if other_type != task_type:
                 for name in names:
                     data[name] = False if name == "gold_from_hi" else 0
-        data["split_counts"] = {split: data.get(f"count_{split.lower()}") or 0 for split in ("HC", "HI", "HM", "MM")}
-        if task_type == Campaign.TaskType.PAIRWISE and not any(data["split_counts"].values()):
-            self.add_error("count_hc", "a pairwise campaign needs a count for at least one split")
+        data["split_counts"] = {split: data.get(split_count_field(split)) or 0 for split in PAIRWISE_SPLITS}
         if task_type in DEFAULT_JUDGEMENTS:
-            try:
-                campaign_raters_check(
-                    task_type=task_type,
-                    judgements_per_item=data.get("judgements_per_item"),
-                    rater_count=len(data.get("raters") or []),
-                    crowd_only=bool(data.get("crowd_only")),
-                )
-            except CampaignSetupError as error:
-                self.add_error("raters" if data.get("crowd_only") else "judgements_per_item", str(error))
+            # Each rule on its own, so every breach shows beside its field at once (campaign_request_setup
+            # checks them again, in the same functions, when the campaign is built).
+            self._rule_check(campaign_split_counts_check, task_type=task_type, split_counts=data["split_counts"])
+        if task_type in DEFAULT_JUDGEMENTS and "raters" in data:  # absent: the ticked raters were refused already
+            raters = list(data["raters"])
+            self._rule_check(campaign_raters_role_check, raters=raters)
+            self._rule_check(
+                campaign_judgements_check,
+                task_type=task_type,
+                judgements_per_item=data.get("judgements_per_item"),
+                rater_count=len(raters),
+                crowd_only=bool(data.get("crowd_only")),
+            )
         return data
+
+    def _rule_check(self, rule, **arguments) -> None:
+        try:
+            rule(**arguments)
+        except CampaignRuleError as error:
+            self.add_error(error.field, str(error))
 
 
 class CampaignSettingsForm(forms.Form):
@@ -299,6 +314,14 @@ class CampaignRatersAddForm(forms.Form):
     def __init__(self, *args, campaign: Campaign, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["raters"].queryset = rater_candidates().exclude(assignments__campaign=campaign)
+
+    def clean_raters(self) -> list:
+        raters = list(self.cleaned_data["raters"])
+        try:
+            campaign_raters_role_check(raters=raters)
+        except CampaignRuleError as error:
+            raise forms.ValidationError(str(error)) from None
+        return raters
 
 
 def rater_candidates():

@@ -4,11 +4,13 @@ Two families: full serializers for admins (and corpus readers, for pairs), and
 blinded `Rater*` serializers for raters (see the section comment below).
 """
 
+from django.contrib.auth import get_user_model
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.models import Caption, Dataset
+from annotation.models import Caption, CaptioningSystem, Dataset
+from annotation.selectors import dataset_clips_named
 from annotation.serializers import CaptionSerializer
 from ratings import projection
 from ratings.models import (
@@ -20,6 +22,7 @@ from ratings.models import (
     ThumbsRating,
     campaign_rater_code,
 )
+from ratings.services.campaign_rules import PAIRWISE_SPLITS, split_count_field
 from ratings.services.campaigns import campaign_name_clash
 from ratings.services.judgements import item_answer
 
@@ -66,15 +69,43 @@ class CampaignSerializer(serializers.ModelSerializer):
 
 
 class CampaignInputSerializer(serializers.Serializer):
+    """A campaign request, in the campaign form's terms: its clips (by external id), the systems, THumBS human
+    captions or pairwise split counts, and the raters. Parsed here; the rules and the setup are services
+    (ratings/services/campaign_rules.py)."""
+
     name = serializers.SlugField(max_length=100)
     title = serializers.CharField(max_length=120, required=False, default="", help_text="What raters see")
     requires_huggins = serializers.BooleanField(required=False, default=False)
     dataset = serializers.SlugRelatedField(slug_field="name", queryset=Dataset.objects.all())
     task_type = serializers.ChoiceField(choices=Campaign.TaskType.choices)
-    seed = serializers.IntegerField(default=0)
-    judgements_per_item = serializers.IntegerField(min_value=1, required=False)
-    captions = serializers.PrimaryKeyRelatedField(queryset=Caption.objects.all(), many=True, default=list)
-    pairs = serializers.PrimaryKeyRelatedField(queryset=CaptionPair.objects.all(), many=True, default=list)
+    seed = serializers.IntegerField(default=0, min_value=-(2**31), max_value=2**31 - 1)
+    judgements_per_item = serializers.IntegerField(
+        min_value=1, max_value=50, allow_null=True, default=None, help_text="Blank: 4 pairwise, 3 THumBS"
+    )
+    clip_ids = serializers.ListField(
+        child=serializers.CharField(max_length=255), default=list, help_text="External ids; none: every clip"
+    )
+    systems = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=CaptioningSystem.objects.all(),
+        many=True,
+        default=list,
+        help_text="Names of the systems whose machine captions are used; none: every system",
+    )
+    human_captions_per_clip = serializers.IntegerField(min_value=0, max_value=20, default=1, help_text="THumBS")
+    count_hc = serializers.IntegerField(min_value=0, default=0, help_text="Pairwise: HC pairs")
+    count_hi = serializers.IntegerField(min_value=0, default=0, help_text="Pairwise: HI pairs")
+    count_hm = serializers.IntegerField(min_value=0, default=0, help_text="Pairwise: HM pairs")
+    count_mm = serializers.IntegerField(min_value=0, default=0, help_text="Pairwise: MM pairs")
+    gold_from_hi = serializers.BooleanField(default=False, help_text="Pairwise: HI pairs are gold items")
+    crowd_only = serializers.BooleanField(default=False, help_text="No in-house raters: for a crowd study")
+    raters = serializers.SlugRelatedField(
+        slug_field="username",
+        queryset=get_user_model().objects.all(),
+        many=True,
+        default=list,
+        help_text="Usernames of the raters",
+    )
 
     def validate_name(self, name: str) -> str:
         clash = campaign_name_clash(name)
@@ -83,12 +114,18 @@ class CampaignInputSerializer(serializers.Serializer):
         return name
 
     def validate(self, data: dict) -> dict:
+        """The arguments of campaign_request_setup: clips resolved in the dataset, the counts by split."""
         dataset = data["dataset"]
-        if any(caption.clip.dataset_id != dataset.pk for caption in data["captions"]):
-            raise serializers.ValidationError({"captions": f"every caption must belong to dataset {dataset.name!r}"})
-        if any(pair.clip.dataset_id != dataset.pk for pair in data["pairs"]):
-            raise serializers.ValidationError({"pairs": f"every pair must belong to dataset {dataset.name!r}"})
-        return data
+        clips = None
+        if data["clip_ids"]:
+            clips, missing = dataset_clips_named(dataset=dataset, external_ids=data["clip_ids"])
+            if missing:
+                raise serializers.ValidationError({"clip_ids": f"not in {dataset.name}: {', '.join(missing[:10])}"})
+        arguments = {name: value for name, value in data.items() if name != "clip_ids"}
+        arguments["clips"] = clips
+        arguments["systems"] = list(data["systems"]) or None
+        arguments["split_counts"] = {split: arguments.pop(split_count_field(split)) for split in PAIRWISE_SPLITS}
+        return arguments
 
 
 class CampaignRatersInputSerializer(serializers.Serializer):

@@ -9,7 +9,8 @@ from accounts.roles import ADMIN, roles_required
 from ratings import selectors
 from ratings.forms import CampaignCreateForm, CampaignRatersAddForm, CampaignSettingsForm
 from ratings.models import Campaign, HeadphoneCheck
-from ratings.services.campaigns import CampaignSetupError, campaign_add_raters, campaign_settings_update, campaign_setup
+from ratings.services.campaign_rules import CampaignRuleError, campaign_request_setup
+from ratings.services.campaigns import CampaignSetupError, campaign_add_raters, campaign_settings_update
 from ratings.services.headphone import headphone_checks_reset, headphone_status
 from ratings.services.quality import campaign_rater_exclude, campaign_rater_quality
 
@@ -27,7 +28,7 @@ def campaign_create(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            campaign = campaign_setup(
+            campaign = campaign_request_setup(
                 name=data["name"],
                 title=data["title"],
                 dataset=data["dataset"],
@@ -40,8 +41,11 @@ def campaign_create(request):
                 split_counts=data["split_counts"],
                 gold_from_hi=data["gold_from_hi"],
                 raters=list(data["raters"]),
+                crowd_only=data["crowd_only"],
                 requires_huggins=data["requires_huggins"],
             )
+        except CampaignRuleError as error:
+            form.add_error(error.field, str(error))
         except CampaignSetupError as error:
             form.add_error(None, str(error))
         else:

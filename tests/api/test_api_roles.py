@@ -155,24 +155,25 @@ def test_campaigns_list_and_create_and_add_raters(world, client_for, make_user):
     client = client_for("admin")
     names = [row["name"] for row in client.get("/api/campaigns/").json()["results"]]
     assert names == ["t-pairwise", "t-thumbs"]
-    captions = [caption.pk for caption in world.candidates[world.clips[2].pk]]
     response = client.post(
         "/api/campaigns/",
         {
             "name": "new-one",
             "dataset": "api-test",
             "task_type": "thumbs",
-            "captions": captions,
+            "clip_ids": [world.clips[2].external_id],
+            "human_captions_per_clip": 0,
             "judgements_per_item": 1,
+            "raters": ["rat2"],
         },
         format="json",
     )
     assert response.status_code == 201, response.content
-    assert response.json()["caption_count"] == 2
+    assert (response.json()["caption_count"], response.json()["assignment_count"]) == (2, 1)
     campaign_id = response.json()["id"]
     response = client.post(f"/api/campaigns/{campaign_id}/raters/", {"raters": ["rat"]}, format="json")
     assert response.status_code == 200
-    assert response.json()["assignment_count"] == 1
+    assert response.json()["assignment_count"] == 2
     assert client.post(f"/api/campaigns/{campaign_id}/raters/", {"raters": ["ann"]}, format="json").status_code == 400
     assert client.post(f"/api/campaigns/{campaign_id}/raters/", {"raters": ["ghost"]}, format="json").status_code == 400
     duplicate = client.post(
