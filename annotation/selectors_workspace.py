@@ -4,6 +4,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import Lower, Trim
 
 from accounts.roles import ADMIN, REVIEWER, user_has_role, user_roles
 from annotation.models import (
@@ -11,6 +12,7 @@ from annotation.models import (
     AnnotationReview,
     AnnotationTask,
     Clip,
+    EventAttribute,
     EventSource,
     ExpertAnnotation,
     SoundEvent,
@@ -183,11 +185,14 @@ def campaigns_with_counts() -> QuerySet[AnnotationCampaign]:
 
 
 def source_suggestions(*, clip: Clip, user, limit: int = 3000) -> dict[str, list[str]]:
-    """Words for the editor's type-ahead, most used first: {"sources": [...], "events": [...]}.
+    """Words for the editor's type-ahead, most used first: {"sources": [...], "events": [...], "attributes":
+    [...]}.
 
     From every dataset's annotations (a new dataset starts with the words of the others), the sources then
-    followed by the product's list of common sound sources. Blind: other people's annotations of this very
-    clip, or of the same audio in another dataset, are left out (the user's own are kept).
+    followed by the product's list of common sound sources; the attributes as annotators wrote them
+    (`used_attributes`), so the editor offers the usual one first after fewer letters. Blind: other people's
+    annotations of this very clip, or of the same audio in another dataset, are left out (the user's own are
+    kept).
     """
     same_audio = Q(clip=clip) | (Q(clip__sha256=clip.sha256) if clip.sha256 else Q(pk__in=[]))
     others = ExpertAnnotation.objects.filter(same_audio).exclude(annotator=user).values("pk")
@@ -204,7 +209,32 @@ def source_suggestions(*, clip: Clip, user, limit: int = 3000) -> dict[str, list
                 words.append(text)
         return words
 
-    return {"sources": ranked(sources, "text", sound_sources()), "events": ranked(events, "label")}
+    return {
+        "sources": ranked(sources, "text", sound_sources()),
+        "events": ranked(events, "label"),
+        "attributes": used_attributes(EventAttribute.objects.exclude(event__annotation__in=others), limit=limit),
+    }
+
+
+def used_attributes(attributes: QuerySet, *, limit: int) -> list[str]:
+    """Attribute texts as annotators wrote them, most used first: library tags and filled-in templates ("into
+    a microphone") at any count, free text only once two annotations used it (a one-off is not vocabulary)."""
+    # Counted regardless of case and edge spaces: AudioCaps-F's experts wrote "In the distance", "in the
+    # distance" and "in the distance " for one attribute.
+    rows = (
+        attributes.order_by()
+        .annotate(key=Lower(Trim("text")))
+        .values("key")
+        .annotate(uses=Count("pk"), tagged=Count("tag"))
+        .order_by("-uses", "key")[:limit]
+    )
+    seen, words = set(), []
+    for row in rows:
+        text = " ".join(row["key"].split())
+        if text and text.casefold() not in seen and (row["tagged"] or row["uses"] >= 2):
+            seen.add(text.casefold())
+            words.append(text)
+    return words
 
 
 def tag_library_entries() -> list[dict]:

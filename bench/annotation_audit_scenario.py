@@ -6,8 +6,10 @@ each (two annotators), every one taking its events, sources and attributes from 
 annotation with exactly 3 events and 6–9 distinct attributes (those whose events all name a source, in file
 order, from ../shared/datasets/audiocaps_f_annotations.json; typed in lower case), the spans 3, 4, 5, 6,
 3, 4, 5, 6 (the extra ones on the first events), event k's spans in the k-th third of the clip so that the
-spans propose "1 before 2" and "2 before 3" (taken with p). Typing is as in the main bench: letter by letter
-until the highlighted suggestion is the word, then Tab (a chosen suggestion) and Enter. Scrolling the player
+spans propose "1 before 2" and "2 before 3" (taken with P when the page proposes just those two). Typing is as
+in the main bench (Counter.type_until_suggested): letter by letter, a phrase from its longest word, until the
+highlighted suggestion is the word, then Tab (which takes it and moves on), or the whole word and Enter when
+no suggestion offers it. Scrolling the player
 back into view (the event list grows under it) is not counted. The median over the eight runs is the figure.
 
 Edit latency: a task holding 60 events (4 attributes, 1 span each); an attribute typed with Enter on the 30th
@@ -118,27 +120,38 @@ def span_positions(duration: float, event_index: int, count: int) -> list[tuple[
 
 def annotate_scenario(counter, scenario: dict) -> None:
     """Keyboard-first, as an annotator who knows the keys: the first span by a drag, the extra spans by a drag
-    while still in the event's fields, relations as proposed."""
+    while still in the event's fields, relations as proposed (P when the page proposes just the wanted ones)."""
     page = counter.page
     duration = page.evaluate("() => window.annotationPage.player.duration")
     counter.press("n")
+    last = len(scenario["events"]) - 1
     for index, (label, source, attributes, count) in enumerate(scenario["events"]):
         spans = span_positions(duration, index, count)
         counter.drag(*spans[0], duration)
         counter.type_until_suggested(label)
         counter.type_until_suggested(source)
-        counter.press("Enter")  # empty: on to the attributes
+        counter.to_attributes()
         for attribute in attributes:
             counter.type_until_suggested(attribute)
         for start, end in spans[1:]:
             add_extra_span(counter, start, end, duration)
         if EXTRA_SPAN_BY_R and count > 1:
             counter.keys += 1  # "n" from the card to the new event (focused above)
-        else:
+        elif index < last:
             counter.press("Enter")  # empty: on to the next event
-    counter.press("Escape")
-    counter.press("p")
-    counter.press("p")
+    counter.press("Escape")  # done typing: to the card, where the page's keys work
+    take_proposals(counter, wanted=2)
+
+
+def take_proposals(counter, wanted: int) -> None:
+    """The relations the spans propose: P takes them all when the panel lists just the wanted ones, else p
+    takes one at a time."""
+    listed = counter.page.locator("#relations-panel .relations-proposed li.is-proposed").count()
+    if listed == wanted:
+        counter.press("Shift+P")  # one chord, one action
+        return
+    for _ in range(wanted):
+        counter.press("p")
 
 
 def add_extra_span(counter, start: float, end: float, duration: float) -> None:
@@ -230,7 +243,8 @@ def run_audit(browser, base: str, counter_class, annotations_path: Path) -> dict
         counts.append(counter.keys + counter.clicks)
         spans = sum(count for *_rest, count in scenario["events"])
         attributes = sum(len(attrs) for _l, _s, attrs, _c in scenario["events"])
-        per_run.append(f"{scenario['clip']}: {spans} spans, {attributes} attributes: {counts[-1]}")
+        letters = ", ".join(f"{word}: {'whole' if typed is None else typed}" for word, typed in counter.typed)
+        per_run.append(f"{scenario['clip']}: {spans} spans, {attributes} attributes: {counts[-1]} ({letters})")
     for context, _page in contexts.values():
         context.close()
     context, page = sign_in(browser, base, "audit-latency")

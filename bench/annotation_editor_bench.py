@@ -5,7 +5,7 @@ AudioCaps-F gold annotations of another dataset (its words feed the type-ahead, 
 
 - keystrokes plus clicks to annotate the clip with three events, each with a time span, a source and an
   attribute, and two temporal relations, by keyboard: each span is one drag on the waveform (a click), each
-  word is typed until the highlighted suggestion is the wanted one (then Tab, Enter), and the relations are the
+  word is typed until the highlighted suggestion is the wanted one (then Tab), and the relations are the
   ones the spans propose, taken with p; the seconds are the page's own latency (no human pauses);
 - editor ready: from navigation start to the editor being usable (data-ready), median of cold loads, and
   until the spectrogram is drawn;
@@ -55,6 +55,8 @@ clip_attach_audio(clip=clip, file="{media}/34.wav", file_name="34.wav")
 annotation_campaign_create(name="bench", dataset=dataset, clips=[clip], annotators=[user], annotations_per_clip=1)
 """
 
+# Suggestions an annotator reads without scrolling the list.
+VISIBLE_SUGGESTIONS = 8
 # (span in seconds, label, source, attribute): spans in this order propose "1 before 2" and "2 before 3".
 EVENTS = [
     ((0.3, 6.0), "chirping", "birds", "high-pitched"),
@@ -70,26 +72,64 @@ class Counter:
         self.page = page
         self.keys = 0
         self.clicks = 0
+        self.typed = []  # (word, letters typed before Tab took it, or None when typed whole and kept with Enter)
 
     def press(self, key: str) -> None:
         self.page.keyboard.press(key)
         self.keys += 1
 
     def type_until_suggested(self, word: str) -> None:
-        """Type `word` letter by letter until the highlighted suggestion is it, then take it with Tab, Enter."""
-        for count, letter in enumerate(word, start=1):
+        """Type until the highlighted suggestion is `word`, then take it with Tab (which moves on: name ->
+        sources -> attributes); a word no suggestion offers is typed whole and kept with Enter. Suggestions
+        match the start of any word, so a phrase is typed from its longest word, the telling one ("distance"
+        for "in the distance"); if that word runs out with the phrase shown lower in the list, the arrow keys
+        reach it, else the phrase is typed again from its start (Ctrl+A, then letters). The keys follow what
+        the page shows, as a user's would."""
+        telling = max(word.split(), key=len)
+        if self._type_letters(telling, word):
+            return
+        if telling != word:
+            shown = self._shown()
+            texts = [text for text, _active in shown]
+            if word in texts[:VISIBLE_SUGGESTIONS]:
+                for _ in range(texts.index(word) + 1):
+                    self.press("ArrowDown")  # the first one takes the highlighted item, each next one moves
+                self.press("Tab")
+                self.typed.append((word, f"{telling}+{texts.index(word) + 1} arrows"))
+                return
+            self.press("Control+a")  # the letters typed are replaced by the next ones
+            if self._type_letters(word, word):
+                return
+        self.press("Enter")  # exactly what was typed
+        self.typed.append((word, None))  # typed whole
+
+    def _type_letters(self, letters: str, word: str) -> bool:
+        """Type `letters` one by one until `word` is the highlighted suggestion, then Tab; True when taken."""
+        for count, letter in enumerate(letters, start=1):
             self.page.keyboard.type(letter)
             self.keys += 1
-            active = self.page.evaluate(
-                "() => { const option = document.querySelector('.suggest-box:not([hidden]) .suggest-option.is-active');"
-                " return option ? option.querySelector('.suggest-text').textContent : null; }"
-            )
-            if active == word and count < len(word):
-                self.press("Tab")  # choose the highlighted suggestion: Enter alone keeps what was typed
-                break
-            if count == len(word):
-                break
-        self.press("Enter")  # the chosen suggestion, or exactly what was typed
+            if any(active and text == word for text, active in self._shown()):
+                self.press("Tab")  # take the highlighted suggestion (Enter alone keeps what was typed)
+                self.typed.append((word, letters[:count]))
+                return True
+        return False
+
+    def _shown(self) -> list[tuple[str, bool]]:
+        """The suggestion list as the page shows it: (text, highlighted)."""
+        return self.page.evaluate(
+            "() => Array.from(document.querySelectorAll('.suggest-box:not([hidden]) .suggest-option'))"
+            ".map((option) => [option.querySelector('.suggest-text').textContent,"
+            " option.classList.contains('is-active')])"
+        )
+
+    def to_attributes(self) -> None:
+        """After a source: Tab already went on to the attributes; after Enter the focus is still in the sources,
+        and an empty Enter goes on."""
+        in_attributes = self.page.evaluate(
+            "() => document.activeElement && document.activeElement.dataset.kind === 'attributes'"
+        )
+        if not in_attributes:
+            self.press("Enter")
 
     def drag(self, start: float, end: float, duration: float) -> None:
         waveform = self.page.locator(".timeline-waveform")
@@ -113,7 +153,7 @@ def annotate(counter: Counter) -> None:
         counter.drag(start, end, duration)  # the focus stays in the new event's field
         counter.type_until_suggested(label)  # the event takes the selection as its span
         counter.type_until_suggested(source)
-        counter.press("Enter")  # empty: on to the attributes
+        counter.to_attributes()
         counter.type_until_suggested(attribute)
         counter.press("Enter")  # empty: on to the next event
     counter.press("Escape")

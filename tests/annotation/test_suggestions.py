@@ -45,3 +45,25 @@ def test_other_peoples_words_about_this_clip_or_its_audio_elsewhere_are_left_out
     assert "yowling" not in words["events"] and "hissing" not in words["events"]
     assert "siamese" not in words["sources"] and "persian" not in words["sources"]
     assert words["events"] == ["purring"] and words["sources"][0] == "tabby"
+
+
+def test_attributes_most_used_first_free_text_once_two_annotations_used_it_and_blind_to_this_clip(make_user):
+    annotator, other = make_user("ann-s", "annotator"), make_user("ann-t", "annotator")
+    dataset = Dataset.objects.create(name="tags")
+    clip = Clip.objects.create(dataset=dataset, external_id="c")
+    used = [["Quiet", "sparkly", "on a table"], ["quiet ", "muffled", "Sparkly"], ["quiet", "glassy"]]
+    for number, attributes in enumerate(used):
+        expert_annotation_save(
+            clip=Clip.objects.create(dataset=dataset, external_id=f"o{number}"),
+            annotator=other,
+            events=[{"label": "purring", "sources": ["cat"], "attributes": attributes}],
+        )
+    expert_annotation_save(  # another person's words about this clip stay out
+        clip=clip, annotator=other, events=[{"label": "purring", "sources": ["cat"], "attributes": ["loud"]}]
+    )
+
+    words = source_suggestions(clip=clip, user=annotator)
+
+    # quiet 3 times (whatever the case and edge spaces); the free text "sparkly" twice; the tag "muffled" and
+    # the filled template "on a table" once each (alphabetical among equals); the free text "glassy" once: left out
+    assert words["attributes"] == ["quiet", "sparkly", "muffled", "on a table"]

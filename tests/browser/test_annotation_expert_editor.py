@@ -69,8 +69,7 @@ def _new_event(page, label, source, attribute=None):
     keyboard.press("Enter")
     if attribute:
         keyboard.type(attribute)
-        keyboard.press("Tab")  # choose the library tag it starts (Enter alone keeps what was typed)
-        keyboard.press("Enter")
+        keyboard.press("Tab")  # take the library tag it starts (Enter alone keeps what was typed)
     keyboard.press("Escape")  # attributes field -> the event's card
 
 
@@ -281,14 +280,12 @@ def test_relations_time_spans_occurrences_and_the_player_by_keyboard(page_for, l
     attributes.focus()
     page.keyboard.type("on a")
     page.wait_for_selector(".suggest-option.is-active >> text=on a ___")
-    page.keyboard.press("Tab")  # the highlighted template is chosen (Enter alone keeps what was typed)
-    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")  # the highlighted template is taken (Enter alone keeps what was typed)
     assert attributes.input_value() == "on a "
     page.keyboard.type("road")
     page.keyboard.press("Enter")
     page.keyboard.type("three t")
     page.keyboard.press("Tab")
-    page.keyboard.press("Enter")
     chips = _card(page, 2).locator(".chips[data-kind=attributes] .chip")
     assert [chip.locator(".chip-text").inner_text() for chip in chips.all()] == ["on a road", "three times"]
     assert [chip.locator(".chip-category").inner_text().lower() for chip in chips.all()] == ["location", "count"]

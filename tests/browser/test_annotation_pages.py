@@ -76,8 +76,7 @@ def _type_event(page, label, sources, attributes, free_attributes):
     keyboard.press("Enter")  # empty -> attributes
     for attribute in attributes:
         keyboard.type(attribute)
-        keyboard.press("Tab")  # choose the library tag it starts (Enter alone keeps what was typed)
-        keyboard.press("Enter")
+        keyboard.press("Tab")  # take the library tag it starts and stay for the next (Enter keeps what was typed)
     for attribute in free_attributes:
         keyboard.type(attribute)
         keyboard.press("Shift+Enter")

@@ -1,9 +1,10 @@
 /*
  * SuggestBox: the completion list under an editor field (events, sources, attributes grouped by category).
- * Arrow keys move the highlight, a click picks; the first item is highlighted when the typed text starts it,
- * but only an item chosen (arrow keys, Tab) counts: Enter otherwise keeps what was typed ("pan" stays "pan",
- * not the highlighted "panting").
- *   SuggestBox.matches(words, typed, limit): prefix matches first, then word starts, then substrings.
+ * Arrow keys move the highlight, a click picks; the first item is highlighted when the typed text starts it
+ * or one of its words, but only an item chosen (arrow keys, Tab) counts: Enter otherwise keeps what was typed
+ * ("pan" stays "pan", not the highlighted "panting"). Tab takes the highlighted item at once.
+ *   SuggestBox.matches(words, typed, limit): words starting with the typed text (the whole or one of its
+ *   words) first, then substrings; within each, in the order given (the callers give the most used first).
  */
 window.SuggestBox = (function () {
   "use strict";
@@ -12,21 +13,40 @@ window.SuggestBox = (function () {
 
   const el = window.AnnotationDom.el;
 
-  /* Ranked completions: prefix matches first, then word-start, then substring; same text excluded. */
+  /* Whether `query` starts `key` or one of its words ("dist" starts "in the distance"). */
+  function startsAWord(key, query) {
+    return key.startsWith(query) || key.includes(" " + query) || key.includes("-" + query);
+  }
+
+  // The words' keys, computed once: the lists hold thousands of words and are searched at every letter.
+  const keys = new Map();
+  function keyOf(word) {
+    const text = word.text || word;
+    let key = keys.get(text);
+    if (key === undefined) {
+      key = Graph.libraryKey(text);
+      keys.set(text, key);
+    }
+    return key;
+  }
+
+  /* Ranked completions: the typed word itself, then words starting with it (the whole or one of its words),
+   * then substrings; otherwise in the order given. A word start counts as much as the whole's start: experts
+   * type the telling word ("dist" for "in the distance"), and the callers' order (most used first) then puts
+   * the usual word on top after a letter or two, where length used to put rare short words first. */
   function matches(words, typed, limit) {
     const query = Graph.libraryKey(typed);
     if (!query) return words.slice(0, limit);
-    const scored = [];
+    const exact = [];
+    const starting = [];
+    const inside = [];
     for (const word of words) {
-      const key = Graph.libraryKey(word.text || word);
-      const position = key.indexOf(query);
-      if (position < 0) continue;
-      const rank = position === 0 ? 0 : key.includes(" " + query) ? 1 : 2;
-      scored.push([rank, key.length, word]);
-      if (scored.length > limit * 8) break;
+      const key = keyOf(word);
+      if (key === query) exact.push(word);
+      else if (starting.length < limit && startsAWord(key, query)) starting.push(word);
+      else if (inside.length < limit && key.includes(query)) inside.push(word);
     }
-    scored.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    return scored.slice(0, limit).map((entry) => entry[2]);
+    return exact.concat(starting, inside).slice(0, limit);
   }
 
   class SuggestBox {
@@ -55,7 +75,7 @@ window.SuggestBox = (function () {
       this.items = items;
       this.onPick = onPick;
       const query = Graph.libraryKey(typed || "");
-      this.active = items.length && query && Graph.libraryKey(items[0].text).startsWith(query) ? 0 : -1;
+      this.active = items.length && query && startsAWord(Graph.libraryKey(items[0].text), query) ? 0 : -1;
       this.chosen = false;
       this._render();
     }
@@ -106,7 +126,7 @@ window.SuggestBox = (function () {
       this._render();
     }
 
-    /* Tab: take the highlighted item (the first one when none is); false when there is nothing to take. */
+    /* Take the highlighted item (the first one when none is); false when there is nothing to take. */
     choose() {
       if (!this.isOpen || !this.items.length) return false;
       if (this.active < 0) this.active = 0;
@@ -128,5 +148,6 @@ window.SuggestBox = (function () {
   }
 
   SuggestBox.matches = matches;
+  SuggestBox.startsAWord = startsAWord;
   return SuggestBox;
 })();

@@ -25,7 +25,15 @@ window.WorkspacePage = (function () {
   /* The editor's event spans drawn on the player's timeline, and edits made there applied to the draft. */
   function connectPlayer(editor, player) {
     if (!player) return () => {};
-    const sync = () => player.setRegions(editor.regions());
+    // Most edits (a source, an attribute) leave the spans as they are: the lane is redrawn only when they change.
+    let drawn = null;
+    const sync = () => {
+      const regions = editor.regions();
+      const key = JSON.stringify(regions);
+      if (key === drawn) return;
+      drawn = key;
+      player.setRegions(regions);
+    };
     const root = player.root;
     if (player.lane) player.lane.readOnly = editor.readOnly;
     root.addEventListener("regionplayer:regionchange", (event) => {
