@@ -10,7 +10,6 @@ Who may use what (admins pass every check):
   campaign gets no clips or captions of that campaign's dataset.
 """
 
-from django.db.models import Prefetch, Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -20,20 +19,17 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from accounts.permissions import ActionRolesMixin
-from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role, user_roles
+from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role
 from annotation import selectors
 from annotation.api_helpers import RaterLockMixin, filter_by_params, json_import_respond
 from annotation.models import (
-    AnnotationTask,
     AttributeTag,
     Caption,
     CaptioningSystem,
     Clip,
-    EventAttribute,
     ExpertAnnotation,
-    SoundEvent,
-    TemporalRelation,
 )
+from annotation.selectors_expert import expert_annotations_visible_to, expert_annotations_with_graph
 from annotation.serializers import (
     AttributeTagSerializer,
     AudioUploadInputSerializer,
@@ -48,11 +44,13 @@ from annotation.serializers import (
     ImportSummarySerializer,
     JsonImportInputSerializer,
 )
-from annotation.services.annotation_campaigns import clips_still_schedulable_to
 from annotation.services.audio import clip_attach_audio
 from annotation.services.audiocaps_f import audiocaps_f_import
 from annotation.services.expert_annotations import (
     ExpertAnnotationError,
+    ExpertAnnotationPermissionError,
+    expert_annotation_delete,
+    expert_annotation_outside_campaign_check,
     expert_annotation_save,
     expert_annotation_set_status,
 )
@@ -157,51 +155,11 @@ class AttributeTagViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
         return filter_by_params(AttributeTag.objects.all(), self.request, {"category": "category"})
 
 
-def _annotation_queryset():
-    attributes = EventAttribute.objects.select_related("tag").order_by("position")
-    events = SoundEvent.objects.prefetch_related("sources", "spans", Prefetch("attributes", queryset=attributes))
-    relations = TemporalRelation.objects.select_related("first_event", "second_event").order_by("pk")
-    return ExpertAnnotation.objects.select_related("annotator").prefetch_related(
-        Prefetch("events", queryset=events.order_by("position")), Prefetch("relations", queryset=relations)
-    )
-
-
 def _refuse_campaign_annotation(annotation: ExpertAnnotation) -> None:
-    """Work made in an annotation campaign changes only through its task (versioned drafts, checks, review)."""
-    if annotation.campaign_id is not None:
-        raise ValidationError(
-            {
-                "detail": f"annotation {annotation.pk} belongs to an annotation campaign: edit it in the workspace "
-                f"(/api/annotation-tasks/), not here"
-            }
-        )
-
-
-def _visible_annotations(user) -> Q:
-    """Everyone sees their own annotations. Reviewers also see others' submitted and gold ones, except of
-    clips they annotate themselves (blind until review) and of campaigns that list other reviewers."""
-    own = Q(annotator=user)
-    if not user_has_role(user, REVIEWER):
-        return own
-    own_clips = (
-        ExpertAnnotation.objects.filter(annotator=user)
-        .exclude(status__in=[ExpertAnnotation.Status.GOLD, ExpertAnnotation.Status.SUPERSEDED])
-        .values("clip_id")
-    )
-    tasks = AnnotationTask.objects.filter(annotator=user).values("clip_id")
-    reviewable = Q(campaign__isnull=True) | Q(campaign__reviewers=user) | Q(campaign__reviewers__isnull=True)
-    others = (
-        Q(status__in=[ExpertAnnotation.Status.SUBMITTED, ExpertAnnotation.Status.GOLD])
-        & ~Q(clip_id__in=own_clips)
-        & ~Q(clip_id__in=tasks)
-        & reviewable
-    )
-    # A reviewer who also annotates in a campaign sees none of its submissions of a clip that may still come
-    # to them.
-    for campaign_id, clip_ids in clips_still_schedulable_to(user=user).items():
-        if clip_ids:
-            others &= ~Q(campaign_id=campaign_id, clip_id__in=clip_ids, status=ExpertAnnotation.Status.SUBMITTED)
-    return own | others
+    try:
+        expert_annotation_outside_campaign_check(annotation=annotation)
+    except ExpertAnnotationError as error:
+        raise ValidationError({"detail": str(error)}) from None
 
 
 @extend_schema(
@@ -240,12 +198,9 @@ class ExpertAnnotationViewSet(
     serializer_class = ExpertAnnotationSerializer
 
     def get_queryset(self):
-        queryset = _annotation_queryset().order_by("clip_id", "annotator__username")
-        user = self.request.user
         if getattr(self, "swagger_fake_view", False):  # schema generation has no real user
-            return queryset.none()
-        if ADMIN not in user_roles(user):
-            queryset = queryset.filter(_visible_annotations(user)).distinct()
+            return ExpertAnnotation.objects.none()
+        queryset = expert_annotations_visible_to(user=self.request.user).order_by("clip_id", "annotator__username")
         lookups = {
             "clip": "clip_id",
             "dataset": "clip__dataset__name",
@@ -272,7 +227,7 @@ class ExpertAnnotationViewSet(
             raise ValidationError({"detail": str(error)}) from None
 
     def _respond(self, annotation: ExpertAnnotation, status_code: int) -> Response:
-        fresh = _annotation_queryset().get(pk=annotation.pk)
+        fresh = expert_annotations_with_graph().get(pk=annotation.pk)
         return Response(self.get_serializer(fresh).data, status=status_code)
 
     @extend_schema(request=ExpertAnnotationInputSerializer, responses={201: ExpertAnnotationSerializer})
@@ -298,14 +253,12 @@ class ExpertAnnotationViewSet(
         return self._respond(self._save(request, data), status.HTTP_200_OK)
 
     def perform_destroy(self, instance: ExpertAnnotation) -> None:
-        is_admin = user_has_role(self.request.user, ADMIN)
-        if instance.annotator_id != self.request.user.pk and not is_admin:
-            raise PermissionDenied("only the annotator or an admin can delete an annotation")
-        if instance.status == ExpertAnnotation.Status.GOLD and not is_admin:
-            raise ValidationError({"detail": f"annotation {instance.pk} is gold and cannot be deleted"})
-        if not is_admin:
-            _refuse_campaign_annotation(instance)
-        instance.delete()
+        try:
+            expert_annotation_delete(annotation=instance, user=self.request.user)
+        except ExpertAnnotationPermissionError as error:
+            raise PermissionDenied(str(error)) from None
+        except ExpertAnnotationError as error:
+            raise ValidationError({"detail": str(error)}) from None
 
     @extend_schema(request=ExpertAnnotationStatusSerializer, responses={200: ExpertAnnotationSerializer})
     @action(detail=True, methods=["post"], url_path="status")

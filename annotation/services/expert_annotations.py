@@ -11,6 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.roles import ADMIN, user_has_role
 from annotation.models import (
     Clip,
     EventAttribute,
@@ -36,6 +37,10 @@ REVIEWER_TRANSITIONS = {
 
 class ExpertAnnotationError(Exception):
     """The annotation cannot be saved or moved as asked; the message says why."""
+
+
+class ExpertAnnotationPermissionError(ExpertAnnotationError):
+    """The annotation is not the caller's to change (the message says whose it is to change)."""
 
 
 def _non_blank(texts: Sequence[str]) -> list[str]:
@@ -197,3 +202,28 @@ def expert_annotation_set_status(
     locked.status = status
     locked.save(update_fields=["status", "updated_at"])
     return locked
+
+
+def expert_annotation_outside_campaign_check(*, annotation: ExpertAnnotation) -> None:
+    """Work made in an annotation campaign changes only through its task (versioned drafts, checks, review)."""
+    if annotation.campaign_id is not None:
+        raise ExpertAnnotationError(
+            f"annotation {annotation.pk} belongs to an annotation campaign: edit it in the workspace "
+            "(/api/annotation-tasks/), not here"
+        )
+
+
+@transaction.atomic
+def expert_annotation_delete(*, annotation: ExpertAnnotation, user: AbstractBaseUser) -> None:
+    """Delete an annotation: its annotator may while it is not gold and not a campaign's work; an admin always.
+
+    Gold is kept from annotators because it is what the dataset exports and the metrics score against.
+    """
+    is_admin = user_has_role(user, ADMIN)
+    if annotation.annotator_id != user.pk and not is_admin:
+        raise ExpertAnnotationPermissionError("only the annotator or an admin can delete an annotation")
+    if not is_admin:
+        if annotation.status == Status.GOLD:
+            raise ExpertAnnotationError(f"annotation {annotation.pk} is gold and cannot be deleted")
+        expert_annotation_outside_campaign_check(annotation=annotation)
+    annotation.delete()
