@@ -7,7 +7,8 @@ listed by pair id group the splits (pairs are generated split by split). So rate
 API, workbooks and zips never read rows in database order; they take them from here:
 
 - studies: in the order the rater started them (first item opened), then those not started by title;
-- items: by their position in the rater's own shuffled order (studies in the order above);
+- items: by their position in the rater's own shuffled order (studies in the order above); where a rater
+  resumes and an item's neighbours (previous, next unfinished) follow that order too;
 - captions: THumBS in the item's per-rater order, numbered 1..n; a pair by side, left then right;
 - judgements (ratings, votes): walked through the rater's items in that order, so they come in it too;
 - names: items by their random token, captions by number or side; never an id, a name or a label.
@@ -29,6 +30,7 @@ from annotation.models import Caption
 from ratings.models import Assignment, AssignmentItem, PairwiseVote, ThumbsRating
 
 LEFT, RIGHT, NONE = "left", "right", "none"
+SIDES = (LEFT, RIGHT, NONE)  # what a rater may answer on a pair
 
 
 def assignment_random(assignment: Assignment, purpose: str) -> random.Random:
@@ -92,6 +94,33 @@ def assignment_items(assignment: Assignment, *, thumbs_only: bool = False) -> li
     return sorted(rows, key=lambda item: item.position)
 
 
+def assignment_next_item(*, assignment: Assignment) -> AssignmentItem | None:
+    """The first unfinished item in the rater's order (where a rater resumes)."""
+    return assignment.items.filter(completed_at__isnull=True).order_by("position").first()
+
+
+def item_place(*, item: AssignmentItem) -> dict:
+    """Where the item sits in its assignment, from one query over the assignment's items:
+    `progress` {number (1-based), total, completed} and `neighbours` {previous_token, next_open_token}
+    (the previous item; the next unfinished item after this one, else the first unfinished one before it)."""
+    rows = list(item.assignment.items.order_by("position").values("pk", "token", "position", "completed_at"))
+    earlier = [row for row in rows if row["position"] < item.position]
+    open_others = [row for row in rows if row["completed_at"] is None and row["pk"] != item.pk]
+    later_open = [row for row in open_others if row["position"] > item.position]
+    next_open = (later_open or open_others or [None])[0]
+    return {
+        "progress": {
+            "number": len(earlier) + 1,
+            "total": len(rows),
+            "completed": sum(1 for row in rows if row["completed_at"] is not None),
+        },
+        "neighbours": {
+            "previous_token": earlier[-1]["token"] if earlier else None,
+            "next_open_token": next_open["token"] if next_open else None,
+        },
+    }
+
+
 @dataclass(frozen=True)
 class RaterCaption:
     """A caption as the rater knows it: its number on the page ("1".."n") or its side ("left"/"right")."""
@@ -107,7 +136,9 @@ def item_caption_ids(item: AssignmentItem) -> list[int]:
     if item.pair_id is None:
         return list(item.caption_order)
     pair = item.pair
-    return [pair.caption_a_id, pair.caption_b_id] if item.a_on_left else [pair.caption_b_id, pair.caption_a_id]
+    by_caption = {"a": pair.caption_a_id, "b": pair.caption_b_id}
+    left = caption_on_left(a_on_left=item.a_on_left)
+    return [by_caption[left], by_caption["b" if left == "a" else "a"]]
 
 
 def item_captions(item: AssignmentItem, captions_by_id: dict[int, Caption] | None = None) -> list[RaterCaption]:
@@ -138,11 +169,36 @@ def thumbs_rows(assignment: Assignment) -> list[tuple[AssignmentItem, list[Rater
 # --- Judgements ---------------------------------------------------------------------------------------------
 
 
+# The one mapping between a pair's captions (a, b) and the sides a rater sees (left, right): every reader and
+# writer of votes goes through these, so the page, the stored vote and every report agree on which side was which.
+
+
+def caption_on_left(*, a_on_left: bool) -> str:
+    """Which caption of the pair ("a" or "b") the rater sees on the left (what a vote records as `left_side`)."""
+    return "a" if a_on_left else "b"
+
+
 def vote_side(*, choice: str, a_on_left: bool) -> str:
     """The side (left, right, none) a vote chose on the rater's page."""
     if choice not in ("a", "b"):
         return NONE
-    return LEFT if (choice == "a") == a_on_left else RIGHT
+    return LEFT if choice == caption_on_left(a_on_left=a_on_left) else RIGHT
+
+
+def side_choice(*, side: str, a_on_left: bool) -> str:
+    """The vote ("a", "b" or "none") a side chosen on the rater's page stands for (the inverse of vote_side)."""
+    if side not in (LEFT, RIGHT):
+        return NONE
+    left = caption_on_left(a_on_left=a_on_left)
+    return left if side == LEFT else ("b" if left == "a" else "a")
+
+
+def stored_vote_side(*, choice: str, left_side: str) -> str:
+    """The side a stored vote chose, from the caption it recorded on the left; a vote that recorded none (an
+    imported judgement: no page showed it) keeps its a/b choice."""
+    if choice not in ("a", "b") or not left_side:
+        return choice
+    return vote_side(choice=choice, a_on_left=left_side == "a")
 
 
 @dataclass(frozen=True)

@@ -48,11 +48,6 @@ def dataset_stats(*, dataset: Dataset) -> dict:
 # --- Rating pages and campaign administration (web) -----------------------
 
 
-def assignment_next_item(*, assignment: Assignment) -> AssignmentItem | None:
-    """The first unfinished item in the rater's order (where a rater resumes)."""
-    return assignment.items.filter(completed_at__isnull=True).order_by("position").first()
-
-
 def rater_item(*, rater: AbstractBaseUser, token: str) -> AssignmentItem | None:
     """An item of one of the rater's own assignments in an open campaign, by its token, or None.
 
@@ -66,28 +61,6 @@ def rater_item(*, rater: AbstractBaseUser, token: str) -> AssignmentItem | None:
         .order_by()
         .first()
     )
-
-
-def item_place(*, item: AssignmentItem) -> dict:
-    """Where the item sits in its assignment, from one query over the assignment's items:
-    `progress` {number (1-based), total, completed} and `neighbours` {previous_token, next_open_token}
-    (the previous item; the next unfinished item after this one, else the first unfinished one before it)."""
-    rows = list(item.assignment.items.order_by("position").values("pk", "token", "position", "completed_at"))
-    earlier = [row for row in rows if row["position"] < item.position]
-    open_others = [row for row in rows if row["completed_at"] is None and row["pk"] != item.pk]
-    later_open = [row for row in open_others if row["position"] > item.position]
-    next_open = (later_open or open_others or [None])[0]
-    return {
-        "progress": {
-            "number": len(earlier) + 1,
-            "total": len(rows),
-            "completed": sum(1 for row in rows if row["completed_at"] is not None),
-        },
-        "neighbours": {
-            "previous_token": earlier[-1]["token"] if earlier else None,
-            "next_open_token": next_open["token"] if next_open else None,
-        },
-    }
 
 
 def campaigns_with_progress() -> QuerySet[Campaign]:

@@ -93,7 +93,7 @@ def item_view(view):
 
 
 def _after_submit(request, item: AssignmentItem):
-    next_token = selectors.item_place(item=item)["neighbours"]["next_open_token"]
+    next_token = projection.item_place(item=item)["neighbours"]["next_open_token"]
     if next_token:
         return redirect("ratings:item", token=next_token)
     if getattr(request, "study_participant", None) is not None:
@@ -138,7 +138,7 @@ def campaign_next(request, campaign_id: int):
     refusal = _screening_redirect(request, assignment.campaign)
     if refusal is not None:
         return refusal
-    item = selectors.assignment_next_item(assignment=assignment)
+    item = projection.assignment_next_item(assignment=assignment)
     if item is not None:
         return redirect("ratings:item", token=item.token)
     context = {"assignment": assignment, "items": projection.assignment_items(assignment)}
@@ -170,7 +170,7 @@ def _page_context(request, item: AssignmentItem) -> dict:
     return {
         "item": item,
         "study_title": item.assignment.campaign.rater_title,
-        **selectors.item_place(item=item),
+        **projection.item_place(item=item),
         "audio_url": reverse("ratings:item_audio", kwargs={"token": item.token}) if clip.has_audio else "",
         "peaks": clip.waveform_peaks or [],
         "duration": clip.duration_seconds,
@@ -277,7 +277,7 @@ def _pairwise_page(request, item: AssignmentItem):
     else:
         status, context = 200, _page_context(request, item)
         side = item.draft.get("side") or context["answer"].get("side", "")
-        form = PairwiseItemForm(initial={"side": side if side in ("left", "right", "none") else ""})
+        form = PairwiseItemForm(initial={"side": side if side in projection.SIDES else ""})
     left, right = projection.item_captions(item)
     context.update({"form": form, "left_text": left.text, "right_text": right.text})
     return render(request, "ratings/pairwise_item.html", context, status=status)

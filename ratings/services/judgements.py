@@ -32,7 +32,7 @@ TENTH = Decimal("0.1")
 DRAFT_MAX_CHARACTERS = 20_000
 COMMENT_MAX_CHARACTERS = 2000
 # Slack for timer resolution and network delay when checking how long a clip was heard.
-SIDES = ("left", "right", "none")
+SIDES = projection.SIDES
 SCORE_NAMES = ("precision", "recall")
 PENALTY_NAMES = ("fluency", "conciseness", "irrelevance")
 DRAFT_FIELD = re.compile(r"^(precision|recall|fluency|conciseness|irrelevance|comment)_(\d{1,3})$")
@@ -109,7 +109,7 @@ def item_answer(*, item: AssignmentItem) -> dict:
     campaign_id, rater_id = item.assignment.campaign_id, item.assignment.rater_id
     if item.pair_id is not None:
         vote = PairwiseVote.objects.filter(campaign_id=campaign_id, rater_id=rater_id, pair_id=item.pair_id).first()
-        return {"side": vote_side(vote=vote, a_on_left=item.a_on_left)} if vote else {}
+        return {"side": projection.vote_side(choice=vote.choice, a_on_left=item.a_on_left)} if vote else {}
     rows = ThumbsRating.objects.filter(
         campaign_id=campaign_id, rater_id=rater_id, caption_id__in=item.caption_order
     ).values("caption_id", *RATING_VALUE_FIELDS)
@@ -141,11 +141,6 @@ def thumbs_answer(*, caption_order: list[int], ratings: dict[int, dict]) -> dict
             }
         )
     return {"synthesized": synthesized, "captions": captions} if captions else {}
-
-
-def vote_side(*, vote: PairwiseVote, a_on_left: bool) -> str:
-    """The side (left, right, none) a vote chose on the rater's page."""
-    return projection.vote_side(choice=vote.choice, a_on_left=a_on_left)
 
 
 # --- Showing, listening, drafts ---------------------------------------------------------------------
@@ -432,9 +427,8 @@ def pairwise_item_submit(*, item: AssignmentItem, side: str, seen_version, repla
         raise JudgementError("this item is not a caption pair")
     if side not in SIDES:
         raise JudgementError(f"choose left, right or none, got {side!r}")
-    left_caption = "a" if item.a_on_left else "b"
-    right_caption = "b" if item.a_on_left else "a"
-    choice = {"left": left_caption, "right": right_caption, "none": "none"}[side]
+    left_caption = projection.caption_on_left(a_on_left=item.a_on_left)
+    choice = projection.side_choice(side=side, a_on_left=item.a_on_left)
 
     def write(locked: AssignmentItem) -> None:
         # One INSERT … ON CONFLICT UPDATE (a first answer or a change alike), as for THumBS ratings.

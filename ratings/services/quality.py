@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from ratings import projection
 from ratings.models import AssignmentItem, Campaign, PairwiseVote, ThumbsRating
 
 # Fewer shared captions than this give no meaningful correlation.
@@ -136,12 +137,6 @@ class RaterQuality:
     straightlining: Straightlining = field(default_factory=lambda: straightlining([]))
 
 
-def _vote_side(vote: PairwiseVote) -> str:
-    if vote.choice == "none" or not vote.left_side:
-        return vote.choice
-    return "left" if vote.choice == vote.left_side else "right"
-
-
 def campaign_rater_quality(*, campaign: Campaign) -> list[RaterQuality]:
     """One row per assigned rater (excluded raters included, flagged); see the module docstring."""
     excluded = set(campaign.excluded_raters.values_list("pk", flat=True))
@@ -212,7 +207,8 @@ def _thumbs_quality(campaign, rows, excluded, completion_order) -> None:
 
 def pairwise_answer_sequence(items: Sequence[AssignmentItem], votes_by_pair: dict) -> list[str]:
     """One rater's answers as sides (left / right / none), in the order of `items` (straight-lining)."""
-    return [_vote_side(votes_by_pair[item.pair_id]) for item in items if item.pair_id in votes_by_pair]
+    votes = [votes_by_pair[item.pair_id] for item in items if item.pair_id in votes_by_pair]
+    return [projection.stored_vote_side(choice=vote.choice, left_side=vote.left_side) for vote in votes]
 
 
 def thumbs_answer_sequence(items: Sequence[AssignmentItem], ratings_by_caption: dict) -> list[tuple]:

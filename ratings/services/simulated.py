@@ -65,7 +65,7 @@ def simulated_answers_store(*, campaign: Campaign, answers: list[SimulatedAnswer
                     rater=rater,
                     pair_id=item.pair_id,
                     choice=answer.choice,
-                    left_side="a" if item.a_on_left else "b",
+                    left_side=projection.caption_on_left(a_on_left=item.a_on_left),
                     source=Source.SIMULATED,
                 )
             )

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotation.models import Clip
 from ratings.models import AssignmentItem, Campaign, PairwiseVote, ThumbsRating
-from ratings.selectors import item_place
+from ratings.projection import item_place
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import (
     CaptionScores,
