@@ -3,7 +3,9 @@ with different words; the reviewer sees their events matched by meaning with the
 the gold annotation (union of sources and attributes with how many gave each, the majority seconds, the group's
 relations carried), reads where they disagree most, removes and restores relations by click and by keyboard,
 cannot publish a relation the time spans contradict until it is fixed, and publishes. The caption page then
-puts the gold-based X-ACE score first, beside the graphs. Screenshots at 1280 and 390 px."""
+puts the gold-based X-ACE score first, beside the graphs. Each submission shows its annotator's note as text (a
+note holding markup runs nothing), and the reviewer's own note is published with the gold. Screenshots at 1280
+and 390 px."""
 
 import pytest
 
@@ -42,6 +44,13 @@ SUBMISSIONS = {
         [],
     ),
 }
+# Each annotator's note for the reviewer; one holds markup that must show as text and run nothing.
+HOSTILE_NOTE = '<img src=x onerror="window.__noteRan = 1"><script>window.__noteRan = 2</script> & </section>'
+NOTES = {
+    "ann-a": "The horn may be two cars.\nThe birds never stop.",
+    "ann-b": HOSTILE_NOTE,
+    "ann-c": "",
+}
 
 
 @pytest.fixture
@@ -73,6 +82,7 @@ def submitted_park(make_user, media_root, shared_dir, tmp_path):
                 for index, (label, sources, attributes, spans) in enumerate(events)
             ],
             "relations": [{"first": f"e{a + 1}", "second": f"e{b + 1}", "kind": kind} for a, b, kind in relations],
+            "note": NOTES[annotator.username],
         }
         task = annotation_task_next(campaign=campaign, annotator=annotator)
         saved = task_draft_save(task=task, annotator=annotator, base_version=0, draft=draft)
@@ -206,3 +216,67 @@ def test_review_by_meaning_merges_groups_with_counts_and_relations_and_refuses_a
     admin.screenshot(path=str(artifacts / "caption_page_1280.png"), full_page=True)
     admin.set_viewport_size({"width": 390, "height": 900})
     admin.screenshot(path=str(artifacts / "caption_page_390.png"), full_page=True)
+
+
+def test_each_submission_shows_its_note_as_text_and_the_reviewers_note_is_published_with_the_gold(
+    page_for, live_server, submitted_park, artifacts
+):
+    dataset, clip, campaign, reviewer = submitted_park
+    page = page_for(reviewer)
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.accept()))
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{live_server.url}/review/campaigns/{campaign.pk}/clips/{clip.pk}/", wait_until="domcontentloaded")
+    page.wait_for_selector("#review-page[data-ready=true]")
+
+    # The page rendered the three submissions, each with its events, before anything is said about notes.
+    cards = page.locator("#submissions .submission")
+    assert cards.count() == 3
+    assert [cards.nth(i).get_attribute("data-annotator") for i in range(3)] == ["ann-a", "ann-b", "ann-c"]
+    assert all(cards.nth(i).locator(".event-card").count() == 3 for i in range(3))
+    # Each note as its annotator wrote it, line breaks kept; markup shown as text, nothing of it run or built.
+    note_a = cards.nth(0).locator(".submission-note-text")
+    assert note_a.inner_text() == NOTES["ann-a"]
+    assert note_a.evaluate("(node) => getComputedStyle(node).whiteSpace") == "pre-wrap"
+    note_b = cards.nth(1).locator(".submission-note-text")
+    assert note_b.inner_text() == HOSTILE_NOTE
+    assert note_b.evaluate("(node) => node.children.length") == 0
+    assert page.locator("#submissions img, #submissions script").count() == 0
+    assert page.evaluate("() => window.__noteRan") is None
+    assert cards.nth(2).locator(".submission-note-text").count() == 0
+    assert cards.nth(2).locator(".submission-note").inner_text() == "No note for the reviewer."
+
+    # The gold starts from ann-b's annotation without taking its note; the reviewer writes the gold's own note.
+    cards.nth(1).get_by_role("button", name="Start gold from this").click()
+    assert [e["label"] for e in _gold(page)["events"]] == ["birds singing", "passing", "beeping"]
+    assert page.locator("#gold-note").input_value() == "" and _gold(page)["note"] == ""
+    page.locator("#gold-note").fill("ann-b's markup note was a test; the horn is one car.")
+    _saved(page)
+    page.wait_for_selector("table.matching", timeout=90_000)  # the phrase encoder loads on first use
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(artifacts / "annotation_review_notes_1280.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.wait_for_timeout(100)  # a frame for the canvases to redraw at the new width
+    note_box = cards.nth(1).locator(".submission-note-text").bounding_box()
+    assert note_box is not None and note_box["x"] >= 0 and note_box["x"] + note_box["width"] <= 390
+    page.screenshot(path=str(artifacts / "annotation_review_notes_390.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+    page.locator("#publish-button").click()
+    page.wait_for_selector("#submit-dialog[open]")
+    if page.locator("#submit-dialog [data-action=confirm-submit]").is_visible():
+        assert page.locator("#submit-dialog .check.is-error").count() == 0
+        page.locator("#submit-dialog [data-action=confirm-submit]").click()
+    page.wait_for_function("() => document.getElementById('gold-state').textContent === 'Gold published'")
+    gold = ExpertAnnotation.objects.get(clip=clip, status="gold")
+    assert gold.note == "ann-b's markup note was a test; the horn is one car."
+    assert set(ExpertAnnotation.objects.filter(clip=clip, status="submitted").values_list("note", flat=True)) == {
+        NOTES["ann-a"],
+        HOSTILE_NOTE,
+        "",
+    }
+    assert page.evaluate("() => window.__noteRan") is None
+    assert not errors, errors
+    assert dialogs == []

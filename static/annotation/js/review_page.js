@@ -1,5 +1,5 @@
 /*
- * The reviewer's page for one clip: submitted annotations side by side, events matched across annotators by
+ * The reviewer's page for one clip: submitted annotations side by side (review_submissions.js), events matched across annotators by
  * meaning (metrics_bridge computes the groups, their scores, merged proposals, group relations and where the
  * annotators disagree most), the gold editor (same editor and autosave as the annotators'), publish as gold,
  * send a submission back with a comment.
@@ -96,49 +96,21 @@
 
   // -- submissions ---------------------------------------------------------------------------------
   function renderSubmissions() {
-    const container = document.getElementById("submissions");
-    container.textContent = "";
-    if (!submissions.length) container.appendChild(el("p", "muted", "No submitted annotation yet."));
-    submissions.forEach((submission) => {
-      const card = el("section", "card submission");
-      card.dataset.annotator = submission.annotator;
-      const title = el("h3", "");
-      title.appendChild(el("span", "", submission.annotator));
-      title.appendChild(el("span", "muted small", submission.graph.events.length + " events"));
-      card.appendChild(title);
-      const graphRoot = el("div", "");
-      graphRoot.id = "submission-" + submission.task;
-      card.appendChild(graphRoot);
-      const relations = el("div", "");
-      relations.innerHTML = '<ul class="relations-stated"></ul><ul class="relations-implied" hidden></ul>';
-      card.appendChild(relations);
-      new EventEditor({root: graphRoot, relationsRoot: relations, draft: submission.graph, library: library, soundSources: soundSources, player: player, readOnly: true});
-      graphRoot.querySelectorAll(".event-card").forEach((eventCard) => {
-        const button = el("button", "add-to-gold", "+ gold");
-        button.type = "button";
-        button.title = "Copy this event (sources, attributes, spans) into the gold annotation, or into the gold event of its matched group";
-        button.addEventListener("click", () => copyEvent(submission, eventCard.dataset.eventId));
-        eventCard.querySelector(".event-head").appendChild(button);
-      });
-      const actions = el("div", "submission-actions");
-      const use = el("button", "", "Start gold from this");
-      use.type = "button";
-      use.addEventListener("click", () => startFrom(submission));
-      const back = el("button", "", "Send back…");
-      back.type = "button";
-      back.addEventListener("click", () => openReturn(submission));
-      actions.appendChild(use);
-      actions.appendChild(back);
-      card.appendChild(actions);
-      container.appendChild(card);
-    });
+    window.ReviewSubmissions.render(
+      document.getElementById("submissions"),
+      submissions,
+      {library: library, soundSources: soundSources, player: player},
+      {onCopy: copyEvent, onStart: startFrom, onReturn: openReturn},
+    );
   }
 
   function startFrom(submission) {
     if (editor.draft.events.length && !window.confirm("Replace the gold draft with " + submission.annotator + "'s annotation?")) return;
     goldOfGroup.clear();
     Object.keys(support).forEach((key) => delete support[key]);
-    editor.setDraft(submission.graph, "starting the gold from " + submission.annotator + "'s annotation");
+    // The annotator's note was written to the reviewer: the gold keeps its own note.
+    const graph = Object.assign({}, submission.graph, {note: editor.draft.note || ""});
+    editor.setDraft(graph, "starting the gold from " + submission.annotator + "'s annotation");
     // The events of this submission stand for their groups from now on.
     if (matching) {
       matching.groups.forEach((group, index) => {
@@ -309,7 +281,7 @@
   function partsText(link) {
     const parts = link.parts;
     const names = {phrase: "phrase", name: "name", source: "sources", attribute: "attributes (not weighed)", time: "time overlap"};
-    return link.first[1] + " ↔ " + link.second[1] + ": " + link.score.toFixed(2) + " of " + link.needed.toFixed(2) + " needed (" + Object.entries(names).filter(([key]) => parts[key] !== null).map(([key, label]) => label + " " + parts[key].toFixed(2)).join(", ") + ")";
+    return link.first[1] + " ↔ " + link.second[1] + ": " + link.score.toFixed(2) + " of " + link.needed.toFixed(2) + " needed (" + Object.entries(names).filter(([key]) => parts[key] !== null).map(([key, label]) => label + " " + parts[key].toFixed(2)).join(", ") + ")" + (link.kind ? "; over the same seconds, sources of one sound class (" + link.kind + ") count as the same" : "");
   }
 
   function countedText(entries, total) {
@@ -504,6 +476,7 @@
       root: document.getElementById("gold-editor"),
       relationsRoot: document.getElementById("gold-relations"),
       messageElement: document.getElementById("editor-message"),
+      noteElement: document.getElementById("gold-note"),
       draft: start.draft,
       library: library,
       suggestions: Page.data("suggestions"),
