@@ -87,6 +87,11 @@ def test_related_names_are_one_row_clashes_are_chosen_and_gold_duplicates_are_me
     # ann-a's second name for the leaves is a row of its own (one event per annotator in a row).
     rows = _rows(page)
     assert ["chirping", "cooing", "tweeting"] in rows
+    # the hover says the birds' sound class decided the bird / pigeons link
+    birds_title = (
+        page.locator("table.matching tbody tr").filter(has_text="cooing").locator("td.num").get_attribute("title")
+    )
+    assert "chirping ↔ cooing" in birds_title and "sources of one sound class (bird) count as the same" in birds_title
     assert ["barking", "barks", "—"] in rows
     leaves = [row for row in rows if "rustle" in row]
     assert len(leaves) == 1 and leaves[0][2] == "rustling" and leaves[0][0] in ("rustling", "brushing")
