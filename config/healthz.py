@@ -8,8 +8,15 @@ failure's exception is enough to start looking.
 
 Served by a middleware placed first, so load balancers and compose probes can ask over plain
 HTTP with any Host header (before ALLOWED_HOSTS and the https redirect apply).
+
+Probes come every few seconds, from every load balancer, also while the workers keep
+both cores and the database busy: the database, broker connection and storage are asked on every probe
+(one round trip each, the least that proves them), while the worker check (its heartbeat and chunk-queue
+queries read tables that grow with the runs) is shared by every web process for CHECK_REUSE_SECONDS
+through the shared cache; its `age_seconds` says how old the figures are.
 """
 
+import hashlib
 import os
 import time
 from pathlib import Path
@@ -19,6 +26,9 @@ from django.http import JsonResponse
 
 CHECKS = ("database", "broker", "storage", "worker")
 HEALTHZ_PATHS = {"/healthz", "/healthz/"}
+#: how long the worker check's result is reused: well under the worker heartbeat's "alive" window and any
+#: probe's interval, so a worker that died still fails the probe that follows within seconds
+CHECK_REUSE_SECONDS = 5
 
 
 def _timed(check) -> dict:
@@ -65,19 +75,50 @@ def check_storage() -> dict:
     return {"ok": writable_folder.is_dir() and os.access(writable_folder, os.W_OK), "kind": "filesystem"}
 
 
-def check_worker() -> dict:
-    from metrics_bridge.services.workers import chunk_queue_counts, live_workers
-    from metrics_bridge.tasks import current_broker
+def _broker_identity() -> str:
+    """This process's broker as worker heartbeats name it (metrics_bridge.tasks.current_broker, without importing
+    the tasks module and the metric code it loads)."""
+    from common.broker import broker_identity
+    from config.celery import app
 
-    workers = live_workers(broker=current_broker())
+    return broker_identity(app.conf.broker_url, app.conf.broker_transport_options)
+
+
+def _worker_state(broker: str) -> dict:
+    from metrics_bridge.services.workers import chunk_queue_counts, live_workers
+
+    workers = live_workers(broker=broker)
     queue = chunk_queue_counts()
     return {
         "ok": bool(workers),
         "alive": len(workers),
-        "last_heartbeat_seconds": round(min(time.time() - worker.last_seen.timestamp() for worker in workers), 1)
-        if workers
-        else None,
+        "last_seen": max(worker.last_seen.timestamp() for worker in workers) if workers else None,
         "chunks": {"queued": queue.queued, "running": queue.running, "stalled": queue.stalled, "failed": queue.failed},
+        "read_at": time.time(),
+    }
+
+
+def worker_check_key(broker: str) -> str:
+    """The shared cache's key of the worker check's last result (per broker: only its workers count)."""
+    return f"healthz:worker:{hashlib.sha256(broker.encode()).hexdigest()[:16]}"
+
+
+def check_worker() -> dict:
+    from django.core.cache import cache
+
+    broker = _broker_identity()
+    state = cache.get(worker_check_key(broker))
+    if state is None:
+        state = _worker_state(broker)
+        cache.set(worker_check_key(broker), state, CHECK_REUSE_SECONDS)
+    now = time.time()
+    last_seen = state["last_seen"]
+    return {
+        "ok": state["ok"],
+        "alive": state["alive"],
+        "last_heartbeat_seconds": round(now - last_seen, 1) if last_seen is not None else None,
+        "chunks": dict(state["chunks"]),
+        "age_seconds": round(max(now - state["read_at"], 0.0), 1),
     }
 
 

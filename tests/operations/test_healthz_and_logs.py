@@ -3,18 +3,32 @@
 import io
 import json
 import logging
+import time
 
 import pytest
 from django.conf import settings as django_settings
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from common.structured_log import JsonLinesFormatter
+from config import healthz
+from config.healthz import worker_check_key
 from metrics_bridge.models import WorkerHeartbeat
 from metrics_bridge.services.runs import metric_run_create
 from metrics_bridge.tasks import current_broker, execute_metric_run
 from ratings.services.pairwise_import import pairwise_judgements_import
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fresh_worker_check():
+    """Each test starts with no worker check shared from before (CI's cache is a Redis server, kept across tests)."""
+    cache.delete(worker_check_key(current_broker()))
+    yield
+    cache.delete(worker_check_key(current_broker()))
 
 
 def heartbeat(broker: str, seconds_ago: float = 0) -> None:
@@ -49,6 +63,28 @@ def test_healthz_is_200_with_a_live_worker_and_shows_no_secret(client):
     assert not password or password not in text
     assert client.get("/healthz?skip=nonsense").status_code == 400
     assert client.post("/healthz").status_code == 405
+
+
+def test_healthz_reuses_the_worker_check_for_a_few_seconds_and_checks_the_rest_each_time(client, monkeypatch):
+    monkeypatch.setattr(healthz, "CHECK_REUSE_SECONDS", 2)
+    first = client.get("/healthz").json()["checks"]
+    assert first["worker"]["alive"] == 0 and first["worker"]["age_seconds"] == 0
+    # a worker that started since: the probes within the window still give the figures read then, saying how old
+    heartbeat(current_broker())
+    again = client.get("/healthz").json()["checks"]
+    assert again["worker"]["alive"] == 0 and 0 <= again["worker"]["age_seconds"] <= 2
+    # while the database is asked on every probe (a failing database is never hidden by a reused result); the
+    # worker tables are not (the cache's own table is, when the shared cache is the database's)
+    with CaptureQueriesContext(connection) as queries:
+        client.get("/healthz")
+    asked = [query["sql"] for query in queries]
+    assert "SELECT 1" in asked and not any("workerheartbeat" in sql or "metricrunchunk" in sql for sql in asked)
+    # once the window is over, the worker is counted again
+    deadline = time.monotonic() + 10
+    while client.get("/healthz").status_code != 200:
+        assert time.monotonic() < deadline, "the worker check was never read again"
+        time.sleep(0.2)
+    assert client.get("/healthz").json()["checks"]["worker"]["alive"] == 1
 
 
 def test_healthz_reports_unwritable_storage(client, settings, tmp_path):
