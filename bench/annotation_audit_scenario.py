@@ -65,18 +65,32 @@ draft = {{"events": [
       "attributes": ["loud", "short", "indoors", "muffled"], "spans": [[i * 0.3, i * 0.3 + 0.2]]}}
     for i in range({events})], "relations": [], "note": ""}}
 AnnotationTask.objects.create(campaign=latency, clip=clips[0], annotator=heavy, draft=draft, draft_version=1)
+# The annotations the scenarios copy are not in the type-ahead's words: the annotator types them unseen.
+from annotation.models import ExpertAnnotation
+unseen = ExpertAnnotation.objects.filter(clip__dataset__name="audiocaps-f", clip__file_name__in={unseen!r})
+assert unseen.count() == {unseen_count}, unseen.count()
+unseen.delete()
 """
 
 
-def seed_code(shared: Path, media: str) -> str:
-    return SEED.format(runs=RUNS_PER_CLIP, clip_files=CLIP_FILES, shared=shared, media=media, events=LATENCY_EVENTS)
+def seed_code(shared: Path, media: str, annotations_path: Path) -> str:
+    return SEED.format(
+        runs=RUNS_PER_CLIP,
+        clip_files=CLIP_FILES,
+        shared=shared,
+        media=media,
+        events=LATENCY_EVENTS,
+        unseen=sorted({key for key, _events in chosen_annotations(annotations_path)}),
+        unseen_count=len({key for key, _events in chosen_annotations(annotations_path)}),
+    )
 
 
-def scenarios(annotations_path: Path) -> list[dict]:
-    """Eight scenarios: (clip file, events [(label, source, [attributes], span count)])."""
+def chosen_annotations(annotations_path: Path) -> list[tuple[str, dict]]:
+    """The AudioCaps-F annotations the eight scenarios copy, in file order: (clip key, {label: (sources,
+    attributes)})."""
     annotations = json.loads(annotations_path.read_text())
     chosen = []
-    for events in annotations.values():
+    for key, events in annotations.items():
         # as an annotator types them: lower case, trimmed, each attribute once per event
         cleaned = {
             label.lower().strip(): (
@@ -90,7 +104,13 @@ def scenarios(annotations_path: Path) -> list[dict]:
             and 6 <= sum(len(attributes) for _sources, attributes in cleaned.values()) <= 9
             and all(sources for sources, _attributes in cleaned.values())
         ):
-            chosen.append(cleaned)
+            chosen.append((key, cleaned))
+    return chosen[: len(SPAN_COUNTS)]
+
+
+def scenarios(annotations_path: Path) -> list[dict]:
+    """Eight scenarios: (clip file, events [(label, source, [attributes], span count)])."""
+    chosen = [events for _key, events in chosen_annotations(annotations_path)]
     result = []
     for run, spans in enumerate(SPAN_COUNTS):
         events = chosen[run % len(chosen)]

@@ -37,6 +37,7 @@ import annotation_audit_scenario as audit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
+ANNOTATIONS = SHARED / "datasets/audiocaps_f_annotations.json"
 SEED = """
 import shutil
 from django.contrib.auth import get_user_model
@@ -83,8 +84,8 @@ class Counter:
         sources -> attributes); a word no suggestion offers is typed whole and kept with Enter. Suggestions
         match the start of any word, so a phrase is typed from its longest word, the telling one ("distance"
         for "in the distance"); if that word runs out with the phrase shown lower in the list, the arrow keys
-        reach it, else the phrase is typed again from its start (Ctrl+A, then letters). The keys follow what
-        the page shows, as a user's would."""
+        reach it, else the phrase is completed around the word (Home, the words before, End, the words
+        after). The keys follow what the page shows, as a user's would."""
         telling = max(word.split(), key=len)
         if self._type_letters(telling, word):
             return
@@ -97,9 +98,16 @@ class Counter:
                 self.press("Tab")
                 self.typed.append((word, f"{telling}+{texts.index(word) + 1} arrows"))
                 return
-            self.press("Control+a")  # the letters typed are replaced by the next ones
-            if self._type_letters(word, word):
+            # Not offered: the phrase is completed around the word typed (Home, the words before it, End,
+            # the words after), checking the list at each letter as before.
+            before, _telling, after = word.partition(telling)
+            self.press("Home")
+            if self._type_letters(before, word):
                 return
+            if after:
+                self.press("End")
+                if self._type_letters(after, word):
+                    return
         self.press("Enter")  # exactly what was typed
         self.typed.append((word, None))  # typed whole
 
@@ -196,7 +204,7 @@ def main() -> int:
             capture_output=True,
         )
         subprocess.run(
-            [python, "manage.py", "shell", "-c", audit.seed_code(SHARED, f"{folder}/media")],
+            [python, "manage.py", "shell", "-c", audit.seed_code(SHARED, f"{folder}/media", ANNOTATIONS)],
             cwd=ROOT,
             env=env,
             check=True,
@@ -220,9 +228,7 @@ def main() -> int:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
                 figures = {} if options.audit_only else run(browser, base, options.saves, options.loads)
-                figures.update(
-                    audit.run_audit(browser, base, Counter, SHARED / "datasets/audiocaps_f_annotations.json")
-                )
+                figures.update(audit.run_audit(browser, base, Counter, ANNOTATIONS))
                 browser.close()
         finally:
             server.terminate()
