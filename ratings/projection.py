@@ -96,7 +96,16 @@ def assignment_items(assignment: Assignment, *, thumbs_only: bool = False) -> li
 
 def assignment_next_item(*, assignment: Assignment) -> AssignmentItem | None:
     """The first unfinished item in the rater's order (where a rater resumes)."""
-    return assignment.items.filter(completed_at__isnull=True).order_by("position").first()
+    return _open_in_order(assignment.items.all()).first()
+
+
+def next_open_token(items) -> str | None:
+    """The token of the first unfinished item among `items` (one assignment's) in the rater's order, in one query."""
+    return _open_in_order(items).values_list("token", flat=True).first()
+
+
+def _open_in_order(items):
+    return items.filter(completed_at__isnull=True).order_by("position")
 
 
 def item_place(*, item: AssignmentItem) -> dict:

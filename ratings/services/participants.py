@@ -34,6 +34,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.roles import PARTICIPANT, RATER
+from ratings import projection
 from ratings.crowd_platforms import Arrival
 from ratings.models import AssignmentItem
 from ratings.models_study import Participant, ParticipantEvent, Platform, Study, StudySlot
@@ -417,16 +418,10 @@ def participant_finish_if_done(*, participant: Participant, now: datetime | None
 def participant_items_finish_or_next(*, participant: Participant) -> tuple[Participant, str | None]:
     """The token of the participant's next unanswered item, or (once all are answered) None and the finished
     participant."""
-    next_token = (
-        AssignmentItem.objects.filter(
-            assignment__campaign=participant.study.campaign,
-            assignment__rater=participant.user,
-            completed_at__isnull=True,
-        )
-        .order_by("position")
-        .values_list("token", flat=True)
-        .first()
+    items = AssignmentItem.objects.filter(
+        assignment__campaign=participant.study.campaign, assignment__rater=participant.user
     )
+    next_token = projection.next_open_token(items)
     if next_token is not None:
         return participant, next_token
     return participant_finish_if_done(participant=participant), None
