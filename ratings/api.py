@@ -17,6 +17,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from accounts.permissions import ActionRolesMixin
 from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER, user_has_role
@@ -175,7 +176,7 @@ class CampaignViewSet(ActionRolesMixin, mixins.CreateModelMixin, viewsets.ReadOn
         except CampaignRuleError as error:
             raise ValidationError({error.field: [str(error)]}) from None
         except CampaignSetupError as error:
-            raise ValidationError({"non_field_errors": [str(error)]}) from None
+            raise ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [str(error)]}) from None
         return self._respond(campaign, status.HTTP_201_CREATED)
 
     @extend_schema(request=CampaignRatersInputSerializer, responses={200: CampaignSerializer})
