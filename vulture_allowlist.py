@@ -312,6 +312,8 @@ lifetime_hours  # unused variable (ratings/forms_platforms.py)
 auto_approval_days  # unused variable (ratings/forms_platforms.py)
 mturk_hit_type_id  # unused variable (ratings/models_platforms.py: the template shows it)
 synced_at  # unused variable (ratings/models_platforms.py: the template shows it)
+mturk_synced_at  # unused variable (ratings/models_platforms.py: the template shows it)
+platform_arrivals  # unused variable (ratings/services/study_report.py: the study page's template shows it)
 idempotency_key  # unused variable (ratings/models_platforms.py: set by keyword, filtered on)
 request_summary  # unused variable (ratings/models_platforms.py: set by keyword, the log's record)
 other_event  # unused variable (annotation/services/annotation_checks.py, annotation/serializers_workspace.py): the review page reads it from the checks' JSON

@@ -213,7 +213,7 @@ class ParticipantEventInline(admin.TabularInline):
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ["campaign", "platform", "items_per_participant", "attention_checks", "created_at"]
+    list_display = ["campaign", "platform_labels", "items_per_participant", "attention_checks", "created_at"]
     list_select_related = ["campaign"]
     raw_id_fields = ["campaign", "excluded_campaigns"]
     readonly_fields = ["slug"]

@@ -7,6 +7,9 @@
   posts a form with `assignmentId` to `<turkSubmitTo>/mturk/externalSubmit`. `turkSubmitTo` must be one of MTurk's
   hosts (MTURK_SUBMIT_HOSTS), or the page would post to whatever a link names.
 - Any other panel passes `pid` (letters, digits, `.`, `_`, `-`; at most 64).
+
+A study may recruit on several platforms through one link: the parameters a link carries say which platform sent
+the participant (`arrival_platform`), among the platforms the study recruits on.
 """
 
 import re
@@ -113,6 +116,21 @@ def arrival_parse(
             return Arrival(platform)
         return Arrival(platform, _check(pid, GENERIC_ID, name="pid", rule="1 to 64 letters, digits, '.', '_' or '-'"))
     raise ArrivalError(f"unknown platform {platform!r}")
+
+
+def arrival_platform(platforms: Iterable[str], params: Mapping[str, str]) -> str:
+    """The platform whose identity parameters the link carries, among `platforms` ("" when it carries none).
+
+    ArrivalError when it carries those of two of them: nobody could tell who the participant is. Parameters of a
+    platform the study does not recruit on name nobody here (the page asks to start from the platform)."""
+    enabled = [
+        platform
+        for platform, names in IDENTITY_PARAMETERS.items()
+        if platform in platforms and any(name in params for name in names)
+    ]
+    if len(enabled) > 1:
+        raise ArrivalError(f"this link carries the parameters of {' and '.join(enabled)}: it can name one participant")
+    return enabled[0] if enabled else ""
 
 
 def prolific_completion_url(code: str) -> str:

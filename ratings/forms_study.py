@@ -3,7 +3,7 @@
 from django import forms
 
 from ratings.models import Campaign
-from ratings.models_study import Study
+from ratings.models_study import RECRUITING_PLATFORMS, Study
 from ratings.services.studies import (
     DEFAULT_CONSENT,
     DEFAULT_QUESTIONNAIRE,
@@ -17,10 +17,13 @@ from ratings.services.study_shares import StudySetupError
 class StudySettingsForm(forms.Form):
     """What an admin sets when publishing a campaign as a study (and may change later)."""
 
-    platform = forms.ChoiceField(
-        choices=Study._meta.get_field("platform").choices,
-        help_text="Which parameters the link reads: Prolific (PROLIFIC_PID, STUDY_ID, SESSION_ID), MTurk "
-        "(workerId, assignmentId, hitId, turkSubmitTo) or any panel (pid).",
+    platforms = forms.MultipleChoiceField(
+        choices=[(platform.value, platform.label) for platform in RECRUITING_PLATFORMS],
+        widget=forms.CheckboxSelectMultiple,
+        initial=["prolific"],
+        help_text="Where participants come from; one link serves them all, each platform's parameters tell who came "
+        "from where: Prolific (PROLIFIC_PID, STUDY_ID, SESSION_ID), MTurk (workerId, assignmentId, hitId, "
+        "turkSubmitTo), any panel (pid). Each participant ends on their own platform's terms.",
     )
     description = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -142,7 +145,7 @@ class StudySettingsForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
-        error = currency_error(data.get("platform", ""), data.get("reward_currency", ""))
+        error = currency_error(data.get("platforms") or [], data.get("reward_currency", ""))
         if error:
             self.add_error("reward_currency", error)
         return data

@@ -15,7 +15,7 @@ from ratings.models_study import Study
 
 
 class StudyPlatformLink(models.Model):
-    """Where the study lives on its platform: Prolific's STUDY_ID, or the MTurk HIT made for it."""
+    """Where the study lives on its platforms: Prolific's STUDY_ID and the MTurk HIT made for it (either or both)."""
 
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="platform_link")
     prolific_study_id = models.CharField(max_length=24, blank=True)
@@ -31,7 +31,9 @@ class StudyPlatformLink(models.Model):
     prolific_submissions = models.JSONField(default=dict, blank=True)
     # The last assignment states read from MTurk: {assignment id: "Submitted" | "Approved" | "Rejected"}.
     mturk_assignments = models.JSONField(default=dict, blank=True)
+    # When each platform was last read (a study may recruit on both): Prolific's submissions, MTurk's assignments.
     synced_at = models.DateTimeField(null=True, blank=True)
+    mturk_synced_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"platform link of {self.study}"

@@ -39,8 +39,17 @@ class Platform(models.TextChoices):
     PREVIEW = "preview", "Admin preview (not counted)"
 
 
+# The platforms a study can recruit on, in the order pages list them and arrival tries them.
+RECRUITING_PLATFORMS = (Platform.PROLIFIC, Platform.MTURK, Platform.GENERIC)
+
+
+def default_platforms() -> list[str]:
+    return [Platform.PROLIFIC.value]
+
+
 class Study(TimeStampedModel):
-    """A THumBS or pairwise campaign published for crowd participants under `/study/<slug>/`."""
+    """A THumBS or pairwise campaign published for crowd participants under `/study/<slug>/`, recruiting on one or
+    more platforms through that one link."""
 
     class Screens(models.TextChoices):
         ANTIPHASE = "antiphase", "Antiphase"
@@ -50,7 +59,9 @@ class Study(TimeStampedModel):
 
     campaign = models.OneToOneField(Campaign, on_delete=models.PROTECT, related_name="study")
     slug = models.CharField(max_length=40, unique=True, default=study_slug, editable=False)
-    platform = models.CharField(max_length=10, choices=Platform.choices[:3], default=Platform.PROLIFIC)
+    # Where participants come from (values of RECRUITING_PLATFORMS, at least one): one campaign, one set of slots,
+    # whichever platform each participant arrives from; the participant's own `platform` decides how it ends.
+    platforms = models.JSONField(default=default_platforms)
     # What participants read on the landing page (the campaign's rater title is the heading).
     description = models.TextField(blank=True)
     estimated_minutes = models.PositiveSmallIntegerField(default=20)
@@ -107,6 +118,22 @@ class Study(TimeStampedModel):
     @property
     def is_open(self) -> bool:
         return self.campaign.is_active
+
+    def recruits_on(self, platform: str) -> bool:
+        return platform in (self.platforms or [])
+
+    @property
+    def on_prolific(self) -> bool:
+        return self.recruits_on(Platform.PROLIFIC)
+
+    @property
+    def on_mturk(self) -> bool:
+        return self.recruits_on(Platform.MTURK)
+
+    @property
+    def platform_labels(self) -> str:
+        """The platforms' names for staff pages ("Prolific, Amazon Mechanical Turk")."""
+        return ", ".join(Platform(value).label for value in RECRUITING_PLATFORMS if self.recruits_on(value))
 
 
 class Participant(TimeStampedModel):
@@ -174,6 +201,14 @@ class Participant(TimeStampedModel):
     @property
     def is_excluded(self) -> bool:
         return self.excluded_at is not None
+
+    @property
+    def ending_platform(self) -> str:
+        """The platform whose rules end this participant's study: their own; an admin preview sees the study's
+        first platform (what that platform's participants see)."""
+        if self.platform == Platform.PREVIEW:
+            return (self.study.platforms or default_platforms())[0]
+        return self.platform
 
     @property
     def outcome(self) -> str:

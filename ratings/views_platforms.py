@@ -10,7 +10,7 @@ from accounts.roles import ADMIN, roles_required
 from ratings.crowd_platforms import MTURK, PROLIFIC
 from ratings.forms_platforms import ActiveLimitForm, BonusForm, HitForm, ProlificLinkForm
 from ratings.models_platforms import PlatformAction
-from ratings.models_study import Study
+from ratings.models_study import Platform, Study
 from ratings.platforms import PlatformError
 from ratings.platforms.actions import (
     PlanError,
@@ -31,6 +31,8 @@ from ratings.platforms.actions import (
 from ratings.platforms.admission import admission_preview
 
 LOG_ROWS = 200
+# The platforms whose APIs the page speaks to (a generic panel has none).
+PLAN_PLATFORMS = (PROLIFIC, MTURK)
 
 
 def _report_send(request, report) -> None:
@@ -43,7 +45,16 @@ def _report_send(request, report) -> None:
         messages.info(request, "Nothing to send: every planned action is done or blocked.")
 
 
-def _post(request, study: Study, bonus_form: BonusForm) -> tuple[bool, dict]:
+def _plan_platform(request, study: Study) -> str:
+    """The platform a preview or send is for: the form's, or the study's one platform with an API."""
+    own = [platform for platform in PLAN_PLATFORMS if study.recruits_on(platform)]
+    platform = request.POST.get("platform") or (own[0] if len(own) == 1 else "")
+    if platform not in own:
+        raise PlanError(f"platform: {platform[:20]!r} is not one this study recruits on with platform actions")
+    return platform
+
+
+def _post(request, study: Study) -> tuple[bool, dict]:
     """Handle one POST; (redirect?, extra context). PlanError and PlatformError become messages, never a 5xx."""
     action = request.POST.get("action", "")
     extra: dict = {}
@@ -93,11 +104,13 @@ def _post(request, study: Study, bonus_form: BonusForm) -> tuple[bool, dict]:
             messages.error(request, entry.error)
         return True, extra
     if action in ("preview_bonuses", "send"):
+        platform = _plan_platform(request, study)
+        bonus_form = _bonus_form(platform, request.POST)
         if not bonus_form.is_valid():
             raise PlanError("bonuses: " + "; ".join(" ".join(errors) for errors in bonus_form.errors.values()))
-        planned = actions_plan(study=study, **bonus_form.cleaned_data)
+        planned = actions_plan(study=study, platform=platform, **bonus_form.cleaned_data)
         if action == "preview_bonuses":
-            return False, {"planned": planned, "with_bonuses": True}
+            return False, {"platform": platform, "planned": planned, "bonus_form": bonus_form}
         if request.POST.get("digest") != plan_digest(planned):
             raise PlanError("the plan changed since the preview (a sync or an exclusion): look at it again, then send")
         _report_send(request, actions_send(study=study, planned=planned, by=request.user))
@@ -119,40 +132,57 @@ def _post(request, study: Study, bonus_form: BonusForm) -> tuple[bool, dict]:
     raise PlanError(f"action: {action[:40]!r} is not one of the page's buttons")
 
 
+def _bonus_form(platform: str, data=None) -> BonusForm:
+    # Each platform's section has its own form on the page: the same field names, ids of its own.
+    form = BonusForm(data, auto_id=f"id_{platform}_%s")
+    if platform != PROLIFIC:
+        del form.fields["screen_out_pay"]  # only Prolific pays a screen-out (MTurk: see mturk_screen_out_pay)
+    return form
+
+
+def _plan_section(study: Study, platform: str, extra: dict) -> dict:
+    """One platform's planned actions: the preview just asked for (with its bonuses), or the decisions alone."""
+    previewed = extra.get("platform") == platform
+    planned, plan_error = extra.get("planned") if previewed else None, ""
+    if planned is None:
+        try:
+            planned = actions_plan(study=study, platform=platform)
+        except PlanError as error:
+            planned, plan_error = [], str(error)
+    return {
+        "platform": platform,
+        "label": Platform(platform).label,
+        "planned": planned,
+        "plan_error": plan_error,
+        "sendable": sum(1 for action in planned if action.sendable),
+        "digest": plan_digest(planned),
+        "with_bonuses": previewed,
+        "bonus_form": extra["bonus_form"] if previewed else _bonus_form(platform),
+    }
+
+
 @roles_required(ADMIN)
 def study_platform(request, study_id: int):
-    """Who: admins. The study's platform actions: what would be sent (preview), the send button, the log;
-    POST `action`: link, sync, mturk_sync, pause, resume, limit, preview_bonuses, send, hit_preview, hit_create,
-    create_qualification."""
+    """Who: admins. The study's platform actions, a section per platform it recruits on (Prolific, MTurk): what
+    would be sent (preview), the send button, and one log; POST `action`: link, sync, mturk_sync, pause, resume,
+    limit, preview_bonuses and send (with `platform`), hit_preview, hit_create, create_qualification."""
     study = get_object_or_404(Study.objects.select_related("campaign"), pk=study_id)
-    bonus_form = BonusForm(request.POST or None)
     extra: dict = {}
     status = 200
     if request.method == "POST":
         try:
-            done, extra = _post(request, study, bonus_form)
+            done, extra = _post(request, study)
         except (PlanError, PlatformError) as error:
             messages.error(request, str(error))
             done, status = False, 400
         if done:
             return redirect("ratings:study_platform", study_id=study.pk)
-    planned, plan_error = extra.get("planned"), ""
-    if planned is None:
-        try:
-            planned = actions_plan(study=study)
-        except PlanError as error:
-            planned, plan_error = [], str(error)
     context = {
         "study": study,
         "link": link_for(study),
-        "is_prolific": study.platform == PROLIFIC,
-        "is_mturk": study.platform == MTURK,
-        "planned": planned,
-        "plan_error": plan_error,
-        "sendable": sum(1 for action in planned if action.sendable),
-        "digest": plan_digest(planned),
-        "with_bonuses": extra.get("with_bonuses", False),
-        "bonus_form": bonus_form if extra.get("with_bonuses") else BonusForm(),
+        "is_prolific": study.on_prolific,
+        "is_mturk": study.on_mturk,
+        "plans": [_plan_section(study, platform, extra) for platform in PLAN_PLATFORMS if study.recruits_on(platform)],
         "admission": admission_preview(study=study),
         "limit_form": ActiveLimitForm(initial={"active_limit": link_for(study).active_limit}),
         "link_form": ProlificLinkForm(initial={"prolific_study_id": link_for(study).prolific_study_id}),

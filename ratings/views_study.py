@@ -23,11 +23,11 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from common.client_address import client_address
 from ratings.crowd_platforms import (
     GENERIC,
-    IDENTITY_PARAMETERS,
     MTURK,
     PROLIFIC,
     ArrivalError,
     arrival_parse,
+    arrival_platform,
     generic_redirect_url,
     mturk_submit_url,
     prolific_completion_url,
@@ -201,6 +201,15 @@ def _steps(study: Study, participant: Participant | None) -> list[dict]:
 PLATFORM_NAMES = {PROLIFIC: "Prolific", MTURK: "MTurk", GENERIC: "the panel you came from"}
 
 
+def _platform_name(study: Study, participant: Participant | None) -> str:
+    """The platform the participant goes back to; before we know them, the study's only platform if it has one."""
+    if participant is not None:
+        platform = participant.ending_platform
+    else:
+        platform = study.platforms[0] if len(study.platforms) == 1 else ""
+    return PLATFORM_NAMES.get(platform, "your platform")
+
+
 def _context(study: Study, participant: Participant | None = None, **extra) -> dict:
     campaign = study.campaign
     return {
@@ -209,7 +218,7 @@ def _context(study: Study, participant: Participant | None = None, **extra) -> d
         "participant": participant,
         "is_pairwise": campaign.task_type == Campaign.TaskType.PAIRWISE,
         "steps": _steps(study, participant),
-        "platform_name": PLATFORM_NAMES.get(study.platform, "your platform"),
+        "platform_name": _platform_name(study, participant),
         **extra,
     }
 
@@ -272,13 +281,21 @@ def study_entry(request, slug: str):
     """Who: anyone with the link. Arrival (platform parameters create or resume the participant), then the landing
     page; POST starts the study."""
     study = _study(slug)
-    if any(name in request.GET for name in IDENTITY_PARAMETERS[study.platform]):
+    try:
+        platform = arrival_platform(study.platforms, request.GET)
+    except ArrivalError as error:
+        return render(request, "ratings/study/link_error.html", _context(study, message=str(error)), status=400)
+    if platform:
         try:
-            arrival = arrival_parse(study.platform, request.GET, mturk_submit_hosts=settings.MTURK_SUBMIT_HOSTS)
+            arrival = arrival_parse(platform, request.GET, mturk_submit_hosts=settings.MTURK_SUBMIT_HOSTS)
         except ArrivalError as error:
             return render(request, "ratings/study/link_error.html", _context(study, message=str(error)), status=400)
         if arrival.is_mturk_preview:
-            return render(request, "ratings/study/landing.html", _context(study, is_mturk_preview=True))
+            return render(
+                request,
+                "ratings/study/landing.html",
+                _context(study, is_mturk_preview=True, platform_name=PLATFORM_NAMES[MTURK]),
+            )
         if arrival.is_identified:
             if _account_in_the_way(request):
                 return _switch_confirm(request, study)
@@ -287,7 +304,7 @@ def study_entry(request, slug: str):
             except ArrivalRefusedError as error:
                 return _arrival_refused(request, study, error)
             _sign_in(request, participant)
-            if study.platform != MTURK:
+            if participant.platform != MTURK:
                 # The platform id leaves the address bar: no later URL, referrer or history entry carries it.
                 return redirect("study:entry", slug=study.slug)
             # MTurk shows this page in a frame, where the session cookie may be refused: answer here, with a
@@ -310,9 +327,10 @@ def study_entry(request, slug: str):
 
 
 def _landing(request, study: Study, participant: Participant):
-    if participant.stage != Participant.Stage.LANDING and study.platform != MTURK:
+    is_mturk = participant.ending_platform == MTURK
+    if participant.stage != Participant.Stage.LANDING and not is_mturk:
         return redirect(stage_url(participant))
-    token = enter_token(participant) if study.platform == MTURK else ""
+    token = enter_token(participant) if is_mturk else ""
     return render(
         request,
         "ratings/study/landing.html",
@@ -323,9 +341,7 @@ def _landing(request, study: Study, participant: Participant):
             if token
             else "",
             status_url=reverse("study:status", kwargs={"slug": study.slug, "token": token}) if token else "",
-            mturk_submit_url=mturk_submit_url(participant.platform_data.get("turkSubmitTo", ""))
-            if study.platform == MTURK
-            else "",
+            mturk_submit_url=mturk_submit_url(participant.platform_data.get("turkSubmitTo", "")) if is_mturk else "",
             stage_url=stage_url(participant),
         ),
     )
@@ -361,7 +377,8 @@ def study_status(request, slug: str, token: str):
             "finished": finished,
             "code": participant_code(participant),
             # The worker returns the HIT (declined, study full, screened out): the frame must not submit it.
-            "return_hit": finished and ending_returns_submission(study, participant.status),
+            "return_hit": finished
+            and ending_returns_submission(study, participant.ending_platform, participant.status),
         }
     )
 
@@ -541,7 +558,9 @@ def study_leave(request, slug: str):
             study,
             participant,
             back_url=stage_url(participant),
-            returns_submission=ending_returns_submission(study, Participant.Status.RETURNED),
+            returns_submission=ending_returns_submission(
+                study, participant.ending_platform, Participant.Status.RETURNED
+            ),
         ),
     )
 
@@ -552,16 +571,17 @@ def study_leave(request, slug: str):
 def end_redirect(participant: Participant, code: str) -> dict:
     """Where the end page sends the participant: {"url"} to follow, or {"post_url", "fields"} to submit (MTurk)."""
     study = participant.study
-    if not code or participant.is_preview or ending_returns_submission(study, participant.status):
+    platform = participant.platform
+    if not code or participant.is_preview or ending_returns_submission(study, platform, participant.status):
         return {}
-    if study.platform == PROLIFIC:
+    if platform == PROLIFIC:
         return {"url": prolific_completion_url(code)}
-    if study.platform == MTURK and participant.platform_data.get("turkSubmitTo"):
+    if platform == MTURK and participant.platform_data.get("turkSubmitTo"):
         return {
             "post_url": mturk_submit_url(participant.platform_data["turkSubmitTo"]),
             "fields": {"assignmentId": participant.platform_data["assignmentId"], "completion_code": code},
         }
-    if study.platform == GENERIC and study.redirect_url:
+    if platform == GENERIC and study.redirect_url:
         return {"url": generic_redirect_url(study.redirect_url, code)}
     return {}
 
@@ -581,7 +601,7 @@ def study_end(request, study: Study, participant: Participant):
             participant,
             code=code,
             redirect=end_redirect(participant, code),
-            returns_submission=ending_returns_submission(study, participant.status),
+            returns_submission=ending_returns_submission(study, participant.ending_platform, participant.status),
             redirect_seconds=settings.STUDY_END_REDIRECT_SECONDS,
             frame_submits=bool(request.session.get(FRAME_SUBMITS)),
             timeout_reason=detail.get("reason", ""),

@@ -3,16 +3,16 @@
 import json
 
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from accounts.roles import ADMIN, roles_required
-from ratings.crowd_platforms import LINK_TEMPLATES, MTURK, PROLIFIC, prolific_completion_url
+from ratings.crowd_platforms import GENERIC, LINK_TEMPLATES, MTURK, PROLIFIC, prolific_completion_url
 from ratings.forms_study import StudySettingsForm
 from ratings.models import Campaign
-from ratings.models_study import Participant, Study
+from ratings.models_study import Participant, Platform, Study
 from ratings.services.participants import preview_participant_create
 from ratings.services.studies import study_open_set, study_publish, study_settings_update
 from ratings.services.study_exclusion import ReinstatementError, participant_exclude, participant_reinstate
@@ -90,19 +90,38 @@ def study_settings_page(request, study_id: int):
     )
 
 
+# What each platform's study link is for, on the study page.
+LINK_HINTS = {
+    PROLIFIC: "paste into Prolific: it fills in the three ids",
+    MTURK: "the ExternalQuestion URL: MTurk adds its parameters",
+    GENERIC: "your panel replaces PARTICIPANT_ID",
+}
+
+
 def _links(request, study: Study) -> dict:
+    """One link per platform the study recruits on (the same page: its parameters tell the platform apart), and
+    the codes; Prolific's completion URLs only where Prolific is one of them."""
     entry = request.build_absolute_uri(reverse("study:entry", kwargs={"slug": study.slug}))
-    links = {"study": entry + LINK_TEMPLATES[study.platform], "codes": []}
+    links = {
+        "platforms": [
+            {
+                "platform": platform,
+                "label": Platform(platform).label,
+                "url": entry + LINK_TEMPLATES[platform],
+                "hint": LINK_HINTS[platform],
+            }
+            for platform in study.platforms
+        ],
+        "codes": [],
+    }
     for label, code in (
         ("Completion", study.completion_code),
         ("Screen-out (failed headphone screen)", study.screen_out_code),
         ("No consent", study.no_consent_code),
         ("Study full", study.full_code),
     ):
-        links["codes"].append(
-            {"label": label, "code": code, "url": prolific_completion_url(code) if study.platform == PROLIFIC else ""}
-        )
-    links["mturk"] = study.platform == MTURK
+        url = prolific_completion_url(code) if study.on_prolific else ""
+        links["codes"].append({"label": label, "code": code, "url": url})
     return links
 
 
@@ -205,10 +224,14 @@ def study_participant(request, study_id: int, participant_id: int):
 @roles_required(ADMIN)
 @require_safe
 def study_pay_export(request, study_id: int):
-    """Who: admins. The pay CSV: one row per participant, ready for the platform's bulk approve / reject."""
+    """Who: admins. The pay CSV of the participants from `?platform=` (default: the study's first platform): one
+    row per participant, ready for that platform's bulk approve / reject."""
     study = _study(study_id)
-    response = HttpResponse(study_pay_csv(study=study), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{study.campaign.name}-pay.csv"'
+    platform = request.GET.get("platform") or study.platforms[0]
+    if not study.recruits_on(platform):
+        raise Http404("The study does not recruit on this platform")
+    response = HttpResponse(study_pay_csv(study=study, platform=platform), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.campaign.name}-{platform}-pay.csv"'
     return response
 
 

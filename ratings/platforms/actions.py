@@ -1,5 +1,6 @@
-"""What to send to a study's platform, previewed, then sent once: approvals, rejections, bonuses, pause/resume,
-the submission sync (Prolific) and the HIT (MTurk).
+"""What to send to a study's platforms, previewed, then sent once: approvals, rejections, bonuses, pause/resume,
+the submission sync (Prolific) and the HIT (MTurk). A plan is one platform's, for the participants who came from it
+(a study may recruit on Prolific and MTurk at once).
 
 - The plan comes from the pay export's decisions (`pay_action`, ratings/services/study_policy.py decides): approve
   and reject become the platform's approve and reject; screen-out, return and none send nothing.
@@ -114,23 +115,27 @@ def _prolific_params(participant: Participant, decision: str, screen_out_pay: De
     return decision, params
 
 
-def _decision_actions(study: Study, link: StudyPlatformLink, screen_out_pay: Decimal | None) -> list[PlannedAction]:
+def _decision_actions(
+    study: Study, platform: str, link: StudyPlatformLink, screen_out_pay: Decimal | None
+) -> list[PlannedAction]:
     planned = []
     for row in study_participant_rows(study=study):
         participant = row.participant
+        if participant.platform != platform:
+            continue
         decision = pay_action(participant)
         assignments = link.mturk_assignments or {}
         returned_but_submitted = (
             decision == "return"
-            and return_rejection_reason(study, participant.status)
+            and return_rejection_reason(study, platform, participant.status)
             and assignments.get((participant.platform_data or {}).get("assignmentId", "")) == MTURK_SUBMITTED
         )
         if returned_but_submitted:
             decision = "reject"  # asked to return the HIT after no work, submitted it anyway (the pay CSV's Reject)
-        elif decision not in ("approve", "reject") and not (decision == "screen-out" and study.platform == PROLIFIC):
+        elif decision not in ("approve", "reject") and not (decision == "screen-out" and platform == PROLIFIC):
             continue
         pid = participant.platform_id
-        if study.platform == PROLIFIC:
+        if platform == PROLIFIC:
             submission = (link.prolific_submissions or {}).get(pid) or {}
             target = submission.get("id", "")
             decision, params = _prolific_params(participant, decision, screen_out_pay)
@@ -145,7 +150,7 @@ def _decision_actions(study: Study, link: StudyPlatformLink, screen_out_pay: Dec
             target = (participant.platform_data or {}).get("assignmentId", "")
             params = {"AssignmentId": target}
             if returned_but_submitted:
-                params["RequesterFeedback"] = return_rejection_reason(study, participant.status)
+                params["RequesterFeedback"] = return_rejection_reason(study, platform, participant.status)
             elif decision == "reject":
                 params["RequesterFeedback"] = _rejection_message(participant)[:1024]
             else:
@@ -156,10 +161,10 @@ def _decision_actions(study: Study, link: StudyPlatformLink, screen_out_pay: Dec
                 blocked = f"MTurk says the assignment is {state} (last sync), not {MTURK_SUBMITTED}"
         planned.append(
             PlannedAction(
-                platform=study.platform,
+                platform=platform,
                 action=decision,
                 target_id=target,
-                key=_key(study.platform, decision, target or pid),
+                key=_key(platform, decision, target or pid),
                 label=f"{decision} {pid}"
                 + (f" ({params.get('rejection_category', '')})" if decision == "reject" else ""),
                 participant_id=pid,
@@ -170,9 +175,13 @@ def _decision_actions(study: Study, link: StudyPlatformLink, screen_out_pay: Dec
     return planned
 
 
-def bonuses_parse(*, study: Study, text: str, reason: str) -> list[PlannedAction]:
-    """Bonus lines "<participant id>,<amount>" (one per line) as planned actions; PlanError names the bad line."""
-    participants = {participant.platform_id: participant for participant in study.participants.filter(is_preview=False)}
+def bonuses_parse(*, study: Study, platform: str, text: str, reason: str) -> list[PlannedAction]:
+    """Bonus lines "<participant id>,<amount>" (one per line) for participants who came from `platform`, as planned
+    actions; PlanError names the bad line."""
+    participants = {
+        participant.platform_id: participant
+        for participant in study.participants.filter(is_preview=False, platform=platform)
+    }
     planned, seen = [], set()
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -183,7 +192,7 @@ def bonuses_parse(*, study: Study, text: str, reason: str) -> list[PlannedAction
         pid, amount_text = parts
         participant = participants.get(pid) or participants.get(pid.lower())
         if participant is None:
-            raise PlanError(f"bonuses line {number}: {pid[:40]!r} is not a participant of this study")
+            raise PlanError(f"bonuses line {number}: {pid[:40]!r} is not a participant of this study from {platform}")
         try:
             amount = Decimal(amount_text)
         except InvalidOperation:
@@ -198,7 +207,7 @@ def bonuses_parse(*, study: Study, text: str, reason: str) -> list[PlannedAction
         data = participant.platform_data or {}
         params = {"participant_id": participant.platform_id, "amount": amount_text}
         blocked = ""
-        if study.platform == MTURK:
+        if platform == MTURK:
             params = {
                 "WorkerId": participant.platform_id,
                 "BonusAmount": amount_text,
@@ -210,11 +219,11 @@ def bonuses_parse(*, study: Study, text: str, reason: str) -> list[PlannedAction
                 raise PlanError("reason: MTurk shows the worker a reason with every bonus; write one")
         planned.append(
             PlannedAction(
-                platform=study.platform,
+                platform=platform,
                 action="bonus",
                 target_id=participant.platform_id,
-                key=_key(study.platform, "bonus", digest),
-                label=f"bonus {amount_text} {study.reward_currency if study.platform == PROLIFIC else 'USD'} to "
+                key=_key(platform, "bonus", digest),
+                label=f"bonus {amount_text} {study.reward_currency if platform == PROLIFIC else 'USD'} to "
                 f"{participant.platform_id}",
                 participant_id=participant.platform_id,
                 params=params,
@@ -261,19 +270,27 @@ def _qualify_actions(study: Study, link: StudyPlatformLink) -> list[PlannedActio
 
 
 def actions_plan(
-    *, study: Study, bonus_text: str = "", bonus_reason: str = "", screen_out_pay: Decimal | None = None
+    *,
+    study: Study,
+    platform: str,
+    bonus_text: str = "",
+    bonus_reason: str = "",
+    screen_out_pay: Decimal | None = None,
 ) -> list[PlannedAction]:
-    """The preview: the decisions' approvals, rejections and (Prolific) screen-outs, the MTurk qualification for
-    the study's workers, then the bonuses asked for, each marked done when a request with its key succeeded."""
-    if study.platform not in (PROLIFIC, MTURK):
-        raise PlanError("only Prolific and MTurk studies have platform actions")
+    """The preview for the participants who came from `platform`: the decisions' approvals, rejections and
+    (Prolific) screen-outs, the MTurk qualification for the study's workers, then the bonuses asked for, each
+    marked done when a request with its key succeeded."""
+    if platform not in (PROLIFIC, MTURK):
+        raise PlanError("only Prolific and MTurk have platform actions")
+    if not study.recruits_on(platform):
+        raise PlanError(f"the study does not recruit on {platform}")
     _interrupted_release(study)
     link = link_for(study)
-    planned = _decision_actions(study, link, screen_out_pay)
-    if study.platform == MTURK and link.mturk_qualification_id:
+    planned = _decision_actions(study, platform, link, screen_out_pay)
+    if platform == MTURK and link.mturk_qualification_id:
         planned += _qualify_actions(study, link)
     if bonus_text.strip():
-        planned += bonuses_parse(study=study, text=bonus_text, reason=bonus_reason.strip())
+        planned += bonuses_parse(study=study, platform=platform, text=bonus_text, reason=bonus_reason.strip())
     return _mark_done(study, planned)
 
 
@@ -382,11 +399,13 @@ def actions_send(*, study: Study, planned: list[PlannedAction], by=None) -> Send
     report.skipped = [action for action in planned if not action.sendable]
     if not todo:
         return report
-    client = _prolific_client() if study.platform == PROLIFIC else mturk.mturk_client()
-    if study.platform == PROLIFIC:
-        _prolific_send(study, todo, client, by, report)
-        return report
-    for action in todo:
+    # A plan is one platform's (actions_plan); each action still goes to its own platform's API.
+    prolific_todo = [action for action in todo if action.platform == PROLIFIC]
+    if prolific_todo:
+        _prolific_send(study, prolific_todo, _prolific_client(), by, report)
+    mturk_todo = [action for action in todo if action.platform == MTURK]
+    client = mturk.mturk_client() if mturk_todo else None
+    for action in mturk_todo:
         params = dict(action.params)
         if action.action == "bonus":
             params["UniqueRequestToken"] = action.key
@@ -609,8 +628,8 @@ def mturk_hit_params(*, study: Study, arrival_url: str, settings: dict) -> dict:
 
 def mturk_hit_create(*, study: Study, params: dict, by=None) -> PlatformAction:
     """Create the study's HIT once (a made HIT is never made again; UniqueRequestToken guards a lost answer)."""
-    if study.platform != MTURK:
-        raise PlanError("only an MTurk study has a HIT")
+    if not study.on_mturk:
+        raise PlanError("only a study recruiting on MTurk has a HIT")
     key = _key(MTURK, "create_hit", study.pk)
     link = link_for(study)
     if link.mturk_hit_id or PlatformAction.objects.filter(study=study, idempotency_key=key, succeeded=True).exists():
@@ -633,8 +652,8 @@ def mturk_hit_create(*, study: Study, params: dict, by=None) -> PlatformAction:
 def mturk_qualification_create(*, study: Study, by=None) -> PlatformAction:
     """Make the qualification this study's workers will be given (once), for later HITs' "not in earlier
     studies" (DoesNotExist)."""
-    if study.platform != MTURK:
-        raise PlanError("only an MTurk study has a qualification")
+    if not study.on_mturk:
+        raise PlanError("only a study recruiting on MTurk has a qualification")
     link = link_for(study)
     if link.mturk_qualification_id:
         raise PlanError(f"the study's qualification exists already ({link.mturk_qualification_id})")
@@ -698,8 +717,8 @@ def admission_apply(*, study: Study, by=None) -> str:
 def mturk_sync(*, study: Study, by=None) -> int:
     """Read the state of every assignment of the study's HITs (Submitted, Approved, Rejected), so the plan rejects a
     worker who submitted a HIT they were asked to return and blocks what is decided already; the count read."""
-    if study.platform != MTURK:
-        raise PlanError("only an MTurk study has assignments")
+    if not study.on_mturk:
+        raise PlanError("only a study recruiting on MTurk has assignments")
     link = link_for(study)
     hits = {link.mturk_hit_id} | {
         (data or {}).get("hitId", "") for data in study.participants.values_list("platform_data", flat=True)
@@ -724,6 +743,6 @@ def mturk_sync(*, study: Study, by=None) -> int:
 
         if not _run(entry, fetch).succeeded:
             raise PlatformError(entry.error, status=entry.response_status)
-    link.mturk_assignments, link.synced_at = states, timezone.now()
-    link.save(update_fields=["mturk_assignments", "synced_at"])
+    link.mturk_assignments, link.mturk_synced_at = states, timezone.now()
+    link.save(update_fields=["mturk_assignments", "mturk_synced_at"])
     return len(states)

@@ -47,7 +47,7 @@ def in_progress_count(study: Study) -> int:
 
 def admission_decide(*, study: Study, link: StudyPlatformLink) -> AdmissionDecision:
     """What the rule asks for now (the settings' preview shows it; the check sends it)."""
-    if not link.active_limit or not link.prolific_study_id or study.platform != PROLIFIC:
+    if not link.active_limit or not link.prolific_study_id or not study.recruits_on(PROLIFIC):
         return AdmissionDecision(0, 0, "")
     active = in_progress_count(study)
     if active >= link.active_limit and not link.paused_for_limit:
@@ -66,11 +66,13 @@ def admission_preview(*, study: Study) -> AdmissionDecision:
 
 def admission_check_needed(*, study_id: int) -> bool:
     """Cheap test before scheduling: only a Prolific study with a limit and a STUDY_ID is ever paused."""
-    return (
-        StudyPlatformLink.objects.filter(study_id=study_id, study__platform=PROLIFIC, active_limit__gt=0)
+    link = (
+        StudyPlatformLink.objects.filter(study_id=study_id, active_limit__gt=0)
         .exclude(prolific_study_id="")
-        .exists()
+        .select_related("study")
+        .first()
     )
+    return link is not None and link.study.recruits_on(PROLIFIC)
 
 
 def admission_schedule(*, study_id: int) -> None:

@@ -10,7 +10,8 @@ import re
 from django.db import transaction
 
 from ratings.models import Campaign
-from ratings.models_study import Study
+from ratings.models_study import RECRUITING_PLATFORMS, Study
+from ratings.services.study_policy import currency_error
 from ratings.services.study_shares import StudySetupError, study_setup_check, study_slots_create
 
 DEFAULT_CONSENT = (
@@ -33,7 +34,7 @@ DEFAULT_QUESTIONNAIRE = "\n".join(
 )
 QUESTION_KEY = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 STUDY_SETTING_FIELDS = (
-    "platform",
+    "platforms",
     "description",
     "estimated_minutes",
     "reward",
@@ -95,9 +96,24 @@ def _validated(study: Study) -> Study:
         raise StudySetupError("unknown task type")
     if study.campaign.origin != Campaign.Origin.APP:
         raise StudySetupError("a study run outside the app (workbooks) cannot be published as a crowd study")
+    _platforms_check(study)
     study_setup_check(study)
     _codes_check(study)
     return study
+
+
+def _platforms_check(study: Study) -> None:
+    """At least one known platform, each once, stored in the pages' order; the reward currency suits every one."""
+    chosen = set(study.platforms or [])
+    known = {platform.value for platform in RECRUITING_PLATFORMS}
+    if not chosen:
+        raise StudySetupError("platforms: choose at least one platform to recruit on")
+    if chosen - known:
+        raise StudySetupError(f"platforms: unknown platform {sorted(chosen - known)[0]!r}")
+    study.platforms = [platform.value for platform in RECRUITING_PLATFORMS if platform.value in chosen]
+    error = currency_error(study.platforms, study.reward_currency)
+    if error:
+        raise StudySetupError(error)
 
 
 def _codes_check(study: Study) -> None:
@@ -117,6 +133,14 @@ def _codes_check(study: Study) -> None:
         if code.upper() in seen:
             raise StudySetupError(f"{name} equals {seen[code.upper()]}: each ending needs its own code")
         seen[code.upper()] = name
+
+
+def _platforms_kept(study: Study) -> None:
+    """A platform participants came from stays: their pay CSV, platform actions and end pages need it."""
+    arrived = set(study.participants.filter(is_preview=False).values_list("platform", flat=True).distinct())
+    dropped = sorted(arrived - set(study.platforms or []))
+    if dropped:
+        raise StudySetupError(f"platforms: participants came from {dropped[0]}, so the study keeps recruiting on it")
 
 
 @transaction.atomic
@@ -143,6 +167,7 @@ def study_settings_update(*, study: Study, excluded_campaigns=None, **settings) 
         raise StudySetupError(f"unknown study setting {sorted(unknown)[0]}")
     for name, value in settings.items():
         setattr(study, name, value)
+    _platforms_kept(study)
     _validated(study).save()
     if excluded_campaigns is not None:
         study.excluded_campaigns.set([other for other in excluded_campaigns if other.pk != study.campaign_id])

@@ -93,24 +93,25 @@ ENDING_ACTIONS = {
 NO_WORK_ENDINGS = {"no_consent": "declined consent", "full": "the study was full", "screened_out": "screened out"}
 
 
-def return_rejection_reason(study, status: str) -> str:
+def return_rejection_reason(study, platform: str, status: str) -> str:
     """The Reject text for a worker asked to return the HIT after no work, should they submit it anyway ("": none)."""
-    if ending_action(study, status) != "return" or status not in NO_WORK_ENDINGS:
+    if ending_action(study, platform, status) != "return" or status not in NO_WORK_ENDINGS:
         return ""
     return f"No work was done ({NO_WORK_ENDINGS[status]}): the HIT was to be returned, not submitted."
 
 
-def ending_action(study, status: str) -> str:
+def ending_action(study, platform: str, status: str) -> str:
     """approve, screen-out, return or none (still in progress, or nothing for the platform to do) for an ending of
-    `study` (its platform; on MTurk, whether the experimenter pays screened-out workers)."""
-    if study.platform == "mturk" and status == "screened_out" and study.mturk_screen_out_pay:
+    a participant who came from `platform` (on MTurk, `study` says whether the experimenter pays screened-out
+    workers)."""
+    if platform == "mturk" and status == "screened_out" and study.mturk_screen_out_pay:
         return "approve"  # MTurk pays a screen-out only as an approved HIT (submitted with the screen-out code)
-    return ENDING_ACTIONS.get(study.platform, {}).get(status, "none")
+    return ENDING_ACTIONS.get(platform, {}).get(status, "none")
 
 
-def ending_returns_submission(study, status: str) -> bool:
+def ending_returns_submission(study, platform: str, status: str) -> bool:
     """Whether this ending asks the participant to return the study instead of submitting a code."""
-    return ending_action(study, status) == "return"
+    return ending_action(study, platform, status) == "return"
 
 
 # MTurk pays rewards and bonuses in US dollars only; a study shown to its workers in another currency would promise
@@ -118,9 +119,11 @@ def ending_returns_submission(study, status: str) -> bool:
 PLATFORM_CURRENCIES = {"mturk": "USD"}
 
 
-def currency_error(platform: str, currency: str) -> str:
-    """Why `currency` cannot be the reward currency of a study on `platform` ("" when it can)."""
-    required = PLATFORM_CURRENCIES.get(platform)
-    if required and currency.upper() != required:
-        return f"MTurk pays in {required} only: set the currency to {required} (the HIT's reward is in {required})"
+def currency_error(platforms: list[str], currency: str) -> str:
+    """Why `currency` cannot be the reward currency of a study recruiting on `platforms` ("" when it can): one
+    reward is shown to every participant, so a platform with a fixed currency fixes it for the whole study."""
+    for platform in platforms:
+        required = PLATFORM_CURRENCIES.get(platform)
+        if required and currency.upper() != required:
+            return f"MTurk pays in {required} only: set the currency to {required} (the HIT's reward is in {required})"
     return ""

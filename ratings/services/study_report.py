@@ -6,7 +6,8 @@
   median time per item and, for completed participants, the effective hourly pay (reward / total hours).
 - The study: participants by outcome, the median effective hourly pay of completed participants (previews
   never count), with a warning below the study's minimum.
-- The pay export (CSV): platform, participant id, the participant key the study's exports share, Prolific's
+- The pay export (CSV), one file per platform the study recruits on (each platform's bulk tools read only their
+  own participants): platform, participant id, the participant key the study's exports share, Prolific's
   STUDY_ID and SESSION_ID, MTurk assignment and HIT ids, outcome, completion code (the code the participant was
   given), minutes, reasons, rule codes and `action` (ratings/services/study_policy.py): approve (completed, or
   excluded by performance rules only: data left out, paid), reject (an instructional rule), screen-out (screened
@@ -89,7 +90,7 @@ def item_listening_seconds(item: AssignmentItem) -> float | None:
 def participant_code(participant: Participant) -> str:
     """The code the participant's end page shows (empty while they are still in the study)."""
     study = participant.study
-    if ending_returns_submission(study, participant.status):
+    if ending_returns_submission(study, participant.ending_platform, participant.status):
         return ""  # asked to return the study (MTurk): a code would only submit a HIT nobody should pay for
     return {
         Participant.Status.COMPLETED: study.completion_code,
@@ -186,6 +187,8 @@ OUTCOMES = ("in_progress", "completed", "excluded", "screened_out", "no_consent"
 class StudySummary:
     counts: dict[str, int] = field(default_factory=dict)
     arrivals: int = 0
+    # Arrivals per platform the study recruits on, in the study's order: [(platform, count)].
+    platform_arrivals: list[tuple[str, int]] = field(default_factory=list)
     median_hourly_pay: Decimal | None = None
     pay_warning: str = ""
 
@@ -204,7 +207,16 @@ def study_summary(*, rows: list[ParticipantRow], study: Study) -> StudySummary:
             f"The median effective pay, {median} {study.reward_currency} per hour, is below the minimum you set "
             f"({study.minimum_hourly_pay} {study.reward_currency}): raise the reward or shorten the study."
         )
-    return StudySummary(counts=counts, arrivals=len(rows), median_hourly_pay=median, pay_warning=warning)
+    by_platform = [
+        (platform, sum(1 for row in rows if row.participant.platform == platform)) for platform in study.platforms
+    ]
+    return StudySummary(
+        counts=counts,
+        arrivals=len(rows),
+        platform_arrivals=by_platform,
+        median_hourly_pay=median,
+        pay_warning=warning,
+    )
 
 
 def pay_action(participant: Participant) -> str:
@@ -212,22 +224,25 @@ def pay_action(participant: Participant) -> str:
     excluded the participant (only an instructional one rejects) or from how the study ended on its platform."""
     if participant.is_excluded:
         return exclusion_action(participant.exclusion_codes)
-    return ending_action(participant.study, participant.status)
+    return ending_action(participant.study, participant.platform, participant.status)
 
 
-def study_pay_csv(*, study: Study) -> str:
-    """The pay export (see the module docstring); previews are left out.
+def study_pay_csv(*, study: Study, platform: str) -> str:
+    """The pay export of the participants who came from `platform` (see the module docstring); previews are left
+    out.
 
     An MTurk study's file has MTurk's own column names for the ids and its `Approve` ("x") and `Reject` (the
     reasons) columns, which its batch upload reads. Workers asked to return the HIT after no work are not approved;
     their `Reject` says why, in case one submitted the HIT anyway (MTurk would approve it unmarked).
     """
-    is_mturk = study.platform == "mturk"
+    is_mturk = platform == "mturk"
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(MTURK_PAY_COLUMNS if is_mturk else PAY_COLUMNS)
     for row in study_participant_rows(study=study):
         participant = row.participant
+        if participant.platform != platform:
+            continue
         data = participant.platform_data or {}
         action = pay_action(participant)
         reasons = "; ".join(participant.exclusion_reasons)
@@ -237,7 +252,9 @@ def study_pay_csv(*, study: Study) -> str:
         if is_mturk:
             approve = "x" if action == "approve" else ""
             reject = (
-                (reasons or "excluded") if action == "reject" else return_rejection_reason(study, participant.status)
+                (reasons or "excluded")
+                if action == "reject"
+                else return_rejection_reason(study, platform, participant.status)
             )
             writer.writerow(
                 [data.get("hitId", ""), data.get("assignmentId", ""), participant.platform_id, key, *common]

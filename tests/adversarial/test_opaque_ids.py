@@ -33,7 +33,7 @@ def _readable_payload(token: str) -> str:
 
 
 def test_the_mturk_enter_token_carries_no_database_id():
-    study = make_pairwise_study(name="opaque-enter", platform="mturk", judgements=1)
+    study = make_pairwise_study(name="opaque-enter", platforms=["mturk"], reward_currency="USD", judgements=1)
     client = Client(REMOTE_ADDR="10.50.0.1")
     arrived = client.get(
         arrival_url(study, workerId=mturk_worker_id(), assignmentId="A" * 22, hitId="H" * 20, turkSubmitTo=SUBMIT_TO)

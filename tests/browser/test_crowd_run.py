@@ -1,18 +1,20 @@
 """A paid crowd run from the experimenter's pages only, end to end, in headless Chromium.
 
-The experimenter signs in, creates two crowd-only campaigns with the campaign form, publishes one to Prolific and
-one to MTurk with the publish form, links the Prolific study and sets its admission limit, previews and creates the
-MTurk HIT. 25 participants (12 from Prolific, 13 from MTurk) reach every ending: completed, declined consent,
-screened out by the headphone screen, study full, returned with the leave button, timed out, excluded by failed
-instructional checks (marked by the experimenter), excluded by failed gold checks (performance: still paid), and one
-failed check below the threshold (kept). At least one participant of each ending uses a real browser; the others
-answer over HTTP. The experimenter then syncs, previews and sends the approvals, rejections, screen-outs and
-bonuses on the platform pages.
+The experimenter signs in, creates one crowd-only campaign with the campaign form, publishes it as one study on
+Prolific and MTurk at once with the publish form (a pound reward is refused: MTurk pays dollars), links the Prolific
+study and sets its admission limit, previews and creates the MTurk HIT, all on the one platform page. 25
+participants (12 from Prolific, 13 from MTurk) share the study's one set of slots and reach every ending: completed,
+declined consent, screened out by the headphone screen, study full, returned with the leave button, timed out,
+excluded by failed instructional checks (marked by the experimenter), excluded by failed gold checks (performance:
+still paid), and one failed check below the threshold (kept). At least one participant of each ending uses a real
+browser; the others answer over HTTP. The experimenter then syncs, previews and sends the approvals, rejections,
+screen-outs and bonuses in each platform's section of the platform page.
 
 The fakes speak the platforms' wire formats (Prolific's REST API v1 on loopback, MTurk's JSON protocol through
 the real boto3 client on loopback) and record every request: the test checks they received exactly the requests
-the policy table of docs/studies.md calls for, and that the study pages, the pay CSVs, the benchmark export and the
-included-votes figure agree with the answers this test gave (counted here, not read back from the code).
+the policy table of docs/studies.md calls for, that each platform's pay CSV holds exactly its own participants, and
+that the study pages, the pay CSVs, the benchmark export and the included-votes figure agree with the answers this
+test gave (counted here, not read back from the code).
 """
 
 import csv
@@ -55,8 +57,10 @@ pytestmark = [
 
 PROLIFIC_STUDY = "5f" * 12
 HIT_ID = "3HITFAKE0000000000000000000001"
-HC_PAIRS, GOLD_PAIRS, JUDGEMENTS, SHARE = 9, 4, 2, 3
+# 18 judgements come from the named endings (8 of them from Prolific, 10 from MTurk), 21 from seven fills of 3.
+HC_PAIRS, GOLD_PAIRS, JUDGEMENTS, SHARE = 13, 4, 3, 3
 SLOTS = HC_PAIRS * JUDGEMENTS
+FILLS = 7  # 4 from Prolific, 3 from MTurk, taking turns
 TOKEN = "e2e-token"
 
 
@@ -101,10 +105,12 @@ def _campaign_create(page, base: str, name: str, dataset) -> None:
     assert "/ratings/staff/campaigns/" in page.url and not page.url.endswith("/new/"), page.inner_text("main")
 
 
-def _publish(page, platform: str) -> int:
+def _publish(page) -> int:
+    """Publish on both platforms; a pound reward is refused (MTurk pays in dollars), then dollars are set."""
     with page.expect_navigation():
         page.click("text=Publish as a crowd study")
-    page.select_option("#id_platform", platform)
+    page.check("#platforms input[value=prolific]")
+    page.check("#platforms input[value=mturk]")
     page.fill("#id_description", "Listen to short sounds and pick the description that fits each one better.")
     page.fill("#id_estimated_minutes", "10")
     page.fill("#id_reward", "1.50")
@@ -119,18 +125,20 @@ def _publish(page, platform: str) -> int:
     page.uncheck("#id_exclude_same_answer")
     with page.expect_navigation():
         page.click("form.study-settings button[type=submit]")
-    if platform == "mturk":  # MTurk pays in dollars: a pound reward would promise what the HIT does not pay
-        assert "MTurk pays in USD only" in page.inner_text("form.study-settings")
-        page.fill("#id_reward_currency", "USD")
-        with page.expect_navigation():
-            page.click("form.study-settings button[type=submit]")
+    # MTurk pays in dollars: a pound reward would promise its workers what the HIT does not pay.
+    assert "MTurk pays in USD only" in page.inner_text("form.study-settings")
+    page.fill("#id_reward_currency", "USD")
+    with page.expect_navigation():
+        page.click("form.study-settings button[type=submit]")
     assert "/ratings/staff/studies/" in page.url, page.inner_text("main")
     return int(page.url.rstrip("/").rsplit("/", 1)[1])
 
 
-def _platform_post(page, button: str) -> None:
+def _platform_post(page, button: str, section: str = "") -> None:
+    """Press a button of the platform page (`section`: the platform's planned actions, whose buttons repeat)."""
+    scope = f"#planned-{section} " if section else ""
     with page.expect_navigation():
-        page.click(f"button[name=action][value={button}]")
+        page.click(f"{scope}button[name=action][value={button}]")
 
 
 def _exclude_instructional(page, base: str, participant: Participant) -> None:
@@ -147,8 +155,8 @@ def _counts(page, base: str, study_id: int) -> dict:
     return {name: int(text) for name, text in names}
 
 
-def _pay_rows(page, base: str, study_id: int) -> list[dict]:
-    answer = page.request.get(f"{base}/ratings/staff/studies/{study_id}/pay.csv")
+def _pay_rows(page, base: str, study_id: int, platform: str) -> list[dict]:
+    answer = page.request.get(f"{base}/ratings/staff/studies/{study_id}/pay.csv?platform={platform}")
     assert answer.ok
     return list(csv.DictReader(io.StringIO(answer.text())))
 
@@ -206,16 +214,20 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     page.set_default_timeout(30_000)
     settings.CSRF_TRUSTED_ORIGINS = [base]  # the https-marked admin requests come from the http live server
 
-    # --- The experimenter creates and publishes both studies --------------------------------------------------
-    _campaign_create(page, base, "e2e-prolific", dataset)
-    p_study_id = _publish(page, "prolific")
-    page.goto(f"{base}/ratings/staff/campaigns/")
-    with page.expect_navigation():
-        page.click("text=e2e-prolific")
-    _campaign_create(page, base, "e2e-mturk", dataset)
-    m_study_id = _publish(page, "mturk")
+    # --- The experimenter creates one campaign and publishes it on both platforms ------------------------------
+    _campaign_create(page, base, "e2e-crowd", dataset)
+    study_id = _publish(page)
+    study = Study.objects.get(pk=study_id)
+    assert study.platforms == ["prolific", "mturk"] and study.reward_currency == "USD"
+    assert study.slots.count() == SLOTS, "one set of slots for both platforms"
+    page.goto(f"{base}/ratings/staff/studies/{study_id}/")
+    entry = f"{base}/study/{study.slug}/"
+    assert page.input_value("#study-link-prolific") == (
+        entry + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+    )
+    assert page.input_value("#study-link-mturk") == entry, "MTurk appends its own parameters"
 
-    page.goto(f"{base}/ratings/staff/studies/{p_study_id}/platform/")
+    page.goto(f"{base}/ratings/staff/studies/{study_id}/platform/")
     page.fill("#id_prolific_study_id", PROLIFIC_STUDY)
     _platform_post(page, "link")
     page.fill("#id_active_limit", "2")
@@ -225,7 +237,6 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     prolific.routes[("POST", transition)] = (200, {"id": PROLIFIC_STUDY, "status": "PAUSED"})
 
     mturk.answers["CreateHIT"] = {"HIT": {"HITId": HIT_ID, "HITTypeId": "3TYPEFAKE000000000000000000001"}}
-    page.goto(f"{base}/ratings/staff/studies/{m_study_id}/platform/")
     page.context.set_extra_http_headers({"X-Forwarded-Proto": "https"})
     page.fill("#id_description", "Pick the description that fits each sound better.")
     page.fill("#id_reward", "1.50")
@@ -239,11 +250,11 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     assert f"HIT {HIT_ID} created" in page.inner_text("main")
     [hit] = mturk.of("CreateHIT")
     assert (hit["Reward"], hit["MaxAssignments"], hit["AssignmentDurationInSeconds"]) == ("1.50", 13, 1800)
-    assert "<ExternalURL>https://" in hit["Question"] and "/study/" in hit["Question"]
+    assert "<ExternalURL>https://" in hit["Question"] and f"/study/{study.slug}/" in hit["Question"]
+    assert page.locator("#prolific-link").count() == 1, "the Prolific section beside the HIT's"
 
-    p_study, m_study = Study.objects.get(pk=p_study_id), Study.objects.get(pk=m_study_id)
     people: dict[str, Participant] = {}
-    judged = {"p": 0, "m": 0}  # HC answers that count, tallied here from what each participant was made to do
+    judged = 0  # HC answers that count, tallied here from what each participant was made to do
     address = iter(f"10.77.{n // 200}.{n % 200 + 1}" for n in range(1000))
 
     def pid(n: int) -> str:
@@ -259,19 +270,21 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
         people[name] = browser_participant(page_)
         context.close()
 
-    # --- Prolific: 12 participants -----------------------------------------------------------------------------
-    client, _ = api_arrive(p_study, pparams(1), next(address))
-    people["p_perf"] = api_complete(client, p_study, wrong_golds=2)  # both checks wrong: excluded, paid
+    # --- Prolific: the endings ----------------------------------------------------------------------------------
+    client, _ = api_arrive(study, pparams(1), next(address))
+    people["p_perf"] = api_complete(client, study, wrong_golds=2)  # both checks wrong: excluded, paid
 
-    context, pp, _ = browser_arrive(browser, live_server, p_study, pparams(2))
+    context, pp, _ = browser_arrive(browser, live_server, study, pparams(2))
+    assert "1.50 USD" in pp.inner_text("main"), "the study's one reward, in the currency MTurk pays"
     with pp.expect_navigation():
         pp.keyboard.press("Enter")
     with pp.expect_navigation():
         pp.click("button[value=decline]")
     assert pp.locator("#end").get_attribute("data-status") == "no_consent"
+    assert pp.inner_text("#completion-code") == study.no_consent_code, "Prolific takes the no-consent code"
     browsed("p_declined", context, pp)
 
-    context, pp, _ = browser_arrive(browser, live_server, p_study, pparams(3))
+    context, pp, _ = browser_arrive(browser, live_server, study, pparams(3))
     with pp.expect_navigation():
         pp.keyboard.press("Enter")
     with pp.expect_navigation():
@@ -279,17 +292,17 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     assert pp.url.endswith("/headphones/")
     browser_fail_screen(pp, browser_participant(pp))
     assert pp.locator("#end").get_attribute("data-status") == "screened_out"
-    assert pp.inner_text("#completion-code") == p_study.screen_out_code
+    assert pp.inner_text("#completion-code") == study.screen_out_code
     browsed("p_screened", context, pp)
 
-    timeout_context, timeout_page, _ = browser_arrive(browser, live_server, p_study, pparams(4))
-    people["p_timeout"] = browser_to_items(timeout_page, p_study)
+    timeout_context, timeout_page, _ = browser_arrive(browser, live_server, study, pparams(4))
+    people["p_timeout"] = browser_to_items(timeout_page, study)
     browser_rate_until_hc(timeout_page)
     assert prolific.posts(transition) == [], "one participant in progress: under the limit"
 
-    context, pp, _ = browser_arrive(browser, live_server, p_study, pparams(5))
+    context, pp, _ = browser_arrive(browser, live_server, study, pparams(5))
     assert [r["body"] for r in prolific.posts(transition)] == [{"action": "PAUSE"}], "two in progress: paused"
-    people["p_returned"] = browser_to_items(pp, p_study)
+    people["p_returned"] = browser_to_items(pp, study)
     browser_rate_until_hc(pp)
     with pp.expect_navigation():
         pp.click("#study-leave-link")
@@ -300,95 +313,102 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     context.close()
     assert [r["body"] for r in prolific.posts(transition)] == [{"action": "PAUSE"}, {"action": "START"}]
 
-    judged["p"] += _answered(people["p_timeout"]) + _answered(people["p_returned"])
+    judged += _answered(people["p_timeout"]) + _answered(people["p_returned"])
     _time_out(people["p_timeout"])
     timeout_page.reload()
     timeout_page.wait_for_url("**/end/")
     assert timeout_page.locator("#end").get_attribute("data-status") == "timed_out"
     browsed("p_timeout", timeout_context, timeout_page)
 
-    context, pp, _ = browser_arrive(browser, live_server, p_study, pparams(6))
-    browser_to_items(pp, p_study)
+    context, pp, _ = browser_arrive(browser, live_server, study, pparams(6))
+    browser_to_items(pp, study)
     browser_rate_all(pp, side_chooser(0))
-    assert pp.inner_text("#completion-code") == p_study.completion_code
+    assert pp.inner_text("#completion-code") == study.completion_code
+    assert pp.locator("#redirect").get_attribute("data-url") == (
+        f"https://app.prolific.com/submissions/complete?cc={study.completion_code}"
+    ), "a Prolific participant goes back to Prolific, not to MTurk's externalSubmit"
     browsed("p_instructional", context, pp)
-    judged["p"] += SHARE
+    judged += SHARE
 
-    client, _ = api_arrive(p_study, pparams(7), next(address))
-    people["p_below"] = api_complete(client, p_study, wrong_golds=1)
-    judged["p"] += SHARE
-    n = 8
-    while study_coverage(study=p_study).free and n < 14:  # 4 fills, or 5 when the gold rule left a lone slot
-        client, _ = api_arrive(p_study, pparams(n), next(address))
-        people[f"p_fill{n}"] = api_complete(client, p_study)
-        judged["p"] += _answered(people[f"p_fill{n}"])
-        n += 1
-    assert judged["p"] == SLOTS, "the fills took every slot (the last share is partial)"
-    extra_fills = n - 12
-    assert extra_fills in (0, 1), extra_fills
+    client, _ = api_arrive(study, pparams(7), next(address))
+    people["p_below"] = api_complete(client, study, wrong_golds=1)
+    judged += SHARE
 
-    context, pp, _ = browser_arrive(browser, live_server, p_study, pparams(n))
-    assert pp.locator("#end").get_attribute("data-status") == "full"
-    assert pp.inner_text("#completion-code") == p_study.full_code
-    browsed("p_full", context, pp)
-    assert len(prolific.posts(transition)) == 2, "never more than one in progress after the return"
-
-    # --- MTurk: 13 participants --------------------------------------------------------------------------------
-    context, pp, landed = browser_arrive(browser, live_server, m_study, mparams(1))
-    browser_to_items(pp, m_study)
+    # --- MTurk: the endings, in the same study --------------------------------------------------------------------
+    context, pp, landed = browser_arrive(browser, live_server, study, mparams(1))
+    browser_to_items(pp, study)
     browser_rate_all(pp, side_chooser(2))
     pp.wait_for_url(f"{'https://workersandbox.mturk.com'}/mturk/externalSubmit")
     assert f"assignmentId={mparams(1)['assignmentId']}" in landed[-1]
     browsed("m_perf", context, pp)
 
-    client, _ = api_arrive(m_study, mparams(2), next(address))
-    api_decline(client, m_study)
+    client, _ = api_arrive(study, mparams(2), next(address))
+    api_decline(client, study)
     people["m_declined"] = _fresh(client)
-    client, participant = api_arrive(m_study, mparams(3), next(address))
-    _api_fail_screen(client, m_study, participant)
+    client, participant = api_arrive(study, mparams(3), next(address))
+    _api_fail_screen(client, study, participant)
     people["m_screened"] = _fresh(client)
-    client, _ = api_arrive(m_study, mparams(4), next(address))
-    _api_leave_at_consent(client, m_study)
+    client, _ = api_arrive(study, mparams(4), next(address))
+    _api_leave_at_consent(client, study)
     people["m_left_early"] = _fresh(client)
-    client, _ = api_arrive(m_study, mparams(5), next(address))
-    people["m_left_items"] = api_answer_some(client, m_study, 1)
-    api_leave(client, m_study)
-    judged["m"] += 1
-    timeout_client, _ = api_arrive(m_study, mparams(6), next(address))
-    people["m_timeout"] = api_answer_some(timeout_client, m_study, 0)
+    client, _ = api_arrive(study, mparams(5), next(address))
+    people["m_left_items"] = api_answer_some(client, study, 1)
+    api_leave(client, study)
+    judged += 1
+    timeout_client, _ = api_arrive(study, mparams(6), next(address))
+    people["m_timeout"] = api_answer_some(timeout_client, study, 0)
     _time_out(people["m_timeout"])
-    timeout_client.get(f"/study/{m_study.slug}/items/")
+    timeout_client.get(f"/study/{study.slug}/items/")
 
-    context, pp, landed = browser_arrive(browser, live_server, m_study, mparams(7))
+    context, pp, landed = browser_arrive(browser, live_server, study, mparams(7))
     assert "1.50 USD" in pp.inner_text("main"), "the reward in the HIT's currency"
-    browser_to_items(pp, m_study)
+    browser_to_items(pp, study)
     browser_rate_all(pp, side_chooser(0))
     pp.wait_for_url("https://workersandbox.mturk.com/mturk/externalSubmit")
     browsed("m_done", context, pp)
-    judged["m"] += SHARE
-    context, pp, landed = browser_arrive(browser, live_server, m_study, mparams(8))
-    browser_to_items(pp, m_study)
+    judged += SHARE
+    context, pp, landed = browser_arrive(browser, live_server, study, mparams(8))
+    browser_to_items(pp, study)
     browser_rate_all(pp, side_chooser(1))
     pp.wait_for_url("https://workersandbox.mturk.com/mturk/externalSubmit")
     browsed("m_below", context, pp)
-    judged["m"] += SHARE
-    client, _ = api_arrive(m_study, mparams(9), next(address))
-    people["m_instructional"] = api_complete(client, m_study)
-    judged["m"] += SHARE
-    n = 10
-    while study_coverage(study=m_study).free and n < 13 + 2:
-        client, _ = api_arrive(m_study, mparams(n), next(address))
-        people[f"m_fill{n}"] = api_complete(client, m_study)
-        judged["m"] += _answered(people[f"m_fill{n}"])
-        n += 1
-    assert judged["m"] == SLOTS
-    extra_fills += n - 13
-    client, _ = api_arrive(m_study, mparams(n), next(address))
+    judged += SHARE
+    client, _ = api_arrive(study, mparams(9), next(address))
+    people["m_instructional"] = api_complete(client, study)
+    judged += SHARE
+    assert judged == 18, "the named endings' judgements: 8 from Prolific, 10 from MTurk"
+
+    # --- Fills from both platforms, taking turns, until no slot is free ----------------------------------------------
+    # One more fill than FILLS when the gold rule left a lone slot, or two (one per platform) at most.
+    numbers = {"p": 8, "m": 10}
+    turn = "p"
+    while study_coverage(study=study).free and sum(numbers.values()) - 18 < FILLS + 2:
+        n = numbers[turn]
+        client, _ = api_arrive(study, pparams(n) if turn == "p" else mparams(n), next(address))
+        people[f"{turn}_fill{n}"] = api_complete(client, study)
+        judged += _answered(people[f"{turn}_fill{n}"])
+        numbers[turn] += 1
+        turn = "m" if turn == "p" else "p"
+    assert judged == SLOTS, "the fills took every slot (the last share may be partial)"
+    extra_fills = sum(numbers.values()) - 18 - FILLS
+    assert extra_fills in (0, 1, 2), extra_fills
+
+    context, pp, _ = browser_arrive(browser, live_server, study, pparams(numbers["p"]))
+    assert pp.locator("#end").get_attribute("data-status") == "full"
+    assert pp.inner_text("#completion-code") == study.full_code
+    browsed("p_full", context, pp)
+    client, _ = api_arrive(study, mparams(numbers["m"]), next(address))
     people["m_full"] = _fresh(client)
-    assert len(people) == 25 + extra_fills and extra_fills in (0, 1, 2), extra_fills
+    assert len(prolific.posts(transition)) == 2, "never more than one in progress after the return"
+    assert len(people) == 25 + extra_fills, len(people)
+    assert sum(1 for name in people if name.startswith("p_")) == numbers["p"], "12 from Prolific (+ an extra fill)"
+    assert sum(1 for name in people if name.startswith("m_")) == numbers["m"], "13 from MTurk (+ an extra fill)"
+    assert extra_fills or numbers == {"p": 12, "m": 13}
 
     for participant in people.values():
         participant.refresh_from_db()
+    assert {p.platform for name, p in people.items() if name.startswith("p_")} == {"prolific"}
+    assert {p.platform for name, p in people.items() if name.startswith("m_")} == {"mturk"}
     expected_status = {
         "p_perf": "completed", "p_declined": "no_consent", "p_screened": "screened_out", "p_timeout": "timed_out",
         "p_returned": "returned", "p_instructional": "completed", "p_below": "completed", "p_full": "full",
@@ -404,35 +424,35 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     # --- The experimenter marks the instructional failures ---------------------------------------------------
     _exclude_instructional(page, base, people["p_instructional"])
     _exclude_instructional(page, base, people["m_instructional"])
-    judged["p"] -= SHARE
-    judged["m"] -= SHARE
+    judged -= 2 * SHARE
 
     # --- Pages, pay CSVs, exports and figures agree with what happened ----------------------------------------
-    for key, study_id, prefix in (("p", p_study_id, "p_"), ("m", m_study_id, "m_")):
-        mine = {name: p for name, p in people.items() if name.startswith(prefix)}
-        counts = _counts(page, base, study_id)
-        page.screenshot(path=str(artifacts / f"crowd_run_study_{key}.png"), full_page=True)
-        outcome = {}
-        for participant in mine.values():
-            participant.refresh_from_db()
-            kind = "excluded" if participant.is_excluded else participant.status
-            outcome[kind] = outcome.get(kind, 0) + 1
-        assert counts["arrivals"] == len(mine)
-        for kind in ("completed", "excluded", "screened_out", "no_consent", "timed_out", "returned", "full"):
-            assert counts[kind] == outcome.get(kind, 0), (key, kind, counts, outcome)
-        assert counts["judged"] == judged[key], (key, counts)
-        study = Study.objects.get(pk=study_id)
-        assert campaign_included_votes(campaign=study.campaign).count() == judged[key]
-        assert _export_votes(page, base, study_id) == judged[key]
+    counts = _counts(page, base, study_id)
+    page.screenshot(path=str(artifacts / "crowd_run_study.png"), full_page=True)
+    outcome = {}
+    for participant in people.values():
+        participant.refresh_from_db()
+        kind = "excluded" if participant.is_excluded else participant.status
+        outcome[kind] = outcome.get(kind, 0) + 1
+    assert counts["arrivals"] == len(people)
+    assert (counts["arrivals_prolific"], counts["arrivals_mturk"]) == (numbers["p"], numbers["m"])
+    for kind in ("completed", "excluded", "screened_out", "no_consent", "timed_out", "returned", "full"):
+        assert counts[kind] == outcome.get(kind, 0), (kind, counts, outcome)
+    assert counts["judged"] == judged, counts
+    assert campaign_included_votes(campaign=study.campaign).count() == judged
+    assert _export_votes(page, base, study_id) == judged
 
-    p_rows = {row["participant_id"]: row for row in _pay_rows(page, base, p_study_id)}
+    p_rows = {row["participant_id"]: row for row in _pay_rows(page, base, study_id, "prolific")}
+    m_rows = {row["WorkerId"]: row for row in _pay_rows(page, base, study_id, "mturk")}
+    assert set(p_rows) == {p.platform_id for name, p in people.items() if name.startswith("p_")}
+    assert set(m_rows) == {p.platform_id for name, p in people.items() if name.startswith("m_")}
+    assert {row["platform"] for row in p_rows.values()} == {"prolific"}
     p_actions = {
         "p_perf": "approve", "p_declined": "none", "p_screened": "screen-out", "p_timeout": "none",
         "p_returned": "none", "p_instructional": "reject", "p_below": "approve", "p_full": "screen-out",
     }  # fmt: skip
     p_actions.update({name: "approve" for name in people if name.startswith("p_fill")})
     assert {name: p_rows[people[name].platform_id]["action"] for name in p_actions} == p_actions
-    m_rows = {row["WorkerId"]: row for row in _pay_rows(page, base, m_study_id)}
     m_actions = {
         "m_perf": "approve", "m_declined": "return", "m_screened": "return", "m_left_early": "return",
         "m_left_items": "return", "m_timeout": "return", "m_done": "approve", "m_below": "approve",
@@ -467,20 +487,23 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     prolific.routes[("POST", "/api/v1/submissions/bonus-payments/")] = (201, {"id": "bulkbonus1"})
     prolific.routes[("POST", "/api/v1/bulk-bonus-payments/bulkbonus1/pay/")] = (200, {})
     prolific.routes[("POST", f"/api/v1/submissions/bulk-screen-out/{PROLIFIC_STUDY}/")] = (200, {})
-    before = len(prolific.requests)
-    page.goto(f"{base}/ratings/staff/studies/{p_study_id}/platform/")
+    before, mturk_before = len(prolific.requests), len(mturk.calls)
+    page.goto(f"{base}/ratings/staff/studies/{study_id}/platform/")
     _platform_post(page, "sync")
-    page.fill("#id_bonus_text", f"{people['p_below'].platform_id},0.50\n{people['p_fill8'].platform_id},0.75")
-    page.fill("#id_bonus_reason", "Careful listening")
-    page.fill("#id_screen_out_pay", "0.20")
-    _platform_post(page, "preview_bonuses")
+    page.fill("#id_prolific_bonus_text", f"{people['p_below'].platform_id},0.50\n{people['p_fill8'].platform_id},0.75")
+    page.fill("#id_prolific_bonus_reason", "Careful listening")
+    page.fill("#id_prolific_screen_out_pay", "0.20")
+    _platform_post(page, "preview_bonuses", "prolific")
     assert len(prolific.requests) == before + 1, "sync only: a preview sends nothing"
-    page.screenshot(path=str(artifacts / "crowd_run_prolific_preview.png"), full_page=True)
+    planned_p = page.locator("#planned-prolific tr.planned-action").all_inner_texts()
+    assert not any(people[n].platform_id in row for n in people if n.startswith("m_") for row in planned_p)
+    page.screenshot(path=str(artifacts / "crowd_run_platform_preview.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
-    page.screenshot(path=str(artifacts / "crowd_run_prolific_preview_390.png"), full_page=True)
+    page.screenshot(path=str(artifacts / "crowd_run_platform_preview_390.png"), full_page=True)
     page.set_viewport_size({"width": 1200, "height": 900})
-    _platform_post(page, "send")
+    _platform_post(page, "send", "prolific")
     sent = prolific.requests[before + 1 :]
+    assert len(mturk.calls) == mturk_before, "Prolific's send sends nothing to MTurk"
     approvals = sorted(
         r["path"] for r in sent if r["path"].endswith("/transition/") and r["body"] == {"action": "APPROVE"}
     )
@@ -503,8 +526,8 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     assert len(sent) == len(approved) + 1 + 1 + 2, [r["path"] for r in sent]
     assert {r["auth"] for r in prolific.requests} == {f"Token {TOKEN}"}
     # Sending again sends nothing: every action is done.
-    _platform_post(page, "preview_bonuses")
-    assert page.locator("button[name=action][value=send]").is_disabled()
+    _platform_post(page, "preview_bonuses", "prolific")
+    assert page.locator("#planned-prolific button[name=action][value=send]").is_disabled()
     assert len(prolific.requests) == before + 1 + len(sent)
     rows = page.locator("#log tr.log-entry").all_inner_texts()
     assert sorted(r.split("\t")[2] for r in rows if "automatic" in r) == ["prolific pause", "prolific start"]
@@ -523,15 +546,15 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
         ],
         "NumResults": len(submitted),
     }
-    page.goto(f"{base}/ratings/staff/studies/{m_study_id}/platform/")
     _platform_post(page, "mturk_sync")
-    page.fill("#id_bonus_text", f"{people['m_done'].platform_id},1.00")
-    page.fill("#id_bonus_reason", "Careful listening")
-    _platform_post(page, "preview_bonuses")
-    calls_before = len(mturk.calls)
-    _platform_post(page, "send")
+    page.fill("#id_mturk_bonus_text", f"{people['m_done'].platform_id},1.00")
+    page.fill("#id_mturk_bonus_reason", "Careful listening")
+    _platform_post(page, "preview_bonuses", "mturk")
+    calls_before, prolific_before = len(mturk.calls), len(prolific.requests)
+    _platform_post(page, "send", "mturk")
     page.screenshot(path=str(artifacts / "crowd_run_mturk_sent.png"), full_page=True)
     sent = mturk.calls[calls_before:]
+    assert len(prolific.requests) == prolific_before, "MTurk's send sends nothing to Prolific"
     approved = ["m_perf", "m_done", "m_below"] + [n for n in people if n.startswith("m_fill")]
     assert sorted(b["AssignmentId"] for op, b in sent if op == "ApproveAssignment") == sorted(
         people[n].platform_data["assignmentId"] for n in approved
@@ -548,3 +571,5 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     assert bonus["UniqueRequestToken"] and bonus["AssignmentId"] == people["m_done"].platform_data["assignmentId"]
     assert len(sent) == len(approved) + 2 + 1, [op for op, _ in sent]
     assert [op for op, _ in mturk.calls].count("CreateHIT") == 1
+    assert page.locator("#planned-mturk button[name=action][value=send]").is_disabled(), "all sent"
+    assert page.locator("#planned-prolific button[name=action][value=send]").is_disabled(), "nothing new"

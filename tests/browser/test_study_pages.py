@@ -238,7 +238,7 @@ def _mturk_capture(context, captured: list):
 
 
 def test_the_mturk_path_submits_the_hit_with_the_assignment(browser, live_server, study_settings, artifacts):
-    study = _pairwise_study("crowd-mturk", platform="mturk", screens="none", questionnaire=[])
+    study = _pairwise_study("crowd-mturk", platforms=["mturk"], reward_currency="USD", screens="none", questionnaire=[])
     context, page = _new_page(browser)
     page.goto(f"{live_server.url}/study/{study.slug}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId={'H' * 30}")
     assert "Accept the HIT to start" in page.content() and page.locator("#start-form").count() == 0
@@ -275,7 +275,7 @@ def test_inside_mturks_frame_the_study_opens_in_a_window_and_the_frame_submits(
 ):
     """MTurk shows the HIT in a frame on its own site, where the study's cookie may be refused: the frame offers
     the study in a window of its own and submits the HIT itself once that window reached the end."""
-    study = _pairwise_study("crowd-frame", platform="mturk", screens="none", questionnaire=[])
+    study = _pairwise_study("crowd-frame", platforms=["mturk"], reward_currency="USD", screens="none", questionnaire=[])
     assignment = "F" * 30
     src = f"{live_server.url}/study/{study.slug}/?" + urlencode(
         {"workerId": mturk_worker_id(), "assignmentId": assignment, "hitId": "H" * 30, "turkSubmitTo": MTURK_SUBMIT}

@@ -19,7 +19,7 @@ from ratings.services.studies import study_publish
 from ratings.services.study_exclusion import exclusion_findings
 from ratings.services.study_export import study_fense_items, study_thumbs_csv
 from ratings.services.study_report import ParticipantRow, study_pay_csv, study_summary
-from ratings.services.study_shares import study_coverage
+from ratings.services.study_shares import StudySetupError, study_coverage
 from tests.ratings.campaign_data import clip_audio_attach, corpus_build
 from tests.ratings.rater_api import api_rows
 from tests.ratings.study_data import (
@@ -70,7 +70,9 @@ def _finish(client: Client, participant: Participant, study: Study, side_for) ->
 
 
 def _pay_rows(study: Study, key: str) -> dict[str, dict]:
-    return {row[key]: row for row in csv.DictReader(io.StringIO(study_pay_csv(study=study)))}
+    return {
+        row[key]: row for row in csv.DictReader(io.StringIO(study_pay_csv(study=study, platform=study.platforms[0])))
+    }
 
 
 # --- Crowd-only campaigns from the campaign form -----------------------------------------------------------
@@ -139,7 +141,8 @@ def _status(client: Client, participant: Participant) -> dict:
 def test_mturk_workers_who_decline_find_the_study_full_or_are_screened_out_return_the_hit():
     study = make_pairwise_study(
         name="mturk-endings",
-        platform="mturk",
+        platforms=["mturk"],
+        reward_currency="USD",
         judgements=1,
         items_per_participant=50,
         screens="antiphase",
@@ -201,7 +204,12 @@ def _screen_out(client: Client, study: Study) -> None:
 
 def test_an_mturk_study_may_opt_into_paying_screened_out_workers():
     study = make_pairwise_study(
-        name="mturk-screen-pay", platform="mturk", screens="antiphase", screen_attempts=1, mturk_screen_out_pay=True
+        name="mturk-screen-pay",
+        platforms=["mturk"],
+        reward_currency="USD",
+        screens="antiphase",
+        screen_attempts=1,
+        mturk_screen_out_pay=True,
     )
     client, assignment = _worker(study, 9)
     _screen_out(client, study)
@@ -344,7 +352,7 @@ def test_money_is_shown_to_the_cent():
 
 def test_end_pages_tick_only_the_steps_passed_and_name_the_panel_plainly():
     study = make_pairwise_study(
-        name="generic-end", platform="generic", redirect_url="https://panel.example/done?c={code}"
+        name="generic-end", platforms=["generic"], redirect_url="https://panel.example/done?c={code}"
     )
     client = Client(REMOTE_ADDR="10.44.0.1")
     client.get(arrival_url(study, pid="person-1"))
@@ -410,6 +418,20 @@ def test_thumbs_check_items_show_as_many_captions_and_fields_as_the_others():
 def test_an_mturk_study_pays_in_dollars_only():
     from ratings.services.study_policy import currency_error
 
-    assert "MTurk pays in USD only" in currency_error("mturk", "GBP")
-    assert currency_error("mturk", "usd") == ""
-    assert currency_error("prolific", "GBP") == "" and currency_error("generic", "EUR") == ""
+    assert "MTurk pays in USD only" in currency_error(["mturk"], "GBP")
+    assert currency_error(["mturk"], "usd") == ""
+    assert currency_error(["prolific"], "GBP") == "" and currency_error(["generic"], "EUR") == ""
+    # One reward is shown to everyone: MTurk among a study's platforms fixes the currency for all of them.
+    assert "MTurk pays in USD only" in currency_error(["prolific", "mturk"], "GBP")
+    assert currency_error(["prolific", "mturk"], "USD") == ""
+
+
+def test_the_service_refuses_a_study_on_mturk_in_pounds_and_a_study_on_no_platform():
+    with pytest.raises(StudySetupError, match="MTurk pays in USD only"):
+        make_pairwise_study(name="two-in-pounds", platforms=["prolific", "mturk"], reward_currency="GBP")
+    with pytest.raises(StudySetupError, match="at least one platform"):
+        make_pairwise_study(name="no-platform", platforms=[])
+    with pytest.raises(StudySetupError, match="unknown platform"):
+        make_pairwise_study(name="odd-platform", platforms=["prolific", "preview"])
+    study = make_pairwise_study(name="two-in-dollars", platforms=["mturk", "prolific"], reward_currency="USD")
+    assert study.platforms == ["prolific", "mturk"], "stored in the pages' order"

@@ -151,7 +151,7 @@ def test_new_participants_are_rate_limited_per_address(pairwise_study, settings)
 
 
 def test_mturk_preview_shows_the_instructions_only():
-    study = make_pairwise_study(platform="mturk")
+    study = make_pairwise_study(platforms=["mturk"], reward_currency="USD")
     response = Client().get(arrival_url(study, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", hitId="H" * 30))
     assert response.status_code == 200
     page = response.content.decode()
@@ -161,7 +161,7 @@ def test_mturk_preview_shows_the_instructions_only():
 
 
 def test_mturk_submits_only_to_mturk(settings):
-    study = make_pairwise_study(platform="mturk")
+    study = make_pairwise_study(platforms=["mturk"], reward_currency="USD")
     params = {"workerId": mturk_worker_id(), "assignmentId": "B" * 30, "hitId": "C" * 30}
     evil = Client().get(arrival_url(study, **params, turkSubmitTo="https://evil.example"))
     assert evil.status_code == 400 and "turkSubmitTo" in evil.content.decode()
@@ -422,7 +422,7 @@ def test_a_preview_takes_no_slot_and_counts_nowhere(pairwise_study, make_user):
     assert PairwiseVote.objects.filter(rater=preview.user).count() == 5
     assert not included_votes().exists()
     assert study_coverage(study=pairwise_study).judged == 0
-    assert preview.platform_id not in study_pay_csv(study=pairwise_study)
+    assert preview.platform_id not in study_pay_csv(study=pairwise_study, platform=pairwise_study.platforms[0])
 
 
 def test_the_pay_csv_has_one_row_per_participant_with_outcome_code_and_action(pairwise_study):
@@ -433,7 +433,7 @@ def test_the_pay_csv_has_one_row_per_participant_with_outcome_code_and_action(pa
     declined, _ = prolific_arrive(pairwise_study, address="10.5.0.2")
     declined.post(reverse("study:entry", kwargs={"slug": pairwise_study.slug}))
     declined.post(reverse("study:consent", kwargs={"slug": pairwise_study.slug}), {"decision": "decline"})
-    rows = list(csv.DictReader(io.StringIO(study_pay_csv(study=pairwise_study))))
+    rows = list(csv.DictReader(io.StringIO(study_pay_csv(study=pairwise_study, platform=pairwise_study.platforms[0]))))
     by_id = {row["participant_id"]: row for row in rows}
     assert len(rows) == 2
     completed = by_id[finished.platform_id]
@@ -531,7 +531,7 @@ def test_an_admin_publishes_a_campaign_in_a_few_clicks_and_sees_refusals_named(c
     page = client.get(url)
     assert page.status_code == 200 and "age_band | Your age" in page.content.decode()
     form = {
-        "platform": "prolific",
+        "platforms": "prolific",
         "estimated_minutes": "15",
         "reward": "2.50",
         "reward_currency": "gbp",
@@ -576,7 +576,7 @@ def test_an_admin_sets_the_platforms_own_codes_and_bad_codes_are_named(client, m
     client.force_login(make_user("organiser", staff=True))
     url = reverse("ratings:study_publish", args=[campaign.pk])
     form = {
-        "platform": "prolific", "estimated_minutes": "15", "reward": "2.50", "reward_currency": "GBP",
+        "platforms": "prolific", "estimated_minutes": "15", "reward": "2.50", "reward_currency": "GBP",
         "consent_text": "Consent.", "questionnaire_text": "", "screens": "antiphase", "screen_attempts": "2",
         "items_per_participant": "2", "attention_checks": "0", "time_limit_minutes": "30",
         "exclude_failed_checks": "2", "exclude_median_seconds_below": "0",
@@ -638,7 +638,9 @@ def test_the_study_pages_are_for_admins_only(client, pairwise_study, make_user):
 
 
 def test_an_mturk_pay_csv_has_mturks_batch_columns_and_abandoned_arrivals_time_out(settings):
-    study = make_pairwise_study(name="mturk-pay", platform="mturk", screens="none", questionnaire=[])
+    study = make_pairwise_study(
+        name="mturk-pay", platforms=["mturk"], reward_currency="USD", screens="none", questionnaire=[]
+    )
     submit_to = "https://workersandbox.mturk.com"
     worker = mturk_worker_id()
     done = Client(REMOTE_ADDR="10.10.0.1")
@@ -657,7 +659,7 @@ def test_an_mturk_pay_csv_has_mturks_batch_columns_and_abandoned_arrivals_time_o
     from ratings.services.study_shares import expired_shares_release_now
 
     expired_shares_release_now(study=study)
-    rows = list(csv.DictReader(io.StringIO(study_pay_csv(study=study))))
+    rows = list(csv.DictReader(io.StringIO(study_pay_csv(study=study, platform=study.platforms[0]))))
     assert list(rows[0]) == [
         "HITId", "AssignmentId", "WorkerId", "participant", "status", "completion_code", "minutes", "reasons",
         "rules", "action", "Approve", "Reject",

@@ -59,7 +59,10 @@ def test_minutes_are_the_time_from_arrival_to_the_end_and_pay_follows_them():
     working = participant_of(working_client)
     _times_set(working, arrived=timezone.now() - timedelta(minutes=90), finished=None)
 
-    rows = {row["participant_id"]: row for row in csv.DictReader(io.StringIO(study_pay_csv(study=study)))}
+    rows = {
+        row["participant_id"]: row
+        for row in csv.DictReader(io.StringIO(study_pay_csv(study=study, platform=study.platforms[0])))
+    }
     assert rows[done.platform_id]["minutes"] == "12.5"
     assert rows[declined.platform_id]["minutes"] == "0.8"  # 45 s
     assert float(rows[working.platform_id]["minutes"]) == pytest.approx(90.0, abs=0.15)  # still in the study: to now

@@ -160,7 +160,7 @@ def test_prolific_sync_preview_send_retry_and_refusal(prolific_api, make_user):
     assert StudySlot.objects.filter(participant=people["leaver"]).count() == 0
 
     # Preview: approve the good and the performance-excluded participant, reject the instructional failure only.
-    planned = actions_plan(study=study)
+    planned = actions_plan(study=study, platform=study.platforms[0])
     by_pid = {action.participant_id: action for action in planned}
     assert {pid: a.action for pid, a in by_pid.items()} == {
         people["good"].platform_id: "approve",
@@ -197,13 +197,13 @@ def test_prolific_sync_preview_send_retry_and_refusal(prolific_api, make_user):
 
     # Retry: only the refused rejection goes again; the approvals are done and never sent twice.
     prolific_api.routes[("POST", f"/api/v1/submissions/{sid['careless']}/transition/")] = (200, {"status": "REJECTED"})
-    planned = actions_plan(study=study)
+    planned = actions_plan(study=study, platform=study.platforms[0])
     assert sum(action.sendable for action in planned) == 1
     assert admin.post(url, {"action": "send", "digest": plan_digest(planned)}).status_code == 302
     assert len(prolific_api.posts(f"/api/v1/submissions/{sid['good']}/transition/")) == 1
     assert len(prolific_api.posts(f"/api/v1/submissions/{sid['careless']}/transition/")) == 2
     before = len(prolific_api.requests)
-    planned = actions_plan(study=study)
+    planned = actions_plan(study=study, platform=study.platforms[0])
     assert not any(action.sendable for action in planned)
     assert admin.post(url, {"action": "send", "digest": plan_digest(planned)}).status_code == 302
     assert len(prolific_api.requests) == before
@@ -215,7 +215,7 @@ def test_a_send_after_the_plan_changed_is_refused(prolific_api, make_user):
     prolific_api.routes[("GET", f"/api/v1/studies/{PROLIFIC_STUDY}/submissions/")] = _submissions(people, statuses)
     admin = _admin(make_user)
     url = reverse("ratings:study_platform", args=[study.pk])
-    stale = plan_digest(actions_plan(study=study))
+    stale = plan_digest(actions_plan(study=study, platform=study.platforms[0]))
     admin.post(url, {"action": "sync"})
     response = admin.post(url, {"action": "send", "digest": stale})
     assert response.status_code == 400 and "the plan changed since the preview" in response.content.decode()
@@ -238,18 +238,18 @@ def test_prolific_bonuses_are_made_then_paid_once(prolific_api, make_user):
         400,
         {"error": {"detail": "Insufficient funds in workspace."}},
     )
-    planned = actions_plan(study=study, **form)
+    planned = actions_plan(study=study, platform=study.platforms[0], **form)
     answer = admin.post(url, {**form, "action": "send", "digest": plan_digest(planned)}, follow=True)
     assert "Insufficient funds in workspace." in answer.content.decode()
     made = prolific_api.posts("/api/v1/submissions/bonus-payments/")
     assert [r["body"] for r in made] == [{"study_id": PROLIFIC_STUDY, "csv_bonuses": f"{good},1.50"}]
     # Retry after the refused payment: the batch already made is paid, not made again.
     prolific_api.routes[("POST", "/api/v1/bulk-bonus-payments/bulk123/pay/")] = (202, {})
-    planned = actions_plan(study=study, **form)
+    planned = actions_plan(study=study, platform=study.platforms[0], **form)
     admin.post(url, {**form, "action": "send", "digest": plan_digest(planned)})
     assert len(prolific_api.posts("/api/v1/submissions/bonus-payments/")) == 1
     assert len(prolific_api.posts("/api/v1/bulk-bonus-payments/bulk123/pay/")) == 2
-    bonus = [a for a in actions_plan(study=study, **form) if a.action == "bonus"]
+    bonus = [a for a in actions_plan(study=study, platform=study.platforms[0], **form) if a.action == "bonus"]
     assert len(bonus) == 1 and bonus[0].done_at is not None
 
 
@@ -295,13 +295,15 @@ def _mturk_worker(study, number: int, assignment: str):
 
 
 def test_mturk_approve_reject_bonus_once(mturk_stub, make_user):
-    study = make_pairwise_study(name="platform-mturk", platform="mturk", questionnaire=[], clip_count=12, judgements=3)
+    study = make_pairwise_study(
+        name="platform-mturk", platforms=["mturk"], reward_currency="USD", questionnaire=[], clip_count=12, judgements=3
+    )
     good, careless = _mturk_worker(study, 1, "A" * 30), _mturk_worker(study, 2, "B" * 30)
     participant_exclude(participant=careless, reasons=["failed 2 instructional checks"], codes=["instructional"])
     admin = _admin(make_user)
     url = reverse("ratings:study_platform", args=[study.pk])
     form = {"bonus_text": f"{good.platform_id},0.75", "bonus_reason": "Thanks for careful work"}
-    planned = actions_plan(study=study, **form)
+    planned = actions_plan(study=study, platform=study.platforms[0], **form)
     assert [(a.action, a.target_id) for a in planned] == [
         ("approve", "A" * 30),
         ("reject", "B" * 30),
@@ -336,7 +338,7 @@ def test_mturk_approve_reject_bonus_once(mturk_stub, make_user):
     mturk_stub.add_response(
         "reject_assignment", {}, {"AssignmentId": "B" * 30, "RequesterFeedback": planned[1].params["RequesterFeedback"]}
     )
-    planned = actions_plan(study=study, **form)
+    planned = actions_plan(study=study, platform=study.platforms[0], **form)
     assert [a.action for a in planned if a.sendable] == ["reject"]
     admin.post(url, {**form, "action": "send", "digest": plan_digest(planned)})
     mturk_stub.assert_no_pending_responses()
@@ -345,7 +347,7 @@ def test_mturk_approve_reject_bonus_once(mturk_stub, make_user):
 
 def test_mturk_hit_is_previewed_then_created_once(mturk_stub, make_user, settings):
     settings.ALLOWED_HOSTS = ["eval.example.org"]
-    study = make_pairwise_study(name="platform-hit", platform="mturk")
+    study = make_pairwise_study(name="platform-hit", platforms=["mturk"], reward_currency="USD")
     admin = _admin(make_user)
     url = reverse("ratings:study_platform", args=[study.pk])
     form = {
@@ -406,10 +408,10 @@ def test_prolific_screen_outs_go_as_one_bulk_with_the_payment(prolific_api, make
     admin = _admin(make_user)
     url = reverse("ratings:study_platform", args=[study.pk])
     admin.post(url, {"action": "sync"})
-    without_pay = actions_plan(study=study)
+    without_pay = actions_plan(study=study, platform=study.platforms[0])
     assert [a.action for a in without_pay] == ["screen_out", "screen_out"]
     assert all("enter the screen-out payment" in a.blocked for a in without_pay)
-    planned = actions_plan(study=study, screen_out_pay=Decimal("0.50"))
+    planned = actions_plan(study=study, platform=study.platforms[0], screen_out_pay=Decimal("0.50"))
     assert all(a.sendable for a in planned)
     path = f"/api/v1/submissions/bulk-screen-out/{PROLIFIC_STUDY}/"
     prolific_api.routes[("POST", path)] = (202, {})
@@ -417,7 +419,7 @@ def test_prolific_screen_outs_go_as_one_bulk_with_the_payment(prolific_api, make
     assert admin.post(url, form).status_code == 302
     ids = [s["id"] for s in _submissions(people, statuses)[1]["results"]]
     assert [r["body"] for r in prolific_api.posts(path)] == [{"submission_ids": ids, "bonus_per_submission": 0.5}]
-    again = plan_digest(actions_plan(study=study, screen_out_pay=Decimal("0.50")))
+    again = plan_digest(actions_plan(study=study, platform=study.platforms[0], screen_out_pay=Decimal("0.50")))
     assert admin.post(url, {**form, "digest": again}).status_code == 302
     assert len(prolific_api.posts(path)) == 1  # done: never screened out twice
 
@@ -443,7 +445,9 @@ def test_admission_control_pauses_and_starts_again_at_sync(prolific_api, make_us
 
 
 def test_mturk_qualification_for_earlier_workers(mturk_stub, make_user):
-    study = make_pairwise_study(name="platform-qual", platform="mturk", questionnaire=[], clip_count=12, judgements=3)
+    study = make_pairwise_study(
+        name="platform-qual", platforms=["mturk"], reward_currency="USD", questionnaire=[], clip_count=12, judgements=3
+    )
     worker = _mturk_worker(study, 3, "D" * 30)
     admin = _admin(make_user)
     url = reverse("ratings:study_platform", args=[study.pk])
@@ -457,7 +461,7 @@ def test_mturk_qualification_for_earlier_workers(mturk_stub, make_user):
         },
     )
     assert admin.post(url, {"action": "create_qualification"}).status_code == 302
-    planned = [a for a in actions_plan(study=study) if a.action == "qualify"]
+    planned = [a for a in actions_plan(study=study, platform=study.platforms[0]) if a.action == "qualify"]
     assert [a.target_id for a in planned] == [worker.platform_id]
     mturk_stub.add_response(
         "approve_assignment", {}, {"AssignmentId": "D" * 30, "RequesterFeedback": "Thank you for taking part."}
@@ -472,9 +476,9 @@ def test_mturk_qualification_for_earlier_workers(mturk_stub, make_user):
             "SendNotification": False,
         },
     )
-    admin.post(url, {"action": "send", "digest": plan_digest(actions_plan(study=study))})
+    admin.post(url, {"action": "send", "digest": plan_digest(actions_plan(study=study, platform=study.platforms[0]))})
     mturk_stub.assert_no_pending_responses()
-    assert not any(a.sendable for a in actions_plan(study=study))
+    assert not any(a.sendable for a in actions_plan(study=study, platform=study.platforms[0]))
 
 
 def test_the_sync_command_frees_returned_slots_and_names_refusals(prolific_api):
@@ -497,7 +501,9 @@ def test_an_action_another_send_is_sending_is_not_sent_again(prolific_api):
     prolific_api.routes[("GET", f"/api/v1/studies/{PROLIFIC_STUDY}/submissions/")] = _submissions(people, statuses)
     prolific_sync(study=study)
     good = people["good"].platform_id
-    (approve,) = [action for action in actions_plan(study=study) if action.participant_id == good]
+    (approve,) = [
+        action for action in actions_plan(study=study, platform=study.platforms[0]) if action.participant_id == good
+    ]
     path = f"/api/v1/submissions/{approve.target_id}/transition/"
     prolific_api.routes[("POST", path)] = (200, {"status": "APPROVED"})
     # Another send claimed it (pending) and has not recorded the answer: this send skips it.
@@ -505,20 +511,24 @@ def test_an_action_another_send_is_sending_is_not_sent_again(prolific_api):
         study=study, platform="prolific", action="approve", target_id=approve.target_id, idempotency_key=approve.key,
         pending=True,
     )  # fmt: skip
-    (blocked,) = [action for action in actions_plan(study=study) if action.participant_id == good]
+    (blocked,) = [
+        action for action in actions_plan(study=study, platform=study.platforms[0]) if action.participant_id == good
+    ]
     assert "being sent since" in blocked.blocked
     report = actions_send(study=study, planned=[approve])
     assert (report.sent, len(report.skipped)) == ([], 1) and not prolific_api.posts(path)
     # A claim left by a send that died is released after a while, marked failed with what to check; then it goes.
     PlatformAction.objects.filter(pk=claim.pk).update(created_at=timezone.now() - timedelta(minutes=16))
-    report = actions_send(study=study, planned=actions_plan(study=study))
+    report = actions_send(study=study, planned=actions_plan(study=study, platform=study.platforms[0]))
     assert [entry.succeeded for entry in report.sent] == [True] and len(prolific_api.posts(path)) == 1
     claim.refresh_from_db()
     assert not claim.pending and "check on the platform" in claim.error
 
 
 def test_mturk_sync_rejects_a_worker_who_submitted_a_hit_they_were_asked_to_return(mturk_stub, make_user):
-    study = make_pairwise_study(name="platform-msync", platform="mturk", questionnaire=[], clip_count=12, judgements=3)
+    study = make_pairwise_study(
+        name="platform-msync", platforms=["mturk"], reward_currency="USD", questionnaire=[], clip_count=12, judgements=3
+    )
     done = _mturk_worker(study, 4, "E" * 30)
     decliner = Client(REMOTE_ADDR="10.41.0.5")
     params = {"workerId": mturk_worker_id(), "assignmentId": "F" * 30, "hitId": "H" * 30}
@@ -526,7 +536,9 @@ def test_mturk_sync_rejects_a_worker_who_submitted_a_hit_they_were_asked_to_retu
     decliner.post(reverse("study:entry", kwargs={"slug": study.slug}))
     decliner.post(reverse("study:consent", kwargs={"slug": study.slug}), {"decision": "decline"})
     assert participant_of(decliner).status == "no_consent"
-    assert [a.action for a in actions_plan(study=study)] == ["approve"]  # not synced: the decliner is not planned
+    assert [a.action for a in actions_plan(study=study, platform=study.platforms[0])] == [
+        "approve"
+    ]  # not synced: the decliner is not planned
     mturk_stub.add_response(
         "list_assignments_for_hit",
         {
@@ -542,7 +554,7 @@ def test_mturk_sync_rejects_a_worker_who_submitted_a_hit_they_were_asked_to_retu
     url = reverse("ratings:study_platform", args=[study.pk])
     assert admin.post(url, {"action": "mturk_sync"}).status_code == 302
     mturk_stub.assert_no_pending_responses()
-    planned = {a.target_id: a for a in actions_plan(study=study)}
+    planned = {a.target_id: a for a in actions_plan(study=study, platform=study.platforms[0])}
     assert planned["E" * 30].blocked == "MTurk says the assignment is Approved (last sync), not Submitted"
     reject = planned["F" * 30]
     assert (reject.action, reject.sendable) == ("reject", True)

@@ -47,7 +47,10 @@ def _regular(participant: Participant) -> list:
 
 
 def _pay_rows(study) -> dict:
-    return {row["participant_id"]: row for row in csv.DictReader(io.StringIO(study_pay_csv(study=study)))}
+    return {
+        row["participant_id"]: row
+        for row in csv.DictReader(io.StringIO(study_pay_csv(study=study, platform=study.platforms[0])))
+    }
 
 
 def _move_back(participant: Participant, **minutes) -> None:
@@ -117,7 +120,7 @@ def test_leaving_mid_study_keeps_the_answers_frees_the_rest_at_once_and_coverage
 
 
 def test_leaving_before_rating_from_the_consent_page_and_on_mturk_asks_to_return_the_hit(settings):
-    study = make_pairwise_study(platform="mturk", questionnaire=[])
+    study = make_pairwise_study(platforms=["mturk"], reward_currency="USD", questionnaire=[])
     client = Client(REMOTE_ADDR="10.3.0.1")
     client.get(
         arrival_url(

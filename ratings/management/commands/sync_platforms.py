@@ -17,13 +17,14 @@ class Command(BaseCommand):
 
     def handle(self, *args, campaign=None, **options):
         links = StudyPlatformLink.objects.select_related("study__campaign").exclude(prolific_study_id="")
-        links = links.filter(study__platform="prolific")
         if campaign:
             links = links.filter(study__campaign__name=campaign)
-            if not links.exists():
-                raise CommandError(f"no crowd study of campaign {campaign!r} is linked to a Prolific study")
+        # A study's platforms are a JSON list, which SQLite cannot search: the few linked studies are read here.
+        links = [link for link in links.order_by("study__campaign__name") if link.study.on_prolific]
+        if campaign and not links:
+            raise CommandError(f"no crowd study of campaign {campaign!r} is linked to a Prolific study")
         failed = []
-        for link in links.order_by("study__campaign__name"):
+        for link in links:
             name = link.study.campaign.name
             try:
                 report = prolific_sync(study=link.study)
