@@ -38,6 +38,7 @@ from metrics_bridge.services.dashboard_cache import (
     CacheState,
     cached_payload,
     cached_state,
+    cached_states,
     computation_begin,
     computation_fail,
     computation_request,
@@ -189,17 +190,18 @@ def _part_fingerprints(kind: str, target) -> dict[str, str]:
         fingerprint = _fingerprint(kind, target)
         return {part: fingerprint for part in PAGE_PARTS[kind]}
     # the agreement page's own fingerprint is its dataset's
-    known = dataset_fingerprints(datasets=[target, *candidate_sources(dataset=target)])
-    elsewhere = transfer_fingerprint(dataset=target, known=known)
+    sources = candidate_sources(dataset=target)
+    known = dataset_fingerprints(datasets=[target, *sources])
+    elsewhere = transfer_fingerprint(dataset=target, known=known, sources=sources)
     return {part: elsewhere if part == "transfer" else known[target.pk] for part in PAGE_PARTS[kind]}
 
 
 def dashboard_part_states(*, kind: str, target, fingerprints: dict[str, str] | None = None) -> dict[str, CacheState]:
     """{part: its stored state} for a page (`fingerprints`: the parts' data states, when read already)."""
     fingerprints = fingerprints or _part_fingerprints(kind, target)
-    return {
-        part: cached_state(key=_part_key(part, target), fingerprint=fingerprints[part]) for part in PAGE_PARTS[kind]
-    }
+    keys = {part: _part_key(part, target) for part in PAGE_PARTS[kind]}
+    states = cached_states(fingerprints={keys[part]: fingerprints[part] for part in PAGE_PARTS[kind]})
+    return {part: states[keys[part]] for part in PAGE_PARTS[kind]}
 
 
 @dataclass(frozen=True)

@@ -48,11 +48,14 @@ def candidate_sources(*, dataset: Dataset) -> list[Dataset]:
     return list(Dataset.objects.filter(pk__in=ids).order_by("name"))
 
 
-def transfer_fingerprint(*, dataset: Dataset, known: dict[int, str] | None = None) -> str:
+def transfer_fingerprint(
+    *, dataset: Dataset, known: dict[int, str] | None = None, sources: list[Dataset] | None = None
+) -> str:
     """The data the figure depends on: the evaluated dataset's and every candidate source's (a new or edited study
     elsewhere changes which sources are disjoint and what the model learns). `known`: fingerprints the caller read
-    already ({dataset id: fingerprint}); the others are read together."""
-    sources = candidate_sources(dataset=dataset)
+    already ({dataset id: fingerprint}); the others are read together. `sources`: candidate_sources, when the
+    caller read them already (in the same request)."""
+    sources = candidate_sources(dataset=dataset) if sources is None else sources
     known = dict(known or {})
     missing = [entry for entry in [dataset, *sources] if entry.pk not in known]
     known.update(dataset_fingerprints(datasets=missing))
