@@ -135,9 +135,10 @@ def _left_out(table: dict) -> list[str]:
         for source, what in calibration.get("left_out_sources", {}).items():
             lines.append(f"on {dataset}: {source} left out (shares {what})")
         for source, left_out in calibration.get("left_out_pairs", {}).items():
+            pairs, texts = left_out["pairs"], left_out["shared_texts"]
             lines.append(
-                f"on {dataset}: {left_out['pairs']} pairs of {source} left out of the fit (they hold one of the "
-                f"{left_out['shared_texts']} caption texts the two share)"
+                f"on {dataset}: {pairs} pair{'s' if pairs != 1 else ''} of {source} left out of the fit (they hold "
+                f"{'the caption text' if texts == 1 else f'one of the {texts} caption texts'} the two share)"
             )
     return lines
 
