@@ -90,14 +90,16 @@ def test_simultaneous_starts_fill_every_slot_once_and_the_rest_are_asked_to_wait
     results, errors = _together(THREADS, lambda index: _start(participants[index]))
     assert errors == []
     stages = sorted(participant.stage for participant in results)
-    # 6 pairs x 2 judgements = 12 slots; shares of 3: four participants get one. The six others are asked to try
-    # again later (the slots are only reserved, not judged: not "full"), and stay where they were.
-    assert stages.count("items") == 4 and stages.count("instructions") == THREADS - 4
+    # 6 pairs x 2 judgements = 12 slots; shares of 3: four participants get one (five when the gold rule drew a
+    # share among less covered items and left a last slot). The others are asked to try again later (the slots are
+    # only reserved, not judged: not "full"), and stay where they were.
+    started = stages.count("items")
+    assert started in (4, 5) and stages.count("instructions") == THREADS - started
     assert not [participant for participant in results if participant.status != "in_progress"]
     _assert_exact_coverage(study, per_item=2)
     assert AssignmentItem.objects.filter(assignment__campaign=study.campaign, pair__gold_choice="").count() == 12
-    for participant in Participant.objects.filter(stage="items"):
-        assert StudySlot.objects.filter(participant=participant).count() == 3, "nobody over their share"
+    shares = [StudySlot.objects.filter(participant=p).count() for p in Participant.objects.filter(stage="items")]
+    assert max(shares) == 3 and sum(shares) == 12, "nobody over their share"
 
 
 def test_the_same_id_arriving_at_once_in_several_tabs_is_one_participant():
@@ -120,8 +122,8 @@ def test_without_the_study_lock_the_slots_still_refuse_over_assignment(monkeypat
     )
     choose = study_shares._free_subjects
 
-    def slow_choice(study, rng, count):
-        chosen = choose(study, rng, count)
+    def slow_choice(study, rng, count, **kwargs):
+        chosen = choose(study, rng, count, **kwargs)
         time.sleep(0.3)  # every thread has read the same free slots before any takes them
         return chosen
 
