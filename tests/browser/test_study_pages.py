@@ -197,10 +197,10 @@ def test_the_whole_prolific_path_with_resumption_in_a_second_browser(browser, li
         page.keyboard.press("Enter")
     assert "/ratings/items/" in page.url
     # 3 items and up to 2 gold checks: the gold rule gives a share no gold pair of a clip its items play, and in
-    # this small campaign the HC pairs share clips with the golds, so a share may hold one check only.
+    # this small campaign (HC pairs on 3 clips, each carrying a gold) a share may hold one check or none.
     share = AssignmentItem.objects.filter(assignment__rater=participant.user).select_related("pair")
     checks = sum(1 for item in share if item.pair.gold_choice)
-    assert 1 <= checks <= 2 and len(share) == 3 + checks
+    assert 0 <= checks <= 2 and len(share) == 3 + checks
     assert f"Pair 1 of {len(share)}" in page.inner_text("h1")
     assert page.locator("nav").count() == 0 and participant.user.username not in page.content()
     _shots(page, artifacts, "item")
