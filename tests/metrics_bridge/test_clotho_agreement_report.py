@@ -38,17 +38,13 @@ def test_clotho_eval_report_reproduces_the_reference_and_calibrated_beats_every_
     best_n_gram = max(report["metrics"][metric]["total"] for metric in N_GRAM_METRICS)
     assert report["metrics"]["XACE"]["total"] > best_n_gram
     assert "unavailable" not in report  # every metric asked for is there (SPICE, which cannot run here, was not asked)
-    # The shipped fluency detector was trained on Clotho-Eval's references (every human caption of its pairs):
-    # CALIBRATED goes without what carries its output (fluency_error, FENSE), and the report says so.
-    assert "was trained on" in report["notes"][0]
+    # The shipped fluency detector never saw a Clotho-Eval text (its declared training texts: docs/metrics.md), so
+    # the overlap rule keeps every feature and the report carries no detector note.
+    assert "notes" not in report or not any("was trained on" in note for note in report["notes"])
     singles = [name for name in report["metrics"] if name != "CALIBRATED"]
-    held_out_singles = [name for name in singles if name not in DETECTOR_FEATURES]
     assert report["calibration"]["mode"] == "cross-validation" and report["calibration"]["held_out"] is True
-    assert set(report["calibration"]["features"]) == {
-        *held_out_singles,
-        *(name for name in calibration.CAPTION_FEATURES if name not in DETECTOR_FEATURES),
-    }
-    # CALIBRATED (held out: 5-fold CV grouped by clip) beats every single metric whose components never saw these
-    # captions by >= 0.5 points (72.9 against SBERT's 69.8; FENSE's 73.6 used the detector that saw them).
-    best_held_out_single = max(report["metrics"][name]["total"] for name in held_out_singles)
-    assert report["metrics"]["CALIBRATED"]["total"] >= best_held_out_single + 0.5
+    assert set(report["calibration"]["features"]) == {*singles, *calibration.CAPTION_FEATURES}
+    assert set(DETECTOR_FEATURES) & set(report["calibration"]["features"]) == {"fluency_error"}
+    # CALIBRATED (held out: 5-fold CV grouped by clip) beats every single metric of the report by >= 0.5 points.
+    best_single = max(report["metrics"][name]["total"] for name in singles)
+    assert report["metrics"]["CALIBRATED"]["total"] >= best_single + 0.5
