@@ -24,7 +24,6 @@ from annotation.services.rater_audio import clip_rater_audio_ensure
 from ratings import projection
 from ratings.models import Assignment, AssignmentItem, Campaign, ThumbsRating, campaign_rater_code
 from ratings.projection import RaterCaption
-from ratings.services.campaign_rules import campaign_raters_role_check
 from ratings.services.campaigns import CampaignSetupError, assignment_sync_captions, campaign_add_raters
 from ratings.workbooks.packaging import AUDIO_FOLDER, AudioEntry, audio_file_name, rater_zip_write
 from ratings.workbooks.writer import SheetCaption, SheetClip, thumbs_workbook_build
@@ -131,7 +130,6 @@ def rater_workbook_export(
         if not assign_if_missing:
             raise WorkbookExportError(f"{rater} is not a rater of campaign {campaign.name}")
         try:
-            campaign_raters_role_check(raters=[rater])
             assignment = campaign_add_raters(campaign=campaign, raters=[rater])[0]
         except CampaignSetupError as error:
             raise WorkbookExportError(str(error)) from None

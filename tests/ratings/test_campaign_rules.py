@@ -2,15 +2,12 @@
 POST /api/campaigns/ refuse the same breach with the same message on the same field, write nothing when they do,
 and build the same campaign (donors planned, raters given their shares) when the request is sound.
 
-No management command creates a campaign; one staffs it (export_thumbs_workbooks assigns a named rater who has no
-share yet), and it applies the rater-role rule too.
+No management command creates or staffs a campaign, so the form and the API are the entry points.
 """
 
-import io
 from collections import Counter
 
 import pytest
-from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -20,7 +17,6 @@ from ratings.services import campaigns as campaigns_module
 from ratings.services.campaign_rules import CampaignRuleError, campaign_request_setup
 from ratings.services.campaigns import CampaignSetupError
 from tests.ratings.campaign_data import corpus_build
-from tests.ratings.workbook_helpers import thumbs_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -183,24 +179,6 @@ def test_add_raters_form_refuses_a_rater_without_the_rater_role(client, world):
     response = client.post(url, {"form": "raters", "raters": [annotator.pk]})
     assert response.status_code == 400 and list(response.context["raters_form"].errors) == ["raters"]
     assert not Assignment.objects.filter(rater=annotator).exists()
-
-
-def test_workbook_export_command_refuses_to_assign_a_rater_without_the_rater_role(world, tmp_path):
-    _, _, _, _, raters, annotator = world
-    campaign = thumbs_campaign(name="sheets")
-    with pytest.raises(CommandError, match=NOT_A_RATER):
-        call_command("export_thumbs_workbooks", campaign="sheets", rater=["ann"], links="local", out=str(tmp_path))
-    assert not campaign.assignments.exists()
-    # Control: a rater is assigned on export.
-    call_command(
-        "export_thumbs_workbooks",
-        campaign="sheets",
-        rater=["r0"],
-        links="local",
-        out=str(tmp_path),
-        stdout=io.StringIO(),
-    )
-    assert list(campaign.assignments.values_list("rater__username", flat=True)) == ["r0"]
 
 
 # --- the accepted request: the same campaign from either entry point --------------------------------------------
