@@ -5,12 +5,11 @@ continuing signs the staff account out and lands on the study as that one partic
 """
 
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from ratings.models_study import Participant
+from tests.browser.loopback_site import loopback_site
 from tests.ratings.study_data import (
     arrival_url,
     pairwise_study,
@@ -58,25 +57,15 @@ def other_site():
     what a hostile page could do without the person clicking anything."""
     target = {}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server's name
-            body = (
-                f'<h1>Another site</h1><form id="f" method="post" action="{target["action"]}">'
-                '<input type="hidden" name="continue_as_participant" value="1"></form>'
-                '<script>document.getElementById("f").submit()</script>'
-            )
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.end_headers()
-            self.wfile.write(body.encode())
+    def page_html():
+        return (
+            f'<h1>Another site</h1><form id="f" method="post" action="{target["action"]}">'
+            '<input type="hidden" name="continue_as_participant" value="1"></form>'
+            '<script>document.getElementById("f").submit()</script>'
+        )
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", target
-    server.shutdown()
+    with loopback_site(page_html) as origin:
+        yield origin, target
 
 
 def _staff_page(page, live_server, study) -> str:

@@ -13,6 +13,7 @@ from ratings.models import AssignmentItem, HeadphoneCheck, PairwiseVote
 from ratings.models_study import Participant, Study
 from ratings.services.campaigns import campaign_setup
 from ratings.services.studies import study_publish
+from tests.browser.loopback_site import loopback_site
 from tests.ratings.campaign_data import clip_audio_attach, corpus_build
 from tests.ratings.study_data import QUESTIONNAIRE, mturk_worker_id, prolific_id, study_media  # noqa: F401 (a fixture)
 
@@ -38,30 +39,14 @@ def mturk_worker_site(settings):
     """MTurk's worker site (a stand-in): a page on 127.0.0.1 that shows a given URL in a frame, as MTurk shows an
     ExternalQuestion. Another site than the live server's (localhost), so the frame is cross-site as on MTurk;
     a real server, not a Playwright route, because Chromium refuses loopback frames inside routed "public" pages."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     frames = {}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server's name
-            body = (
-                f'<h1>MTurk (stand-in)</h1><iframe id="hit" src="{frames["src"]}" width="100%" height="700"></iframe>'
-            )
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.end_headers()
-            self.wfile.write(body.encode())
+    def page_html():
+        return f'<h1>MTurk (stand-in)</h1><iframe id="hit" src="{frames["src"]}" width="100%" height="700"></iframe>'
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    origin = f"http://127.0.0.1:{server.server_address[1]}"
-    settings.MTURK_FRAME_ANCESTORS = [origin]
-    yield origin, frames
-    server.shutdown()
+    with loopback_site(page_html) as origin:
+        settings.MTURK_FRAME_ANCESTORS = [origin]
+        yield origin, frames
 
 
 def _pairwise_study(name: str, **settings) -> Study:
