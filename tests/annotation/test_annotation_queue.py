@@ -44,8 +44,10 @@ def test_every_clip_gets_exactly_n_annotations_and_nobody_gets_a_clip_twice(make
     for clips in order_seen.values():
         assert len(clips) == len(set(clips))
     assert sum(len(clips) for clips in order_seen.values()) == 15
-    # Loads differ by at most one (4 annotators share 15 annotations).
-    assert sorted(len(clips) for clips in order_seen.values()) == [3, 4, 4, 4]
+    # A pull queue does not even out annotators' loads: who gets the last slots depends on their seeded orders
+    # (an annotator who already had every clip left open gets nothing that round). What fewest-first does
+    # promise: in each of the first three rounds nobody is turned away, so everyone annotates at least 3 clips.
+    assert min(len(clips) for clips in order_seen.values()) >= 3
     assert all(annotation_task_next(campaign=workspace.campaign, annotator=a) is None for a in workspace.annotators)
 
 
