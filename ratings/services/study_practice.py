@@ -8,6 +8,7 @@ gets feedback; it never becomes a judgement.
 import numpy as np
 from django.utils.crypto import salted_hmac
 
+from ratings.projection import LEFT, RIGHT
 from ratings.screening import SAMPLE_RATE, raised_cosine_envelope, wav_bytes
 
 PRACTICE_SECONDS = 3.0
@@ -57,11 +58,11 @@ def practice_captions(participant_key: str) -> list[str]:
 
 def practice_feedback(*, is_pairwise: bool, answer: dict, right_first: bool = True) -> tuple[bool, str]:
     """(whether the answer is as expected, what to tell the participant); `right_first`: the participant's order."""
-    right_side, wrong_side = ("left", "right") if right_first else ("right", "left")
+    right_side, wrong_side = (LEFT, RIGHT) if right_first else (RIGHT, LEFT)
     right_number, wrong_number = ("1", "2") if right_first else ("2", "1")
     if is_pairwise:
         right = answer.get("side") == right_side
-        names = {"left": "A", "right": "B"}
+        names = {LEFT: "A", RIGHT: "B"}
         return right, (
             f"Right: caption {names[right_side]} describes the three beeps; caption {names[wrong_side]} names "
             "sounds that are not in the clip."
