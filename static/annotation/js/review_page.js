@@ -14,6 +14,8 @@
  * Gold events that name one sound (the review's matching rule, asked of the server after each edit) are listed
  * above the gold editor with a "Merge" button; publishing refuses them until merged or related.
  *
+ * Every annotator's time spans are drawn on one timeline above the cards, a lane each (review_lanes.js).
+ *
  * Opening the page changes nothing: it shows the review if one was started, else the submissions and an empty
  * gold draft. The reviewer's first change (an edit, "+ gold", "Start gold from this", publish) starts the review
  * (POST), then autosave takes over. A review someone else started meanwhile is not overwritten: the first save
@@ -43,6 +45,7 @@
   let duplicateTimer = null;
   let duplicateRequest = 0;
   const support = {}; // gold event id -> {sources: {key: "n/m"}, attributes: {...}}
+  const lanes = new window.ReviewLanes(document.getElementById("annotator-lanes"), player, window.EventEditor.PALETTE);
 
   renderSubmissions();
   startEditor();
@@ -102,6 +105,7 @@
       {library: library, soundSources: soundSources, player: player},
       {onCopy: copyEvent, onStart: startFrom, onReturn: openReturn},
     );
+    lanes.setSubmissions(submissions);
   }
 
   function startFrom(submission) {
@@ -273,6 +277,7 @@
       .then((response) => response.json())
       .then((data) => {
         matching = data;
+        lanes.setMatching(data);
         renderMatching();
       })
       .catch(() => { target.textContent = "The matching could not be computed."; });
