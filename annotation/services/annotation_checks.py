@@ -149,14 +149,32 @@ def _span_checks(event: dict, field: str, clip_duration: float | None) -> list[C
         if clip_duration and offset > clip_duration + 0.05:
             message = f"Event {name} ends at {offset} s, after the clip's end ({clip_duration:.2f} s)."
             checks.append(Check(ERROR, "time_outside_clip", message, f"{field}.spans[{index}]", event["id"]))
-    for index in range(1, len(spans)):  # spans are sorted by onset
-        if spans[index][0] < spans[index - 1][1]:
-            message = (
-                f"Event {name}: occurrences {spans[index - 1][0]:.2f}–{spans[index - 1][1]:.2f} s and "
-                f"{spans[index][0]:.2f}–{spans[index][1]:.2f} s overlap; join them or tell them apart."
-            )
-            checks.append(Check(WARNING, "overlapping_spans", message, f"{field}.spans[{index}]", event["id"]))
+    for index, text in overlapping_occurrences(spans):
+        message = f"Event {name}: {text}"
+        checks.append(Check(ERROR, "overlapping_spans", message, f"{field}.spans[{index}]", event["id"]))
     return checks
+
+
+def overlapping_occurrences(spans: list) -> list[tuple[int, str]]:
+    """(index, what is wrong) for each occurrence that overlaps or touches the one before it (spans sorted).
+
+    Two occurrences of one event that share a moment are one occurrence to every rule that reads spans
+    (common.time_relations.merged_spans joins them), so an annotation that keeps them apart says something
+    its own relations and agreement never see. Submitting, publishing gold and importing refuse them alike,
+    naming the event and both seconds ranges; a draft may hold them while its spans are being moved."""
+    problems = []
+    for index in range(1, len(spans)):
+        (first_onset, first_offset), (onset, offset) = spans[index - 1], spans[index]
+        if onset <= first_offset:
+            problems.append(
+                (
+                    index,
+                    f"occurrences {first_onset:.2f}–{first_offset:.2f} s and {onset:.2f}–{offset:.2f} s overlap "
+                    f"or touch, so they are one occurrence: join them into "
+                    f"{first_onset:.2f}–{max(first_offset, offset):.2f} s or move them apart.",
+                )
+            )
+    return problems
 
 
 def _time_checks(draft: dict, names: dict) -> list[Check]:

@@ -44,6 +44,7 @@ from annotation.models import (
     TemporalRelation,
 )
 from annotation.selectors import annotation_as_audiocaps_f, attribute_vocabulary, dataset_gold_annotations
+from annotation.services.annotation_checks import overlapping_occurrences
 from annotation.services.importing import (
     ImportDataError,
     ImportSummary,
@@ -274,7 +275,11 @@ def _spans_parse(raw_event: dict, where: str) -> tuple[tuple[float, float], ...]
         if offset < onset:
             raise ImportDataError(f"{place}: the offset {offset} is before the onset {onset}")
         spans.append((onset, offset))
-    return tuple(sorted(spans))
+    spans.sort()
+    overlapping = overlapping_occurrences(spans)
+    if overlapping:
+        raise ImportDataError(f'{where} key "spans": {overlapping[0][1]}')
+    return tuple(spans)
 
 
 def _seconds_parse(value: Any, where: str) -> float | None:

@@ -166,10 +166,10 @@ def test_time_checks_flag_a_stated_relation_against_the_spans_as_an_error():
     checks = draft_checks(draft=draft, library=attribute_vocabulary(), clip_duration=19.5)
     assert [(c.level, c.code, c.field) for c in checks] == [
         ("error", "time_outside_clip", "events[0].spans[0]"),
+        ("error", "overlapping_spans", "events[2].spans[1]"),
         ("error", "time_contradiction", "relations[0]"),
-        ("warning", "overlapping_spans", "events[2].spans[1]"),
     ]
-    assert checks[1].message == (
+    assert checks[2].message == (
         "Relation against the time spans: 'chirping' (0.30–19.89 s) before 'driving by' (8.49–11.50 s): "
         "the spans say simultaneous."
     )
