@@ -14,15 +14,22 @@ The fakes speak the platforms' wire formats (Prolific's REST API v1 on loopback,
 the real boto3 client on loopback) and record every request: the test checks they received exactly the requests
 the policy table of docs/studies.md calls for, that each platform's pay CSV holds exactly its own participants, and
 that the study pages, the pay CSVs, the benchmark export and the included-votes figure agree with the answers this
-test gave (counted here, not read back from the code).
+test gave (counted here, not read back from the code). The admission checks (pause and start on Prolific) are Celery
+tasks: they run on a real worker process, on the broker the test settings use (Redis when REDIS_URL is set, else the
+embedded one), and the test waits until the worker has run every check sent before it looks at what Prolific got.
 """
 
 import csv
+import inspect
 import io
 import json
+import os
+import re
+import time
 from datetime import timedelta
 
 import pytest
+from celery.signals import after_task_publish
 from django.utils import timezone
 
 from ratings.models import AssignmentItem, HeadphoneCheck
@@ -82,10 +89,73 @@ def platforms(monkeypatch, settings, media_root):
     mturk.close()
 
 
+ADMISSION_TASK = "ratings.tasks.study_admission_apply"
+
+
+class AdmissionChecks:
+    """The admission checks sent to the worker during the run (recorded as they are published), and a wait until the
+    worker has run them all (its log names each task it finished)."""
+
+    def __init__(self, worker):
+        self.worker = worker
+        self.sent: list[str] = []
+        after_task_publish.connect(self._published, weak=False)
+
+    def _published(self, sender=None, headers=None, **_):
+        if sender == ADMISSION_TASK:
+            self.sent.append(headers["id"])
+
+    def close(self) -> None:
+        after_task_publish.disconnect(self._published)
+
+    def settle(self, timeout: float = 120) -> None:
+        """Return once the worker has run every check sent so far (a bound, not a pause: it returns as soon as the
+        log shows them); a check that raised fails the test at once."""
+        finished = re.compile(re.escape(ADMISSION_TASK) + r"\[([0-9a-f-]+)\] (succeeded|raised)")
+        deadline = time.monotonic() + timeout
+        while True:
+            log = self.worker.log_path.read_text(errors="replace") if self.worker.log_path.exists() else ""
+            outcome = dict(finished.findall(log))
+            assert "raised" not in {outcome.get(task) for task in self.sent}, self.worker.log_tail()
+            if all(task in outcome for task in self.sent):
+                return
+            assert self.worker.alive(), f"the worker exited:\n{self.worker.log_tail()}"
+            assert time.monotonic() < deadline, f"checks not run after {timeout} s:\n{self.worker.log_tail()}"
+            time.sleep(0.1)
+
+
+@pytest.fixture
+def admission_worker(request, platforms):
+    """A Celery worker process (started after `platforms` set the fake APIs' addresses in the environment it
+    inherits), on Redis when the test settings use it (REDIS_URL), else on the embedded broker."""
+    factory = request.getfixturevalue("real_celery" if os.environ.get("REDIS_URL") else "embedded_celery")
+    checks = AdmissionChecks(factory())
+    yield checks
+    checks.close()
+    # Idle once every check ran: stopped at once (Celery's warm shutdown of an idle worker waits out a broker poll
+    # and its pool, seconds for nothing), as the temporary worker of compute_metrics is.
+    checks.settle()
+    checks.worker.kill()
+
+
+@pytest.fixture(autouse=True)
+def _playwright_calls_without_module_scans():
+    """Playwright's sync API records its caller's stack (inspect.stack) on every call. A frame of no file on disk
+    (runpy's `<frozen runpy>` under `python -m pytest`, execnet's `<string>` in an xdist worker) makes inspect look
+    through every loaded module for its file, on each call: about 11 ms a call with this test's ~1900 modules, a
+    thousand calls. Naming those frames' module once makes each call cheap; the stack Playwright records is the same."""
+    for frame in inspect.stack(0):
+        if not os.path.exists(frame.filename):
+            inspect.modulesbyfile.setdefault(frame.filename, "__main__")
+    yield
+
+
 def _corpus():
     dataset, clips, _ = corpus_build(name="e2e-sounds", clip_count=20)
     for clip in clips:
-        clip_audio_attach(clip, seconds=1.0)
+        # Each browser participant hears every clip of its share to the end (the listening rule), two dozen clips in
+        # all: short clips keep that real without the run waiting for it.
+        clip_audio_attach(clip, seconds=0.4)
     return dataset
 
 
@@ -205,8 +275,11 @@ def _api_leave_at_consent(client, study) -> None:
     api_leave(client, study)
 
 
-def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_user, platforms, artifacts, settings):
+def test_a_paid_crowd_run_from_pages_only(
+    browser, live_server, page_for, make_user, platforms, admission_worker, artifacts, settings
+):
     prolific, mturk = platforms
+    checks = admission_worker
     base = live_server.url
     dataset = _corpus()
     admin = make_user("experimenter", staff=True)
@@ -298,9 +371,14 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     timeout_context, timeout_page, _ = browser_arrive(browser, live_server, study, pparams(4))
     people["p_timeout"] = browser_to_items(timeout_page, study)
     browser_rate_until_hc(timeout_page)
+    assert checks.sent, "arrivals and endings send admission checks to the worker"
+    checks.settle()
     assert prolific.posts(transition) == [], "one participant in progress: under the limit"
 
+    sent_before = len(checks.sent)
     context, pp, _ = browser_arrive(browser, live_server, study, pparams(5))
+    assert len(checks.sent) > sent_before, "the arrival sent a check"
+    checks.settle()
     assert [r["body"] for r in prolific.posts(transition)] == [{"action": "PAUSE"}], "two in progress: paused"
     people["p_returned"] = browser_to_items(pp, study)
     browser_rate_until_hc(pp)
@@ -311,6 +389,7 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     assert pp.locator("#end").get_attribute("data-status") == "returned"
     assert pp.locator("#completion-code").count() == 0
     context.close()
+    checks.settle()
     assert [r["body"] for r in prolific.posts(transition)] == [{"action": "PAUSE"}, {"action": "START"}]
 
     judged += _answered(people["p_timeout"]) + _answered(people["p_returned"])
@@ -399,6 +478,7 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     browsed("p_full", context, pp)
     client, _ = api_arrive(study, mparams(numbers["m"]), next(address))
     people["m_full"] = _fresh(client)
+    checks.settle()
     assert len(prolific.posts(transition)) == 2, "never more than one in progress after the return"
     assert len(people) == 25 + extra_fills, len(people)
     assert sum(1 for name in people if name.startswith("p_")) == numbers["p"], "12 from Prolific (+ an extra fill)"
@@ -490,6 +570,7 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     before, mturk_before = len(prolific.requests), len(mturk.calls)
     page.goto(f"{base}/ratings/staff/studies/{study_id}/platform/")
     _platform_post(page, "sync")
+    checks.settle()  # the sync's endings send checks too: whatever they would send is counted below
     page.fill("#id_prolific_bonus_text", f"{people['p_below'].platform_id},0.50\n{people['p_fill8'].platform_id},0.75")
     page.fill("#id_prolific_bonus_reason", "Careful listening")
     page.fill("#id_prolific_screen_out_pay", "0.20")
@@ -502,6 +583,7 @@ def test_a_paid_crowd_run_from_pages_only(browser, live_server, page_for, make_u
     page.screenshot(path=str(artifacts / "crowd_run_platform_preview_390.png"), full_page=True)
     page.set_viewport_size({"width": 1200, "height": 900})
     _platform_post(page, "send", "prolific")
+    checks.settle()
     sent = prolific.requests[before + 1 :]
     assert len(mturk.calls) == mturk_before, "Prolific's send sends nothing to MTurk"
     approvals = sorted(
