@@ -30,6 +30,21 @@ window.EventEditor = (function () {
   const Graph = window.AnnotationGraph;
   const el = window.AnnotationDom.el;
 
+  /* index -> why, for each span that overlaps or touches the one before it (spans sorted by onset): the rule
+   * of the server's checks (annotation_checks.overlapping_occurrences), which refuse them at submit. */
+  function overlappingOccurrences(spans) {
+    const flagged = new Map();
+    for (let index = 1; index < spans.length; index++) {
+      const [firstOnset, firstOffset] = spans[index - 1];
+      const [onset, offset] = spans[index];
+      if (onset > firstOffset) continue;
+      const why = "Occurrences " + seconds(firstOnset) + "–" + seconds(firstOffset) + " s and " + seconds(onset) + "–" + seconds(offset) + " s overlap or touch, so they are one occurrence: join them (the join button) or move them apart. Submitting refuses them.";
+      flagged.set(index - 1, why);
+      flagged.set(index, why);
+    }
+    return flagged;
+  }
+
   function isTextField(target) {
     return target && (target.tagName === "TEXTAREA" || target.tagName === "SELECT" || target.isContentEditable
       || (target.tagName === "INPUT" && !["checkbox", "radio", "button", "range"].includes(target.type)));
@@ -427,6 +442,18 @@ window.EventEditor = (function () {
       this._changed({eventId: id, part: "card"});
     }
 
+    /* Occurrences that overlap or touch become one span each (what every rule reading spans sees anyway). */
+    joinSpans(id) {
+      const event = this._event(id);
+      if (!event) return;
+      const joined = Graph.mergedSpans(event.spans);
+      if (joined.length === event.spans.length) return;
+      this._record("joining the spans of " + this._name(event));
+      event.spans = joined;
+      this.say(this._name(event) + ": occurrences that overlapped or touched joined into " + joined.map(([onset, offset]) => seconds(onset) + "–" + seconds(offset)).join(", ") + " s. Ctrl+Z undoes it.");
+      this._changed({eventId: id, part: "card"});
+    }
+
     clearSpans(id) {
       const event = this._event(id);
       if (!event || !event.spans.length) return;
@@ -672,6 +699,7 @@ window.EventEditor = (function () {
       row.appendChild(el("span", "row-label", "Time"));
       const chips = el("div", "chips spans");
       if (!event.spans.length) chips.appendChild(el("span", "muted small", this.readOnly ? "—" : "no time: drag on the waveform, then r"));
+      const overlapping = overlappingOccurrences(event.spans);
       event.spans.forEach(([onset, offset], index) => {
         const chip = el("span", "chip span-chip");
         chip.dataset.index = String(index);
@@ -681,6 +709,20 @@ window.EventEditor = (function () {
         text.title = "Select and play this span";
         text.dataset.action = "play-span";
         chip.appendChild(text);
+        const flag = overlapping.get(index);
+        if (flag) {
+          // The checks' rule (annotation_checks.overlapping_occurrences): submitting and publishing refuse it.
+          chip.classList.add("is-clash", "is-overlapping");
+          chip.title = flag;
+          if (!this.readOnly) {
+            const join = el("button", "span-join", "join");
+            join.type = "button";
+            join.tabIndex = -1;
+            join.title = "Join the occurrences that overlap or touch into one span";
+            join.dataset.action = "join-spans";
+            chip.appendChild(join);
+          }
+        }
         if (!this.readOnly) {
           const remove = el("button", "chip-remove", "×");
           remove.type = "button";
@@ -923,6 +965,7 @@ window.EventEditor = (function () {
           break;
         }
         case "remove-span": this.removeSpan(id, Number(button.closest(".chip").dataset.index)); break;
+        case "join-spans": this.joinSpans(id); break;
         case "remove-chip": this.removeChild(id, button.closest(".chips").dataset.kind, Number(button.closest(".chip").dataset.index)); break;
         default: break;
       }
