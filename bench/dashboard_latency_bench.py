@@ -9,14 +9,15 @@ Builds (once, in PostgreSQL from DATABASE_URL, a database of its own named `<db>
   either side of Human-Machine pairs, systems with a `_broken` twin, clips lacking some keys, captions that start
   with a newline, three +1/-1 votes), about 3,500 pairs; imported with the product's importer;
 - for 8 metrics (BLEU_1-4, METEOR, ROUGE_L, CIDEr_D, SBERT) every score the pages read on both datasets (the pair
-  protocol's and against all references) and the systems' scores: stored, with random values, at the keys a metric
-  run stores them under (the pages only read them; computing them for real takes the machine's hour);
-- a finished metric run per dataset (the run page), a THumBS campaign of 3 raters x 600 captions on the BRACE-size
-  dataset, an admin account signed in (a session cookie).
+  protocol's and against all references) and the systems' scores, computed for real by `compute_metrics --wait`
+  (one metric run per dataset, scored by a temporary worker: the run pages show them);
+- a THumBS campaign of 3 raters x 600 captions on the BRACE-size dataset, an admin account signed in (a session
+  cookie).
 
 Then, with two CPU hogs (one per core) running the whole time, it starts gunicorn with the arguments and
 environment ./scripts/run gives it (config/gunicorn.py, DEBUG off, one worker per core) and the Celery worker
-./scripts/run starts, and over real HTTP:
+./scripts/run starts (same options, a session of its own, so at the lowered priority of config/worker_resources.py),
+and over real HTTP:
 1. first view of every page after a start with nothing computed (the "computing" state), then the refresh requests
    the pages' scripts send;
 2. while the worker computes: /healthz (every check) every half second, and the pages again (computing state);
@@ -26,7 +27,11 @@ Times are wall times of the request over HTTP; each is also a ratio to the /metr
 the same phase (the figure to compare across machines).
 
 Run: HF_HUB_OFFLINE=1 DATABASE_URL=postgres://... .venv/bin/python bench/dashboard_latency_bench.py
-     [--database postgres|sqlite] [--keep] [--compute-deadline 2400]
+     [--database postgres|sqlite] [--compute-deadline 2400]
+The worker computes at a lowered priority, so against the two hogs it stores little within the compute window and
+the later phases see "computing" pages. For the stored pages' figures, rerun on the same folder with
+`--folder <folder> --stored-only --store-first`: a worker at normal priority and no hogs first computes what is
+missing (nothing measured), then the product's worker and the hogs start and phases 3 and 4 are measured.
 """
 
 from __future__ import annotations
@@ -180,61 +185,32 @@ def _setup() -> None:
     django.setup()
 
 
-def _store_scores(dataset, rng: random.Random) -> int:
-    """Every score the pages read for METRICS, at the keys a metric run stores them under (random values)."""
-    from metrics_bridge.agreement.protocol import scorer_batching
-    from metrics_bridge.models import MetricScore, ReferenceSet, SystemScore
-    from metrics_bridge.scoring import registry
-    from metrics_bridge.services.plans import chunk_requests_for, dataset_scoring_plan
-    from metrics_bridge.services.reference_sets import reference_sets_ensure
-    from metrics_bridge.services.system_scores import current_versions, fingerprints_for, system_inputs
+def _compute_scores(dataset) -> tuple[int, int]:
+    """Every score the pages read for METRICS, computed for real through the product's path (`compute_metrics
+    --wait`: a dataset run planned into chunks and scored by a temporary worker, as a page's "Compute" does), so the
+    dashboards fit and rank real values (ties and zeros of BLEU_4 included), not uniform noise. Returns the run's
+    primary key and the number of caption scores stored."""
+    from django.core.management import call_command
 
-    versions = current_versions(METRICS, dataset=dataset)
-    reference_sets, score_keys, plans = {}, {}, {}
-    for name in METRICS:
-        scorer = registry.scorer_for(name)
-        layout = (scorer.protocol_kind, scorer_batching(scorer))
-        if layout not in plans:
-            plans[layout] = dataset_scoring_plan(dataset=dataset, protocol_kind=layout[0], batching=layout[1])
-        keys = set()
-        for batch in plans[layout]:
-            requests, entries = chunk_requests_for(batch=batch, scorer=scorer, gold_fingerprints=None)
-            reference_sets.update(entries)
-            keys.update((request["caption_id"], request["reference_set_key"]) for request in requests)
-        score_keys[name] = keys
-    reference_sets_ensure(entries=reference_sets)
-    reference_set_ids = dict(ReferenceSet.objects.values_list("key", "pk"))
-    rows = 0
-    for name in METRICS:
-        scores = [
-            MetricScore(
-                metric=name,
-                version=versions[name],
-                caption_id=caption_id,
-                reference_set_id=reference_set_ids[key],
-                value=rng.random(),
-            )
-            for caption_id, key in score_keys[name]
-        ]
-        MetricScore.objects.bulk_create(scores, batch_size=5000, ignore_conflicts=True)
-        rows += len(scores)
-    inputs = system_inputs(dataset_id=dataset.pk)
-    system_rows = []
-    for name in METRICS:
-        fingerprints = fingerprints_for(inputs=inputs, scorer=registry.scorer_for(name))
-        system_rows += [
-            SystemScore(
-                dataset=dataset,
-                system_id=system_id,
-                metric=name,
-                version=versions[name],
-                fingerprint=fingerprints[system_id],
-                value=rng.random(),
-            )
-            for system_id in inputs
-        ]
-    SystemScore.objects.bulk_create(system_rows, batch_size=2000, ignore_conflicts=True)
-    return rows
+    from metrics_bridge.models import MetricRun, MetricScore
+
+    started = time.perf_counter()
+    call_command("compute_metrics", dataset=dataset.name, metrics=",".join(METRICS), wait=True, stdout=_Quiet())
+    run = MetricRun.objects.filter(dataset=dataset).latest("pk")
+    scores = MetricScore.objects.filter(caption__clip__dataset=dataset, metric__in=METRICS).count()
+    print(f"{dataset.name}: {scores} scores computed in {time.perf_counter() - started:.0f} s (run {run.pk})")
+    return run.pk, scores
+
+
+class _Quiet:
+    """compute_metrics' output without its progress lines (one per chunk)."""
+
+    def write(self, text: str) -> None:
+        if not text.startswith("progress"):
+            print(text.rstrip("\n"), flush=True)
+
+    def flush(self) -> None:
+        pass
 
 
 def _thumbs_campaign(dataset, rng: random.Random):
@@ -285,7 +261,6 @@ def build_step(folder: Path) -> None:
     from django.core.management import call_command
 
     from annotation.models import Dataset
-    from metrics_bridge.services.dataset_runs import dataset_run_create
 
     started = time.perf_counter()
     call_command("migrate", verbosity=0)
@@ -296,14 +271,13 @@ def build_step(folder: Path) -> None:
     call_command("import_pairwise_judgements", str(SHARED / "clotho_eval.json"), dataset="clotho-eval", verbosity=0)
     call_command("import_pairwise_judgements", str(brace_path), dataset="brace-size", verbosity=0)
     state = {"datasets": {}, "metrics": METRICS}
+    # before the runs: a dataset's run also scores its THumBS campaigns' captions (the THumBS page reads them)
+    state["campaign"] = _thumbs_campaign(Dataset.objects.get(name="brace-size"), rng).pk
     for name in ("clotho-eval", "brace-size"):
         dataset = Dataset.objects.get(name=name)
-        scores = _store_scores(dataset, rng)
-        # every score is stored: the run plans nothing and is saved as done (the run page)
-        run = dataset_run_create(dataset=dataset, metric_names=METRICS)
-        state["datasets"][name] = {"id": dataset.pk, "run": run.pk}
+        run, scores = _compute_scores(dataset)
+        state["datasets"][name] = {"id": dataset.pk, "run": run}
         print(f"{name}: {dataset.clips.count()} clips, {scores} scores stored", flush=True)
-    state["campaign"] = _thumbs_campaign(Dataset.objects.get(name="brace-size"), rng).pk
     admin = get_user_model().objects.create_user("bench-admin", is_staff=True, is_superuser=True)
     session = SessionStore()
     session["_auth_user_id"] = str(admin.pk)
@@ -416,13 +390,18 @@ class Server:
                 time.sleep(0.3)
         raise RuntimeError("gunicorn did not answer in 120 s (see web.log)")
 
-    def start_worker(self) -> None:
-        env = dict(self.env, EVENT_LOG_LEVEL="INFO")
+    def start_worker(self, **extra_env: str) -> None:
+        """The standing worker of ./scripts/run: its options (two threads, a deep prefetch), a session of its own
+        (scripts/run's `setsid`), so that it lowers its priority and its session's as the product's does
+        (config/worker_resources.py)."""
+        from metrics_bridge.worker_process import celery_worker_command
+
+        env = dict(self.env, EVENT_LOG_LEVEL="INFO", **extra_env)
+        command = celery_worker_command(
+            name=f"bench-worker-{os.getpid()}@%h", pool="threads", concurrency=2, prefetch_multiplier=16
+        )
         self.worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=threads", "--concurrency=2",
-             "--prefetch-multiplier=16", "--without-gossip", "--without-mingle", "--loglevel=INFO",
-             f"--hostname=bench-worker-{os.getpid()}@%h"],
-            cwd=ROOT, env=env, stdout=open(self.folder / "worker.log", "a"), stderr=subprocess.STDOUT,
+            command, cwd=ROOT, env=env, stdout=open(self.folder / "worker.log", "a"), stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
 
@@ -439,6 +418,9 @@ class Server:
 
     def stop_web(self) -> None:
         self._stop(self.web)
+
+    def stop_worker(self) -> None:
+        self._stop(self.worker)
 
     def stop(self) -> None:
         self._stop(self.web)
@@ -522,6 +504,20 @@ def while_computing(http: Http, state: dict, urls: dict[str, str], deadline_seco
     return summary
 
 
+def store_everything(http: Http, state: dict, deadline_seconds: float) -> float:
+    """Ask for every stale or missing result, as the pages' scripts do, until all are stored; nothing is measured."""
+    started = time.monotonic()
+    while time.monotonic() - started < deadline_seconds:
+        for post in refresh_posts(state):
+            http.request(post, "POST")
+        if everything_stored(http, state):
+            took = time.monotonic() - started
+            print(f"[store-first] everything stored after {took:.0f} s", flush=True)
+            return round(took)
+        time.sleep(15)
+    raise SystemExit(f"[store-first] not everything stored within {deadline_seconds:.0f} s (see worker.log)")
+
+
 def warm(http: Http, urls: dict[str, str]) -> dict:
     for url in urls.values():
         http.request(url)
@@ -582,8 +578,16 @@ def main() -> None:
         action="store_true",
         help="with --folder: keep what a run before stored; measure only the first views after a start and warm",
     )
+    parser.add_argument(
+        "--store-first",
+        action="store_true",
+        help="with --stored-only: first let the worker compute whatever is missing or stale, with no hogs and nothing "
+        "measured (the worker runs at a lowered priority: against two hogs it would take hours), then measure",
+    )
     parser.add_argument("--step", choices=["build", "forget"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.store_first and not args.stored_only:
+        parser.error("--store-first goes with --folder and --stored-only")
     if args.step:
         {"build": build_step, "forget": forget_step}[args.step](Path(args.folder))
         return
@@ -599,7 +603,10 @@ def main() -> None:
         database_url = _bench_database_url(args.database) or f"sqlite:///{folder}/bench.sqlite3"
         env = _environment(folder, database_url)
         (folder / "env.json").write_text(json.dumps(env))
-        subprocess.run([sys.executable, __file__, "--step", "build", "--folder", str(folder)], env=env, check=True)
+        # The build's temporary worker computes the scores at normal priority: the build is not what is measured,
+        # and on a machine shared with other work a lowered worker would take many times longer.
+        build = [sys.executable, __file__, "--step", "build", "--folder", str(folder)]
+        subprocess.run(build, env=dict(env, WORKER_NICENESS="0"), check=True)
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], cwd=ROOT, env=env, check=True
     )
@@ -607,13 +614,22 @@ def main() -> None:
     urls = pages(state)
     # a TERM (a watchdog, a background run stopped) ends the run through the cleanup below
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    hogs = start_hogs()
     server = Server(env, args.port, folder)
-    results = {"load_before": os.getloadavg()}
+    hogs = []
+    results = {}
     try:
-        server.start_worker()
+        # Storing first is set-up, not measured: its worker computes at normal priority, as the build's does; the
+        # worker the pages are measured with is the product's.
+        server.start_worker(**({"WORKER_NICENESS": "0"} if args.store_first else {}))
         server.start_web()
         http = Http(args.port, state["session"])
+        if args.store_first:
+            results["store_first_seconds"] = store_everything(http, state, args.compute_deadline)
+            server.stop()
+            server.start_worker()
+            server.start_web()
+        hogs = start_hogs()
+        results["load_before"] = os.getloadavg()
         if not args.stored_only:
             results["first_view_nothing_stored"] = first_views(http, urls, "cold")
             for post in refresh_posts(state):
