@@ -419,9 +419,6 @@ class Server:
     def stop_web(self) -> None:
         self._stop(self.web)
 
-    def stop_worker(self) -> None:
-        self._stop(self.worker)
-
     def stop(self) -> None:
         self._stop(self.web)
         self._stop(self.worker)
