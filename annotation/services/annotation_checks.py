@@ -14,6 +14,8 @@ from annotation.vocabulary import AttributeVocabulary, library_key, source_is_li
 from common.time_relations import relations_derive, time_conflict
 
 ERROR, WARNING = "error", "warning"
+# A span may end this much after the clip's stored duration: decoders disagree on a clip's length by a frame.
+CLIP_END_SLACK_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,7 @@ def _span_checks(event: dict, field: str, clip_duration: float | None) -> list[C
     name = _event_name(event)
     spans = event["spans"]
     for index, (_onset, offset) in enumerate(spans):
-        if clip_duration and offset > clip_duration + 0.05:
+        if clip_duration and offset > clip_duration + CLIP_END_SLACK_SECONDS:
             message = f"Event {name} ends at {offset} s, after the clip's end ({clip_duration:.2f} s)."
             checks.append(Check(ERROR, "time_outside_clip", message, f"{field}.spans[{index}]", event["id"]))
     for index, text in overlapping_occurrences(spans):

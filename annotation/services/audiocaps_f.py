@@ -44,7 +44,7 @@ from annotation.models import (
     TemporalRelation,
 )
 from annotation.selectors import annotation_as_audiocaps_f, attribute_vocabulary, dataset_gold_annotations
-from annotation.services.annotation_checks import overlapping_occurrences
+from annotation.services.annotation_checks import CLIP_END_SLACK_SECONDS, overlapping_occurrences
 from annotation.services.importing import (
     ImportDataError,
     ImportSummary,
@@ -145,10 +145,26 @@ def audiocaps_f_import(
                 username=EXPERT_USERNAME, role=EXPERT_ROLE, summary=summary, kind="annotator accounts"
             )
         clips = _clips_ensure(dataset, specs, summary)
+        _spans_within_clips_guard(specs, clips, source_name)
         if status == ExpertAnnotation.Status.GOLD and not replace_gold:
             _others_gold_guard(specs, clips, annotator, source_name)
         _annotations_ensure(specs, clips, annotator, attribute_vocabulary(), summary, status)
     return summary
+
+
+def _spans_within_clips_guard(specs: list[ClipAnnotationSpec], clips: dict[str, Clip], source_name: str) -> None:
+    """Refuse a span that ends after its clip (when the clip's duration is known), as the editor's checks do."""
+    for spec in specs:
+        duration = clips[spec.key].duration_seconds
+        if not duration:
+            continue
+        for event in spec.events:
+            for index, (_onset, offset) in enumerate(event.spans):
+                if offset > duration + CLIP_END_SLACK_SECONDS:
+                    raise ImportDataError(
+                        f'{source_name}: key "{spec.key}" event "{event.label}" key "spans" index {index}: ends at '
+                        f"{offset} s, after the clip's end ({duration:.2f} s)"
+                    )
 
 
 def _others_gold_guard(specs: list[ClipAnnotationSpec], clips: dict[str, Clip], annotator, source_name: str) -> None:

@@ -114,3 +114,23 @@ def test_the_importer_refuses_them_naming_clip_event_and_seconds_and_writes_noth
     audiocaps_f_import(data=data, dataset_name="acf-overlap", source_name="gold.json")
     spans = [(s.onset_seconds, s.offset_seconds) for s in ExpertAnnotation.objects.get().events.get().spans.all()]
     assert spans == [(2.0, 4.0), (4.01, 5.0)]
+
+
+def test_the_importer_refuses_a_span_after_the_clips_end_as_the_checks_do():
+    from annotation.models import Clip, Dataset
+
+    Clip.objects.create(dataset=Dataset.objects.create(name="acf-end"), external_id="34.wav", duration_seconds=10.0)
+    data = {"34.wav": {"barking": {"source": ["dog"], "attr": ["loud"], "spans": [[2.0, 3.0], [9.5, 10.5]]}}}
+    with pytest.raises(ImportDataError) as refused:
+        audiocaps_f_import(data=data, dataset_name="acf-end", source_name="gold.json")
+    assert str(refused.value) == (
+        'gold.json: key "34.wav" event "barking" key "spans" index 1: ends at 10.5 s, after the clip\'s end (10.00 s)'
+    )
+    assert not ExpertAnnotation.objects.exists()
+    draft = _draft([[9.5, 10.5]])
+    checks = draft_checks(draft=draft_validate(draft), library=attribute_vocabulary(), clip_duration=10.0)
+    assert [c.code for c in checks if c.level == "error"] == ["time_outside_clip"]
+
+    data["34.wav"]["barking"]["spans"] = [[2.0, 3.0], [9.5, 10.04]]  # within a decoder's frame of the end
+    audiocaps_f_import(data=data, dataset_name="acf-end", source_name="gold.json")
+    assert ExpertAnnotation.objects.count() == 1
