@@ -210,6 +210,10 @@ class WorkerOnDemand:
         name = f"compute-metrics-{os.getpid()}@{os.uname().nodename}"
         # No Django system checks in the worker: the command starting it runs them meanwhile.
         env = {"CELERY_SKIP_CHECKS": "1"}
+        # Normal CPU priority unless configured: someone waits on this worker (a standing worker lowers itself so
+        # that pages come first, config/worker_resources.py), and lowered on a busy machine it could not even send
+        # its first heartbeat within start_timeout (the demo build of ./scripts/run starts one before the server).
+        env["WORKER_NICENESS"] = os.environ.get("WORKER_NICENESS") or "0"
         if self.warm_up:
             env["METRICS_WARM_UP"] = ",".join(self.warm_up)
         # Two threads: while one waits on the METEOR JVM (its own process), the other scores in Python, so a

@@ -88,3 +88,26 @@ def test_a_worker_caps_its_numeric_threads(transactional_db, tmp_path):
     # torch and the BLAS/OpenMP pools loaded in the worker say so themselves; unconfigured, torch takes every core
     assert report["torch_threads"] == 1
     assert report["pools"] and set(report["pools"].values()) == {1}, report["pools"]
+
+
+def test_the_temporary_worker_of_a_waiting_command_keeps_normal_priority(embedded_celery, tmp_path, monkeypatch):
+    # compute_metrics --wait, the demo build: someone waits on it, and ./scripts/run builds the demo before serving
+    from metrics_bridge.services.workers import live_workers
+    from metrics_bridge.tasks import current_broker
+    from metrics_bridge.worker_process import WorkerOnDemand
+    from tests.celery_worker import worker_env
+
+    monkeypatch.delenv("WORKER_NICENESS", raising=False)
+    for name, value in worker_env(broker_url=None, broker_dir=tmp_path / "broker").items():
+        monkeypatch.setenv(name, value)
+    said = []
+    with WorkerOnDemand(say=said.append) as on_demand:
+        on_demand.ensure_worker()
+        assert on_demand.started_worker, said
+        # its heartbeat comes after the worker set its priority (celeryd_init runs before the worker boots)
+        wait_until(
+            lambda: any(worker.name == on_demand.worker_name for worker in live_workers(broker=current_broker())),
+            timeout=180,
+            what="temporary worker heartbeat",
+        )
+        assert niceness_of(on_demand.worker.pid) == 0
