@@ -53,6 +53,7 @@ ASSET_RE = re.compile(r'<(?:script|link|img)\b[^>]*?\b(?:src|href)="(/static/[^"
 ALIVE_RE = re.compile(r'data-alive-url="([^"]+)"')
 DRAFT_RE = re.compile(r'data-draft-url="([^"]+)"')
 MAX_AGE_RE = re.compile(r"max-age=(\d+)")
+START_FORM_RE = re.compile(r'<form [^>]*id="start-form"')
 
 
 def run_script_workers() -> int:
@@ -73,6 +74,7 @@ class BrowserParticipant(crowd_study.Participant):
         self.static_requests = 0
         self.alive_url = ""
         self.page_loaded_at = 0.0
+        self.busy_retries = 0  # starts refused with "Not yet" (every share reserved by someone still rating)
 
     def request(self, endpoint: str, method: str, path: str, *, expect, **options):
         response = super().request(endpoint, method, path, expect=expect, **options)
@@ -125,6 +127,23 @@ class BrowserParticipant(crowd_study.Participant):
             path,
             expect=302,
             data={"csrfmiddlewaretoken": self._csrf(page_text), **data},
+            headers={"Referer": self.base_url + path},
+        )
+
+    def practice(self, path: str, text: str):
+        """The instructions page. Back on it after "Not yet" (every share reserved, some may come back), the page
+        offers the start button only, the practice being done: a browser sends no practice again, and the person,
+        told to try again in a few minutes, waits on the page (its heartbeat beating) before pressing it again."""
+        if START_FORM_RE.search(text) is None:
+            return super().practice(path, text)
+        self.busy_retries += 1
+        self.wait(self.args.busy_retry_seconds)
+        return self.request(
+            "POST start share",
+            "POST",
+            f"/study/{self.slug}/start/",
+            expect=302,
+            data={"csrfmiddlewaretoken": self._csrf(text)},
             headers={"Referer": self.base_url + path},
         )
 
@@ -260,7 +279,7 @@ def per_participant(people: list) -> str:
         f"requests per completed participant {mean([p.requests_made for p in completed]):.1f} "
         f"(static {mean([p.static_requests for p in completed]):.1f}) over {len(completed)} participants; "
         f"per other participant (declined, found the study full) {mean([p.requests_made for p in rest]):.1f} "
-        f"over {len(rest)}"
+        f'over {len(rest)}; starts refused with "Not yet" {sum(p.busy_retries for p in people)}'
     )
 
 
@@ -335,6 +354,12 @@ def main() -> None:
     parser.add_argument("--think-seconds", type=float, default=8.0, help="after listening, before answering")
     parser.add_argument("--page-seconds", type=float, default=3.0, help="reading each page of the path")
     parser.add_argument("--heartbeat-seconds", type=int, default=5, help="STUDY_HEARTBEAT_SECONDS")
+    parser.add_argument(
+        "--busy-retry-seconds",
+        type=float,
+        default=30,
+        help='how long a participant told "Not yet" (every share reserved) waits before pressing Start again',
+    )
     parser.add_argument("--database-url", default="", help="an empty PostgreSQL database (else a private cluster)")
     parser.add_argument("--settle-seconds", type=float, default=90)
     parser.add_argument("--deadline", type=float, default=2400, help="hard limit of the whole script (s)")
