@@ -69,6 +69,9 @@ def worker_env(*, broker_url: str | None, broker_dir: Path | None = None, **extr
         "METRICS_WORKER_HEARTBEAT_SECONDS": "1",
         # A killed worker's chunk becomes claimable again after 3 s instead of a minute.
         "METRICS_CHUNK_LEASE_SECONDS": "3",
+        # Normal priority: the suite's other process keeps a core busy at normal priority, and a lowered worker would
+        # make these tests' time limits depend on it (tests/operations/test_worker_priority.py checks the lowering).
+        "WORKER_NICENESS": "0",
         **{key: str(value) for key, value in extra.items()},
     }
     if broker_url:

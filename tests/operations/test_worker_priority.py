@@ -97,9 +97,9 @@ def test_the_temporary_worker_of_a_waiting_command_keeps_normal_priority(embedde
     from metrics_bridge.worker_process import WorkerOnDemand
     from tests.celery_worker import worker_env
 
-    monkeypatch.delenv("WORKER_NICENESS", raising=False)
     for name, value in worker_env(broker_url=None, broker_dir=tmp_path / "broker").items():
         monkeypatch.setenv(name, value)
+    monkeypatch.delenv("WORKER_NICENESS")  # the tests' workers are set to 0; here the command decides
     said = []
     with WorkerOnDemand(say=said.append) as on_demand:
         on_demand.ensure_worker()
