@@ -158,17 +158,23 @@ def browser_participant(page) -> Participant:
     return Participant.objects.get(user_id=int(user_id))
 
 
+def enter_on_focused(page, selector: str) -> None:
+    """Press Enter on the page's autofocused button once it has the focus (the browser gives it after the load
+    event, so a key pressed at once may reach nobody), and wait for the page it leads to."""
+    page.wait_for_function("selector => document.activeElement?.matches(selector)", arg=selector)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+
+
 def browser_to_items(page, study) -> Participant:
     """Landing -> consent -> (the headphone screen passed earlier) -> practice -> the first item."""
     from tests.browser.test_study_pages import _practice_and_start
 
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    enter_on_focused(page, "#start-form button")
     participant = browser_participant(page)
     if study.screen_kinds:
         headphone_pass_give(participant.user, kind="antiphase")  # the screen itself is proven in the screen-out
-    with page.expect_navigation():
-        page.keyboard.press("Enter")  # "I agree" has the focus
+    enter_on_focused(page, "button[value=agree]")  # "I agree" has the focus
     assert page.url.endswith("/instructions/"), page.url
     _practice_and_start(page)
     with page.expect_navigation():
