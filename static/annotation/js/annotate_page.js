@@ -53,7 +53,7 @@
     statusElement.dataset.state = "saved";
     statusElement.textContent = task.draft_version ? "Saved (version " + task.draft_version + ")" : "Nothing typed yet";
   }
-  if (task.editable) sync.findOrphans().then(offerOrphans);
+  if (task.editable) sync.findOrphans().then((copies) => Page.offerOrphans(document.getElementById("stale-local"), sync, editor, copies));
 
   // -- relations form (mouse) -----------------------------------------------------------------------
   const relationForm = document.querySelector("#relations-panel .relation-form");
@@ -155,36 +155,6 @@
       });
     });
     skipDialog.querySelector("[data-action=close]").addEventListener("click", () => skipDialog.close());
-  }
-
-  /* Unsaved edits that closed tabs (or this browser before a restart) left behind: offered one at a time.
-   * Restoring merges them into what this page holds; what both changed goes to the conflict view. */
-  function offerOrphans(copies) {
-    const notice = document.getElementById("stale-local");
-    const copy = copies.find((candidate) => {
-      const trial = DraftMerge.merge(candidate.base || {events: [], relations: [], note: ""}, candidate.draft, editor.draft);
-      if (trial.conflicts.length || !DraftMerge.same(trial.draft, editor.draft)) return true;
-      sync.forgetCopy(candidate); // everything in it is already here
-      return false;
-    });
-    if (!copy) {
-      notice.hidden = true;
-      return;
-    }
-    const rest = copies.slice(copies.indexOf(copy) + 1);
-    const events = (copy.draft.events || []).map((event) => "'" + ((event.label || "").trim() || "unnamed") + "'");
-    notice.hidden = false;
-    notice.querySelector(".stale-time").textContent = new Date(copy.at).toLocaleString();
-    notice.querySelector(".stale-events").textContent = events.join(", ") || "no events";
-    notice.querySelector("[data-action=restore]").onclick = () => {
-      notice.hidden = true;
-      sync.mergeIn(copy);
-      if (!sync.conflict) offerOrphans(rest);
-    };
-    notice.querySelector("[data-action=discard]").onclick = () => {
-      sync.forgetCopy(copy);
-      offerOrphans(rest);
-    };
   }
 
   // A second tab on the same clip: say so at once (the server refuses its stale saves anyway).

@@ -476,6 +476,8 @@
       sync = newSync(review.draft_version);
       start = sync.restoreLocal(review.draft);
     }
+    // Gold edits a closed tab of this review left unsaved (offline) are offered back, as on the annotators' page.
+    if (review) sync.findOrphans().then((copies) => Page.offerOrphans(document.getElementById("stale-local"), sync, editor, copies));
     let syncRegions = () => {};
     editor = new EventEditor({
       root: document.getElementById("gold-editor"),
@@ -491,7 +493,8 @@
         syncRegions();
         scheduleDuplicateCheck();
         if (sync) sync.edit(draft);
-        else startReview().then((started) => { if (started) sync.edit(editor.draft); });
+        // A copy: the editor changes its draft in place, and the sync keeps what it sent as the merge base.
+        else startReview().then((started) => { if (started) sync.edit(Graph.clone(editor.draft)); });
       },
     });
     syncRegions = Page.connectPlayer(editor, player);

@@ -49,6 +49,36 @@ window.WorkspacePage = (function () {
     return sync;
   }
 
+  /* Unsaved edits that closed tabs (or this browser before a restart) left behind: offered one at a time in
+   * `notice` (templates/annotation/_stale_local.html). Restoring merges them into what `editor` holds through
+   * `sync`; what both changed goes to the conflict view. Shared by the annotators' and the reviewers' pages. */
+  function offerOrphans(notice, sync, editor, copies) {
+    const copy = copies.find((candidate) => {
+      const trial = DraftMerge.merge(candidate.base || {events: [], relations: [], note: ""}, candidate.draft, editor.draft);
+      if (trial.conflicts.length || !DraftMerge.same(trial.draft, editor.draft)) return true;
+      sync.forgetCopy(candidate); // everything in it is already here
+      return false;
+    });
+    if (!copy) {
+      notice.hidden = true;
+      return;
+    }
+    const rest = copies.slice(copies.indexOf(copy) + 1);
+    const events = (copy.draft.events || []).map((event) => "'" + ((event.label || "").trim() || "unnamed") + "'");
+    notice.hidden = false;
+    notice.querySelector(".stale-time").textContent = new Date(copy.at).toLocaleString();
+    notice.querySelector(".stale-events").textContent = events.join(", ") || "no events";
+    notice.querySelector("[data-action=restore]").onclick = () => {
+      notice.hidden = true;
+      sync.mergeIn(copy);
+      if (!sync.conflict) offerOrphans(notice, sync, editor, rest);
+    };
+    notice.querySelector("[data-action=discard]").onclick = () => {
+      sync.forgetCopy(copy);
+      offerOrphans(notice, sync, editor, rest);
+    };
+  }
+
   /* The CSRF cookie when readable (it changes when the user signs in again in another tab), else the page's token. */
   function csrfToken() {
     const cookie = document.cookie.split("; ").find((part) => part.startsWith("csrftoken="));
@@ -163,5 +193,5 @@ window.WorkspacePage = (function () {
     editor._focus({eventId: check.event, part: part});
   }
 
-  return {data: data, elements: elements, connectPlayer: connectPlayer, csrfToken: csrfToken, callJson: callJson, bindShortcuts: bindShortcuts, renderChecks: renderChecks, showConflict: showConflict, focusCheck: focusCheck};
+  return {data: data, elements: elements, connectPlayer: connectPlayer, csrfToken: csrfToken, callJson: callJson, bindShortcuts: bindShortcuts, renderChecks: renderChecks, showConflict: showConflict, focusCheck: focusCheck, offerOrphans: offerOrphans};
 })();
