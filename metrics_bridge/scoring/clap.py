@@ -148,7 +148,8 @@ def text_embeddings(texts: Sequence[str], folder: Path) -> dict[str, np.ndarray]
         missing = [t for t in dict.fromkeys(texts) if (identity, t) not in _text_cache]
     for start in range(0, len(missing), TEXT_BATCH_SIZE):
         batch = missing[start : start + TEXT_BATCH_SIZE]
-        inputs = processor.tokenizer(batch, padding=True, truncation=True, return_tensors="pt")
+        with _model_lock:  # a fast tokenizer is not thread-safe (see sbert.tokenizer_lock)
+            inputs = processor.tokenizer(batch, padding=True, truncation=True, return_tensors="pt")
         with torch.no_grad():
             vectors = _unit(model.get_text_features(**inputs).numpy())
         with _cache_lock:

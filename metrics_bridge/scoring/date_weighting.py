@@ -51,7 +51,9 @@ class DateEncoder:
 
     def token_ids(self, text: str) -> list[int]:
         """Word-piece ids with [CLS] and [SEP], truncated like the model truncates."""
-        return list(self.tokenizer(text, truncation=True, max_length=self.max_length)["input_ids"])
+        # The shared tokenizer is used by other threads too (see sbert.tokenizer_lock).
+        with sbert.tokenizer_lock:
+            return list(self.tokenizer(text, truncation=True, max_length=self.max_length)["input_ids"])
 
     def content_positions(self, ids: Sequence[int]) -> list[int]:
         return [position for position, token in enumerate(ids) if token not in self.special_ids]

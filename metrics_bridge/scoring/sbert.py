@@ -39,6 +39,10 @@ _model = None
 _model_lock = threading.Lock()
 _cache: OrderedDict[str, np.ndarray] = OrderedDict()
 _cache_lock = threading.Lock()
+#: Held by every user of the shared model's tokenizer (encode included). A Hugging Face fast tokenizer is not
+#: thread-safe: a call that sets its truncation or padding while another thread tokenizes fails with
+#: "RuntimeError: Already borrowed", and the worker's thread pool runs two tasks in one process.
+tokenizer_lock = threading.RLock()
 #: number of model.encode calls in this process (tests check "each sentence once")
 encode_calls = 0
 
@@ -99,14 +103,15 @@ def encode_texts(texts: Iterable[str]) -> np.ndarray:
     fresh: dict[str, np.ndarray] = {}
     if missing:
         model = load_model()
-        vectors = model.encode(
-            missing,
-            batch_size=ENCODE_BATCH_SIZE,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
-        encode_calls += 1
+        with tokenizer_lock:
+            vectors = model.encode(
+                missing,
+                batch_size=ENCODE_BATCH_SIZE,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+            encode_calls += 1
         fresh = dict(zip(missing, np.asarray(vectors, dtype=np.float32), strict=True))
     with _cache_lock:
         rows = []

@@ -34,13 +34,15 @@ def cached_phrase_vectors(texts: list[str]) -> np.ndarray:
             by_digest[digest] = np.frombuffer(bytes(vector), dtype=np.float32)
     missing = [text for text in distinct if digests[text] not in by_digest]
     if missing:
-        encoded = sbert.load_model().encode(
-            missing,
-            batch_size=ENCODE_BATCH_SIZE,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
+        model = sbert.load_model()
+        with sbert.tokenizer_lock:
+            encoded = model.encode(
+                missing,
+                batch_size=ENCODE_BATCH_SIZE,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
         vectors = np.asarray(encoded, dtype=np.float32)
         PhraseVector.objects.bulk_create(
             [

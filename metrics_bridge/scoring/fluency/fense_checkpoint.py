@@ -12,6 +12,7 @@ downloaded here.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,6 +34,7 @@ class FenseCheckpointDetector:
         base = (base or "").strip() or state["model_type"]
         config = AutoConfig.from_pretrained(base, local_files_only=True)
         self.tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
+        self._tokenizer_lock = threading.Lock()
 
         class FlatClassifier(torch.nn.Module):
             def __init__(self) -> None:
@@ -64,7 +66,8 @@ class FenseCheckpointDetector:
         values = []
         for start in range(0, len(texts), batch_size):
             chunk = [normalise(text) for text in texts[start : start + batch_size]]
-            batch = self.tokenizer(chunk, padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt")
+            with self._tokenizer_lock:  # a fast tokenizer is not thread-safe (see sbert.tokenizer_lock)
+                batch = self.tokenizer(chunk, padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt")
             inputs = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
             with self._torch.no_grad():
                 logits = self.model(**inputs)

@@ -70,7 +70,8 @@ def frozen_states(texts: Sequence[str], *, frozen_layers: int, batch_size: int =
     bert.eval()
     for start in range(0, len(texts), batch_size):
         chunk = [normalise(text) for text in texts[start : start + batch_size]]
-        batch = tokenizer(chunk, padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt")
+        with sbert.tokenizer_lock:
+            batch = tokenizer(chunk, padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt")
         with torch.no_grad():
             outputs = bert(
                 input_ids=batch["input_ids"],
