@@ -14,6 +14,7 @@ naively as the donor caption least like the own reference (a "clearly wrong" cap
 above chance + 10.
 """
 
+import functools
 import io
 import math
 from collections import Counter
@@ -49,34 +50,54 @@ def encode(texts: list[str]) -> np.ndarray:
 class GoldAnswer:
     own: str  # the clip's own reference: the known answer
     foreign: str  # the foreign caption the rater was shown
-    others: list[str]  # every other caption text the rater received, in every study
+    others: tuple[str, ...]  # every other caption text the rater received, in every study
     pool: list[str]  # the donor captions the foreign one could have been
 
 
 # --- The solvers: each says how strongly it prefers a text as the own caption (higher: own) ------------------
+# A rater's other texts are the same for every caption a solver weighs against them (the own one, the foreign
+# one and each donor caption of the controls): what they give (their vectors, centroid, word counts) is worked
+# out once per rater's texts, and each solver's value once per caption, so the controls' thousands of donor
+# captions cost a lookup each instead of the same sums again. Same arithmetic on the same arrays: same values.
 
 
-def _nearest(text: str, others: list[str]) -> float:
-    return float((encode([text]) @ encode(others).T).max())
+@functools.cache
+def _others_matrix(others: tuple[str, ...]) -> np.ndarray:
+    return encode(list(others))
 
 
-def _central(text: str, others: list[str]) -> float:
-    centroid = encode(others).mean(axis=0)
-    return float(encode([text])[0] @ centroid / (np.linalg.norm(centroid) or 1.0))
+@functools.cache
+def _others_centroid(others: tuple[str, ...]) -> tuple[np.ndarray, float]:
+    centroid = _others_matrix(others).mean(axis=0)
+    return centroid, np.linalg.norm(centroid) or 1.0
 
 
-def _specific(text: str, others: list[str]) -> float:
+@functools.cache
+def _others_frequency(others: tuple[str, ...]) -> Counter:
+    return Counter(word for other in others for word in set(words(other)))
+
+
+def _nearest(text: str, others: tuple[str, ...]) -> float:
+    return float((encode([text]) @ _others_matrix(others).T).max())
+
+
+def _central(text: str, others: tuple[str, ...]) -> float:
+    centroid, norm = _others_centroid(others)
+    return float(encode([text])[0] @ centroid / norm)
+
+
+def _specific(text: str, others: tuple[str, ...]) -> float:
     """Mean rarity of the text's words among the rater's texts (a more specific caption names rarer things)."""
-    frequency = Counter(word for other in others for word in set(words(other)))
+    frequency = _others_frequency(others)
     tokens = words(text) or [""]
     return sum(math.log((1 + len(others)) / (1 + frequency[token])) for token in tokens) / len(tokens)
 
 
-FEATURES: dict[str, Callable[[str, list[str]], float]] = {
-    "similarity (nearest other caption)": _nearest,
-    "length (words)": lambda text, others: float(len(words(text))),
-    "centroid of the rater's texts": _central,
-    "specificity (rare words)": _specific,
+FEATURES: dict[str, Callable[[str, tuple[str, ...]], float]] = {
+    "similarity (nearest other caption)": functools.cache(_nearest),
+    "length (words)": functools.cache(lambda text, others: float(len(words(text)))),
+    "centroid of the rater's texts": functools.cache(_central),
+    "specificity (rare words)": functools.cache(_specific),
 }
 
 
@@ -138,7 +159,7 @@ def _gold_answers() -> list[GoldAnswer]:
                 continue
             own = key[row["token"]]
             (foreign,) = [caption["text"] for caption in row["captions"] if caption["text"] != own]
-            others = [caption["text"] for other in rows if other is not row for caption in other["captions"]]
+            others = tuple(caption["text"] for other in rows if other is not row for caption in other["captions"])
             pool = [text for text in donor_texts if text.strip().casefold() != own.strip().casefold()]
             answers.append(GoldAnswer(own=own, foreign=foreign, others=others, pool=pool))
     return answers
