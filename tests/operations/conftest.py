@@ -21,7 +21,14 @@ def stack(tmp_path_factory):
         pytest.skip(str(error))
     started = time.monotonic()
     # Small chunks so runs have enough of them to interrupt; leases short enough to expire within a test.
-    extra = {"METRICS_CHUNK_SIZE": "6", "METRICS_CHUNK_LEASE_SECONDS": "3", "METRICS_WORKER_HEARTBEAT_SECONDS": "1"}
+    # The workers at normal priority: the suite's other process keeps a core busy at normal priority, and a lowered
+    # worker could miss these one-second heartbeats (the priority itself is tested in test_worker_priority.py).
+    extra = {
+        "METRICS_CHUNK_SIZE": "6",
+        "METRICS_CHUNK_LEASE_SECONDS": "3",
+        "METRICS_WORKER_HEARTBEAT_SECONDS": "1",
+        "WORKER_NICENESS": "0",
+    }
     with Stack(tmp_path_factory.mktemp("stack"), extra_env=extra, say=print) as running:
         running.timings["total start"] = round(time.monotonic() - started, 1)
         print(f"stack started: {running.timings}")

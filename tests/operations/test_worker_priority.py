@@ -39,7 +39,7 @@ def wait_until(predicate, *, timeout: float, what: str):
 
 
 def test_the_worker_of_scripts_run_runs_below_the_web_server(tmp_path):
-    run = RunScript(tmp_path, free_port())
+    run = RunScript(tmp_path, free_port(), product_priority=True)
     try:
         run.wait_for("Sign in at")
         [worker] = wait_until(lambda: worker_pids(run.process.pid), timeout=30, what="worker process")
