@@ -34,9 +34,9 @@ def cached_phrase_vectors(texts: list[str]) -> np.ndarray:
             by_digest[digest] = np.frombuffer(bytes(vector), dtype=np.float32)
     missing = [text for text in distinct if digests[text] not in by_digest]
     if missing:
-        model = sbert.load_model()
+        encoder = sbert.load_model()
         with sbert.tokenizer_lock:
-            encoded = model.encode(
+            encoded = encoder.encode(
                 missing,
                 batch_size=ENCODE_BATCH_SIZE,
                 convert_to_numpy=True,
