@@ -102,17 +102,9 @@ def encode_texts(texts: Iterable[str]) -> np.ndarray:
         missing = list(dict.fromkeys(text for text in texts if text not in _cache))
     fresh: dict[str, np.ndarray] = {}
     if missing:
-        model = load_model()
-        with tokenizer_lock:
-            vectors = model.encode(
-                missing,
-                batch_size=ENCODE_BATCH_SIZE,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-            encode_calls += 1
-        fresh = dict(zip(missing, np.asarray(vectors, dtype=np.float32), strict=True))
+        vectors = encode_uncached(missing)
+        encode_calls += 1
+        fresh = dict(zip(missing, vectors, strict=True))
     with _cache_lock:
         rows = []
         for text in texts:
@@ -125,6 +117,20 @@ def encode_texts(texts: Iterable[str]) -> np.ndarray:
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
     return np.stack(rows)
+
+
+def encode_uncached(texts: Sequence[str], *, batch_size: int = ENCODE_BATCH_SIZE) -> np.ndarray:
+    """Unit-length float32 vectors of `texts` in order, straight from the model (no process cache)."""
+    model = load_model()
+    with tokenizer_lock:
+        vectors = model.encode(
+            list(texts),
+            batch_size=batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+    return np.asarray(vectors, dtype=np.float32)
 
 
 def clear_cache() -> None:

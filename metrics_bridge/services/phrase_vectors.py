@@ -34,16 +34,7 @@ def cached_phrase_vectors(texts: list[str]) -> np.ndarray:
             by_digest[digest] = np.frombuffer(bytes(vector), dtype=np.float32)
     missing = [text for text in distinct if digests[text] not in by_digest]
     if missing:
-        encoder = sbert.load_model()
-        with sbert.tokenizer_lock:
-            encoded = encoder.encode(
-                missing,
-                batch_size=ENCODE_BATCH_SIZE,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-        vectors = np.asarray(encoded, dtype=np.float32)
+        vectors = sbert.encode_uncached(missing, batch_size=ENCODE_BATCH_SIZE)
         PhraseVector.objects.bulk_create(
             [
                 PhraseVector(model=model, text_sha256=digests[text], text=text, vector=vector.tobytes())
