@@ -10,10 +10,9 @@ and 390 px."""
 import pytest
 
 from annotation.models import AnnotationReview, Caption, CaptioningSystem, Clip, Dataset, ExpertAnnotation
-from annotation.services.annotation_campaigns import annotation_campaign_create, annotation_task_next
-from annotation.services.annotation_tasks import task_draft_save, task_submit
 from annotation.services.audiocaps_f import audiocaps_f_export
 from tests.annotation.audio_helpers import real_stereo_clip_attach
+from tests.browser.review_campaigns import annotation_draft, campaign_with_submissions
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -69,24 +68,11 @@ def submitted_park(make_user, media_root, shared_dir, tmp_path):
         author_kind="machine",
         system=CaptioningSystem.objects.create(name="sys-park"),
     )
-    annotators = [make_user(name, "annotator") for name in SUBMISSIONS]
-    reviewer = make_user("rev-park", "reviewer")
-    campaign = annotation_campaign_create(
-        name="park-review", dataset=dataset, clips=[clip], annotators=annotators, reviewers=[reviewer], seed=1
-    )
-    for annotator in annotators:
-        events, relations = SUBMISSIONS[annotator.username]
-        draft = {
-            "events": [
-                {"id": f"e{index + 1}", "label": label, "sources": sources, "attributes": attributes, "spans": spans}
-                for index, (label, sources, attributes, spans) in enumerate(events)
-            ],
-            "relations": [{"first": f"e{a + 1}", "second": f"e{b + 1}", "kind": kind} for a, b, kind in relations],
-            "note": NOTES[annotator.username],
-        }
-        task = annotation_task_next(campaign=campaign, annotator=annotator)
-        saved = task_draft_save(task=task, annotator=annotator, base_version=0, draft=draft)
-        task_submit(task=task, annotator=annotator, base_version=saved.version, confirm_warnings=True)
+    drafts = {
+        username: annotation_draft(events, relations, note=NOTES[username])
+        for username, (events, relations) in SUBMISSIONS.items()
+    }
+    campaign, reviewer = campaign_with_submissions(clip=clip, make_user=make_user, name="park", drafts=drafts)
     return dataset, clip, campaign, reviewer
 
 

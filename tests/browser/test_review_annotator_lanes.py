@@ -7,9 +7,8 @@ unzoomed and zoomed."""
 import pytest
 
 from annotation.models import Clip, Dataset
-from annotation.services.annotation_campaigns import annotation_campaign_create, annotation_task_next
-from annotation.services.annotation_tasks import task_draft_save, task_submit
 from tests.annotation.audio_helpers import real_stereo_clip_attach
+from tests.browser.review_campaigns import annotation_draft, campaign_with_submissions
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -38,22 +37,11 @@ def submitted(make_user, media_root, shared_dir, tmp_path):
     clip = real_stereo_clip_attach(
         Clip.objects.create(dataset=dataset, external_id="lanes.wav"), shared_dir=shared_dir, folder=tmp_path
     )
-    annotators = [make_user(name, "annotator") for name in SUBMISSIONS]
-    reviewer = make_user("rev-lanes", "reviewer")
-    campaign = annotation_campaign_create(
-        name="lanes-review", dataset=dataset, clips=[clip], annotators=annotators, reviewers=[reviewer], seed=1
-    )
-    for annotator in annotators:
-        draft = {
-            "events": [
-                {"id": f"e{index + 1}", "label": label, "sources": sources, "attributes": ["loud"], "spans": spans}
-                for index, (label, sources, spans) in enumerate(SUBMISSIONS[annotator.username])
-            ],
-            "relations": [],
-        }
-        task = annotation_task_next(campaign=campaign, annotator=annotator)
-        saved = task_draft_save(task=task, annotator=annotator, base_version=0, draft=draft)
-        task_submit(task=task, annotator=annotator, base_version=saved.version, confirm_warnings=True)
+    drafts = {
+        username: annotation_draft([(label, sources, ["loud"], spans) for label, sources, spans in events])
+        for username, events in SUBMISSIONS.items()
+    }
+    campaign, reviewer = campaign_with_submissions(clip=clip, make_user=make_user, name="lanes", drafts=drafts)
     return clip, campaign, reviewer
 
 

@@ -8,9 +8,8 @@ Screenshots at 1280 and 390 px."""
 import pytest
 
 from annotation.models import AnnotationReview, Clip, Dataset, ExpertAnnotation
-from annotation.services.annotation_campaigns import annotation_campaign_create, annotation_task_next
-from annotation.services.annotation_tasks import task_draft_save, task_submit
 from tests.annotation.audio_helpers import real_stereo_clip_attach
+from tests.browser.review_campaigns import annotation_draft, campaign_with_submissions
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -40,23 +39,8 @@ def submitted(make_user, media_root, shared_dir, tmp_path):
     clip = real_stereo_clip_attach(
         Clip.objects.create(dataset=dataset, external_id="garden.wav"), shared_dir=shared_dir, folder=tmp_path
     )
-    annotators = [make_user(name, "annotator") for name in SUBMISSIONS]
-    reviewer = make_user("rev-garden", "reviewer")
-    campaign = annotation_campaign_create(
-        name="garden-review", dataset=dataset, clips=[clip], annotators=annotators, reviewers=[reviewer], seed=1
-    )
-    for annotator in annotators:
-        events = SUBMISSIONS[annotator.username]
-        draft = {
-            "events": [
-                {"id": f"e{index + 1}", "label": label, "sources": sources, "attributes": attributes, "spans": spans}
-                for index, (label, sources, attributes, spans) in enumerate(events)
-            ],
-            "relations": [],
-        }
-        task = annotation_task_next(campaign=campaign, annotator=annotator)
-        saved = task_draft_save(task=task, annotator=annotator, base_version=0, draft=draft)
-        task_submit(task=task, annotator=annotator, base_version=saved.version, confirm_warnings=True)
+    drafts = {username: annotation_draft(events) for username, events in SUBMISSIONS.items()}
+    campaign, reviewer = campaign_with_submissions(clip=clip, make_user=make_user, name="garden", drafts=drafts)
     return clip, campaign, reviewer
 
 
