@@ -12,12 +12,19 @@ from annotation.models import (
     ExpertAnnotation,
     TemporalRelation,
 )
+from annotation.tag_library import TagFacts, tag_facts_read
 from annotation.vocabulary import AttributeVocabulary
 
 
 def attribute_vocabulary() -> AttributeVocabulary:
     """The attribute tag library (tags and templates) that attributes are linked to and checked against."""
     return AttributeVocabulary(AttributeTag.objects.order_by("pk").values_list("pk", "text", "template"))
+
+
+def stored_tag_facts() -> dict[object, TagFacts]:
+    """tag id -> its category, synonym group and antonym groups: what the checks call opposites or counts."""
+    rows = AttributeTag.objects.values_list("pk", "text", "category", "synonym_group", "antonym_groups")
+    return tag_facts_read(rows)
 
 
 def _count_per_dataset(queryset: QuerySet, dataset_path: str) -> Subquery:

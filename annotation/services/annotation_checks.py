@@ -119,6 +119,14 @@ def _children_checks(event: dict, field: str, library: AttributeVocabulary) -> l
     return checks
 
 
+def attribute_conflicts(
+    *, event: dict, library: AttributeVocabulary, tag_facts: Mapping[object, TagFacts]
+) -> list[Check]:
+    """Attributes of one event (a dict with "id", "label", "attributes") that the tag library calls opposites or
+    different counts, as errors: what gold publishing refuses."""
+    return _attribute_conflicts(event, "attributes", library, tag_facts, ERROR)
+
+
 def _attribute_conflicts(
     event: dict, field: str, library: AttributeVocabulary, facts: Mapping[object, TagFacts], level: str
 ) -> list[Check]:

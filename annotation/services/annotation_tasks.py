@@ -11,8 +11,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import AnnotationTask, AttributeTag, ExpertAnnotation
-from annotation.selectors import attribute_vocabulary
+from annotation.models import AnnotationTask, ExpertAnnotation
+from annotation.selectors import attribute_vocabulary, stored_tag_facts
 from annotation.services.annotation_checks import ERROR, WARNING, Check, draft_checks, has_errors
 from annotation.services.annotation_drafts import (
     DraftConflictError,
@@ -22,7 +22,6 @@ from annotation.services.annotation_drafts import (
     draft_validate,
 )
 from annotation.services.expert_annotations import expert_annotation_save
-from annotation.tag_library import TagFacts, tag_facts_read
 
 TaskStatus = AnnotationTask.Status
 EDITABLE = (TaskStatus.ASSIGNED, TaskStatus.RETURNED)
@@ -67,13 +66,8 @@ def task_checks(*, task: AnnotationTask, draft: dict | None = None) -> list[Chec
         draft=clean,
         library=attribute_vocabulary(),
         clip_duration=task.clip.duration_seconds,
-        tag_facts=_tag_facts(),
+        tag_facts=stored_tag_facts(),
     )
-
-
-def _tag_facts() -> dict[object, TagFacts]:
-    rows = AttributeTag.objects.values_list("pk", "text", "category", "synonym_group", "antonym_groups")
-    return tag_facts_read(rows)
 
 
 def draft_checks_for(*, draft: dict, clip, gold: bool = False) -> list[Check]:
@@ -82,7 +76,7 @@ def draft_checks_for(*, draft: dict, clip, gold: bool = False) -> list[Check]:
         draft=draft,
         library=attribute_vocabulary(),
         clip_duration=clip.duration_seconds,
-        tag_facts=_tag_facts(),
+        tag_facts=stored_tag_facts(),
         gold=gold,
     )
 

@@ -18,6 +18,13 @@ Attributes link to the tag library by case-insensitive, trimmed text (or the tem
 stay free text (tag=None); sources are marked listed when they are in the list of common sound sources.
 Re-importing leaves an annotation whose events are identical untouched and replaces the events of
 one that differs, so the final state never depends on how often the import ran.
+
+The editor's checks run on the file: spans past a clip's end, overlapping occurrences and relations the spans
+contradict are refused. Attributes of one event that the tag library calls opposites or different counts
+(which gold publishing refuses) are flagged in the summary, naming clip, event and attributes; a gold import
+keeps such clips gold by default, because the released AudioCaps-F gold holds them (75 clips with opposites,
+1 with two counts) and import -> export must give the file back, or imports them as submitted annotations
+(not gold, for a reviewer) with `conflicting_as="submitted"`.
 """
 
 import json
@@ -43,8 +50,13 @@ from annotation.models import (
     SoundEvent,
     TemporalRelation,
 )
-from annotation.selectors import annotation_as_audiocaps_f, attribute_vocabulary, dataset_gold_annotations
-from annotation.services.annotation_checks import CLIP_END_SLACK_SECONDS, overlapping_occurrences
+from annotation.selectors import (
+    annotation_as_audiocaps_f,
+    attribute_vocabulary,
+    dataset_gold_annotations,
+    stored_tag_facts,
+)
+from annotation.services.annotation_checks import CLIP_END_SLACK_SECONDS, attribute_conflicts, overlapping_occurrences
 from annotation.services.importing import (
     ImportDataError,
     ImportSummary,
@@ -95,6 +107,10 @@ class ClipAnnotationSpec:
 
 
 IMPORT_STATUSES = (ExpertAnnotation.Status.GOLD, ExpertAnnotation.Status.SUBMITTED)
+#: what a gold import makes of a clip whose attributes the tag library contradicts
+CONFLICTING_AS = (ExpertAnnotation.Status.GOLD, ExpertAnnotation.Status.SUBMITTED)
+#: conflicts named one by one in the summary; the rest are counted
+CONFLICTS_NAMED = 5
 
 
 def audiocaps_f_import_from_path(
@@ -104,6 +120,7 @@ def audiocaps_f_import_from_path(
     annotator_username: str | None = None,
     status: str | None = None,
     replace_gold: bool = False,
+    conflicting_as: str = ExpertAnnotation.Status.GOLD,
 ) -> ImportSummary:
     data, source_name = json_file_load(path=path)
     return audiocaps_f_import(
@@ -113,6 +130,7 @@ def audiocaps_f_import_from_path(
         annotator_username=annotator_username,
         status=status,
         replace_gold=replace_gold,
+        conflicting_as=conflicting_as,
     )
 
 
@@ -125,16 +143,24 @@ def audiocaps_f_import(
     annotator_username: str | None = None,
     status: str | None = None,
     replace_gold: bool = False,
+    conflicting_as: str = ExpertAnnotation.Status.GOLD,
 ) -> ImportSummary:
     """Import the file as gold annotations of the expert account (default), or as `annotator_username`'s
     annotations with `status` (default submitted when an annotator is named). A new gold annotation
     supersedes the clip's previous gold one (one gold per clip) only with `replace_gold`: otherwise a clip
-    whose gold another account (a reviewer) published is refused, naming it, and nothing is written."""
+    whose gold another account (a reviewer) published is refused, naming it, and nothing is written.
+    `conflicting_as`: the status, in a gold import, of clips whose attributes the tag library contradicts
+    (flagged in the summary either way)."""
     dataset_name_validate(name=dataset_name)
     if status is None:
         status = ExpertAnnotation.Status.SUBMITTED if annotator_username else ExpertAnnotation.Status.GOLD
     if status not in IMPORT_STATUSES:
         raise ImportDataError(f'status "{status}": imported annotations are {" or ".join(IMPORT_STATUSES)}')
+    if conflicting_as not in CONFLICTING_AS:
+        raise ImportDataError(
+            f'conflicting_as "{conflicting_as}": clips with conflicting attributes are imported as '
+            f"{' or '.join(CONFLICTING_AS)}"
+        )
     annotator = _named_annotator(annotator_username) if annotator_username else None
     specs = audiocaps_f_parse(data=data, source_name=source_name)
     summary = ImportSummary(source_name=source_name)
@@ -146,10 +172,48 @@ def audiocaps_f_import(
             )
         clips = _clips_ensure(dataset, specs, summary)
         _spans_within_clips_guard(specs, clips, source_name)
-        if status == ExpertAnnotation.Status.GOLD and not replace_gold:
-            _others_gold_guard(specs, clips, annotator, source_name)
-        _annotations_ensure(specs, clips, annotator, attribute_vocabulary(), summary, status)
+        library = attribute_vocabulary()
+        conflicting = _attribute_conflicts_flag(specs, library, summary, status=status, conflicting_as=conflicting_as)
+        held_back = conflicting if conflicting_as != status else set()
+        for part_status, part in (
+            (status, [spec for spec in specs if spec.key not in held_back]),
+            (conflicting_as, [spec for spec in specs if spec.key in held_back]),
+        ):
+            if not part:
+                continue
+            part_clips = {spec.key: clips[spec.key] for spec in part}
+            if part_status == ExpertAnnotation.Status.GOLD and not replace_gold:
+                _others_gold_guard(part, part_clips, annotator, source_name)
+            _annotations_ensure(part, part_clips, annotator, library, summary, part_status)
+        _attribute_counts(specs, library, summary)
     return summary
+
+
+def _attribute_conflicts_flag(
+    specs: list[ClipAnnotationSpec], library: AttributeVocabulary, summary: ImportSummary, *, status, conflicting_as
+) -> set[str]:
+    """Keys of the clips (of a gold import) with attributes the tag library calls opposites or different
+    counts, each named in the summary's notes (the first few) and counted."""
+    if status != ExpertAnnotation.Status.GOLD:
+        return set()  # submissions go to a reviewer, whose checks show the conflicts
+    facts = stored_tag_facts()
+    found: list[str] = []
+    keys: set[str] = set()
+    for spec in specs:
+        for index, event in enumerate(spec.events):
+            as_draft = {"id": f"e{index + 1}", "label": event.label, "attributes": list(event.attributes)}
+            for check in attribute_conflicts(event=as_draft, library=library, tag_facts=facts):
+                found.append(f"clip {spec.key}: {check.message}")
+                keys.add(spec.key)
+    if keys:
+        summary.extra["clips with conflicting attributes"] = len(keys)
+        what = "kept gold as the file gives them" if conflicting_as == status else "imported as submitted, not gold"
+        more = f" (and {len(found) - CONFLICTS_NAMED} more)" if len(found) > CONFLICTS_NAMED else ""
+        summary.notes.append(
+            f"{len(keys)} clips hold attributes the tag library calls opposites or different counts, which gold "
+            f"publishing refuses; {what}: " + "; ".join(found[:CONFLICTS_NAMED]) + more
+        )
+    return keys
 
 
 def _spans_within_clips_guard(specs: list[ClipAnnotationSpec], clips: dict[str, Clip], source_name: str) -> None:
@@ -464,6 +528,9 @@ def _annotations_ensure(
     summary.add("events", "unchanged", len(kept_events))
     summary.add("event sources", "unchanged", sum(len(event[1]) for event in kept_events))
     summary.add("event attributes", "unchanged", sum(len(event[2]) for event in kept_events))
+
+
+def _attribute_counts(specs: list[ClipAnnotationSpec], library: AttributeVocabulary, summary: ImportSummary) -> None:
     free = [text for spec in specs for e in spec.events for text in e.attributes if library.tag_of(text) is None]
     summary.extra["attributes in the tag library"] = sum(len(e.attributes) for s in specs for e in s.events) - len(free)
     summary.extra["free attributes (not in the tag library)"] = len(free)

@@ -1,6 +1,8 @@
 """AudioCaps-F import as GOLD annotations, its idempotence, tag linking, errors, and the export round trip."""
 
 import json
+from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -17,6 +19,7 @@ from annotation.models import (
     TemporalRelation,
 )
 from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import, audiocaps_f_import_from_path
+from annotation.services.importing import ImportDataError
 from ratings.services.pairwise_import import pairwise_judgements_import
 from tests.annotation.table_counts import all_rows_snapshot, all_table_counts
 from tests.ratings.pairwise_data import audiocaps_eval_like
@@ -357,3 +360,73 @@ def test_relations_the_chain_rule_would_carry_past_a_long_background_sound_are_n
     path.write_text(json.dumps({"36.wav": clip}))
     call_command("import_audiocaps_f", str(path), "--dataset", "acf")
     assert TemporalRelation.objects.count() == 3
+
+
+def _clips_with_conflicting_attributes(annotations) -> tuple[set[str], int]:
+    """(clip keys, attribute pairs) the tag library's own data files call opposites or different counts: an
+    oracle read straight from annotation/data, not through the product's checks."""
+    data = Path(__file__).resolve().parents[2] / "annotation" / "data"
+    tags = {}
+    for name in ("attribute_tags.json", "attribute_tags_extension.json"):
+        tags.update({text.strip().casefold(): facts for text, facts in json.loads((data / name).read_text()).items()})
+    keys, pairs = set(), 0
+    for key, events in annotations.items():
+        for event in events.values():
+            known = [tags[text.strip().casefold()] for text in event["attr"] if text.strip().casefold() in tags]
+            for index, first in enumerate(known):
+                for second in known[index + 1 :]:
+                    if first["class"] != second["class"] or first["sym"] == second["sym"]:
+                        continue
+                    if first["class"] == "Count" or second["sym"] in first["ant"] or first["sym"] in second["ant"]:
+                        keys.add(key)
+                        pairs += 1
+    return keys, pairs
+
+
+@pytest.mark.django_db
+def test_gold_import_flags_clips_whose_attributes_the_tag_library_contradicts_and_keeps_them_gold(
+    annotations_path, annotations
+):
+    keys, pairs = _clips_with_conflicting_attributes(annotations)
+    assert (len(keys), pairs) == (66, 76)  # the released file, as the data files read
+
+    summary = audiocaps_f_import_from_path(path=annotations_path, dataset_name="acf")
+
+    assert summary.extra["clips with conflicting attributes"] == len(keys)
+    [note] = [note for note in summary.notes if "tag library calls opposites" in note]
+    assert note.startswith("66 clips hold attributes") and "kept gold as the file gives them" in note
+    assert note.endswith(f"(and {pairs - 5} more)")
+    assert "clip Y" in note and "are opposites" in note
+    # Kept as the file gives them: the export round trip still holds.
+    assert ExpertAnnotation.objects.filter(status="gold").count() == 957
+
+
+@pytest.mark.django_db
+def test_gold_import_can_hold_back_contradicted_clips_as_submissions_for_a_reviewer(annotations_path, annotations):
+    keys, _pairs = _clips_with_conflicting_attributes(annotations)
+    printed = StringIO()
+
+    call_command(
+        "import_audiocaps_f",
+        str(annotations_path),
+        "--dataset",
+        "acf",
+        "--conflicting-attributes",
+        "submitted",
+        stdout=printed,
+    )
+
+    gold = ExpertAnnotation.objects.filter(status="gold")
+    held = ExpertAnnotation.objects.filter(status="submitted")
+    assert gold.count() == 957 - len(keys)
+    assert {annotation.clip.file_name for annotation in held.select_related("clip")} == keys
+    assert set(audiocaps_f_export(dataset_name="acf")) == set(annotations) - keys
+    assert "66 clips hold attributes" in printed.getvalue() and "imported as submitted, not gold" in printed.getvalue()
+
+
+@pytest.mark.django_db
+def test_an_unknown_choice_for_conflicting_clips_names_the_parameter_and_writes_nothing(small_file):
+    before = all_table_counts()
+    with pytest.raises(ImportDataError, match='conflicting_as "draft"'):
+        audiocaps_f_import_from_path(path=small_file, dataset_name="acf", conflicting_as="draft")
+    assert all_table_counts() == before

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.audiocaps_f import IMPORT_STATUSES, audiocaps_f_import_from_path
+from annotation.services.audiocaps_f import CONFLICTING_AS, IMPORT_STATUSES, audiocaps_f_import_from_path
 from annotation.services.importing import ImportDataError
 
 
@@ -28,11 +28,23 @@ class Command(BaseCommand):
             action="store_true",
             help="let imported gold supersede gold another account (a reviewer) published for the same clip",
         )
+        parser.add_argument(
+            "--conflicting-attributes",
+            choices=CONFLICTING_AS,
+            default=CONFLICTING_AS[0],
+            help="in a gold import, the status of clips with attributes the tag library calls opposites or "
+            "different counts (flagged in the summary either way; default gold, as the released file gives them)",
+        )
 
-    def handle(self, *args, path, dataset, annotator, status, replace_gold, **options):
+    def handle(self, *args, path, dataset, annotator, status, replace_gold, conflicting_attributes, **options):
         try:
             summary = audiocaps_f_import_from_path(
-                path=path, dataset_name=dataset, annotator_username=annotator, status=status, replace_gold=replace_gold
+                path=path,
+                dataset_name=dataset,
+                annotator_username=annotator,
+                status=status,
+                replace_gold=replace_gold,
+                conflicting_as=conflicting_attributes,
             )
         except ImportDataError as error:
             raise CommandError(str(error)) from None
