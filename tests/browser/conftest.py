@@ -54,3 +54,27 @@ def page_for(browser, live_server):
     yield open_page
     for context in contexts:
         context.close()
+
+
+def _forget_trusted_origins() -> None:
+    """Drop what each CSRF middleware cached of CSRF_TRUSTED_ORIGINS: Django reads the setting once per middleware
+    instance (cached properties), and the live server's middleware lives for the whole session, so a test that
+    changes the setting would otherwise meet whatever an earlier test's request cached."""
+    import gc
+
+    from django.middleware.csrf import CsrfViewMiddleware
+
+    for candidate in gc.get_objects():
+        if isinstance(candidate, CsrfViewMiddleware):
+            for cached in ("allowed_origins_exact", "allowed_origin_subdomains", "csrf_trusted_origins_hosts"):
+                candidate.__dict__.pop(cached, None)
+
+
+@pytest.fixture
+def live_server_origin_trusted(settings, live_server) -> str:
+    """The live server's own http origin trusted for CSRF, as a deployment behind a TLS proxy trusts its public
+    origin: for tests whose requests say X-Forwarded-Proto: https while the browser's origin is http."""
+    settings.CSRF_TRUSTED_ORIGINS = [live_server.url]
+    _forget_trusted_origins()
+    yield live_server.url
+    _forget_trusted_origins()

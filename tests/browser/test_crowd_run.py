@@ -280,16 +280,15 @@ def _api_leave_at_consent(client, study) -> None:
 
 
 def test_a_paid_crowd_run_from_pages_only(
-    browser, live_server, page_for, make_user, platforms, admission_worker, artifacts, settings
+    browser, live_server, live_server_origin_trusted, page_for, make_user, platforms, admission_worker, artifacts
 ):
     prolific, mturk = platforms
     checks = admission_worker
-    base = live_server.url
+    base = live_server.url  # trusted for CSRF: the https-marked admin requests come from the http live server
     dataset = _corpus()
     admin = make_user("experimenter", staff=True)
     page = page_for(admin)
     page.set_default_timeout(30_000)
-    settings.CSRF_TRUSTED_ORIGINS = [base]  # the https-marked admin requests come from the http live server
 
     # --- The experimenter creates one campaign and publishes it on both platforms ------------------------------
     _campaign_create(page, base, "e2e-crowd", dataset)
