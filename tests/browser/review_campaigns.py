@@ -30,3 +30,15 @@ def campaign_with_submissions(*, clip, make_user, name: str, drafts: dict[str, d
         saved = task_draft_save(task=task, annotator=annotator, base_version=0, draft=drafts[annotator.username])
         task_submit(task=task, annotator=annotator, base_version=saved.version, confirm_warnings=True)
     return campaign, reviewer
+
+
+def review_page_open(page, base_url: str, campaign, clip) -> list[str]:
+    """Open the clip's review page at 1280 px until the editor is ready; returns the list the page's script
+    errors are collected in. Not waiting for "load": that waits for the audio and the spectrogram, computed on
+    their first request."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{base_url}/review/campaigns/{campaign.pk}/clips/{clip.pk}/", wait_until="domcontentloaded")
+    page.wait_for_selector("#review-page[data-ready=true]")
+    return errors

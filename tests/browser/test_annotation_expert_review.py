@@ -12,7 +12,7 @@ import pytest
 from annotation.models import AnnotationReview, Caption, CaptioningSystem, Clip, Dataset, ExpertAnnotation
 from annotation.services.audiocaps_f import audiocaps_f_export
 from tests.annotation.audio_helpers import real_stereo_clip_attach
-from tests.browser.review_campaigns import annotation_draft, campaign_with_submissions
+from tests.browser.review_campaigns import annotation_draft, campaign_with_submissions, review_page_open
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -93,12 +93,7 @@ def test_review_by_meaning_merges_groups_with_counts_and_relations_and_refuses_a
 ):
     dataset, clip, campaign, reviewer = submitted_park
     page = page_for(reviewer)
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.set_viewport_size({"width": 1280, "height": 900})
-    # Not waiting for "load": that waits for the audio and the spectrogram, computed on their first request.
-    page.goto(f"{live_server.url}/review/campaigns/{campaign.pk}/clips/{clip.pk}/", wait_until="domcontentloaded")
-    page.wait_for_selector("#review-page[data-ready=true]")
+    errors = review_page_open(page, live_server.url, campaign, clip)
     page.wait_for_selector("table.matching", timeout=90_000)  # the phrase encoder loads on first use
 
     # The three cars (passing / whooshing / driving by over the same seconds) are one group, with its score.

@@ -8,7 +8,7 @@ import pytest
 
 from annotation.models import Clip, Dataset
 from tests.annotation.audio_helpers import real_stereo_clip_attach
-from tests.browser.review_campaigns import annotation_draft, campaign_with_submissions
+from tests.browser.review_campaigns import annotation_draft, campaign_with_submissions, review_page_open
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -85,11 +85,7 @@ def test_review_page_draws_every_annotators_spans_in_lanes(page_for, live_server
     duration = clip.duration_seconds
     assert duration == pytest.approx(20.0, abs=0.05)
     page = page_for(reviewer)
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.set_viewport_size({"width": 1280, "height": 900})
-    page.goto(f"{live_server.url}/review/campaigns/{campaign.pk}/clips/{clip.pk}/", wait_until="domcontentloaded")
-    page.wait_for_selector("#review-page[data-ready=true]")
+    errors = review_page_open(page, live_server.url, campaign, clip)
     page.wait_for_function("(selector) => document.querySelectorAll(selector).length === 3", arg=LANES)
 
     # The lanes are named as the submission cards name the annotators, in the same order.

@@ -9,7 +9,7 @@ import pytest
 
 from annotation.models import AnnotationReview, Clip, Dataset, ExpertAnnotation
 from tests.annotation.audio_helpers import real_stereo_clip_attach
-from tests.browser.review_campaigns import annotation_draft, campaign_with_submissions
+from tests.browser.review_campaigns import annotation_draft, campaign_with_submissions, review_page_open
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -60,11 +60,7 @@ def test_related_names_are_one_row_clashes_are_chosen_and_gold_duplicates_are_me
 ):
     clip, campaign, reviewer = submitted
     page = page_for(reviewer)
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.set_viewport_size({"width": 1280, "height": 900})
-    page.goto(f"{live_server.url}/review/campaigns/{campaign.pk}/clips/{clip.pk}/", wait_until="domcontentloaded")
-    page.wait_for_selector("#review-page[data-ready=true]")
+    errors = review_page_open(page, live_server.url, campaign, clip)
     page.wait_for_selector("table.matching", timeout=120_000)  # the phrase encoder loads on first use
 
     # One row per sound: the birds (a hypernym and a co-hyponym over the same seconds), the leaves, the dog;
