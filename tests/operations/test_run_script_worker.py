@@ -20,14 +20,16 @@ def worker_pids(script_pid: int) -> list[int]:
     return [pid for pid in descendants(script_pid) if "celery -A config worker" in command_line(pid)]
 
 
-def wait_until(predicate, *, timeout: float, what: str, run: RunScript):
+def wait_until(predicate, *, timeout: float, what: str, run: RunScript | None = None):
+    """predicate()'s first true value, polled until `timeout`; else fail naming `what` (and the run's console)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(0.3)
-    raise AssertionError(f"no {what} within {timeout} s:\n" + "\n".join(run.lines))
+    console = "\n".join(run.lines) if run is not None else ""
+    raise AssertionError(f"no {what} within {timeout} s:\n{console}")
 
 
 def test_a_worker_that_dies_is_started_again_and_its_log_is_kept(tmp_path):

@@ -3,14 +3,13 @@ session as under ./scripts/run, its session's autogroup) and its numeric librari
 threads, so a page is not queued behind a background computation on a small machine."""
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
 from config.worker_resources import DEFAULT_NICENESS
 from tests.operations.test_run_script import RunScript, command_line, descendants, free_port
-from tests.operations.test_run_script_worker import worker_pids
+from tests.operations.test_run_script_worker import wait_until, worker_pids
 from tests.operations.worker_resources_probe import PROBE_FILE_VARIABLE
 
 pytestmark = pytest.mark.slow
@@ -26,16 +25,6 @@ def autogroup_niceness_of(pid: int) -> int | None:
         return int(Path(f"/proc/{pid}/autogroup").read_text().rsplit("nice", 1)[1])
     except OSError:  # a kernel without autogroups
         return None
-
-
-def wait_until(predicate, *, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"no {what} within {timeout} s")
 
 
 def test_the_worker_of_scripts_run_runs_below_the_web_server(tmp_path):
