@@ -1,5 +1,6 @@
 """Producer and consumer processes on a filesystem broker folder, for the broker stress test.
 
+    python -m tests.operations.broker_stress declare FOLDER TRANSPORT
     python -m tests.operations.broker_stress produce FOLDER TRANSPORT NAME COUNT
     python -m tests.operations.broker_stress consume FOLDER TRANSPORT OUT_FILE DONE_MARKER [--survive]
 
@@ -24,6 +25,11 @@ URLS = {"atomic": EMBEDDED_BROKER_URL, "kombu": "filesystem://localhost/"}
 def connection(folder: Path, transport: str) -> Connection:
     options = {**embedded_broker_options(folder), "polling_interval": 0.005}
     return Connection(URLS[transport], transport_options=options)
+
+
+def declare(folder: Path, transport: str) -> None:
+    with connection(folder, transport) as conn:
+        conn.SimpleQueue(QUEUE).close()
 
 
 def produce(folder: Path, transport: str, name: str, count: int) -> None:
@@ -61,7 +67,9 @@ def consume(folder: Path, transport: str, out_file: Path, done_marker: Path, *, 
 
 if __name__ == "__main__":
     command, folder, transport, *rest = sys.argv[1:]
-    if command == "produce":
+    if command == "declare":
+        declare(Path(folder), transport)
+    elif command == "produce":
         produce(Path(folder), transport, rest[0], int(rest[1]))
     else:
         consume(Path(folder), transport, Path(rest[0]), Path(rest[1]), survive="--survive" in rest)

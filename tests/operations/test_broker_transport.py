@@ -30,8 +30,13 @@ def stress(tmp_path: Path, *, transport: str, producers: int, per_producer: int,
     """Run producer and consumer processes (tests/operations/broker_stress.py) on one broker folder.
 
     Returns (Counter of received bodies, consumer exit statuses, error lines, seconds)."""
+    tmp_path.mkdir(exist_ok=True)
     folder, done = tmp_path / "broker", tmp_path / "producers-done"
     command = [sys.executable, "-m", "tests.operations.broker_stress"]
+    # The queue is declared once before the processes start: kombu's transport creates its exchange table the
+    # same write-then-lock way, so processes declaring at once can also read it empty. What is measured here is
+    # the message files.
+    subprocess.run([*command, "declare", str(folder), transport], cwd=PROJECT, check=True)
     started = time.monotonic()
     consuming = [
         subprocess.Popen(
@@ -90,12 +95,21 @@ def test_many_producers_and_consumers_lose_and_duplicate_nothing(tmp_path):
 def test_control_kombus_own_filesystem_transport_loses_messages_under_the_same_load(tmp_path):
     # The same harness on kombu's transport (consumers here survive the error, to count what it costs): a consumer
     # reads files still being written. Each such message is lost.
-    received, _statuses, errors, seconds, _stderr = stress(
-        tmp_path, transport="kombu", producers=2, per_producer=1500, consumers=3, survive=True
-    )
+    # The race is a matter of timing (1 to 3 of 3,000 here): up to three rounds, until one loses a message.
     sent = {f"p{producer}-{index}" for producer in range(2) for index in range(1500)}
-    lost = sent - set(received)
-    print(f"kombu's transport: {len(lost)} of {len(sent)} lost, errors {errors}, {seconds:.1f} s")
+    for attempt in range(3):
+        received, _statuses, errors, seconds, _stderr = stress(
+            tmp_path / f"round-{attempt}",
+            transport="kombu",
+            producers=2,
+            per_producer=1500,
+            consumers=3,
+            survive=True,
+        )
+        lost = sent - set(received)
+        print(f"kombu's transport: {len(lost)} of {len(sent)} lost, errors {errors}, {seconds:.1f} s")
+        if lost:
+            break
     assert errors.get("error JSONDecodeError", 0) > 0
     assert len(lost) > 0
 
