@@ -7,13 +7,14 @@ Tags come from the packaged lexicon and lemminflect's part-of-speech tables; nou
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from .lexical_tags import closed_class_rules, unknown_word_tag
 from .text import is_participle, lemma, lexicon, readings
 from .word_lists import (
     FILLER_WORDS,
     ING_NOUNS,
-    NUMBER_WORDS,
     NUMBERLESS_NOUNS,
     PARTICLES_ALWAYS,
     PLURAL_NOUNS,
@@ -30,6 +31,51 @@ class Token:
     position: int
 
 
+# Tags before "barking" that make it a modifier of the noun after it ("a barking dog", "the sound of running water")
+MODIFIER_POSITION_TAGS = frozenset(
+    {None, "DET", "ADJ", "INT", "SOUNDOF", "SEP", "CONJ", "PREP", "INGMOD", "POSS", "STOP"}
+)
+# Tags before a noun-or-verb word that leave it a noun ("the bark", "a loud crash", "of water")
+NOUN_POSITION_TAGS = frozenset({"DET", "ADJ", "INT", "PREP", "SOUNDOF", "POSS", "INGMOD", "STOP", None})
+MODALS = frozenset({"can", "could", "will", "would", "may", "might"})
+
+
+@dataclass(frozen=True)
+class _Context:
+    """A token being settled among its sentence's tokens; the ones before it are settled already."""
+
+    tokens: list[Token]
+    index: int
+
+    @property
+    def token(self) -> Token:
+        return self.tokens[self.index]
+
+    @property
+    def previous(self) -> Token | None:
+        return self.tokens[self.index - 1] if self.index > 0 else None
+
+    @property
+    def following(self) -> Token | None:
+        return self.tokens[self.index + 1] if self.index + 1 < len(self.tokens) else None
+
+    @property
+    def previous_tag(self) -> str | None:
+        return self.previous.tag if self.previous else None
+
+    @property
+    def next_tag(self) -> str | None:
+        return self.following.tag if self.following else None
+
+    @property
+    def after_auxiliary(self) -> bool:
+        """ "is struck", "is being struck", "is loudly struck": an auxiliary, maybe past one adverb."""
+        i = self.index
+        return self.previous_tag == "AUX" or (
+            self.previous_tag in {"ADV", "INT"} and i >= 2 and self.tokens[i - 2].tag == "AUX"
+        )
+
+
 class Tagger:
     """Sentences of tagged words; the lexicon is loaded once per instance."""
 
@@ -37,6 +83,14 @@ class Tagger:
         self.lex = lexicon()
         self._multiword = sorted(self.lex["multiword"].items(), key=lambda item: -len(item[0]))
         self._compounds = sorted(self.lex["compound_nouns"], key=lambda c: -len(c))
+        self._closed_class_rules = closed_class_rules(self.lex)
+        # the lexical tags that context can change, each with the rule that settles it
+        self._settlers: dict[str, Callable[[_Context], str]] = {
+            "ING": self._settle_ing,
+            "ED": self._settle_ed,
+            "AMBIG": self._settle_verb_or_noun,
+            "VERB": self._settle_verb_or_noun,
+        }
 
     # -- text preparation -------------------------------------------------------------------
     def sentences(self, caption: str) -> list[list[str]]:
@@ -68,87 +122,33 @@ class Tagger:
 
     # -- tagging ----------------------------------------------------------------------------
     def lexical_tag(self, word: str) -> str:
-        lex = self.lex
-        if word == ",":
-            return "SEP"
-        if "~" in word:
-            return "NOUN"
-        if word in {"and", "or", "but", "nor", "plus"}:
-            return "CONJ"
-        if (
-            word in lex["relation_before"]
-            or word in lex["relation_after"]
-            or word in lex["relation_and"] - {"and", "with"}
-        ):
-            return "TEMP"
-        if word in {"until", "whereas"}:
-            return "TEMP"
-        if word == "'s":
-            return "POSS"
-        if word == "sound_of":
-            return "SOUNDOF"
-        if word.startswith(("in_the_", "from_a_")) or word in {
-            "several-times",
-            "many-times",
-            "multiple-times",
-            "off-and-on",
-            "on-and-off",
-            "far-away",
-            "back-and-forth",
-            "over-and-over",
-            "on-and-on",
-            "up-and-down",
-            "once",
-            "twice",
-        }:
-            return "ATTR"
-        if word in {"being", "been"}:
-            return "AUX"
-        if word in lex["auxiliaries"]:
-            return "AUX"
-        if word in lex["determiners"] or word in NUMBER_WORDS or word.isdigit():
-            return "DET"
-        if word in lex["pronouns"] or word == "there":
-            return "PRON"
-        if word in lex["prepositions"]:
-            return "PREP"
-        if word in lex["intensifiers"]:
-            return "INT"
-        if word in SOUND_WORDS:
-            return "NOUN"
-        if word in lex["nouns"]:
-            return "NOUN"
-        if word in lex["adverbs"]:
-            return "ADV"
-        if word in lex["adjectives"] or word in lex["source_adjectives"]:
-            return "ADJ"
+        """The tag of a word out of context: closed classes first, then lemminflect's readings."""
+        for tag, matches in self._closed_class_rules:
+            if matches(word):
+                return tag
         found = readings(word)
-        if word in lex["stop_verbs"] and ("VERB" in found or "AUX" in found or not found):
+        if word in self.lex["stop_verbs"] and ("VERB" in found or "AUX" in found or not found):
             return "STOP"
         if not found:
-            if word.endswith("ing") and len(word) > 4:
-                return "ING"
-            if word.endswith("ly"):
-                return "ADV"
-            if word.endswith(("ed", "-pitched", "-like", "ish")) or "-" in word and not word.endswith("s"):
-                return "ADJ"
-            return "NOUN"
+            return unknown_word_tag(word)
+        return self._reading_tag(word, found)
+
+    def _reading_tag(self, word: str, found: dict) -> str:
+        """A known word: its readings decide, a sound verb's -ing and -ed forms before anything else."""
         if word.endswith("ing") and ("VERB" in found or self._is_sound_gerund(word)) and word not in ING_NOUNS:
             return "ING"
         if "VERB" in found and word.endswith("ed"):
             return "ED"
         if "NOUN" in found and "VERB" in found:
             return "AMBIG"
-        if "VERB" in found:
-            return "VERB"
-        if "NOUN" in found:
-            return "NOUN"
+        for tag in ("VERB", "NOUN"):
+            if tag in found:
+                return tag
         if "ADV" in found and "ADJ" not in found:
             return "ADV"
-        if "ADJ" in found:
-            return "ADJ"
-        if "ADV" in found:
-            return "ADV"
+        for tag in ("ADJ", "ADV"):
+            if tag in found:
+                return tag
         return "NOUN"
 
     def _is_sound_gerund(self, word: str) -> bool:
@@ -177,9 +177,9 @@ class Tagger:
             )
         ]
         for i, token in enumerate(tokens):
-            previous = tokens[i - 1] if i > 0 else None
-            following = tokens[i + 1] if i + 1 < len(tokens) else None
-            token.tag = self._settle(token, previous, following, tokens, i)
+            settle = self._settlers.get(token.tag)
+            if settle is not None:
+                token.tag = settle(_Context(tokens, i))
         return tokens
 
     @staticmethod
@@ -190,93 +190,112 @@ class Tagger:
             return token.tag in {"NOUN", "AMBIG"}
         return False
 
-    def _settle(
-        self, token: Token, previous: Token | None, following: Token | None, tokens: list[Token], i: int
-    ) -> str:
-        tag, word = token.tag, token.text
-        prev_tag = previous.tag if previous else None
-        next_tag = following.tag if following else None
-        if tag == "ING":
-            if word in self.lex["stop_verbs"]:
-                return "STOP"
-            if (
-                following is not None
-                and (following.text in SOUND_WORDS or next_tag in {"NOUN", "AMBIG"})
-                and prev_tag in {None, "DET", "ADJ", "INT", "SOUNDOF", "SEP", "CONJ", "PREP", "INGMOD", "POSS", "STOP"}
-            ):
-                return "INGMOD"
-            return "ING"
-        if tag == "ED":
-            verb_lemma = lemma(word)
-            if verb_lemma in self.lex["stop_verbs"] or word in self.lex["stop_verbs"]:
-                return "STOP"
-            after_aux = prev_tag == "AUX" or (prev_tag in {"ADV", "INT"} and i >= 2 and tokens[i - 2].tag == "AUX")
-            if after_aux:
-                return "ADJ" if word in self.lex["adjectives"] else "EDV"
-            if (
-                prev_tag in {"NOUN", "PRON"}
-                and next_tag not in {"NOUN", "AMBIG"}
-                and (self.is_sound_verb(word) or next_tag in {"PREP", "ADV", "ATTR", None})
-            ):
-                return "EDV"
-            return "ADJ"
-        if tag in {"AMBIG", "VERB"}:
-            found = readings(word)
-            after_aux = prev_tag == "AUX" or (prev_tag in {"ADV", "INT"} and i >= 2 and tokens[i - 2].tag == "AUX")
-            if after_aux and previous is not None and is_participle(word) and word not in self.lex["adjectives"]:
-                return "EDV"  # "a metal object is being struck", "a gong is rung": irregular passives
-            if (
-                prev_tag == "PREP"
-                and previous.text == "to"
-                and word in found.get("VERB", ())
-                and self.is_sound_verb(word)
-                and next_tag in {"DET", "ADV", "PREP", "ATTR", "SEP", "CONJ", "TEMP", None}
-            ):
-                return "VERB"  # "continues to roll back and forth", "using a saw to cut a board"
-            if tag == "VERB" and "NOUN" not in found:
-                if prev_tag in {"DET", "ADJ"} and not word.endswith("s"):
-                    return "NOUN"
-                if prev_tag in VERBISH and "ADJ" in found:
-                    return "ADJ"
-                return "VERB"
-            if prev_tag in {"DET", "ADJ", "INT", "PREP", "SOUNDOF", "POSS", "INGMOD", "STOP", None}:
-                return "NOUN"
-            if not self.is_sound_verb(word):
-                # "the man wakes up": a non-sound verb only when agreement and a particle say so
-                if (
-                    prev_tag == "NOUN"
-                    and word.endswith("s")
-                    and self._agrees(word, previous.text)
-                    and following is not None
-                    and following.text in PARTICLES_ALWAYS
-                ):
-                    return "VERB"
-                return "NOUN"
-            if prev_tag in {"NOUN", "PRON", "ADV"}:
-                subject = previous if prev_tag != "ADV" else (tokens[i - 2] if i >= 2 else None)
-                if subject is None or subject.tag not in {"NOUN", "PRON"}:
-                    return "NOUN"
-                if following is not None and following.tag in {"VERB", "AMBIG"} and self.is_sound_verb(following.text):
-                    return "NOUN"  # "a car horn honks": the first of two verb-able words is part of the noun
-                return "VERB" if self._agrees(word, subject.text) else "NOUN"
-            if prev_tag in {"CONJ", "SEP"}:
-                before = next((t for t in reversed(tokens[: i - 1]) if t.tag not in {"ADV", "INT", "ATTR"}), None)
-                if before is not None and before.tag in VERBISH | {"PART"}:
-                    return "VERB"
-                # "a person enters a car and drives away": same finite form as an earlier verb of the sentence
-                earlier = [t for t in tokens[: i - 1] if t.tag in {"VERB", "EDV"}]
-                if (
-                    earlier
-                    and word.endswith("s")
-                    and earlier[-1].text.endswith("s")
-                    and next_tag not in {"NOUN", "AMBIG"}
-                ):
-                    return "VERB"
-                return "NOUN"
-            if prev_tag == "AUX" and previous and previous.text in {"can", "could", "will", "would", "may", "might"}:
-                return "VERB"
+    # -- settling a tag from its neighbours -------------------------------------------------
+    def _settle_ing(self, context: _Context) -> str:
+        """ "a barking dog" (a modifier of the noun that follows) or "a dog barking" (a verb)."""
+        following = context.following
+        if context.token.text in self.lex["stop_verbs"]:
+            return "STOP"
+        if (
+            following is not None
+            and (following.text in SOUND_WORDS or context.next_tag in {"NOUN", "AMBIG"})
+            and context.previous_tag in MODIFIER_POSITION_TAGS
+        ):
+            return "INGMOD"
+        return "ING"
+
+    def _settle_ed(self, context: _Context) -> str:
+        """ "is muffled" / "a muffled voice" (adjective) or "a dog barked" / "is struck" (verb)."""
+        word = context.token.text
+        if lemma(word) in self.lex["stop_verbs"] or word in self.lex["stop_verbs"]:
+            return "STOP"
+        if context.after_auxiliary:
+            return "ADJ" if word in self.lex["adjectives"] else "EDV"
+        if (
+            context.previous_tag in {"NOUN", "PRON"}
+            and context.next_tag not in {"NOUN", "AMBIG"}
+            and (self.is_sound_verb(word) or context.next_tag in {"PREP", "ADV", "ATTR", None})
+        ):
+            return "EDV"
+        return "ADJ"
+
+    def _settle_verb_or_noun(self, context: _Context) -> str:
+        """A word that can be a verb: the word before it mostly decides, agreement settles "a dog barks"."""
+        tag, word, previous_tag = context.token.tag, context.token.text, context.previous_tag
+        found = readings(word)
+        if context.after_auxiliary and is_participle(word) and word not in self.lex["adjectives"]:
+            return "EDV"  # "a metal object is being struck", "a gong is rung": irregular passives
+        if (
+            previous_tag == "PREP"
+            and context.previous.text == "to"
+            and word in found.get("VERB", ())
+            and self.is_sound_verb(word)
+            and context.next_tag in {"DET", "ADV", "PREP", "ATTR", "SEP", "CONJ", "TEMP", None}
+        ):
+            return "VERB"  # "continues to roll back and forth", "using a saw to cut a board"
+        if tag == "VERB" and "NOUN" not in found:
+            return self._settle_verb_only(context, found)
+        if previous_tag in NOUN_POSITION_TAGS:
             return "NOUN"
-        return tag
+        if not self.is_sound_verb(word):
+            return self._settle_other_verb(context)
+        if previous_tag in {"NOUN", "PRON", "ADV"}:
+            return self._settle_after_subject(context)
+        if previous_tag in {"CONJ", "SEP"}:
+            return self._settle_after_conjunction(context)
+        if previous_tag == "AUX" and context.previous.text in MODALS:
+            return "VERB"
+        return "NOUN"
+
+    @staticmethod
+    def _settle_verb_only(context: _Context, found: dict) -> str:
+        """A word lemminflect knows only as a verb is a noun after a determiner ("a hiss")."""
+        if context.previous_tag in {"DET", "ADJ"} and not context.token.text.endswith("s"):
+            return "NOUN"
+        if context.previous_tag in VERBISH and "ADJ" in found:
+            return "ADJ"
+        return "VERB"
+
+    def _settle_other_verb(self, context: _Context) -> str:
+        """ "the man wakes up": a non-sound verb only when agreement and a particle say so."""
+        word, previous, following = context.token.text, context.previous, context.following
+        if (
+            context.previous_tag == "NOUN"
+            and word.endswith("s")
+            and self._agrees(word, previous.text)
+            and following is not None
+            and following.text in PARTICLES_ALWAYS
+        ):
+            return "VERB"
+        return "NOUN"
+
+    def _settle_after_subject(self, context: _Context) -> str:
+        """ "a dog barks" (verb) / "a dog bark" (noun): the subject before it must agree."""
+        tokens, i, following = context.tokens, context.index, context.following
+        subject = context.previous if context.previous_tag != "ADV" else (tokens[i - 2] if i >= 2 else None)
+        if subject is None or subject.tag not in {"NOUN", "PRON"}:
+            return "NOUN"
+        if following is not None and following.tag in {"VERB", "AMBIG"} and self.is_sound_verb(following.text):
+            return "NOUN"  # "a car horn honks": the first of two verb-able words is part of the noun
+        return "VERB" if self._agrees(context.token.text, subject.text) else "NOUN"
+
+    @staticmethod
+    def _settle_after_conjunction(context: _Context) -> str:
+        """A verb when it continues a verb phrase ("barks and growls") or repeats a finite form."""
+        tokens, i, word = context.tokens, context.index, context.token.text
+        before = next((t for t in reversed(tokens[: i - 1]) if t.tag not in {"ADV", "INT", "ATTR"}), None)
+        if before is not None and before.tag in VERBISH | {"PART"}:
+            return "VERB"
+        # "a person enters a car and drives away": same finite form as an earlier verb of the sentence
+        earlier = [t for t in tokens[: i - 1] if t.tag in {"VERB", "EDV"}]
+        if (
+            earlier
+            and word.endswith("s")
+            and earlier[-1].text.endswith("s")
+            and context.next_tag not in {"NOUN", "AMBIG"}
+        ):
+            return "VERB"
+        return "NOUN"
 
     @staticmethod
     def _agrees(verb: str, subject: str) -> bool:
