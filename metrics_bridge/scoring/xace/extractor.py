@@ -30,7 +30,8 @@ class RuleExtractor(EventReader):
     """Caption -> AudioGraph with rules only; deterministic and fast (about 5k captions/s).
 
     Steps by module: tagging.py (sentences, word tags) -> chunking.py (noun phrases) ->
-    event_reading.py (event mentions) -> here (the graph and the relations between adjacent events).
+    event_reading.py, verb_events.py, noun_events.py (event mentions) -> here (the graph and the relations
+    between adjacent events).
     """
 
     name = "rules-extractor-2"
