@@ -22,13 +22,7 @@ from accounts.permissions import ActionRolesMixin
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role
 from annotation import selectors
 from annotation.api_helpers import RaterLockMixin, filter_by_params, json_import_respond
-from annotation.models import (
-    AttributeTag,
-    Caption,
-    CaptioningSystem,
-    Clip,
-    ExpertAnnotation,
-)
+from annotation.models import AttributeTag, ExpertAnnotation
 from annotation.selectors_expert import expert_annotations_visible_to, expert_annotations_with_graph
 from annotation.serializers import (
     AttributeTagSerializer,
@@ -55,6 +49,7 @@ from annotation.services.expert_annotations import (
     expert_annotation_set_status,
 )
 from annotation.services.importing import ImportDataError
+from corpus.models import Caption, CaptioningSystem, Clip
 
 CORPUS_READERS = (ANNOTATOR, REVIEWER)
 CORPUS_READ_ONLY = {"list": CORPUS_READERS, "retrieve": CORPUS_READERS, "*": (ADMIN,)}

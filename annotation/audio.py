@@ -7,7 +7,7 @@ from collections.abc import Callable
 from django.http import FileResponse, HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 
-from annotation.models import Clip
+from corpus.models import Clip
 
 STREAM_CHUNK_BYTES = 64 * 1024
 SINGLE_BYTE_RANGE = re.compile(r"^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$", re.IGNORECASE)

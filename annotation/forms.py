@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 
 from accounts.roles import ANNOTATOR, REVIEWER
-from annotation.models import Clip, Dataset
+from corpus.models import Clip, Dataset
 
 
 def _users_with_role(role: str):

@@ -3,17 +3,10 @@
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from annotation.models import (
-    AttributeTag,
-    Caption,
-    CaptioningSystem,
-    Clip,
-    Dataset,
-    ExpertAnnotation,
-    TemporalRelation,
-)
+from annotation.models import AttributeTag, ExpertAnnotation, TemporalRelation
 from annotation.tag_library import TagFacts, tag_facts_read
 from annotation.vocabulary import AttributeVocabulary
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 
 
 def attribute_vocabulary() -> AttributeVocabulary:

@@ -6,8 +6,8 @@ reverse relations (`campaigns`, `metric_runs`), so this module imports neither a
 
 from django.db.models import Count, Q, QuerySet
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset, DatasetUpload
 from annotation.selectors import dataset_corpus_counts
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset, DatasetUpload
 
 RECENT_ROWS = 10
 

@@ -11,7 +11,6 @@ from annotation.models import (
     AnnotationCampaign,
     AnnotationReview,
     AnnotationTask,
-    Clip,
     EventAttribute,
     EventSource,
     ExpertAnnotation,
@@ -19,6 +18,7 @@ from annotation.models import (
 )
 from annotation.services.annotation_campaigns import COUNTED, OPEN, annotator_progress
 from annotation.vocabulary import sound_sources
+from corpus.models import Clip
 
 TaskStatus = AnnotationTask.Status
 

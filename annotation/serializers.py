@@ -10,17 +10,8 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.models import (
-    AttributeTag,
-    Caption,
-    CaptioningSystem,
-    Clip,
-    Dataset,
-    EventAttribute,
-    ExpertAnnotation,
-    SoundEvent,
-    TemporalRelation,
-)
+from annotation.models import AttributeTag, EventAttribute, ExpertAnnotation, SoundEvent, TemporalRelation
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 
 
 class DatasetSerializer(serializers.ModelSerializer):

@@ -4,9 +4,10 @@ from django.contrib.auth import get_user_model
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.models import AnnotationCampaign, AnnotationReview, AnnotationTask, Clip, Dataset
+from annotation.models import AnnotationCampaign, AnnotationReview, AnnotationTask
 from annotation.serializers import AudioUrlMixin
 from annotation.services.annotation_drafts import draft_from_annotation
+from corpus.models import Clip, Dataset
 
 DRAFT_HELP = (
     'The editor\'s draft: {"events": [{"id", "label", "sources": [...], "attributes": [...], '

@@ -9,9 +9,9 @@ from accounts.blinding import dataset_visible_check
 from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER, roles_required, user_has_role, user_roles
 from annotation import selectors
 from annotation.audio import clip_audio_response
-from annotation.models import Clip
 from annotation.services.spectrogram import CHANNELS, SCALES, clip_spectrogram_ensure, clip_waveform_ensure
 from annotation.services.spectrogram_zoom import ZoomRangeError, clip_spectrogram_range_png
+from corpus.models import Clip
 
 
 @login_required

@@ -18,7 +18,6 @@ from accounts.blinding import dataset_visible_check
 from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, roles_required, user_has_role
 from annotation.forms_import import ClipAudioForm, DataFileImportForm, DatasetFromAudioForm
-from annotation.models import Dataset, DatasetUpload
 from annotation.selectors_datasets import dataset_clips, dataset_page_data, dataset_uploads_recent
 from annotation.services.dataset_uploads import (
     clip_audio_upload_create,
@@ -29,6 +28,7 @@ from annotation.services.file_imports import AUDIOCAPS_F, REFERENCES, FileImport
 from annotation.services.import_uploads import MAX_AUDIO_BYTES, MAX_AUDIO_FILES, MEGABYTE
 from annotation.services.importing import ImportDataError
 from annotation.tasks import import_dataset_upload
+from corpus.models import Dataset, DatasetUpload
 
 CLIPS_PER_PAGE = 50
 # An upload still waiting after this long says that no worker has taken it (is one running?).

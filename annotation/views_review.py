@@ -7,11 +7,12 @@ from django.urls import reverse
 from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import REVIEWER, roles_required
 from annotation import selectors_workspace
-from annotation.models import AnnotationCampaign, Clip
+from annotation.models import AnnotationCampaign
 from annotation.serializers_workspace import AnnotationReviewSerializer, SubmissionSerializer
 from annotation.services.annotation_drafts import empty_draft
 from annotation.services.annotation_reviews import campaign_review_denial, clip_review_denial, clip_submissions
 from annotation.views_workspace import clip_player_context
+from corpus.models import Clip
 
 
 def _overview_rows(user) -> list[dict]:

@@ -33,7 +33,8 @@ SEED = """
 import shutil
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from annotation.models import AnnotationTask, Clip, Dataset
+from corpus.models import Clip, Dataset
+from annotation.models import AnnotationTask
 from annotation.services.audio import clip_attach_audio
 from annotation.services.annotation_campaigns import annotation_campaign_create
 from annotation.services.annotation_drafts import empty_draft

@@ -29,7 +29,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 
 def export_dataset(name: str) -> dict[str, np.ndarray]:
-    from annotation.models import Clip, Dataset
+    from corpus.models import Clip, Dataset
     from metrics_bridge.scoring import registry
     from metrics_bridge.services import agreement
     from metrics_bridge.services.calibration import calibration_rows, dataset_content, detector_check

@@ -219,7 +219,7 @@ def _thumbs_campaign(dataset, rng: random.Random):
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from annotation.models import Caption
+    from corpus.models import Caption
     from ratings.models import Assignment, AssignmentItem, Campaign, ThumbsRating
 
     campaign = Campaign.objects.create(name="bench-thumbs", dataset=dataset, task_type="thumbs")
@@ -260,7 +260,7 @@ def build_step(folder: Path) -> None:
     from django.contrib.sessions.backends.db import SessionStore
     from django.core.management import call_command
 
-    from annotation.models import Dataset
+    from corpus.models import Dataset
 
     started = time.perf_counter()
     call_command("migrate", verbosity=0)

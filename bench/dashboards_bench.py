@@ -47,7 +47,7 @@ def build(rng: random.Random) -> dict:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+    from corpus.models import Caption, CaptioningSystem, Clip, Dataset
     from metrics_bridge.agreement.protocol import scorer_batching
     from metrics_bridge.models import MetricScore, ReferenceSet, SystemScore
     from metrics_bridge.scoring import registry

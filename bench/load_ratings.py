@@ -81,7 +81,7 @@ def seed(*, raters: int, clips: int, clip_seconds: float) -> dict:
     from django.test import Client
     from django.utils import timezone
 
-    from annotation.models import Caption, Clip, Dataset
+    from corpus.models import Caption, Clip, Dataset
     from ratings.models import HeadphoneCheck
     from ratings.services.campaigns import campaign_setup
 

@@ -191,7 +191,7 @@ def protocol_plan_of_imported_rows():
     """The FENSE n-gram plan of the imported Clotho-Eval rows: what compute_metrics scores, with caption ids."""
     from django.db import connections
 
-    from annotation.models import Dataset
+    from corpus.models import Dataset
     from metrics_bridge.selectors import dataset_clip_rows
     from metrics_bridge.services.plans import protocol_clips
 

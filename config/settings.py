@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "accounts",
+    "corpus",
     "annotation",
     "ratings",
     "metrics_bridge",

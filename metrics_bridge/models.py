@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.db import models
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset, TimeStampedModel
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset, TimeStampedModel
 
 
 class MetricRun(TimeStampedModel):

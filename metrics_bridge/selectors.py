@@ -3,7 +3,8 @@
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from annotation.models import AttributeTag, Caption, Dataset, ExpertAnnotation, TemporalRelation
+from annotation.models import AttributeTag, ExpertAnnotation, TemporalRelation
+from corpus.models import Caption, Dataset
 from ratings.models import Campaign, CaptionPair, PairwiseVote
 from ratings.selectors import included_votes
 

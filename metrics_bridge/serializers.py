@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.services.plans import GOLD_MARK
 

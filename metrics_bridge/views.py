@@ -7,7 +7,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import ADMIN, roles_required
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge import selectors
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry

@@ -11,8 +11,8 @@ from django.views.decorators.http import require_http_methods
 
 from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import ADMIN, roles_required
-from annotation.models import Dataset
 from common.web_input import query_choice, query_page
+from corpus.models import Dataset
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement_pairs_store import (
     PAIRS_PER_PAGE,

@@ -7,9 +7,10 @@ from django.views.decorators.http import require_safe
 
 from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import REVIEWER, roles_required
-from annotation.models import AnnotationCampaign, Clip, Dataset
+from annotation.models import AnnotationCampaign
 from annotation.services.annotation_reviews import campaign_review_denial, clip_review_denial
 from common.web_input import query_id
+from corpus.models import Clip, Dataset
 from metrics_bridge.agreement.annotation_agreement import FACTORS
 from metrics_bridge.services.annotation_agreement import annotation_agreement_state, clip_annotation_matching
 from metrics_bridge.tasks import request_annotation_agreement

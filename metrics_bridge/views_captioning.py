@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
 from accounts.roles import ADMIN, roles_required
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.captioning.prompts import AFTER_AUDIOCAPBENCH, PromptSetError, prompt_set_label, prompt_set_parse
 from metrics_bridge.captioning.providers import DEFAULT_KEY_VARIABLES, PROVIDERS, KeyScopeError, key_variable_check
 from metrics_bridge.models import CaptioningJob, CaptioningJobItem

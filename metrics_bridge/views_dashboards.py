@@ -17,8 +17,8 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from accounts.live import live_context, live_status_response
 from accounts.roles import ADMIN, roles_required
-from annotation.models import Caption, Dataset
 from common.web_input import query_id
+from corpus.models import Caption, Dataset
 from metrics_bridge import plots
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry

@@ -16,8 +16,8 @@ from django.db.models import Q
 
 from accounts.roles import RATER
 from accounts.selectors import people_who_can_sign_in
-from annotation.models import CaptioningSystem, Dataset
 from annotation.selectors import dataset_clips_named
+from corpus.models import CaptioningSystem, Dataset
 from ratings import projection
 from ratings.models import Assignment, Campaign, ThumbsRating
 from ratings.services.campaign_rules import (

@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.crypto import salted_hmac
 
-from annotation.models import Caption, Clip, Dataset, TimeStampedModel
+from corpus.models import Caption, Clip, Dataset, TimeStampedModel
 
 
 class Source(models.TextChoices):

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotation.models import Caption, Clip, TimeStampedModel
+from corpus.models import Caption, Clip, TimeStampedModel
 from ratings.models import TOKEN_ALPHABET, AssignmentItem, Campaign, CaptionPair
 
 SLUG_LENGTH = 20  # 100 random bits: a study link cannot be guessed

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Min, Q
 
-from annotation.models import Caption
+from corpus.models import Caption
 from ratings.models import Assignment, AssignmentItem, PairwiseVote, ThumbsRating
 
 LEFT, RIGHT, NONE = "left", "right", "none"

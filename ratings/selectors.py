@@ -5,8 +5,8 @@ from collections import Counter
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from annotation.models import Dataset
 from annotation.selectors import dataset_corpus_counts
+from corpus.models import Dataset
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.models_study import AttentionCheck, Participant
 

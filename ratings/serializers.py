@@ -9,9 +9,9 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.models import Caption, CaptioningSystem, Dataset
 from annotation.selectors import dataset_clips_named
 from annotation.serializers import CaptionSerializer
+from corpus.models import Caption, CaptioningSystem, Dataset
 from ratings import projection
 from ratings.models import (
     Assignment,
@@ -253,7 +253,7 @@ class RaterAssignmentItemSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField(help_text="This item in the API, by its token")
     page_url = serializers.SerializerMethodField()
     audio_url = serializers.SerializerMethodField()
-    # Null until the clip's audio is read (annotation.models.Clip.duration_seconds).
+    # Null until the clip's audio is read (corpus.models.Clip.duration_seconds).
     duration_seconds = serializers.FloatField(source="clip.duration_seconds", read_only=True, allow_null=True)
     waveform_peaks = serializers.JSONField(source="clip.waveform_peaks", read_only=True)
     captions = serializers.SerializerMethodField()

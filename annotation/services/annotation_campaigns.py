@@ -26,8 +26,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Case, Value, When
 
 from accounts.roles import ANNOTATOR, REVIEWER, user_has_role
-from annotation.models import AnnotationCampaign, AnnotationReview, AnnotationTask, Clip, Dataset
+from annotation.models import AnnotationCampaign, AnnotationReview, AnnotationTask
 from annotation.services.annotation_drafts import empty_draft
+from corpus.models import Clip, Dataset
 
 TaskStatus = AnnotationTask.Status
 #: statuses that hold one of a clip's N annotation slots

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.roles import ADMIN, REVIEWER, user_has_role, user_roles
-from annotation.models import AnnotationCampaign, AnnotationReview, AnnotationTask, Clip, ExpertAnnotation
+from annotation.models import AnnotationCampaign, AnnotationReview, AnnotationTask, ExpertAnnotation
 from annotation.services.annotation_campaigns import clip_still_schedulable_to
 from annotation.services.annotation_checks import ERROR, Check
 from annotation.services.annotation_drafts import (
@@ -25,6 +25,7 @@ from annotation.services.annotation_drafts import (
 from annotation.services.annotation_tasks import checked_graph, draft_checks_for
 from annotation.services.expert_annotations import gold_annotation_publish
 from annotation.services.gold_duplicates import gold_duplicate_checks
+from corpus.models import Clip
 
 TaskStatus = AnnotationTask.Status
 

@@ -2,7 +2,7 @@
 
 Decoding happens before anything is written, so a file that is not audio is refused with an error
 naming it and leaves no row change and no stored file behind. Files go to the configured default
-storage (local folder or S3) under a random name (annotation.models.clip_audio_path): a changed
+storage (local folder or S3) under a random name (corpus.models.clip_audio_path): a changed
 file never overwrites the stored copy of the old one, so a failed transaction cannot lose audio.
 Storing a file also stores its rater copy (services/rater_audio.py: the samples only, no metadata).
 """
@@ -21,10 +21,10 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from pydub import AudioSegment
 
-from annotation.models import Clip
 from annotation.services.ffmpeg import audio_decode
 from annotation.services.importing import ImportDataError
 from annotation.services.rater_audio import rater_wav_from_path
+from corpus.models import Clip
 
 WAVEFORM_BUCKETS = 800
 HASH_CHUNK_BYTES = 1024 * 1024

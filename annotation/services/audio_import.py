@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.models import Clip
 from annotation.services.audio import (
     AudioAttachment,
     AudioDecodeError,
@@ -23,6 +22,7 @@ from annotation.services.audio import (
 )
 from annotation.services.importing import ImportDataError, ImportSummary, dataset_get_existing
 from common.structured_log import logged_import
+from corpus.models import Clip
 
 AUDIOCAPS_FILE_NAME = re.compile(r"^Y(?P<youtube_id>.+)\.[^.]+$")
 

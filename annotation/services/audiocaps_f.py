@@ -40,16 +40,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import (
-    Clip,
-    Dataset,
-    EventAttribute,
-    EventSource,
-    EventSpan,
-    ExpertAnnotation,
-    SoundEvent,
-    TemporalRelation,
-)
+from annotation.models import EventAttribute, EventSource, EventSpan, ExpertAnnotation, SoundEvent, TemporalRelation
 from annotation.selectors import (
     annotation_as_audiocaps_f,
     attribute_vocabulary,
@@ -72,6 +63,7 @@ from annotation.services.importing import (
 from annotation.vocabulary import AttributeVocabulary, source_is_listed
 from common.structured_log import logged_import
 from common.time_relations import relations_derive, time_conflict
+from corpus.models import Clip, Dataset
 
 EXPERT_USERNAME = "audiocaps-f-experts"
 EXPERT_ROLE = "annotator"

@@ -3,7 +3,7 @@
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 
 SETTINGS_FIELDS = ("domain", "date_delta", "airbench_reference")
 

@@ -24,11 +24,11 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
-from annotation.models import Dataset, DatasetUpload
 from annotation.services import import_uploads
 from annotation.services.file_imports import file_import_kind_get
 from annotation.services.import_uploads import MEGABYTE, clip_audio_upload_attach, dataset_from_audio_create
 from annotation.services.importing import ImportDataError, dataset_name_validate
+from corpus.models import Dataset, DatasetUpload
 
 logger = logging.getLogger("captioneval.imports")
 

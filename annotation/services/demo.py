@@ -16,7 +16,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER
-from annotation.models import AnnotationCampaign, Caption, CaptioningSystem, Clip, Dataset
+from annotation.models import AnnotationCampaign
 from annotation.services.annotation_campaigns import annotation_campaign_create, annotation_task_next
 from annotation.services.annotation_reviews import review_draft_save, review_open, review_publish
 from annotation.services.annotation_tasks import task_draft_save, task_submit
@@ -31,6 +31,7 @@ from annotation.services.demo_scenes import (
     scene_references,
     system_caption,
 )
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 
 DEMO_DATASET = "demo"
 DEMO_DESCRIPTION = (

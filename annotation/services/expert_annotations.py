@@ -12,18 +12,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.roles import ADMIN, user_has_role
-from annotation.models import (
-    Clip,
-    EventAttribute,
-    EventSource,
-    EventSpan,
-    ExpertAnnotation,
-    SoundEvent,
-    TemporalRelation,
-)
+from annotation.models import EventAttribute, EventSource, EventSpan, ExpertAnnotation, SoundEvent, TemporalRelation
 from annotation.selectors import attribute_vocabulary
 from annotation.vocabulary import source_is_listed
 from common.time_relations import relations_derive, time_conflict
+from corpus.models import Clip
 
 Status = ExpertAnnotation.Status
 

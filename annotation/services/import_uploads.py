@@ -27,7 +27,6 @@ from django.core.files import File
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 
-from annotation.models import Clip, Dataset
 from annotation.services.audio import AudioDecodeError, AudioInfo, audio_inspect
 from annotation.services.audio_import import AudioFile, clip_audio_attach
 from annotation.services.importing import (
@@ -43,6 +42,7 @@ from annotation.services.rater_audio import rater_wav_from_path
 from annotation.services.references_import import ClipReferences, references_parse, references_store
 from common.structured_log import logged_import
 from common.zip_limits import zip_member_count
+from corpus.models import Clip, Dataset
 
 MEGABYTE = 1024 * 1024
 # One upload is one worker task. Measured on a 2-core machine with both cores busy: about 0.75 s per short

@@ -16,7 +16,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 
 OUTCOMES = ("created", "updated", "unchanged")
 

@@ -8,7 +8,7 @@ still do): they get this copy, made once when the audio is stored. The file is d
 machine has none; only the audio samples are taken) and the samples are written again by Python's
 `wave` module as 16-bit PCM, which writes exactly the RIFF header, the `fmt ` chunk (channels, rate,
 sample width) and the `data` chunk. The copy is stored under a random key (`Clip.rater_audio`, see
-annotation.models.rater_audio_path).
+corpus.models.rater_audio_path).
 
 Clips stored before the copy existed get it from the `build_rater_audio` command (and its data
 migration), or, failing that, the first time a rater asks for them (`clip_rater_audio_ensure`).
@@ -25,8 +25,8 @@ from pathlib import Path
 from django.core.files.base import ContentFile
 from pydub import AudioSegment
 
-from annotation.models import Clip
 from annotation.services.ffmpeg import audio_decode
+from corpus.models import Clip
 
 RATER_SAMPLE_WIDTH = 2  # bytes: 16-bit PCM, which every browser plays
 

@@ -23,7 +23,6 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import Caption, Clip, Dataset
 from annotation.services.importing import (
     ImportDataError,
     ImportSummary,
@@ -33,6 +32,7 @@ from annotation.services.importing import (
     text_nul_check,
 )
 from common.structured_log import logged_import
+from corpus.models import Caption, Clip, Dataset
 
 CLOTHO_CAPTION_COLUMN = re.compile(r"^caption_(\d+)$")
 AUDIOCAPS_COLUMNS = ("audiocap_id", "youtube_id", "start_time", "caption")

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from django.core.files.base import ContentFile
 
-from annotation.models import Clip
+from corpus.models import Clip
 
 SPECTROGRAM_VERSION = 2
 WAVEFORM_VERSION = 1

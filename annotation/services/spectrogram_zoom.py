@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotation.models import Clip
 from annotation.services.spectrogram import (
     CHANNELS,
     DYNAMIC_RANGE_DB,
@@ -25,6 +24,7 @@ from annotation.services.spectrogram import (
     mel_filterbank,
     spectrogram_png_bytes,
 )
+from corpus.models import Clip
 
 MAX_ZOOM_COLUMNS = 4096
 MIN_RANGE_SECONDS = 0.05

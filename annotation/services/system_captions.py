@@ -26,7 +26,6 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset, SystemSubmission
 from annotation.services.importing import (
     ImportDataError,
     ImportSummary,
@@ -36,6 +35,7 @@ from annotation.services.importing import (
     text_nul_check,
 )
 from common.structured_log import logged_import
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset, SystemSubmission
 
 CSV_COLUMNS = ("file_name", "caption_predicted")
 SYSTEM_NAME_LENGTH = CaptioningSystem._meta.get_field("name").max_length

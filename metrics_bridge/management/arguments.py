@@ -2,7 +2,7 @@
 
 from django.core.management.base import CommandError
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 
 
 def dataset_named(name: str) -> Dataset:

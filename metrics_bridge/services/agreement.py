@@ -1,6 +1,6 @@
 """Agreement of automatic metrics with people, assembled from stored scores."""
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.agreement import brace, calibration, protocol, protocols
 from metrics_bridge.agreement.intervals import agreement_intervals
 from metrics_bridge.models import MetricRun, MetricScore

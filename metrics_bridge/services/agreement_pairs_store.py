@@ -16,8 +16,8 @@ import traceback
 
 from django.db import transaction
 
-from annotation.models import Dataset
 from common.structured_log import log_event
+from corpus.models import Dataset
 from metrics_bridge.models import DashboardCache
 from metrics_bridge.services.benchmark import agreement_pairs
 from metrics_bridge.services.dashboard_cache import (

@@ -10,8 +10,9 @@ from functools import lru_cache
 
 from django.db.models import Count, Max, Q, Sum
 
-from annotation.models import AnnotationCampaign, Clip, Dataset, ExpertAnnotation
+from annotation.models import AnnotationCampaign, ExpertAnnotation
 from annotation.selectors import submitted_annotation_documents
+from corpus.models import Clip, Dataset
 from metrics_bridge.agreement.annotation_agreement import AgreementReport, annotation_agreement, matched_events
 from metrics_bridge.scoring.xace.scorer import TagLibrary
 from metrics_bridge.selectors import attribute_tag_library

@@ -14,7 +14,7 @@ import hashlib
 import json
 import math
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge import selectors
 from metrics_bridge.agreement import calibration, fingerprints, intervals, records
 from metrics_bridge.scoring import registry

@@ -20,7 +20,7 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 
-from annotation.models import Caption, Clip, Dataset
+from corpus.models import Caption, Clip, Dataset
 from metrics_bridge.agreement import calibration, calibration_transfer, fingerprints
 from metrics_bridge.agreement.protocol import AgreementReport
 from metrics_bridge.services.contexts import metric_resources

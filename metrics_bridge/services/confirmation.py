@@ -12,7 +12,7 @@ Its title tells raters nothing about the systems (blinding).
 from django.db import transaction
 from django.utils.text import slugify
 
-from annotation.models import Caption, CaptioningSystem, Dataset
+from corpus.models import Caption, CaptioningSystem, Dataset
 from metrics_bridge.services.leaderboard import leaderboard_table
 from ratings.models import Campaign, CaptionPair
 from ratings.services.campaigns import CampaignSetupError, campaign_create

@@ -3,7 +3,7 @@ resources, LLM endpoint and cache) from the database and settings. Scorers never
 
 from django.conf import settings
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.models import LLMResponse
 from metrics_bridge.scoring.base import DatasetSettings, MetricResources, ScoringContext
 from metrics_bridge.selectors import attribute_tag_library, gold_annotations_by_clip, reference_lists_by_clip
@@ -105,7 +105,7 @@ def clip_audio_files(*, clip_ids: set[int]) -> tuple[dict[str, str], dict[str, s
     read where they are; files in remote storage are copied once per process into a temporary folder."""
     import tempfile
 
-    from annotation.models import Clip
+    from corpus.models import Clip
 
     paths, hashes = {}, {}
     for clip in Clip.objects.filter(pk__in=clip_ids).exclude(audio="").only("pk", "audio", "sha256"):

@@ -24,7 +24,7 @@ from django.db import transaction
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
-from annotation.models import Caption, Dataset
+from corpus.models import Caption, Dataset
 from metrics_bridge.models import DashboardCache, MetricRun, SystemScore
 from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
 

@@ -15,8 +15,8 @@ import numpy as np
 from django.db.models import Count, Max
 
 from accounts.live import live_version
-from annotation.models import Caption, Dataset
 from common.structured_log import log_event
+from corpus.models import Caption, Dataset
 from metrics_bridge import selectors
 from metrics_bridge.agreement import protocols
 from metrics_bridge.agreement.intervals import rank_agreement_intervals

@@ -19,8 +19,8 @@ import logging
 
 from django.db import transaction
 
-from annotation.models import Dataset
 from common.structured_log import log_event
+from corpus.models import Dataset
 from metrics_bridge.models import MetricRun
 from metrics_bridge.services.runs import Enqueue, metric_run_dispatch, metric_run_plan, metric_run_plan_save
 from metrics_bridge.services.system_scores import system_chunks_plan

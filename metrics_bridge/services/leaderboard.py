@@ -18,7 +18,7 @@ import math
 import numpy as np
 from django.db.models import Avg, BooleanField, Count, ExpressionWrapper, F, FloatField, Q
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.system_level import JUDGE_3D
 from metrics_bridge.services.leaderboard_domains import domain_table

@@ -19,7 +19,7 @@ import json
 
 from django.db.models import Count, Max
 
-from annotation.models import Caption, Dataset
+from corpus.models import Caption, Dataset
 from metrics_bridge.models import SystemScore
 from metrics_bridge.scoring.base import DOMAINS
 from metrics_bridge.scoring.system_level import JUDGE_3D, JUDGE_DIMENSIONS

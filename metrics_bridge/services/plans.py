@@ -12,7 +12,7 @@ Two kinds of request are planned for a dataset:
 
 from dataclasses import dataclass, field
 
-from annotation.models import Caption, Dataset
+from corpus.models import Caption, Dataset
 from metrics_bridge.agreement import protocol, protocols
 from metrics_bridge.models import ReferenceSet
 from metrics_bridge.scoring.base import ScoringRequest, gold_annotation_fingerprint

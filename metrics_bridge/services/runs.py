@@ -17,8 +17,8 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation.models import Dataset
 from common.structured_log import log_event
+from corpus.models import Dataset
 from metrics_bridge.agreement.protocol import scorer_batching
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.models import SensitivityReport
 from metrics_bridge.scoring import registry
 from metrics_bridge.selectors import attribute_tag_library, dataset_clip_rows

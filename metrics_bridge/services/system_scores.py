@@ -17,7 +17,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from annotation.models import Caption, Dataset
+from corpus.models import Caption, Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, ReferenceSet, SystemScore
 from metrics_bridge.scoring import registry, system_level
 from metrics_bridge.scoring.base import ScoreResult, ScoringRequest, gold_annotation_fingerprint, scorer_version

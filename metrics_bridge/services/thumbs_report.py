@@ -85,7 +85,7 @@ def completion_per_rater(*, campaign: Campaign) -> list[dict]:
 
 def _campaign_batch(campaign: Campaign, caption_ids: set[int]) -> PlannedBatch:
     """The rated candidate captions against all of their clip's references (corpus label: the campaign)."""
-    from annotation.models import Caption
+    from corpus.models import Caption
 
     references: dict[int, list[str]] = defaultdict(list)
     candidates = Caption.objects.filter(pk__in=caption_ids, role=Caption.Role.CANDIDATE).order_by("pk")
@@ -238,7 +238,7 @@ def _mean(values: list[float]) -> float:
 
 
 def _caption_authors(caption_ids: set[int]) -> dict[int, str]:
-    from annotation.models import Caption
+    from corpus.models import Caption
 
     rows = Caption.objects.filter(pk__in=caption_ids).order_by().values_list("pk", "system__name")
     return {caption_id: system or "human" for caption_id, system in rows}

@@ -16,7 +16,7 @@ import hashlib
 import json
 import math
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.agreement import calibration, intervals
 from metrics_bridge.agreement.protocol import AgreementReport
 from metrics_bridge.services.agreement import (

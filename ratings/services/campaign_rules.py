@@ -21,7 +21,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from accounts.roles import RATER, user_has_role
-from annotation.models import CaptioningSystem, Clip, Dataset
+from corpus.models import CaptioningSystem, Clip, Dataset
 from ratings.models import Campaign, CaptionPair
 from ratings.services.campaigns import DEFAULT_JUDGEMENTS, CampaignSetupError, campaign_setup
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from ratings import projection
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair
 from ratings.services.foreign_captions import (

@@ -10,8 +10,8 @@ different campaigns; those ratings simply both stay.)
 
 from django.db.models import Exists, OuterRef, Q
 
-from annotation.models import Caption
 from annotation.services.importing import ImportDataError
+from corpus.models import Caption
 from ratings.models import AssignmentItem, Campaign, CaptionPair, ThumbsRating
 
 

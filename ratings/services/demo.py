@@ -19,9 +19,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.roles import RATER
-from annotation.models import Caption, Dataset
 from annotation.services.demo import simulated_users_ensure
 from annotation.services.demo_scenes import REFERENCE_TRUTH, SYSTEMS, WRONG_CLIP, Truth, system_caption
+from corpus.models import Caption, Dataset
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, HeadphoneCheck
 from ratings.services.campaigns import (
     GoldRule,

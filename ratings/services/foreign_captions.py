@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from annotation.models import Caption, Clip, Dataset
+from corpus.models import Caption, Clip, Dataset
 from ratings.models import AssignmentItem, Campaign, CaptionPair
 
 # The share of a campaign's clips set aside as donors when the admin did not name the clips.

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 from django.db import transaction
 
-from annotation.models import Caption, CaptioningSystem, Clip
+from corpus.models import Caption, CaptioningSystem, Clip
 from ratings.models import CaptionPair
 from ratings.services.foreign_captions import text_key
 from ratings.text_match import ContextIndex, differences, match_cost, profile_scales

@@ -42,7 +42,6 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset
 from annotation.services.importing import (
     ImportDataError,
     ImportSummary,
@@ -55,6 +54,7 @@ from annotation.services.importing import (
     text_field_check,
 )
 from common.structured_log import logged_import
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from ratings.models import CaptionPair, PairwiseVote, Source
 from ratings.services.brace_import import BRACE_LAYOUTS, LAYOUT_NAMES, brace_items_parse, layout_of_items
 from ratings.services.caption_merge import caption_merge

@@ -16,7 +16,7 @@ naming the clip and split).
 
 from collections import defaultdict
 
-from annotation.models import Caption
+from corpus.models import Caption
 from ratings.models import Campaign, CaptionPair
 from ratings.models_study import Study
 from ratings.selectors import campaign_included_votes

@@ -36,7 +36,7 @@ from django.db import transaction
 from django.db.models import Count, Min, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from annotation.models import Caption
+from corpus.models import Caption
 from ratings import projection
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair
 from ratings.models_study import AttentionCheck, Participant, ParticipantEvent, Study, StudySlot

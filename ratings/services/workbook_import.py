@@ -52,8 +52,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.models import Caption, Clip, Dataset
 from common.structured_log import logged_import
+from corpus.models import Caption, Clip, Dataset
 from ratings.models import Assignment, AssignmentItem, Campaign, ItemEvent, Source, ThumbsRating, WorkbookUpload
 from ratings.services.campaigns import campaign_create, campaign_name_clash
 from ratings.services.judgements import RATING_VALUE_FIELDS, thumbs_answer

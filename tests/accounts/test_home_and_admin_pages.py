@@ -37,7 +37,7 @@ def test_admin_sees_counts_and_admin_links(client, make_user, demo_corpus):
     name_cell = f'<a href="/datasets/{demo_corpus.pk}/">demo</a>'  # the dataset's name leads to its page
     row = page[page.index(name_cell) : page.index("</tr>", page.index(name_cell))]
     cells = [cell.split("</td>")[0] for cell in row.split('<td class="num">')[1:]]
-    from annotation.models import Caption, Clip
+    from corpus.models import Caption, Clip
     from ratings.models import CaptionPair
 
     captions = Caption.objects.corpus().filter(clip__dataset=demo_corpus)  # HI pairs' copies are no corpus data

@@ -30,7 +30,7 @@ def test_the_api_docs_lead_back_to_the_site(client, make_user):
 
 
 def test_one_problem_is_not_called_these_problems(client, make_user):
-    from annotation.models import Dataset, SystemSubmission
+    from corpus.models import Dataset, SystemSubmission
 
     dataset = Dataset.objects.create(name="fixes")
     client.force_login(make_user("boss", staff=True))

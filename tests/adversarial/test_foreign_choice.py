@@ -26,7 +26,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from annotation.models import Caption
+from corpus.models import Caption
 from metrics_bridge.scoring import sbert
 from ratings.models import AssignmentItem, Campaign
 from ratings.text_match import words

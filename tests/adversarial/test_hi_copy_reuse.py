@@ -9,8 +9,8 @@ admin builds exactly that sequence; the copy must appear nowhere but in its pair
 import pytest
 from django.test import Client
 
-from annotation.models import Caption
 from annotation.selectors import dataset_corpus_counts
+from corpus.models import Caption
 from metrics_bridge.selectors import dataset_clip_rows, dataset_texts, reference_lists_by_clip
 from metrics_bridge.services.plans import all_references_batch
 from metrics_bridge.services.system_scores import system_inputs

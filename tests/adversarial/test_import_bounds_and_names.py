@@ -18,9 +18,9 @@ import openpyxl
 import pytest
 from django.test import Client
 
-from annotation.models import Dataset
 from annotation.services.importing import ImportDataError, ImportSummary, dataset_get_or_create
 from common.zip_limits import zip_member_count
+from corpus.models import Dataset
 from ratings.models import Campaign
 from ratings.services.campaigns import CampaignSetupError, campaign_create
 from ratings.services.workbooks import WorkbookImportError, workbook_import

@@ -8,7 +8,7 @@ answer" on the gold items. Here three raters try it; their guesses must do no be
 
 import pytest
 
-from annotation.models import Caption
+from corpus.models import Caption
 from ratings.models import AssignmentItem, campaign_rater_code
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import CaptionScores, pairwise_item_submit, thumbs_item_submit

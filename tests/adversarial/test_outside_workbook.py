@@ -12,7 +12,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Caption, Clip, Dataset
+from corpus.models import Caption, Clip, Dataset
 from ratings.models import Campaign, ThumbsRating
 from ratings.services.campaigns import campaign_create
 from ratings.services.workbooks import WorkbookImportError, workbook_import

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from annotation.models import Caption, Clip
+from corpus.models import Caption, Clip
 from ratings.models import AssignmentItem, Campaign
 from ratings.services.campaigns import CampaignSetupError, campaign_add_raters, campaign_setup
 from tests.ratings.campaign_data import corpus_build, headphone_pass_give

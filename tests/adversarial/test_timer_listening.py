@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Clip
+from corpus.models import Clip
 from ratings.models import AssignmentItem
 from ratings.services.campaigns import campaign_setup
 from tests.ratings.campaign_data import clip_audio_attach, corpus_build, headphone_pass_give

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.models import Clip, Dataset
+from corpus.models import Clip, Dataset
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ Celery does in tests) before the redirect to the upload's page is followed."""
 
 from django.urls import reverse
 
-from annotation.models import DatasetUpload
+from corpus.models import DatasetUpload
 
 
 def post_and_follow(client, capture_on_commit, url: str, data: dict):

@@ -4,7 +4,7 @@ from django.apps import apps
 
 
 def all_table_counts() -> dict[str, int]:
-    counted_apps = ("auth", "annotation", "ratings")
+    counted_apps = ("auth", "corpus", "annotation", "ratings")
     return {
         model._meta.label: model.objects.count()
         for model in apps.get_models(include_auto_created=True)
@@ -16,10 +16,10 @@ def all_rows_snapshot() -> dict[str, list]:
     """Every row of the importer tables as tuples (for "nothing changed at all", not just counts)."""
     snapshot = {}
     for label in (
-        "annotation.Dataset",
-        "annotation.Clip",
-        "annotation.Caption",
-        "annotation.CaptioningSystem",
+        "corpus.Dataset",
+        "corpus.Clip",
+        "corpus.Caption",
+        "corpus.CaptioningSystem",
         "annotation.ExpertAnnotation",
         "annotation.SoundEvent",
         "annotation.EventSource",

@@ -5,7 +5,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 
 pytestmark = pytest.mark.django_db
 

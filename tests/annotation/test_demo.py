@@ -13,16 +13,9 @@ from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
 
 from accounts.roles import user_roles
-from annotation.models import (
-    AnnotationCampaign,
-    AnnotationTask,
-    Caption,
-    CaptioningSystem,
-    Clip,
-    Dataset,
-    ExpertAnnotation,
-)
+from annotation.models import AnnotationCampaign, AnnotationTask, ExpertAnnotation
 from annotation.services.annotation_campaigns import annotation_task_next
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from tests.annotation.table_counts import all_table_counts
 from tests.ratings.campaign_data import headphone_pass_give
@@ -188,7 +181,7 @@ def test_the_demo_is_the_same_every_time(db, media_root):
         Group.objects.get_or_create(name=role)
     attribute_tags_seed(AttributeTag)
     # rows made and gone before it: the second study's row ids differ from the first's
-    from annotation.models import Dataset
+    from corpus.models import Dataset
 
     shift = Dataset.objects.create(name="shift")
     shift_clips = Clip.objects.bulk_create([Clip(dataset=shift, external_id=f"shift-{n}") for n in range(7)])

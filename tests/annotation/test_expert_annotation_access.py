@@ -4,13 +4,14 @@
 import pytest
 from rest_framework.test import APIClient
 
-from annotation.models import Clip, Dataset, ExpertAnnotation
+from annotation.models import ExpertAnnotation
 from annotation.selectors_expert import expert_annotations_visible_to
 from annotation.services.expert_annotations import (
     ExpertAnnotationError,
     ExpertAnnotationPermissionError,
     expert_annotation_delete,
 )
+from corpus.models import Clip, Dataset
 from tests.annotation.workspace_data import workspace_build
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ import shutil
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Clip, Dataset
+from corpus.models import Clip, Dataset
 from tests.annotation.audio_helpers import media_files
 from tests.annotation.table_counts import all_rows_snapshot
 

@@ -11,7 +11,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.models import Caption, Clip, Dataset, DatasetUpload, ExpertAnnotation
+from annotation.models import ExpertAnnotation
 from annotation.services import import_uploads
 from annotation.services.dataset_uploads import data_file_upload_create, dataset_upload_create, dataset_upload_import
 from annotation.services.file_imports import file_import_kind_get
@@ -19,6 +19,7 @@ from annotation.services.import_uploads import dataset_from_audio_create
 from annotation.services.importing import ImportDataError
 from annotation.services.references_import import references_import
 from annotation.services.system_captions import system_submission_create, system_submission_import_pending
+from corpus.models import Caption, Clip, Dataset, DatasetUpload
 from tests.annotation.audio_helpers import media_files
 from tests.annotation.import_posts import post_and_follow
 from tests.annotation.table_counts import all_table_counts
@@ -79,7 +80,7 @@ def post_new_dataset(django_capture_on_commit_callbacks):
 
 def counts_without_uploads() -> dict[str, int]:
     """Row counts of every importer table; the upload's own record stays (with its problems) by design."""
-    return {label: count for label, count in all_table_counts().items() if label != "annotation.DatasetUpload"}
+    return {label: count for label, count in all_table_counts().items() if label != "corpus.DatasetUpload"}
 
 
 def test_zip_of_wavs_and_a_csv_make_a_dataset_with_clips_audio_and_references(

@@ -117,7 +117,7 @@ def test_the_importer_refuses_them_naming_clip_event_and_seconds_and_writes_noth
 
 
 def test_the_importer_refuses_a_span_after_the_clips_end_as_the_checks_do():
-    from annotation.models import Clip, Dataset
+    from corpus.models import Clip, Dataset
 
     Clip.objects.create(dataset=Dataset.objects.create(name="acf-end"), external_id="34.wav", duration_seconds=10.0)
     data = {"34.wav": {"barking": {"source": ["dog"], "attr": ["loud"], "spans": [[2.0, 3.0], [9.5, 10.5]]}}}

@@ -3,7 +3,7 @@
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Caption, Clip
+from corpus.models import Caption, Clip
 from ratings.services.pairwise_import import pairwise_judgements_import
 from tests.annotation.table_counts import all_rows_snapshot
 

@@ -3,10 +3,10 @@ never other people's words about the clip being annotated (nor about the same au
 
 import pytest
 
-from annotation.models import Clip, Dataset
 from annotation.selectors_workspace import source_suggestions
 from annotation.services.expert_annotations import expert_annotation_save
 from annotation.vocabulary import sound_sources
+from corpus.models import Clip, Dataset
 
 pytestmark = pytest.mark.django_db
 

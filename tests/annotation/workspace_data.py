@@ -4,8 +4,9 @@ from dataclasses import dataclass
 
 from rest_framework.test import APIClient
 
-from annotation.models import AnnotationCampaign, Clip, Dataset
+from annotation.models import AnnotationCampaign
 from annotation.services.annotation_campaigns import annotation_campaign_create
+from corpus.models import Clip, Dataset
 
 
 @dataclass

@@ -8,9 +8,10 @@ import pytest
 from pydub.generators import Sine
 from rest_framework.test import APIClient
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset, ExpertAnnotation
+from annotation.models import ExpertAnnotation
 from annotation.services.audio import clip_attach_audio
 from annotation.services.expert_annotations import expert_annotation_save
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from metrics_bridge.models import MetricRun, MetricScore, ReferenceSet
 from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.services.campaigns import campaign_add_raters, campaign_create

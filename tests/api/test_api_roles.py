@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.models import Caption
+from corpus.models import Caption
 from ratings.models import campaign_rater_code
 
 ROLES = ("anonymous", "nobody", "rater", "annotator", "reviewer", "admin")

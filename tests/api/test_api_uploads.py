@@ -7,7 +7,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from pydub.generators import Sine
 
-from annotation.models import Caption, Clip, ExpertAnnotation
+from annotation.models import ExpertAnnotation
+from corpus.models import Caption, Clip
 from ratings.models import CaptionPair, PairwiseVote
 
 PAIRWISE_ITEMS = [

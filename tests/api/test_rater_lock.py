@@ -7,7 +7,7 @@ closing the campaign lifts the lock, and admins (who run the study) are not lock
 import pytest
 from django.contrib.auth.models import Group
 
-from annotation.models import CaptioningSystem, Clip, Dataset
+from corpus.models import CaptioningSystem, Clip, Dataset
 from ratings.models import Assignment, Campaign
 
 LOCKED_LISTS = ["/api/captions/", "/api/caption-pairs/", "/api/clips/", "/api/metric-scores/"]

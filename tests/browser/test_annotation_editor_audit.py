@@ -5,9 +5,10 @@ over the size limit is refused and the editor says so; an edit at 60 events rebu
 
 import pytest
 
-from annotation.models import AnnotationTask, Clip, Dataset
+from annotation.models import AnnotationTask
 from annotation.services.annotation_campaigns import annotation_campaign_create
 from annotation.services.annotation_drafts import MAX_DRAFT_BYTES
+from corpus.models import Clip, Dataset
 from tests.annotation.audio_helpers import real_stereo_clip_attach
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

@@ -6,8 +6,9 @@ ranked by how often annotators used them, a word start counting as much as the w
 
 import pytest
 
-from annotation.models import AttributeTag, Clip, Dataset, EventAttribute, ExpertAnnotation, SoundEvent
+from annotation.models import AttributeTag, EventAttribute, ExpertAnnotation, SoundEvent
 from annotation.services.annotation_campaigns import annotation_campaign_create
+from corpus.models import Clip, Dataset
 from tests.annotation.audio_helpers import real_stereo_clip_attach
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

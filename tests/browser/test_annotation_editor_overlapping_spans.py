@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-from annotation.models import AnnotationTask, Clip, Dataset, ExpertAnnotation
+from annotation.models import AnnotationTask, ExpertAnnotation
 from annotation.services.annotation_campaigns import annotation_campaign_create
+from corpus.models import Clip, Dataset
 from tests.annotation.audio_helpers import real_stereo_clip_attach
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from annotation.models import AnnotationTask, Clip, Dataset, ExpertAnnotation
+from annotation.models import AnnotationTask, ExpertAnnotation
 from annotation.services.annotation_campaigns import annotation_campaign_create
 from common.time_relations import time_proposals
+from corpus.models import Clip, Dataset
 from tests.annotation.audio_helpers import real_stereo_clip_attach
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

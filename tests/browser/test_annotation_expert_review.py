@@ -9,8 +9,9 @@ and 390 px."""
 
 import pytest
 
-from annotation.models import AnnotationReview, Caption, CaptioningSystem, Clip, Dataset, ExpertAnnotation
+from annotation.models import AnnotationReview, ExpertAnnotation
 from annotation.services.audiocaps_f import audiocaps_f_export
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from tests.annotation.audio_helpers import real_stereo_clip_attach
 from tests.browser.review_campaigns import annotation_draft, campaign_with_submissions, review_page_open
 

@@ -14,7 +14,8 @@ import pytest
 from pycocoevalcap.rouge.rouge import Rouge
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
-from annotation.models import Clip, Dataset, DatasetUpload, ExpertAnnotation
+from annotation.models import ExpertAnnotation
+from corpus.models import Clip, Dataset, DatasetUpload
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.services.workers import live_workers
 from metrics_bridge.tasks import current_broker
@@ -56,7 +57,7 @@ def fense_expectations(items: list[dict]) -> tuple[int, int]:
 
 def counts_without_uploads() -> dict[str, int]:
     """Row counts of every table but the upload records, which keep a refused upload's problems by design."""
-    return {label: count for label, count in all_table_counts().items() if label != "annotation.DatasetUpload"}
+    return {label: count for label, count in all_table_counts().items() if label != "corpus.DatasetUpload"}
 
 
 def summary_rows(page) -> dict[str, list[str]]:

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Caption, Dataset
+from corpus.models import Caption, Dataset
 from metrics_bridge.models import MetricRun
 from ratings.models import Campaign, ThumbsRating
 from tests.chunk_gate import ChunkGate

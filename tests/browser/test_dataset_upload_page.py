@@ -5,8 +5,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db.models import Count
 
-from annotation.models import Caption, Clip, Dataset, DatasetUpload
 from annotation.services.dataset_uploads import dataset_upload_create, dataset_upload_import
+from corpus.models import Caption, Clip, Dataset, DatasetUpload
 from tests.annotation.test_import_pages import wav_bytes
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

@@ -4,7 +4,7 @@ the answers land on the leaderboard, and one click makes the confirmation campai
 
 import pytest
 
-from annotation.models import CaptioningSystem
+from corpus.models import CaptioningSystem
 from metrics_bridge.models import CaptioningJob
 from metrics_bridge.services.workers import live_workers
 from metrics_bridge.tasks import current_broker

@@ -8,7 +8,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.management.commands.demo import DEMO_METRICS
 from metrics_bridge.services.dashboards import dashboard_refresh
 from metrics_bridge.services.dataset_runs import dataset_run_create

@@ -8,9 +8,9 @@ upload), and waits for the page to show the outcome in the same document.
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation.models import Dataset
 from annotation.services.annotation_campaigns import annotation_task_next
 from annotation.services.annotation_tasks import task_draft_save, task_submit
+from corpus.models import Dataset
 from metrics_bridge.models import MetricRun
 from metrics_bridge.services.dataset_runs import dataset_run_create
 from metrics_bridge.services.runs import metric_run_create

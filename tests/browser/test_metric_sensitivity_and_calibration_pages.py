@@ -5,7 +5,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.agreement.calibration import CAPTION_FEATURES
 from metrics_bridge.models import SensitivityReport
 from ratings.services.pairwise_import import pairwise_judgements_import

@@ -6,7 +6,7 @@ unzoomed and zoomed."""
 
 import pytest
 
-from annotation.models import Clip, Dataset
+from corpus.models import Clip, Dataset
 from tests.annotation.audio_helpers import real_stereo_clip_attach
 from tests.browser.review_campaigns import annotation_draft, campaign_with_submissions, review_page_open
 

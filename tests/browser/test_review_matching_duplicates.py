@@ -7,7 +7,8 @@ Screenshots at 1280 and 390 px."""
 
 import pytest
 
-from annotation.models import AnnotationReview, Clip, Dataset, ExpertAnnotation
+from annotation.models import AnnotationReview, ExpertAnnotation
+from corpus.models import Clip, Dataset
 from tests.annotation.audio_helpers import real_stereo_clip_attach
 from tests.browser.review_campaigns import annotation_draft, campaign_with_submissions, review_page_open
 

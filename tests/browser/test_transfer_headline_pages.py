@@ -8,7 +8,7 @@ import re
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from ratings.services.pairwise_import import pairwise_judgements_import
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

@@ -9,7 +9,7 @@ from django.apps import apps
 from django.db import transaction
 from hypothesis import strategies as st
 
-FINGERPRINT_APPS = ("auth", "annotation", "ratings")
+FINGERPRINT_APPS = ("auth", "corpus", "annotation", "ratings")
 
 # Any JSON value, small: what a careless hand or a broken script could put anywhere in a file.
 json_scalars = st.one_of(

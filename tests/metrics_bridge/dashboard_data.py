@@ -4,7 +4,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-from annotation.models import Caption, Dataset
+from corpus.models import Caption, Dataset
 from ratings.models import Campaign, ThumbsRating
 from ratings.services.pairwise_import import pairwise_judgements_import
 

@@ -137,7 +137,7 @@ def test_the_command_and_the_page_agree(make_user, client, tmp_path):
     assert printed["factors"]["relation"] is None
     assert 0 < printed["factors"]["event"] < 1
 
-    from annotation.models import Dataset
+    from corpus.models import Dataset
 
     client.force_login(reviewer)
     page = client.get(

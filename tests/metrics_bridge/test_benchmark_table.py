@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Clip, Dataset
+from corpus.models import Clip, Dataset
 from ratings.services.pairwise_import import pairwise_judgements_import
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.agreement import calibration, fingerprints
 from metrics_bridge.agreement.protocol import clips_from_fense_items, fense_agreement
 from metrics_bridge.scoring import fluency

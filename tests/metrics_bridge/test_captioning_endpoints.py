@@ -11,7 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation.models import Caption, CaptioningSystem
+from corpus.models import Caption, CaptioningSystem
 from metrics_bridge.captioning import providers
 from metrics_bridge.captioning.answers import AnswerError, caption_from_answer
 from metrics_bridge.captioning.pricing import Price

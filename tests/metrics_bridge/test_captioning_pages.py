@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.models import Caption, CaptioningSystem
+from corpus.models import Caption, CaptioningSystem
 from metrics_bridge.captioning.pricing import PRICE_TABLE
 from metrics_bridge.models import CaptioningJob, ModelAnswer, SystemScore
 from metrics_bridge.services.captioning import captioning_job_run

@@ -159,7 +159,7 @@ def test_the_cache_is_one_every_process_shares(settings):
 def test_the_annotation_agreement_is_computed_by_a_worker_never_in_the_request(
     client, make_user, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from annotation.models import Dataset
+    from corpus.models import Dataset
     from metrics_bridge import tasks
     from metrics_bridge.services import annotation_agreement
 

@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from openpyxl import load_workbook
 
-from annotation.models import Caption, Dataset, SystemSubmission
+from corpus.models import Caption, Dataset, SystemSubmission
 from metrics_bridge import plots, views_dashboards
 from metrics_bridge.models import DashboardCache
 from ratings.models import Campaign, PairwiseVote, ThumbsRating

@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Caption, Dataset
+from corpus.models import Caption, Dataset
 from metrics_bridge.services.dashboard_cache import dataset_fingerprint, dataset_fingerprints
 from metrics_bridge.services.transfer import transfer_fingerprint
 from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating

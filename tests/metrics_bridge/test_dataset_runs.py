@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.models import Caption, Dataset
+from corpus.models import Caption, Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk
 from metrics_bridge.services.dashboards import agreement_page_data, leaderboard_page_data, thumbs_page_data
 from metrics_bridge.services.dataset_runs import dataset_run_create

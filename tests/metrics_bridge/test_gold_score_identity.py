@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset
 from annotation.services.expert_annotations import gold_annotation_publish
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from metrics_bridge.models import MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import uses_gold_annotations

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 from scipy import stats
 
-from annotation.models import Caption
 from annotation.services.system_captions import system_captions_import
+from corpus.models import Caption
 from metrics_bridge.models import MetricRun, MetricScore, SystemScore
 from metrics_bridge.services.leaderboard import leaderboard_build, leaderboard_table
 from metrics_bridge.services.plans import reference_context
@@ -210,7 +210,7 @@ TINY_CLIPS = [  # (references, caption of s1, caption of s2): few nodes, so some
 def test_date_is_mecat_set_score_and_xace_factor_means_skip_not_applicable_factors():
     """DATE per system: the mean of DATE's per-caption date_item_scores over the system's captions at the dataset's
     delta. X-ACE factors: a factor absent from both graphs is stored NULL and left out of the system's mean."""
-    from annotation.models import CaptioningSystem, Clip, Dataset
+    from corpus.models import CaptioningSystem, Clip, Dataset
     from metrics_bridge.scoring.date import date_item_scores
     from metrics_bridge.services.system_scores import current_versions
 

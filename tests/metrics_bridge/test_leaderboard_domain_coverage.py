@@ -5,7 +5,7 @@ cell claiming two datasets)."""
 import pytest
 from django.urls import reverse
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.models import SystemScore
 from metrics_bridge.services.leaderboard import leaderboard_build, leaderboard_table
 from metrics_bridge.tasks import enqueue_chunks

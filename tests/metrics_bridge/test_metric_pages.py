@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from annotation.models import Caption, Dataset
+from corpus.models import Caption, Dataset
 from metrics_bridge.models import MetricRun
 from ratings.services.pairwise_import import pairwise_judgements_import
 

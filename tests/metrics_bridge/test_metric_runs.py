@@ -5,7 +5,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.agreement import protocol
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry

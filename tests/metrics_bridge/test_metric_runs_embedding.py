@@ -6,15 +6,8 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotation.models import (
-    Caption,
-    Dataset,
-    EventAttribute,
-    EventSource,
-    ExpertAnnotation,
-    SoundEvent,
-    TemporalRelation,
-)
+from annotation.models import EventAttribute, EventSource, ExpertAnnotation, SoundEvent, TemporalRelation
+from corpus.models import Caption, Dataset
 from metrics_bridge.agreement import protocol
 from metrics_bridge.models import MetricScore
 from metrics_bridge.scoring import registry

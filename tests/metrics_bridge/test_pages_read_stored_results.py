@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Caption, Clip, Dataset
+from corpus.models import Caption, Clip, Dataset
 from metrics_bridge import tasks
 from metrics_bridge.models import DashboardCache
 from metrics_bridge.services import benchmark

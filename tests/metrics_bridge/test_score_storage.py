@@ -5,7 +5,7 @@ import json
 import pytest
 from django.db import transaction
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.models import MetricRun, MetricScore, ReferenceSet
 from metrics_bridge.services.score_storage import ScoreRow, metric_scores_upsert
 from ratings.services.pairwise_import import pairwise_judgements_import

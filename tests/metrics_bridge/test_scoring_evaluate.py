@@ -88,7 +88,7 @@ def test_mismatched_inputs_are_refused():
 
 @pytest.mark.django_db
 def test_a_metric_run_stores_what_evaluate_returns():
-    from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+    from corpus.models import Caption, CaptioningSystem, Clip, Dataset
     from metrics_bridge.models import MetricRun, MetricScore
     from metrics_bridge.services.plans import ALL_REFERENCES
     from metrics_bridge.services.runs import metric_run_create

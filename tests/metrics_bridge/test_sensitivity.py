@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 from scipy.stats import kruskal
 
-from annotation.models import Dataset
 from annotation.tag_library import TAGS_FILE
+from corpus.models import Dataset
 from metrics_bridge.models import SensitivityReport
 from metrics_bridge.scoring.base import ScoringContext, ScoringRequest
 from metrics_bridge.scoring.classic import BleuScorer

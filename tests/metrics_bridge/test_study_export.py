@@ -15,7 +15,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.agreement import protocol
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement import agreement_report_build, agreement_table

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from scipy import stats
 
-from annotation.models import Caption
+from corpus.models import Caption
 from metrics_bridge.agreement.inter_rater import icc_2k_of_ratings
 from metrics_bridge.services.thumbs_report import thumbs_report_table
 from ratings.models import Assignment, AssignmentItem, Campaign, ThumbsRating

@@ -16,7 +16,7 @@ import unicodedata
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Caption, Clip, Dataset
+from corpus.models import Caption, Clip, Dataset
 from metrics_bridge.agreement import calibration
 from metrics_bridge.services import benchmark, dashboards, transfer
 from metrics_bridge.services import calibration as calibration_service

@@ -48,7 +48,7 @@ def demo(stack) -> dict:
             (
                 "import json; from ratings.models import Campaign, HeadphoneCheck; "
                 "from django.contrib.auth import get_user_model; from django.utils import timezone; "
-                "from annotation.models import Clip; c = Campaign.objects.get(name='demo-thumbs'); "
+                "from corpus.models import Clip; c = Campaign.objects.get(name='demo-thumbs'); "
                 # The rater has passed the headphone screen (its own pages are tested in tests/ratings).
                 "HeadphoneCheck.objects.create(rater=get_user_model().objects.get(username='rater'), kind='antiphase', "
                 "trials=[], correct_count=6, passed=True, completed_at=timezone.now()); "

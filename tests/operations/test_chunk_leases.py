@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from annotation.models import Caption, Clip, Dataset
+from corpus.models import Caption, Clip, Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.services import chunk_scoring, runs
 from metrics_bridge.services import chunks as chunk_service

@@ -96,8 +96,8 @@ def test_a_demo_run_with_nothing_to_compute_is_not_saved():
 def test_building_the_demo_corpus_again_leaves_its_dashboards_current():
     """Each start of ./scripts/run builds the demo again: unchanged captions must not be saved, else the dashboards'
     fingerprint moves and the demo's dashboards and the benchmark are computed again at every start."""
-    from annotation.models import Caption
     from annotation.services.demo import demo_corpus_ensure
+    from corpus.models import Caption
     from metrics_bridge.services.dashboard_cache import dataset_fingerprint
 
     dataset = demo_corpus_ensure()

@@ -111,7 +111,7 @@ def events():
 def test_imports_and_runs_log_one_json_object_per_event(events, shared_dir):
     items = json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())[:3]
     summary = pairwise_judgements_import(data=items, dataset_name="log-test", source_name="clotho_eval.json")
-    from annotation.models import Dataset
+    from corpus.models import Dataset
 
     run = execute_metric_run(
         run=metric_run_create(dataset=Dataset.objects.get(name="log-test"), metric_names=["ROUGE_L"])

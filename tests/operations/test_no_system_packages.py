@@ -97,7 +97,7 @@ def test_audio_import_and_meteor_without_ffmpeg_or_java_on_path(bare_env, tmp_pa
             bare_env,
             "shell",
             "-c",
-            "import json; from annotation.models import Clip; clips = Clip.objects.filter(dataset__name='bare'); "
+            "import json; from corpus.models import Clip; clips = Clip.objects.filter(dataset__name='bare'); "
             "print(json.dumps(dict(clips.values_list('file_name', 'duration_seconds'))))",
         )
         .strip()

@@ -10,7 +10,7 @@ import numpy as np
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from ratings.models import HeadphoneCheck
 
 

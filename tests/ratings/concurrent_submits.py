@@ -37,7 +37,7 @@ def item_seed() -> dict:
     from django.test import Client
     from django.utils import timezone
 
-    from annotation.models import Caption, Clip, Dataset
+    from corpus.models import Caption, Clip, Dataset
     from ratings.models import AssignmentItem, HeadphoneCheck
     from ratings.services.campaigns import campaign_setup
 

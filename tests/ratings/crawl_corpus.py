@@ -2,7 +2,7 @@
 
 from django.db import connection
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from tests.ratings.campaign_data import clip_audio_attach
 
 DATASET = "dsname-kestrel"

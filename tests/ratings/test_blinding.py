@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from scipy.stats import chisquare
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from ratings.models import TOKEN_ALPHABET, TOKEN_LENGTH, AssignmentItem, opaque_token
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import pairwise_item_submit

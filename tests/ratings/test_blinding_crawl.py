@@ -17,7 +17,7 @@ from django.core.files.base import ContentFile
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Caption, Clip, Dataset
+from corpus.models import Caption, Clip, Dataset
 from ratings.models import AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import (

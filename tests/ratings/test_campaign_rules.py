@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.models import Caption
+from corpus.models import Caption
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair
 from ratings.services import campaigns as campaigns_module
 from ratings.services.campaign_rules import CampaignRuleError, campaign_request_setup

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Caption
+from corpus.models import Caption
 from ratings.models import AssignmentItem, Campaign, CaptionPair
 from ratings.services.campaigns import (
     CampaignSetupError,

@@ -5,8 +5,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Clip
 from annotation.services.audiocaps_f import audiocaps_f_import
+from corpus.models import Clip
 from ratings.services.pairwise_import import pairwise_judgements_import
 from tests.ratings.pairwise_data import audiocaps_eval_like
 

@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.models import Dataset, DatasetUpload
+from corpus.models import Dataset, DatasetUpload
 from ratings.models import CaptionPair, PairwiseVote
 from tests.annotation.import_posts import post_and_follow
 from tests.annotation.table_counts import all_table_counts
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 def counts_without_uploads() -> dict[str, int]:
     """Row counts of every table but the upload's own record, which stays with its problems by design."""
-    return {label: count for label, count in all_table_counts().items() if label != "annotation.DatasetUpload"}
+    return {label: count for label, count in all_table_counts().items() if label != "corpus.DatasetUpload"}
 
 
 CHOICE_OF_VOTE = {1: "a", -1: "b", 0: "none"}

@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Clip
+from corpus.models import Clip
 from ratings.models import AssignmentItem, Campaign, PairwiseVote, ThumbsRating
 from ratings.projection import item_place
 from ratings.services.campaigns import campaign_setup

@@ -53,20 +53,20 @@ def test_existing_hi_copies_get_marked_assignments_keyed_and_clips_a_rater_copy(
 
     new = _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
 
-    captions = new.get_model("annotation", "Caption").objects
+    captions = new.get_model("corpus", "Caption").objects
     marked = captions.get(pk=copy.pk)
     assert marked.pair_artefact and marked.copied_from_id == original.pk
     assert not captions.get(pk=imported_b.pk).pair_artefact, "an imported HI caption is the dataset's own"
     assert not captions.get(pk=own.pk).pair_artefact and not captions.get(pk=original.pk).pair_artefact
     keys = list(new.get_model("ratings", "Assignment").objects.values_list("order_key", flat=True))
     assert len(set(keys)) == 3 and all(len(key) == 16 for key in keys), "each assignment its own secret key"
-    clip = new.get_model("annotation", "Clip").objects.get(pk=rated.pk)
+    clip = new.get_model("corpus", "Clip").objects.get(pk=rated.pk)
     assert clip.rater_audio.name.startswith("rater-audio/")
     content = clip.rater_audio.read()
     assert b"leak" not in content and b"LIST" not in content
     with wave.open(io.BytesIO(content)) as reader:
         assert (reader.getnchannels(), reader.getframerate(), reader.getnframes()) == (1, 16000, 3200)
-    assert new.get_model("annotation", "Clip").objects.get(pk=donor.pk).rater_audio == "", "no audio, no copy"
+    assert new.get_model("corpus", "Clip").objects.get(pk=donor.pk).rater_audio == "", "no audio, no copy"
 
     back = _migrate([("ratings", "0003_campaign_bound_judgements")])
     assert back.get_model("ratings", "CaptionPair").objects.count() == 2

@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from annotation.models import Caption
+from corpus.models import Caption
 from ratings.models import CaptionPair
 from ratings.services.pair_generation import PairGenerationError, pairs_generate
 from tests.ratings.campaign_data import corpus_build

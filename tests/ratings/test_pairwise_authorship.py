@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Caption, CaptioningSystem
+from corpus.models import Caption, CaptioningSystem
 from ratings.models import Campaign, CaptionPair, ThumbsRating
 from ratings.services.pairwise_import import pairwise_judgements_import, system_name_from_label
 

@@ -19,7 +19,7 @@ from django.test import Client
 from django.urls import get_resolver, reverse
 from django.urls.resolvers import RegexPattern, URLResolver
 
-from annotation.models import Caption, Clip
+from corpus.models import Caption, Clip
 from ratings.models import AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.models_study import Participant, Study
 from ratings.services.campaigns import campaign_setup

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from django.urls import reverse
 
-from annotation.models import Clip
+from corpus.models import Clip
 from ratings.services.campaigns import campaign_setup
 from ratings.services.rater_audio import rater_audio_redirect_url
 from tests.ratings.campaign_data import clip_audio_attach, corpus_build, headphone_pass_give

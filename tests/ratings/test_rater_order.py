@@ -22,7 +22,7 @@ import openpyxl
 import pytest
 from django.urls import reverse
 
-from annotation.models import Caption, Clip, Dataset
+from corpus.models import Caption, Clip, Dataset
 from ratings import projection
 from ratings.models import Assignment, AssignmentItem, PairwiseVote, campaign_rater_code
 from ratings.services.campaigns import campaign_setup

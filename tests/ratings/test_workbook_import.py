@@ -14,7 +14,7 @@ import openpyxl
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Caption, Clip, Dataset
+from corpus.models import Caption, Clip, Dataset
 from ratings.models import Assignment, Campaign, Source, ThumbsRating
 from ratings.services.workbooks import WORKBOOK_CAPTION_LABEL, WorkbookImportError, workbook_import
 from tests.ratings.workbook_helpers import (

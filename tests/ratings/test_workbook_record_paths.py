@@ -6,7 +6,7 @@ import io
 import openpyxl
 import pytest
 
-from annotation.models import Clip
+from corpus.models import Clip
 from ratings.services.workbooks import WorkbookImportError, workbook_import
 from tests.ratings.workbook_helpers import outside_workbook_make, table_counts
 

@@ -9,7 +9,7 @@ import openpyxl
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Caption
+from corpus.models import Caption
 from ratings.models import Assignment, Source, ThumbsRating, campaign_rater_code
 from ratings.services.workbooks import rater_workbook_export, workbook_import
 from tests.ratings.workbook_helpers import caption_rows, clip_of_record, thumbs_campaign, workbook_fill

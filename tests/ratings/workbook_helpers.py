@@ -11,7 +11,7 @@ import openpyxl
 from django.apps import apps
 from django.core.files.base import ContentFile
 
-from annotation.models import Caption, CaptioningSystem, Clip, Dataset
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from ratings.services.campaigns import campaign_add_raters, campaign_create
 
 P1_WORKBOOK = "datasets/thumbs/P1_excel.xlsx"
@@ -91,11 +91,12 @@ def overall(precision, recall, fluency, conciseness, irrelevance) -> Decimal:
 
 
 def table_counts() -> dict[str, int]:
-    """Rows in every auth/annotation/ratings table, to prove that a refused import wrote nothing."""
+    """Rows in every auth/corpus/annotation/ratings table, to prove that a refused import wrote nothing."""
+    counted_apps = ("auth", "corpus", "annotation", "ratings")
     return {
         model._meta.label: model.objects.count()
         for model in apps.get_models(include_auto_created=True)
-        if model._meta.app_label in ("auth", "annotation", "ratings") and model._meta.label != "ratings.WorkbookUpload"
+        if model._meta.app_label in counted_apps and model._meta.label != "ratings.WorkbookUpload"
     }
 
 

@@ -2,7 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import AnnotationCampaign, Dataset
+from annotation.models import AnnotationCampaign
+from corpus.models import Dataset
 from metrics_bridge.agreement.annotation_agreement import FACTORS
 from metrics_bridge.services.annotation_agreement import dataset_annotation_agreement
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.management.checks import check_for_computing
 from metrics_bridge.management.report_commands import RUN_FAILURES, not_computed_error
 from metrics_bridge.models import MetricRun

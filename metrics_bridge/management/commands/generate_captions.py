@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.captioning.prompts import (
     AFTER_AUDIOCAPBENCH,
     LEGACY_NAMES,

@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from metrics_bridge.management.report_commands import metric_names_option, report_with_progress
 from metrics_bridge.services.leaderboard import leaderboard_build
 

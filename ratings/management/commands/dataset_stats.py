@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Dataset
+from corpus.models import Dataset
 from ratings.selectors import dataset_stats
 
 
