@@ -310,7 +310,7 @@ def wait_until_listening(worker, timeout: float = 300) -> None:
     from django.db import connections
 
     from metrics_bridge.services.workers import live_workers
-    from metrics_bridge.tasks import current_broker
+    from metrics_bridge.tasks.runs import current_broker
 
     deadline = time.monotonic() + timeout
     while not any(row.name == worker.name for row in live_workers(broker=current_broker())):

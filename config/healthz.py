@@ -76,7 +76,7 @@ def check_storage() -> dict:
 
 
 def _broker_identity() -> str:
-    """This process's broker as worker heartbeats name it (metrics_bridge.tasks.current_broker, without importing
+    """This process's broker as worker heartbeats name it (metrics_bridge.tasks.runs.current_broker, without importing
     the tasks module and the metric code it loads)."""
     from common.broker import broker_identity
     from config.celery import app

@@ -22,7 +22,8 @@ from metrics_bridge.services.contexts import version_context_for
 from metrics_bridge.services.runs import metric_run_cancel
 from metrics_bridge.services.sensitivity import sensitivity_table_layout
 from metrics_bridge.services.workers import chunk_queue_counts, live_workers
-from metrics_bridge.tasks import current_broker, runs_execute_eagerly, start_metric_run, start_sensitivity_report
+from metrics_bridge.tasks.runs import current_broker, runs_execute_eagerly, start_metric_run
+from metrics_bridge.tasks.sensitivity import start_sensitivity_report
 from ratings.models import Campaign
 
 RECENT_RUNS = 20

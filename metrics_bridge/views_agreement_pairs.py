@@ -22,7 +22,8 @@ from metrics_bridge.services.agreement_pairs_store import (
     agreement_pairs_state,
 )
 from metrics_bridge.services.dashboard_cache import computation_retry
-from metrics_bridge.tasks import dashboard_workers_alive, request_agreement_pairs
+from metrics_bridge.tasks.agreement import request_agreement_pairs
+from metrics_bridge.tasks.dashboards import dashboard_workers_alive
 from metrics_bridge.views_dashboards import _computation_context
 from ratings.models import CaptionPair
 

@@ -12,9 +12,10 @@ from django.views.decorators.http import require_http_methods, require_safe
 from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import ADMIN, roles_required
 from common.web_input import query_choice
+from metrics_bridge.exports import benchmark_csv
 from metrics_bridge.scoring import registry
 from metrics_bridge.services import benchmark
-from metrics_bridge.tasks import dashboard_workers_alive, request_benchmark_refresh
+from metrics_bridge.tasks.dashboards import dashboard_workers_alive, request_benchmark_refresh
 from metrics_bridge.views_dashboards import _computation_context
 
 #: the in-study figure is labelled as such wherever it stands beside the trained-elsewhere one
@@ -43,8 +44,6 @@ def benchmark_page(request):
                 content_type="text/plain",
             )
         table = state.payload
-        from metrics_bridge.management.commands.metric_benchmark import benchmark_csv
-
         content = json.dumps(table, indent=1) if download == "json" else benchmark_csv(table)
         response = HttpResponse(content, content_type="application/json" if download == "json" else "text/csv")
         response["Content-Disposition"] = f'attachment; filename="metric-benchmark.{download}"'

@@ -31,7 +31,8 @@ from metrics_bridge.services.captioning import (
 )
 from metrics_bridge.services.confirmation import confirmation_campaign_create
 from metrics_bridge.services.workers import live_workers
-from metrics_bridge.tasks import current_broker, enqueue_captioning_job, runs_execute_eagerly
+from metrics_bridge.tasks.captioning import enqueue_captioning_job
+from metrics_bridge.tasks.runs import current_broker, runs_execute_eagerly
 from ratings.services.campaigns import CampaignSetupError
 
 RECENT_JOBS = 20

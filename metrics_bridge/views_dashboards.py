@@ -1,13 +1,11 @@
 """Admin dashboards: pairwise agreement, leaderboard, THumBS report, one caption, and their plots.
 
 Views only parse the request, call a service and render; the numbers come from
-metrics_bridge/services/dashboards.py (cached per data state) and the plots from metrics_bridge/plots.py.
+metrics_bridge/services/dashboards.py (cached per data state) and the plots from metrics_bridge/dashboard_plots.py;
+the downloads are written by metrics_bridge/exports.py.
 """
 
-import csv
-import io
 import json
-from datetime import datetime
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse, JsonResponse
@@ -19,24 +17,20 @@ from accounts.live import live_context, live_status_response
 from accounts.roles import ADMIN, roles_required
 from common.web_input import query_id
 from corpus.models import Caption, Dataset
-from metrics_bridge import plots
+from metrics_bridge import dashboard_plots
+from metrics_bridge.dashboard_plots import XACE_FACTORS, XACE_TABLES, XACE_VARIANTS
+from metrics_bridge.exports import agreement_csv, agreement_xlsx, is_marked_best, leaderboard_csv
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.system_level import JUDGE_DIMENSIONS
 from metrics_bridge.services import dashboards, transfer
 from metrics_bridge.services.contexts import version_context_for
-from metrics_bridge.services.dashboard_cache import MAX_ATTEMPTS, cached_content, dataset_fingerprint
-from metrics_bridge.tasks import dashboard_workers_alive, request_dashboard_parts, start_metric_run
+from metrics_bridge.services.dashboard_cache import MAX_ATTEMPTS
+from metrics_bridge.tasks.dashboards import dashboard_workers_alive, request_dashboard_parts
+from metrics_bridge.tasks.runs import start_metric_run
 from ratings.models import Campaign
 
 COLUMNS = dashboards.COLUMNS
-#: X-ACE variants with a factor table on the leaderboard: (metric, report key, its factor metrics E / S / A / R)
-XACE_TABLES = (
-    ("XACE", "xace", ("XACE_E", "XACE_S", "XACE_A", "XACE_R")),
-    ("XACE_CAPTIONS", "xace_captions", ("XACE_CAPTIONS_E", "XACE_CAPTIONS_S", "XACE_CAPTIONS_A", "XACE_CAPTIONS_R")),
-)
-XACE_VARIANTS = tuple(metric for metric, _, _ in XACE_TABLES)
-XACE_FACTORS = tuple(name for _, _, factors in XACE_TABLES for name in factors)
 #: Under this many clips the agreement page says its intervals understate the uncertainty: a percentile bootstrap
 #: over a handful of clips draws the same few clips every time (a BRACE sample of 3 clips gave 100.0-100.0 on 2 pairs).
 FEW_CLIPS = 30
@@ -236,7 +230,7 @@ def dataset_agreement(request, dataset_id: int):
         (
             name,
             [
-                (row.get(c), _is_marked_best(intervals, name, c), *intervals["intervals"][name].get(c, (None, None)))
+                (row.get(c), is_marked_best(intervals, name, c), *intervals["intervals"][name].get(c, (None, None)))
                 for c in columns
             ],
         )
@@ -266,75 +260,6 @@ def dataset_agreement(request, dataset_id: int):
     return render(request, "metrics_bridge/agreement.html", context)
 
 
-def _is_marked_best(intervals: dict, name: str, column: str) -> bool:
-    """Bold only where the best value's interval separates it from the next (agreement/intervals.py)."""
-    separation = intervals["best"].get(column)
-    return bool(separation and separation["best"] == name and separation["separable"])
-
-
-def _interval_columns(columns) -> list[str]:
-    return [f"{column} 95% {end}" for column in columns for end in ("low", "high")]
-
-
-def _interval_cells(intervals: dict, name: str, columns) -> list:
-    return [bound for column in columns for bound in intervals["intervals"][name].get(column, (None, None))]
-
-
-def agreement_csv(table: dict, headline: dict | None = None) -> str:
-    """The table, then each figure's 95 % bootstrap interval (over clips) in columns of their own; led by CALIBRATED
-    trained elsewhere and in-study (`headline`), or a row saying why a figure is missing."""
-    columns = table.get("columns", COLUMNS)
-    intervals = table["intervals"]
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["metric", *columns, *_interval_columns(columns)])
-    writer.writerow(["pairs (denominator)", *(table["pairs"].get(c, "") for c in columns), *[""] * 2 * len(columns)])
-    for row in transfer.headline_rows(headline, columns) if headline else []:
-        writer.writerow(["" if value is None else value for value in row])
-    for name, row in table["metrics"].items():
-        cells = [*(row.get(c) for c in columns), *_interval_cells(intervals, name, columns)]
-        writer.writerow([name, *("" if value is None else value for value in cells)])
-    return out.getvalue()
-
-
-def agreement_xlsx(table: dict) -> bytes:
-    from openpyxl import Workbook
-    from openpyxl.styles import Font
-
-    workbook = Workbook()
-    sheet = workbook.active
-    sheet.title = "Agreement"
-    sheet.append([f"Agreement with human judgements: {table['dataset']} (% of pairs with a human preference)"])
-    columns = table.get("columns", COLUMNS)
-    sheet.append(["metric", *columns])
-    sheet.append(["pairs (denominator)", *(table["pairs"].get(c) for c in columns)])
-    for name, row in table["metrics"].items():
-        sheet.append([name, *(row.get(c) for c in columns)])
-        for index, column in enumerate(columns, start=2):
-            if _is_marked_best(table["intervals"], name, column):
-                sheet.cell(row=sheet.max_row, column=index).font = Font(bold=True)
-    intervals = workbook.create_sheet("95% intervals")
-    intervals.append(
-        [
-            f"95% percentile bootstrap over clips ({table['intervals']['resamples']} resamples, seed "
-            f"{table['intervals']['seed']}); a best value is in bold only when separable from the next"
-        ]
-    )
-    intervals.append(["metric", *_interval_columns(columns)])
-    for name in table["metrics"]:
-        intervals.append([name, *_interval_cells(table["intervals"], name, columns)])
-    for cell in sheet[2]:
-        cell.font = Font(bold=True)
-    if table.get("unavailable"):
-        unavailable = workbook.create_sheet("Unavailable")
-        unavailable.append(["metric", "reason"])
-        for name, reason in table["unavailable"].items():
-            unavailable.append([name, reason])
-    buffer = io.BytesIO()
-    workbook.save(buffer)
-    return buffer.getvalue()
-
-
 @roles_required(ADMIN)
 @require_POST
 def agreement_compute(request, dataset_id: int):
@@ -361,8 +286,6 @@ def leaderboard(request, dataset_id: int):
     if table is None:
         return _pending(request, "leaderboard", dataset, f"Leaderboard: {dataset.name}", stale)
     if download in ("csv", "json"):
-        from metrics_bridge.management.commands.leaderboard import leaderboard_csv
-
         keys = ("dataset", "systems", "rank_agreement", *(key for _, key, _ in XACE_TABLES), "judge", "domains")
         public = {key: table[key] for key in keys if key in table}
         public["systems"] = [{k: v for k, v in row.items() if k != "win_rate_ci"} for row in table["systems"]]
@@ -540,24 +463,15 @@ def caption_page(request, caption_id: int):
 
 # --- Plots ------------------------------------------------------------------------------------------------
 
-PLOT_KINDS = (
-    "agreement-splits",
-    "leaderboard-win-rate",
-    "xace-attributes",
-    "thumbs-scatter",
-    "caption-graph",
-    "caption-matches",
-)
-
 
 @roles_required(ADMIN)
 @require_safe
 def plot(request, kind: str, object_id: int):
     """Who: admins. An SVG plot, cached until its data changes; ?download=1 saves it as a file."""
-    if kind not in PLOT_KINDS:
+    if kind not in dashboard_plots.PLOT_KINDS:
         raise Http404("no such plot")
     parameters = {key: request.GET.get(key, "") for key in ("metric", "field", "system", "side", "metrics", "score")}
-    svg = _plot_svg(kind, object_id, parameters)
+    svg = dashboard_plots.plot_svg(kind=kind, object_id=object_id, parameters=parameters)
     response = HttpResponse(svg, content_type="image/svg+xml")
     if request.GET.get("download"):
         suffix = "-".join(value for value in parameters.values() if value)
@@ -565,154 +479,3 @@ def plot(request, kind: str, object_id: int):
             f'attachment; filename="{kind}-{object_id}{"-" + suffix if suffix else ""}.svg"'
         )
     return response
-
-
-def _plot_svg(kind: str, object_id: int, parameters: dict) -> str:
-    key = f"plot:{plots.REVISION}:{kind}:{object_id}:" + "|".join(f"{k}={v}" for k, v in sorted(parameters.items()))
-    if kind in ("caption-graph", "caption-matches"):
-        caption = get_object_or_404(Caption.objects.select_related("clip__dataset"), pk=object_id)
-        fingerprint = dataset_fingerprint(dataset=caption.clip.dataset)
-        build = _caption_graph if kind == "caption-graph" else _caption_matches
-        return cached_content(key=key, fingerprint=fingerprint, build=lambda: build(caption, parameters))
-    if kind == "thumbs-scatter":
-        campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=object_id)
-        fingerprint = dashboards.campaign_fingerprint(campaign=campaign)
-        return cached_content(key=key, fingerprint=fingerprint, build=lambda: _thumbs_scatter(campaign, parameters))
-    dataset = get_object_or_404(Dataset, pk=object_id)
-    table_kind = "agreement" if kind == "agreement-splits" else "leaderboard"
-    table, computed_at = _stored_table(table_kind, dataset)
-    builders = {
-        "agreement-splits": lambda: _agreement_chart(dataset, table, parameters["metrics"]),
-        "leaderboard-win-rate": lambda: _win_rate_bars(dataset, table),
-        "xace-attributes": lambda: _attribute_bars(table, parameters["system"], parameters["metric"]),
-    }
-    # drawn from the stored table: redrawn when a new one is stored
-    return cached_content(key=key, fingerprint=f"{table_kind}:{computed_at.isoformat()}", build=builders[kind])
-
-
-def _stored_table(kind: str, dataset: Dataset) -> tuple[dict, datetime]:
-    """A dashboard's stored table for its plots (a stale one is recomputed by the workers, as for its page)."""
-    state = dashboards.dashboard_state(kind=kind, target=dataset)
-    if not state.fresh:
-        request_dashboard_parts(kind=kind, target=dataset)
-        state = dashboards.dashboard_state(kind=kind, target=dataset)
-    if state.payload is None:
-        raise Http404("this dashboard is being computed")
-    return state.payload, state.computed_at
-
-
-def _agreement_chart(dataset: Dataset, table: dict, chosen: str) -> str:
-    names = dashboards.agreement_chart_metrics(table["metrics"], [name for name in chosen.split(",") if name])
-    return plots.agreement_dots(
-        splits=[column for column in table.get("columns", COLUMNS) if column != "f1"],
-        metrics={name: table["metrics"][name] for name in names},
-        pair_counts=table["pairs"],
-        title=f"Agreement with people per split: {dataset.name}",
-        intervals=table.get("intervals", {}).get("intervals"),
-    )
-
-
-def _win_rate_bars(dataset: Dataset, table: dict) -> str:
-    rows = table["systems"]
-    return plots.system_bars(
-        systems=[row["system"] for row in rows],
-        values=[row["human"]["pairwise_win_rate"] for row in rows],
-        intervals=[row.get("win_rate_ci") for row in rows],
-        ylabel="human pairwise win rate (0-1)",
-        title=f"Systems by human pairwise win rate: {dataset.name}",
-    )
-
-
-def _attribute_bars(table: dict, system: str, metric: str) -> str:
-    keys = {name: key for name, key, _ in XACE_TABLES}
-    metric = metric if metric in keys else "XACE"
-    xace = table.get(keys[metric], {})
-    if system not in xace:
-        return plots.attribute_bars(categories={}, title="")
-    return plots.attribute_bars(
-        categories=xace[system]["attribute_categories"], title=f"{metric} attribute categories: {system}"
-    )
-
-
-def _thumbs_scatter(campaign: Campaign, parameters: dict) -> str:
-    metric = parameters["metric"]
-    field = parameters["field"] if parameters["field"] in ("overall", "precision", "recall") else "overall"
-    if metric not in registry.all_metric_names():
-        raise Http404("unknown metric")
-    metric_values, human = dashboards.thumbs_scatter_data(campaign=campaign, metric=metric, field=field)
-    units = {
-        "overall": "THumBS overall (points, -5 to 5)",
-        "precision": "THumBS precision (1-5)",
-        "recall": "THumBS recall (1-5)",
-    }
-    return plots.metric_scatter(
-        metric=metric_values,
-        human=human,
-        metric_name=metric,
-        human_label=f"mean {units[field]}",
-        title=f"{metric} vs people: {campaign.name}",
-    )
-
-
-def _xace_score(caption: Caption, parameters: dict):
-    """The X-ACE score ?score=<id> of this caption, else its newest one of ?metric= (default XACE)."""
-    from metrics_bridge.models import MetricScore
-
-    scores = MetricScore.objects.filter(caption=caption, metric__in=XACE_VARIANTS)
-    if parameters["score"].isdigit():
-        score = scores.filter(pk=int(parameters["score"])).first()
-    else:
-        metric = parameters["metric"] if parameters["metric"] in XACE_VARIANTS else "XACE"
-        score = scores.filter(metric=metric).order_by("-created_at").first()
-    if score is None or not score.details.get("graphs"):
-        raise Http404("no X-ACE explanation for this caption")
-    return score
-
-
-def _caption_matches(caption: Caption, parameters: dict) -> str:
-    score = _xace_score(caption, parameters)
-    graphs = score.details["graphs"]
-    matches = [
-        (node["node"], node["match"], node["score"])
-        for node in score.details.get("factors", {}).get("event", {}).get("matched", [])
-        if node.get("match")
-    ]
-    gold = score.details.get("reference_from") == "expert_annotation"
-    return plots.graph_matches(
-        candidate=graphs.get("candidate", {}),
-        reference=graphs.get("reference", {}),
-        matches=matches,
-        statuses={side: xace_node_statuses(score.details, side) for side in ("candidate", "reference")},
-        titles=("caption graph", "gold annotation graph" if gold else "reference captions graph"),
-    )
-
-
-def _caption_graph(caption: Caption, parameters: dict) -> str:
-    side = parameters["side"]
-    score = _xace_score(caption, parameters)
-    if side not in ("candidate", "reference"):
-        raise Http404("no X-ACE explanation for this caption")
-    graph = score.details.get("graphs", {}).get(side, {})
-    return plots.audio_graph(graph=graph, statuses=xace_node_statuses(score.details, side), title=f"{side} graph")
-
-
-def xace_node_statuses(details: dict, side: str) -> dict[str, str]:
-    """Node statuses for drawing: candidate nodes matched / hallucinated, reference nodes matched / missed."""
-    kinds = {"event": "event", "source": "source", "attribute": "attr", "relation": "relation"}
-    statuses = {}
-    for factor, detail in details.get("factors", {}).items():
-        kind = kinds.get(factor)
-        groups = ("matched", "hallucinated") if side == "candidate" else ("missed",)
-        for group in groups:
-            for node in detail.get(group, []):
-                name = node.get("node", "")
-                event = node.get("event")
-                key = f"{kind}:{event}/{name}" if event and kind in ("source", "attr") else f"{kind}:{name}"
-                statuses[key] = group
-        if side == "reference":
-            for node in detail.get("matched", []):
-                match, event = node.get("match"), node.get("match_event")
-                if match:
-                    key = f"{kind}:{event}/{match}" if event and kind in ("source", "attr") else f"{kind}:{match}"
-                    statuses.setdefault(key, "matched")
-    return statuses

@@ -169,7 +169,7 @@ class WorkerOnDemand:
         a chunk it claimed after the check above (another run's) is released and sent again right away."""
         from metrics_bridge.services.chunks import chunks_recover, chunks_release_of_gone_worker
         from metrics_bridge.services.workers import worker_heartbeat_remove
-        from metrics_bridge.tasks import enqueue_chunks
+        from metrics_bridge.tasks.runs import enqueue_chunks
 
         self.worker.kill()
         worker_heartbeat_remove(name=self.worker.name)
@@ -177,7 +177,7 @@ class WorkerOnDemand:
             chunks_recover(enqueue=enqueue_chunks)
 
     def __call__(self, chunk_ids: list[int]) -> None:
-        from metrics_bridge.tasks import enqueue_chunks
+        from metrics_bridge.tasks.runs import enqueue_chunks
 
         self.ensure_worker()
         enqueue_chunks(chunk_ids)
@@ -188,7 +188,7 @@ class WorkerOnDemand:
             return
         self._checked = True
         from metrics_bridge.services.workers import live_workers
-        from metrics_bridge.tasks import current_broker, runs_execute_eagerly
+        from metrics_bridge.tasks.runs import current_broker, runs_execute_eagerly
 
         if runs_execute_eagerly():
             return

@@ -334,9 +334,10 @@ def calibration_summary(*, dataset: Dataset) -> dict | None:
     bootstrap intervals) and model.
 
     None when no metric has stored scores; {"unavailable": reason} when the model cannot be fitted.
-    Fitting takes minutes on Clotho-Eval, so a worker calls this (metrics_bridge.tasks.compute_dashboard_part)
-    and pages read the stored result (dashboard_cache.cached_state): stored in the database per state of the
-    data, so every process reads the same fit, redone only when the scores, votes or rater exclusions change.
+    Fitting takes minutes on Clotho-Eval, so a worker calls this
+    (metrics_bridge.tasks.dashboards.compute_dashboard_part) and pages read the stored result
+    (dashboard_cache.cached_state): stored in the database per state of the data, so every process reads the same
+    fit, redone only when the scores, votes or rater exclusions change.
     """
 
     def build() -> dict:

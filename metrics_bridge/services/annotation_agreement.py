@@ -50,7 +50,7 @@ def clip_annotation_matching(*, campaign: AnnotationCampaign, clip: Clip) -> dic
 
 # --- Stored for the pages ------------------------------------------------------------------------------
 # The agreement embeds every phrase with Sentence-BERT (the model loads in seconds, the first embeddings take
-# longer): a worker computes it (metrics_bridge.tasks.compute_annotation_agreement) per state of the submitted
+# longer): a worker computes it (metrics_bridge.tasks.agreement.compute_annotation_agreement) per state of the submitted
 # annotations, and the pages read the stored result (services/dashboard_cache.py), as the dashboards do.
 
 

@@ -13,7 +13,7 @@ The rules, each enforced by a conditional UPDATE on the chunk row (never read-th
 - recovery (`chunks_recover`, run by every worker at start and on each heartbeat): an expired
   lease means the worker died or hung; the chunk is re-sent, or failed when it has used its
   attempts (a chunk that kills its worker every time ends FAILED, never RUNNING forever).
-This module never imports Celery: `enqueue` is passed in by metrics_bridge.tasks.
+This module never imports Celery: `enqueue` is passed in by metrics_bridge.tasks.runs.
 """
 
 import logging

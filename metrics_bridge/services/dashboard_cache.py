@@ -34,7 +34,7 @@ CODE_REVISION = "dashboards-7"
 
 #: a computation sent to the workers and not begun after this long was lost: it is sent again
 QUEUE_BOUND_SECONDS = 120
-#: a dashboard computation's time limit in the worker (metrics_bridge.tasks.compute_dashboard_part)
+#: a dashboard computation's time limit in the worker (metrics_bridge.tasks.dashboards.compute_dashboard_part)
 COMPUTE_TIME_LIMIT_SECONDS = 20 * 60
 #: begun and not finished after this long: its worker died (the time limit would have ended it as a failure)
 RUN_BOUND_SECONDS = COMPUTE_TIME_LIMIT_SECONDS + 60

@@ -138,9 +138,9 @@ def protocol_coverage(*, dataset: Dataset, metric_names: list[str]) -> dict[str,
 
 
 # Each dashboard page shows one or more stored parts (PAGE_PARTS), each computed by a worker task of its own
-# (metrics_bridge.tasks.compute_dashboard_part -> dashboard_part_compute) for the data as it is now and read by the
-# page (`dashboard_live`): its last result with its age, or the computation's state (queued, running, lost and
-# sent again, failed). `<part>_page_data` computes a part when its stored result is stale: only workers and
+# (metrics_bridge.tasks.dashboards.compute_dashboard_part -> dashboard_part_compute) for the data as it is now and
+# read by the page (`dashboard_live`): its last result with its age, or the computation's state (queued, running,
+# lost and sent again, failed). `<part>_page_data` computes a part when its stored result is stale: only workers and
 # commands call it, never a page view.
 
 DASHBOARD_KINDS = ("agreement", "leaderboard", "thumbs")

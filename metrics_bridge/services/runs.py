@@ -34,7 +34,7 @@ from metrics_bridge.services.reference_sets import reference_sets_ensure
 
 logger = logging.getLogger("captioneval.metric_runs")
 
-#: Sends task messages for chunk ids (metrics_bridge.tasks.enqueue_chunks in the app, a fake in tests).
+#: Sends task messages for chunk ids (metrics_bridge.tasks.runs.enqueue_chunks in the app, a fake in tests).
 Enqueue = Callable[[list[int]], None]
 
 #: Requests per chunk for metrics whose scores don't depend on the rest of the batch (None: METRICS_CHUNK_SIZE).
@@ -286,7 +286,7 @@ def metric_run_chunks_save(
 def metric_run_dispatch(*, run: MetricRun, enqueue: Enqueue) -> int:
     """Send the run's pending chunks to the workers once the transaction commits; returns how many.
 
-    `enqueue(chunk_ids)` sends one task message per chunk (metrics_bridge.tasks.enqueue_chunks):
+    `enqueue(chunk_ids)` sends one task message per chunk (metrics_bridge.tasks.runs.enqueue_chunks):
     services never import Celery.
     """
     chunk_ids = list(run.chunks.filter(status=MetricRunChunk.Status.PENDING).values_list("pk", flat=True))

@@ -7,7 +7,7 @@ and a report that is already running or finished is left alone.
 
 A report is one task (the perturbed captions are not Caption rows, so they are not metric-run
 chunks): `sensitivity_report_start` takes `enqueue`, the function that sends the task message
-(metrics_bridge.tasks.enqueue_sensitivity in the app); this module never imports Celery.
+(metrics_bridge.tasks.sensitivity.enqueue_sensitivity in the app); this module never imports Celery.
 """
 
 import logging

@@ -12,7 +12,7 @@ from corpus.models import Dataset
 from metrics_bridge.management.commands.demo import DEMO_METRICS
 from metrics_bridge.services.dashboards import dashboard_refresh
 from metrics_bridge.services.dataset_runs import dataset_run_create
-from metrics_bridge.tasks import execute_metric_run
+from metrics_bridge.tasks.runs import execute_metric_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 

@@ -15,7 +15,7 @@ from metrics_bridge.models import MetricRun
 from metrics_bridge.services.dataset_runs import dataset_run_create
 from metrics_bridge.services.runs import metric_run_create
 from metrics_bridge.services.sensitivity import sensitivity_report_compute, sensitivity_report_create
-from metrics_bridge.tasks import execute_metric_run
+from metrics_bridge.tasks.runs import execute_metric_run
 from ratings.services.workbook_import import workbook_upload_create, workbook_upload_import
 from tests.annotation.workspace_data import draft_of, workspace_build
 from tests.metrics_bridge.dashboard_data import clotho_slice, rated_thumbs_campaign

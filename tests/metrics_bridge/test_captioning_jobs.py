@@ -318,7 +318,7 @@ def test_setup_errors_name_the_parameter(media):
 
 
 def test_the_task_ends_a_job_that_breaks_off_without_leaking_the_key(media, monkeypatch):
-    from metrics_bridge.tasks import generate_captions
+    from metrics_bridge.tasks.captioning import generate_captions
 
     monkeypatch.setenv("LOOP_KEY", KEY)
     dataset = audio_dataset(media, clips=((440, 1.0),))

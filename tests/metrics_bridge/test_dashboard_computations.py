@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from metrics_bridge.models import DashboardCache
 from metrics_bridge.services import agreement, dashboard_cache
-from metrics_bridge.tasks import compute_dashboard_part
+from metrics_bridge.tasks.dashboards import compute_dashboard_part
 from tests.metrics_bridge.dashboard_data import clotho_slice
 
 pytestmark = pytest.mark.django_db
@@ -108,11 +108,11 @@ def test_a_lost_computation_is_sent_again_after_the_bound_then_reported(
 ):
     """Messages sent to no worker (a broker that lost them, a worker killed while holding them): the page does not
     wait forever on them."""
-    from metrics_bridge import tasks
+    from metrics_bridge.tasks import dashboards as dashboard_tasks
 
     page_url, status_url = urls(dataset)
     sent = []
-    monkeypatch.setattr(tasks, "runs_execute_eagerly", lambda: False)  # a real broker, with no worker on it
+    monkeypatch.setattr(dashboard_tasks, "runs_execute_eagerly", lambda: False)  # a real broker, with no worker on it
     monkeypatch.setattr(compute_dashboard_part, "apply_async", lambda args: sent.append(tuple(args)))
 
     def post():
@@ -160,8 +160,8 @@ def test_the_annotation_agreement_is_computed_by_a_worker_never_in_the_request(
     client, make_user, monkeypatch, django_capture_on_commit_callbacks
 ):
     from corpus.models import Dataset
-    from metrics_bridge import tasks
     from metrics_bridge.services import annotation_agreement
+    from metrics_bridge.tasks import agreement as tasks
 
     dataset = Dataset.objects.create(name="annotated")
     client.force_login(make_user("rev", "reviewer"))

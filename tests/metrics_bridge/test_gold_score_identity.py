@@ -12,7 +12,7 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import uses_gold_annotations
 from metrics_bridge.services.chunks import chunk_process
 from metrics_bridge.services.runs import metric_run_create
-from metrics_bridge.tasks import enqueue_chunks, execute_metric_run
+from metrics_bridge.tasks.runs import enqueue_chunks, execute_metric_run
 
 pytestmark = pytest.mark.django_db
 

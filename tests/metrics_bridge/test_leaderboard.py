@@ -16,7 +16,7 @@ from corpus.models import Caption
 from metrics_bridge.models import MetricRun, MetricScore, SystemScore
 from metrics_bridge.services.leaderboard import leaderboard_build, leaderboard_table
 from metrics_bridge.services.plans import reference_context
-from metrics_bridge.tasks import enqueue_chunks
+from metrics_bridge.tasks.runs import enqueue_chunks
 from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.services.pairwise_import import pairwise_judgements_import
 

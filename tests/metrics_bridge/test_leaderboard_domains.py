@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from metrics_bridge.services.leaderboard import leaderboard_build, leaderboard_table
-from metrics_bridge.tasks import enqueue_chunks
+from metrics_bridge.tasks.runs import enqueue_chunks
 from tests.metrics_bridge.test_llm_judge import FakeChatCompletions, endpoint  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db

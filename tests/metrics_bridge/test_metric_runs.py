@@ -11,7 +11,7 @@ from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement import agreement_report_build
 from metrics_bridge.services.runs import metric_run_cancel, metric_run_create
-from metrics_bridge.tasks import enqueue_chunks, execute_metric_run
+from metrics_bridge.tasks.runs import enqueue_chunks, execute_metric_run
 from ratings.services.pairwise_import import pairwise_judgements_import
 
 pytestmark = pytest.mark.django_db

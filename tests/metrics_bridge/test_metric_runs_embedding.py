@@ -13,7 +13,7 @@ from metrics_bridge.models import MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.agreement import agreement_report_build
 from metrics_bridge.services.runs import metric_run_create
-from metrics_bridge.tasks import enqueue_chunks
+from metrics_bridge.tasks.runs import enqueue_chunks
 from ratings.services.pairwise_import import pairwise_judgements_import
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from metrics_bridge.services import runs
 from metrics_bridge.services.contexts import scoring_context_for
 from metrics_bridge.services.plans import scoring_requests_for
 from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
-from metrics_bridge.tasks import enqueue_chunks
+from metrics_bridge.tasks.runs import enqueue_chunks
 from tests.chunk_gate import ChunkGate
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]

@@ -8,7 +8,6 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from corpus.models import Caption, Clip, Dataset
-from metrics_bridge import tasks
 from metrics_bridge.models import DashboardCache
 from metrics_bridge.services import benchmark
 from metrics_bridge.services.agreement_pairs_store import agreement_pairs_key
@@ -19,6 +18,8 @@ from metrics_bridge.services.dashboard_cache import (
     computation_request,
     dataset_fingerprint,
 )
+from metrics_bridge.tasks import agreement as agreement_tasks
+from metrics_bridge.tasks import dashboards as dashboard_tasks
 
 pytestmark = pytest.mark.django_db
 
@@ -97,11 +98,16 @@ def no_heavy_work(monkeypatch):
     monkeypatch.setattr("metrics_bridge.services.agreement.metric_agreement", refuse)
     monkeypatch.setattr("metrics_bridge.services.benchmark.benchmark_table", refuse)
     monkeypatch.setattr("metrics_bridge.services.benchmark.calibrated_cross_validation", refuse)
-    monkeypatch.setattr(tasks, "runs_execute_eagerly", lambda: False)
-    monkeypatch.setattr(tasks, "live_workers", lambda **kwargs: [])
+    for module in (agreement_tasks, dashboard_tasks):
+        monkeypatch.setattr(module, "runs_execute_eagerly", lambda: False)
+    monkeypatch.setattr(dashboard_tasks, "live_workers", lambda **kwargs: [])
     sent = []
-    monkeypatch.setattr(tasks.compute_agreement_pairs, "apply_async", lambda args=None, **kwargs: sent.append(args))
-    monkeypatch.setattr(tasks.refresh_benchmark, "apply_async", lambda args=None, **kwargs: sent.append("benchmark"))
+    monkeypatch.setattr(
+        agreement_tasks.compute_agreement_pairs, "apply_async", lambda args=None, **kwargs: sent.append(args)
+    )
+    monkeypatch.setattr(
+        dashboard_tasks.refresh_benchmark, "apply_async", lambda args=None, **kwargs: sent.append("benchmark")
+    )
     monkeypatch.setattr("django.db.transaction.on_commit", lambda function, *args, **kwargs: function())
     return sent
 

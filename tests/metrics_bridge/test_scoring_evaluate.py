@@ -92,7 +92,7 @@ def test_a_metric_run_stores_what_evaluate_returns():
     from metrics_bridge.models import MetricRun, MetricScore
     from metrics_bridge.services.plans import ALL_REFERENCES
     from metrics_bridge.services.runs import metric_run_create
-    from metrics_bridge.tasks import execute_metric_run
+    from metrics_bridge.tasks.runs import execute_metric_run
 
     dataset = Dataset.objects.create(name="evaluate-equivalence")
     system = CaptioningSystem.objects.create(name="sys-evaluate")

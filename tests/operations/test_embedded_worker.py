@@ -16,7 +16,7 @@ from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.services import runs
 from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
 from metrics_bridge.services.workers import live_workers
-from metrics_bridge.tasks import current_broker, enqueue_chunks
+from metrics_bridge.tasks.runs import current_broker, enqueue_chunks
 from tests.celery_worker import worker_env
 from tests.chunk_gate import ChunkGate
 from tests.metrics_bridge.test_metric_runs_worker import expected_values, make_dataset, stored_values, wait_for

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from metrics_bridge.management.commands import demo
 from metrics_bridge.models import MetricRun
 from metrics_bridge.services.dataset_runs import dataset_run_create
-from metrics_bridge.tasks import execute_metric_run
+from metrics_bridge.tasks.runs import execute_metric_run
 from tests.metrics_bridge.test_metric_runs_worker import make_dataset
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ from metrics_bridge.models import MetricRun, MetricScore, WorkerHeartbeat
 from metrics_bridge.selectors_runs import run_activity
 from metrics_bridge.services.runs import metric_run_create
 from metrics_bridge.services.workers import live_workers
-from metrics_bridge.tasks import current_broker
+from metrics_bridge.tasks.runs import current_broker
 from tests.celery_worker import worker_env
 from tests.chunk_gate import ChunkGate
 from tests.metrics_bridge.test_metric_runs_worker import make_dataset, wait_for

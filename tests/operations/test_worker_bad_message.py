@@ -6,7 +6,7 @@ import pytest
 from metrics_bridge.models import MetricRun
 from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
 from metrics_bridge.services.workers import live_workers
-from metrics_bridge.tasks import current_broker, enqueue_chunks
+from metrics_bridge.tasks.runs import current_broker, enqueue_chunks
 from tests.metrics_bridge.test_metric_runs_worker import expected_values, make_dataset, stored_values, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.db_specific]

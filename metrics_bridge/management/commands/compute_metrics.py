@@ -12,7 +12,7 @@ from metrics_bridge.services.runs import (
     metrics_missing_check,
     metrics_not_computed,
 )
-from metrics_bridge.tasks import enqueue_chunks, execute_metric_run
+from metrics_bridge.tasks.runs import enqueue_chunks, execute_metric_run
 from metrics_bridge.worker_process import WorkerOnDemand
 
 

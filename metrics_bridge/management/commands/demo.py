@@ -37,12 +37,12 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.services.benchmark import benchmark_state
 from metrics_bridge.services.dashboards import dashboard_part_states, dashboard_refresh, dashboard_state
 from metrics_bridge.services.dataset_runs import dataset_run_create
-from metrics_bridge.tasks import (
+from metrics_bridge.tasks.dashboards import (
     request_benchmark_refresh,
     request_dashboard_parts,
     request_dashboard_refresh,
-    request_sensitivity_report,
 )
+from metrics_bridge.tasks.sensitivity import request_sensitivity_report
 from metrics_bridge.worker_process import WorkerOnDemand
 from ratings.models import Campaign
 from ratings.services.demo import SIMULATED_RATERS, demo_campaigns_ensure, demo_pairs_ensure

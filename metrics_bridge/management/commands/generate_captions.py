@@ -23,7 +23,7 @@ from metrics_bridge.services.captioning import (
     captioning_job_summary,
 )
 from metrics_bridge.services.runs import metric_run_dispatch, metric_run_execute
-from metrics_bridge.tasks import enqueue_chunks
+from metrics_bridge.tasks.runs import enqueue_chunks
 from metrics_bridge.worker_process import WorkerOnDemand
 
 

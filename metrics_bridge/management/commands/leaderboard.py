@@ -1,10 +1,9 @@
-import csv
-import io
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
 from corpus.models import Dataset
+from metrics_bridge.exports import leaderboard_csv
 from metrics_bridge.management.report_commands import metric_names_option, report_with_progress
 from metrics_bridge.services.leaderboard import leaderboard_build
 
@@ -35,42 +34,8 @@ class Command(BaseCommand):
             self.stdout.write(leaderboard_text(report))
 
 
-HUMAN_COLUMNS = ("pairwise_win_rate", "pairwise_votes", "thumbs_overall", "thumbs_ratings")
-
-
-def _metric_names(report: dict) -> list[str]:
-    return list(report["rank_agreement"])
-
-
-def leaderboard_csv(report: dict) -> str:
-    """One row per system: system, captions, each metric, the human columns; then one kendall_tau row."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    metrics = _metric_names(report)
-    writer.writerow(["system", "captions", *metrics, *HUMAN_COLUMNS])
-    for row in report["systems"]:
-        writer.writerow(
-            [
-                row["system"],
-                row["captions"],
-                *(_cell(row["metrics"][m]) for m in metrics),
-                *(_cell(row["human"][c]) for c in HUMAN_COLUMNS),
-            ]
-        )
-    writer.writerow(
-        ["kendall_tau_vs_win_rate", "", *(_cell(report["rank_agreement"][m]["kendall_tau"]) for m in metrics)]
-    )
-    return out.getvalue()
-
-
-def _cell(value) -> str:
-    if value is None:
-        return ""
-    return repr(value) if isinstance(value, float) else str(value)
-
-
 def leaderboard_text(report: dict) -> str:
-    metrics = _metric_names(report)
+    metrics = list(report["rank_agreement"])
     width = max([len("system"), *(len(row["system"]) for row in report["systems"])]) + 2
     columns = [*metrics, "win rate", "votes", "THumBS", "ratings"]
     lines = [f"Leaderboard of {report['dataset']} ({len(report['systems'])} systems)"]

@@ -1,9 +1,8 @@
-import csv
-import io
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from metrics_bridge.exports import benchmark_csv, published_records
 from metrics_bridge.management.arguments import dataset_named, metric_names_from
 from metrics_bridge.management.checks import check_for_computing
 from metrics_bridge.models import MetricRun
@@ -76,10 +75,6 @@ def _ours(cell: dict | None):
     return (cell or {}).get("ours", {}).get("total")
 
 
-def _published(cell: dict | None) -> list[dict]:
-    return (cell or {}).get("published", [])
-
-
 def render_table(table: dict) -> str:
     """Total agreement per metric (rows) and dataset (columns); a published record in brackets beside ours."""
     datasets = table["datasets"]
@@ -100,7 +95,7 @@ def render_table(table: dict) -> str:
             cell = table["cells"].get(name, {}).get(dataset["name"])
             ours = _ours(cell)
             text = "-" if ours is None else f"{ours:.{2 if dataset['protocol'] == 'brace' else 1}f}"
-            published = [record["figures"].get("total") for record in _published(cell)]
+            published = [record["figures"].get("total") for record in published_records(cell)]
             if published:
                 text += " [" + ",".join(f"{value}" for value in published) + "]"
             cells.append(text.rjust(column))
@@ -114,7 +109,7 @@ def render_table(table: dict) -> str:
         (name, record["metric"], record["source"])
         for name in rows
         for cell in table["cells"].get(name, {}).values()
-        for record in _published(cell)
+        for record in published_records(cell)
     }
     for name, metric, source in sorted(sources):
         lines.append(f"[published] {metric} (row {name}): {source}")
@@ -174,44 +169,3 @@ def _lead_lines(datasets: list[dict]) -> list[str]:
             text += f"; best single {lead['best_single_name']} {_figure(lead['best_single'], digits)}"
         lines.append(text)
     return [*lines, ""] if lines else []
-
-
-def benchmark_csv(table: dict) -> str:
-    """One line per (metric, dataset) with our figures and each published record."""
-    columns = ["HC", "HI", "HM", "MM", "HALLU", "total", "f1"]
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(
-        [
-            "metric",
-            "dataset",
-            "protocol",
-            "pairs",
-            *columns,
-            "interval_low",
-            "interval_high",
-            "published_metric",
-            "published_total",
-            "published_source",
-        ]
-    )
-    protocols = {d["name"]: d for d in table["datasets"]}
-    for name in [*table["metrics"], *table["records_only"]]:
-        for dataset_name, cell in table["cells"].get(name, {}).items():
-            ours = cell.get("ours", {})
-            counted = ours.get("pairs", protocols[dataset_name]["pairs"]["total"])
-            base = [name, dataset_name, protocols[dataset_name]["protocol"], counted]
-            figures = ["" if ours.get(c) is None else ours[c] for c in columns]
-            figures += list(ours.get("interval") or ["", ""])
-            published = _published(cell) or [{}]
-            for record in published:
-                writer.writerow(
-                    [
-                        *base,
-                        *figures,
-                        record.get("metric", ""),
-                        (record.get("figures") or {}).get("total", ""),
-                        record.get("source", ""),
-                    ]
-                )
-    return out.getvalue()
