@@ -19,9 +19,13 @@ Rules (so every item gets its judgements and no participant waits for work that 
   answered slots become free too, so the item still reaches its count of *included*
   judgements. Reinstating takes the slots back, and is refused when others have judged the items since (the
   items would be judged more often than the target; coverage and exports would disagree).
-- Concurrency: allocation and release lock the study row (SELECT ... FOR UPDATE; SQLite serialises writers)
-  and then the participant row; slots are taken with a conditional UPDATE. Whatever the locks do, the slot
-  constraints (ratings/models_study.py) make over-assignment and a second slot of one item impossible.
+- Concurrency: a start locks only the participant's row (two tabs get one share) and claims each slot on its own
+  row (SELECT ... FOR UPDATE SKIP LOCKED): starts at the same moment do not wait for each other, one whose slot
+  is being taken moves on to the next item of its plan, and only a share that comes out short while others claim
+  is planned again under the study's row lock. Release, exclusion and reinstatement lock the study row, then the
+  participant row (SQLite serialises writers). Whatever the locks do, the slot constraints
+  (ratings/models_study.py) and the conditional UPDATE make over-assignment and a second slot of one item
+  impossible.
 - Previews (admins trying the study) get a share chosen the same way but take no slot.
 """
 
@@ -158,17 +162,27 @@ class Allocation:
     participant: Participant  # as it stands after the allocation
 
 
-def _free_subjects(
-    study: Study, rng: random.Random, count: int, *, exclude_clip_ids: set[int] = frozenset()
-) -> list[tuple[int, int]]:
-    """Up to `count` (subject, free slot id) of the items with a free slot, least covered first, ties at random.
+@dataclass(frozen=True)
+class _Open:
+    """An item with a free slot, as the share's plan sees it: its subject, its clip and the free slot it aims at."""
 
-    One query, counted by the database (one row per item, not per slot): this runs under the study's lock, so
-    every participant starting at the same moment waits for it. Which of an item's free slots is taken does not
-    matter (a slot's number only keeps an item's slots distinct); the one with the lowest id is."""
+    subject: int
+    clip_id: int
+    slot_id: int
+
+
+class _ContendedError(Exception):
+    """The share came out short while other participants were claiming slots: claim again, waiting for them."""
+
+
+def _free_subjects(study: Study, rng: random.Random) -> list[_Open]:
+    """Every item with a free slot, least covered first (ties at random), each with its lowest free slot.
+
+    One query, counted by the database (one row per item, not per slot), read without any lock: participants
+    starting at the same moment plan at the same time and only the claim of the slots decides who gets which.
+    Which of an item's free slots is taken does not matter (a slot's number only keeps an item's slots distinct)."""
     coverage = (
         StudySlot.objects.filter(study=study)
-        .exclude(clip_id__in=list(exclude_clip_ids))
         .order_by()
         .values("clip_id", "pair_id")
         .annotate(
@@ -178,90 +192,166 @@ def _free_subjects(
         .values_list("clip_id", "pair_id", "taken", "free_slot")
     )
     open_subjects = [
-        (taken, rng.random(), _subject(clip_id, pair_id), free_slot)
+        (taken, rng.random(), _Open(_subject(clip_id, pair_id), clip_id, free_slot))
         for clip_id, pair_id, taken, free_slot in coverage
         if free_slot is not None
     ]
-    open_subjects.sort()
-    return [(subject, slot_id) for _, _, subject, slot_id in open_subjects[:count]]
+    open_subjects.sort(key=lambda row: row[:2])
+    return [row for _, _, row in open_subjects]
+
+
+def _expired_shares_release_if_due(*, study: Study, now: datetime) -> None:
+    """Shares of participants whose time ran out, or who went quiet, come back before a share is planned. The
+    study's lock is taken only when someone is due (one read otherwise), so starts do not queue behind it."""
+    if Participant.objects.filter(_holding_ended(study, now, inactive_too=True)).exists():
+        with transaction.atomic():
+            expired_shares_release(study=_locked_study(study), now=now, inactive_too=True)
 
 
 def share_allocate(*, participant: Participant, now: datetime | None = None) -> Allocation:
-    """Reserve the participant's share (idempotent: a participant who has one gets it back)."""
+    """Reserve the participant's share (idempotent: a participant who has one gets it back).
+
+    No lock on the study: the participant's row is locked (two tabs starting at once get one share) and each slot
+    is claimed on its own row, skipping rows another start holds at that moment (it takes the next item of the
+    plan instead). Only a share that comes out short while others were claiming is planned again under the study's
+    lock, waiting for them: a share is never smaller than the free items allow."""
     now = now or timezone.now()
-    with transaction.atomic():
-        study = _locked_study(participant.study)
-        participant = _locked_participant(participant)
-        assignment = Assignment.objects.filter(campaign=study.campaign, rater=participant.user).first()
-        if assignment is not None and assignment.items.exists():
-            return Allocation(items=projection.assignment_items(assignment), is_full=False, participant=participant)
-        # Shares of participants whose time ran out, or who have gone quiet, come back before anything is chosen.
-        expired_shares_release(study=study, now=now, inactive_too=True)
-        # Every draw (which items, their order, where the checks go) comes from the assignment's secret source
-        # (ratings/projection.py): ids and the campaign's seed do not predict a participant's order.
-        created = assignment is None
-        assignment = assignment or Assignment.objects.create(campaign=study.campaign, rater=participant.user)
-        rng = projection.assignment_random(assignment, "study-share")
-        subjects, checks = _share_choose(study, rng)
-        if not subjects:
-            if created:  # no empty study left behind in the campaign's assignments
-                assignment.delete()
-            return Allocation(items=[], is_full=True, participant=participant)
-        items = _share_items_create(study, assignment, [subject for subject, _ in subjects], checks, rng)
-        if not participant.is_preview:
-            _slots_take(study, participant, assignment, [slot_id for _, slot_id in subjects])
-        participant.stage = Participant.Stage.ITEMS
-        participant.items_started_at = now
-        participant.reserved_until = participant_deadline(participant)
-        participant.save(update_fields=["stage", "items_started_at", "reserved_until", "updated_at"])
-        ParticipantEvent.objects.create(
-            participant=participant,
-            kind="share_reserved",
-            detail={"items": len(items), "until": str(participant.reserved_until)},
+    _expired_shares_release_if_due(study=participant.study, now=now)
+    try:
+        with transaction.atomic():
+            return _allocate(participant, now=now, wait=False)
+    except _ContendedError:
+        with transaction.atomic():
+            _locked_study(participant.study)
+            return _allocate(participant, now=now, wait=True)
+
+
+def _allocate(participant: Participant, *, now: datetime, wait: bool) -> Allocation:
+    participant = _locked_participant(participant)
+    study = participant.study
+    assignment = Assignment.objects.filter(campaign=study.campaign, rater=participant.user).first()
+    if assignment is not None and assignment.items.exists():
+        return Allocation(items=projection.assignment_items(assignment), is_full=False, participant=participant)
+    # Every draw (which items, their order, where the checks go) comes from the assignment's secret source
+    # (ratings/projection.py): ids and the campaign's seed do not predict a participant's order.
+    created = assignment is None
+    assignment = assignment or Assignment.objects.create(campaign=study.campaign, rater=participant.user)
+    rng = projection.assignment_random(assignment, "study-share")
+    plan = _free_subjects(study, rng)
+    subjects, checks = _share_choose(study, plan, rng)
+    if subjects and not participant.is_preview:
+        subjects = _slots_claim(
+            study, plan, subjects, avoid_clip_ids={pair.clip_id for pair in checks}, wait=wait, rng=rng
         )
+    if not subjects:
+        if created:  # no empty study left behind in the campaign's assignments
+            assignment.delete()
+        return Allocation(items=[], is_full=True, participant=participant)
+    items = _share_items_create(study, assignment, [row.subject for row in subjects], checks, rng)
+    if not participant.is_preview:
+        _slots_take(study, participant, assignment, [row.slot_id for row in subjects])
+    participant.stage = Participant.Stage.ITEMS
+    participant.items_started_at = now
+    participant.reserved_until = participant_deadline(participant)
+    participant.save(update_fields=["stage", "items_started_at", "reserved_until", "updated_at"])
+    ParticipantEvent.objects.create(
+        participant=participant,
+        kind="share_reserved",
+        detail={"items": len(items), "until": str(participant.reserved_until)},
+    )
     return Allocation(items=items, is_full=False, participant=participant)
 
 
+def _slots_lock(slot_ids: list[int], *, wait: bool) -> set[int]:
+    """Lock those of the slots that are still free; without `wait`, skip the ones another transaction holds."""
+    return set(
+        StudySlot.objects.select_for_update(skip_locked=not wait)
+        .filter(pk__in=slot_ids, participant__isnull=True)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def _slots_claim(
+    study: Study, plan: list[_Open], chosen: list[_Open], *, avoid_clip_ids: set[int], wait: bool, rng: random.Random
+) -> list[_Open]:
+    """Lock a free slot for each chosen item; an item whose slot was taken (or, without `wait`, is being taken)
+    meanwhile is replaced by the next item of the plan (none of `avoid_clip_ids`: the gold checks' clips).
+
+    Short of the share with free slots still in sight (held by other starts at this moment, or freed since the
+    plan was read): without `wait` that is _ContendedError; with `wait` (under the study's lock, after the rows it
+    waited for were committed) the plan is read again, a few times at most."""
+    count = len(chosen)
+    claimed: list[_Open] = []
+    chosen_subjects = {row.subject for row in chosen}
+    candidates = chosen + [
+        row for row in plan if row.subject not in chosen_subjects and row.clip_id not in avoid_clip_ids
+    ]
+    for _ in range(3):
+        start = 0
+        while len(claimed) < count and start < len(candidates):
+            wanted = candidates[start : start + count - len(claimed)]
+            start += len(wanted)
+            locked = _slots_lock([row.slot_id for row in wanted], wait=wait)
+            claimed += [row for row in wanted if row.slot_id in locked]
+        if len(claimed) == count or not _free_elsewhere(study, claimed, avoid_clip_ids):
+            return claimed
+        if not wait:
+            raise _ContendedError
+        held = {row.subject for row in claimed}
+        candidates = [
+            row for row in _free_subjects(study, rng) if row.subject not in held and row.clip_id not in avoid_clip_ids
+        ]
+    return claimed
+
+
+def _free_elsewhere(study: Study, claimed: list[_Open], avoid_clip_ids: set[int]) -> bool:
+    """A free slot (as this transaction sees it) of an item the share could still take."""
+    free = StudySlot.objects.filter(study=study, participant__isnull=True).exclude(clip_id__in=list(avoid_clip_ids))
+    subjects = [row.subject for row in claimed]
+    if _is_pairwise(study):
+        free = free.exclude(pair_id__in=subjects)
+    else:
+        free = free.exclude(clip_id__in=subjects)
+    return free.exists()
+
+
 def _slots_take(study: Study, participant: Participant, assignment: Assignment, slot_ids: list[int]) -> None:
-    """Give the participant the slots, each pointing at the item just made for its subject (one UPDATE)."""
+    """Give the participant the slots (locked by this transaction), each pointing at the item just made for its
+    subject (one UPDATE)."""
     if _is_pairwise(study):
         item_of_slot = AssignmentItem.objects.filter(assignment=assignment, pair_id=OuterRef("pair_id"))
     else:
         item_of_slot = AssignmentItem.objects.filter(
             assignment=assignment, pair__isnull=True, clip_id=OuterRef("clip_id")
         )
-    # order_by(): the items' default ordering would join and sort for every slot row, under the study's lock.
+    # order_by(): the items' default ordering would join and sort for every slot row.
     taken = StudySlot.objects.filter(pk__in=slot_ids, participant__isnull=True).update(
         participant=participant, item=Subquery(item_of_slot.order_by().values("pk")[:1])
     )
-    if taken != len(slot_ids):  # cannot happen under the study lock; the constraints stop it regardless
+    if taken != len(slot_ids):  # cannot happen while the rows are locked; the constraints stop it regardless
         raise RuntimeError("a slot was taken by someone else during allocation")
 
 
-def _share_choose(study: Study, rng: random.Random) -> tuple[list[tuple[int, int]], list[CaptionPair]]:
-    """The share's (subject, free slot) and its gold checks (pairwise), under the gold rule: no gold pair of a
+def _share_choose(study: Study, plan: list[_Open], rng: random.Random) -> tuple[list[_Open], list[CaptionPair]]:
+    """The share's items (from the plan) and its gold checks (pairwise), under the gold rule: no gold pair of a
     clip the share has another item of. A gold pair whose clip comes back on other items is answered by its
     text alone (its own reference reads like that clip's other captions; ratings/services/campaigns.py, GoldRule).
 
     The least-covered items come first; where their clips leave too few gold pairs, the gold pairs are chosen
     first and the items among the other clips, unless those have no free slot left (then fewer checks)."""
-    subjects = _free_subjects(study, rng, study.items_per_participant)
+    count = study.items_per_participant
+    subjects = plan[:count]
     if not _is_pairwise(study) or not study.attention_checks or not subjects:
         return subjects, []
-    clip_of = dict(CaptionPair.objects.filter(pk__in=[subject for subject, _ in subjects]).values_list("pk", "clip_id"))
-    checks = _gold_pairs_choose(study, rng, avoid_clip_ids=set(clip_of.values()))
+    pool = _gold_pool(study)
+    checks = _gold_pairs_choose(study, rng, avoid_clip_ids={row.clip_id for row in subjects}, pool=pool)
     if len(checks) < study.attention_checks:
         # Golds of the clips with the fewest free items first: they leave the most items to the share.
-        free_by_clip = dict(
-            StudySlot.objects.filter(study=study, participant__isnull=True)
-            .order_by()
-            .values_list("clip_id")
-            .annotate(items=Count("pair_id", distinct=True))
-        )
-        first_checks = _gold_pairs_choose(study, rng, avoid_clip_ids=set(), free_by_clip=free_by_clip)
-        other_subjects = _free_subjects(
-            study, rng, study.items_per_participant, exclude_clip_ids={pair.clip_id for pair in first_checks}
-        )
+        free_by_clip = Counter(row.clip_id for row in plan)
+        first_checks = _gold_pairs_choose(study, rng, avoid_clip_ids=set(), free_by_clip=free_by_clip, pool=pool)
+        check_clips = {pair.clip_id for pair in first_checks}
+        other_subjects = [row for row in plan if row.clip_id not in check_clips][:count]
         if len(first_checks) > len(checks) and len(other_subjects) == len(subjects):
             return other_subjects, first_checks
     return subjects, checks
@@ -298,20 +388,39 @@ def _share_items_create(
     return items
 
 
-def _gold_pairs_choose(
-    study: Study, rng: random.Random, *, avoid_clip_ids: set[int], free_by_clip: dict | None = None
-) -> list[CaptionPair]:
-    """The study's least-used gold pairs (ties at random) for one share: none of `avoid_clip_ids`, no two of one
-    clip, and of distinct donors while the least-used allow (two foreign captions of one donor read alike).
-    With `free_by_clip` (clip -> items with a free slot), golds of the clips with the fewest come first."""
+@dataclass(frozen=True)
+class _GoldPool:
+    pairs: list[CaptionPair]
+    used: dict[int, int]  # gold pair -> shares that have it as a check
+    donors: dict[int, int]
+
+
+def _gold_pool(study: Study) -> _GoldPool:
+    """The study's gold pairs with their use so far and donors, read once per share."""
     used = dict(
         AttentionCheck.objects.filter(campaign=study.campaign, kind=AttentionCheck.Kind.GOLD_PAIR)
         .order_by()
         .values_list("pair_id")
         .annotate(count=Count("pk"))
     )
-    gold = [pair for pair in study_gold_pairs(study) if pair.clip_id not in avoid_clip_ids]
-    donors = gold_donors(pair.pk for pair in gold)
+    pairs = study_gold_pairs(study)
+    return _GoldPool(pairs=pairs, used=used, donors=gold_donors(pair.pk for pair in pairs))
+
+
+def _gold_pairs_choose(
+    study: Study,
+    rng: random.Random,
+    *,
+    avoid_clip_ids: set[int],
+    free_by_clip: dict | None = None,
+    pool: _GoldPool | None = None,
+) -> list[CaptionPair]:
+    """The study's least-used gold pairs (ties at random) for one share: none of `avoid_clip_ids`, no two of one
+    clip, and of distinct donors while the least-used allow (two foreign captions of one donor read alike).
+    With `free_by_clip` (clip -> items with a free slot), golds of the clips with the fewest come first."""
+    pool = pool or _gold_pool(study)
+    used, donors = pool.used, pool.donors
+    gold = [pair for pair in pool.pairs if pair.clip_id not in avoid_clip_ids]
     gold.sort(key=lambda pair: ((free_by_clip or {}).get(pair.clip_id, 0), used.get(pair.pk, 0), rng.random()))
     chosen: list[CaptionPair] = []
     for allow_donor_again in (False, True):
@@ -455,7 +564,13 @@ def slots_retake_for_reinstatement(*, participant: Participant, partial: bool = 
             if StudySlot.objects.filter(study=study, participant=participant, item=item).exists():
                 continue
             lookup = {"pair_id": item.pair_id} if item.pair_id else {"clip_id": item.clip_id, "pair__isnull": True}
-            slot = StudySlot.objects.filter(study=study, participant__isnull=True, **lookup).order_by("number").first()
+            # Locked: a start claims free slots without the study's lock, so a slot read as free could be taken.
+            slot = (
+                StudySlot.objects.select_for_update()
+                .filter(study=study, participant__isnull=True, **lookup)
+                .order_by("number")
+                .first()
+            )
             if slot is None:
                 over += 1
             else:
@@ -463,8 +578,7 @@ def slots_retake_for_reinstatement(*, participant: Participant, partial: bool = 
         if over and not partial:
             return {"slots_retaken": 0, "items_over_count": over}
         for slot, item in plan:
-            slot.participant, slot.item = participant, item
-            slot.save(update_fields=["participant", "item"])
+            StudySlot.objects.filter(pk=slot.pk, participant__isnull=True).update(participant=participant, item=item)
         return {"slots_retaken": len(plan), "items_over_count": over}
 
 
@@ -473,17 +587,21 @@ def inactive_since(now: datetime) -> datetime:
     return now - timedelta(minutes=settings.STUDY_INACTIVE_MINUTES)
 
 
+def _holding_ended(study: Study, now: datetime, *, inactive_too: bool) -> Q:
+    """Participants holding a share whose reservation ran out (and, `inactive_too`, who went quiet)."""
+    ended = Q(reserved_until__lt=now)
+    if inactive_too:
+        ended |= Q(updated_at__lt=inactive_since(now))
+    return Q(study=study, stage=Participant.Stage.ITEMS) & ended
+
+
 def expired_shares_release(*, study: Study, now: datetime, inactive_too: bool = False) -> int:
     """Time out every participant of the study whose reservation ran out and, with `inactive_too` (someone needs
     the slots now), those who made no request for STUDY_INACTIVE_MINUTES (the caller holds the study lock)."""
     from ratings.services.participants import participant_finish_if_done
 
-    holding = Participant.objects.filter(study=study, stage=Participant.Stage.ITEMS)
-    ended = Q(reserved_until__lt=now)
-    if inactive_too:
-        ended |= Q(updated_at__lt=inactive_since(now))
     count = 0
-    for participant in holding.filter(ended):
+    for participant in Participant.objects.filter(_holding_ended(study, now, inactive_too=inactive_too)):
         reason = "time_limit" if participant.reserved_until and participant.reserved_until < now else "inactive"
         # Everything answered but the end page never reached: that is a completion, not a timeout.
         if participant_finish_if_done(participant=participant, now=now).stage != Participant.Stage.FINISHED:

@@ -60,8 +60,8 @@ def test_no_share_holds_a_gold_pairs_clip_in_another_item():
 def test_the_control_gold_pairs_chosen_without_the_rule_meet_their_clip_again(monkeypatch):
     chosen = study_shares._gold_pairs_choose
 
-    def without_rule(study, rng, *, avoid_clip_ids, free_by_clip=None):
-        return chosen(study, rng, avoid_clip_ids=set())
+    def without_rule(study, rng, *, avoid_clip_ids, free_by_clip=None, pool=None):
+        return chosen(study, rng, avoid_clip_ids=set(), pool=pool)
 
     monkeypatch.setattr(study_shares, "_gold_pairs_choose", without_rule)
     shares = _shares(_study(), 6)

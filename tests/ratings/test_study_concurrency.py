@@ -1,9 +1,10 @@
 """Simultaneous arrivals and starts of a crowd study never over-assign (run on SQLite and on PostgreSQL).
 
 Threads (each with its own database connection) are released together by a barrier: participants starting
-their share at once, the same platform id arriving in several tabs at once. Row locks (PostgreSQL) or
-immediate transactions (SQLite) serialise them; the slot constraints make over-assignment impossible even
-if they did not, which the last test shows by taking the locks away.
+their share at once, the same platform id arriving in several tabs at once. On PostgreSQL a start claims its slots
+row by row (skipping rows another start holds), so starts do not wait for each other; immediate transactions
+serialise them on SQLite. The slot constraints make over-assignment impossible even without the row locks, which a
+test shows by taking them away.
 """
 
 import threading
@@ -113,26 +114,93 @@ def test_the_same_id_arriving_at_once_in_several_tabs_is_one_participant():
     assert len(set(results)) == 1 and Participant.objects.filter(study=study).count() == 1
 
 
-def test_without_the_study_lock_the_slots_still_refuse_over_assignment(monkeypatch):
-    """Take the row lock away: simultaneous starts may fail, but never over-assign (conditional UPDATE, constraints)."""
+def test_without_the_row_locks_the_slots_still_refuse_over_assignment(monkeypatch):
+    """Take the row locks away: simultaneous starts may fail, but never over-assign (conditional UPDATE,
+    constraints)."""
     study = pairwise_study(name="race-nolock", hc=6, judgements=2, items_per_participant=3)
     participants = _ready_participants(study, THREADS)
     monkeypatch.setattr(
         study_shares, "_locked_study", lambda study: type(study).objects.select_related("campaign").get(pk=study.pk)
     )
-    choose = study_shares._free_subjects
+    monkeypatch.setattr(
+        study_shares,
+        "_slots_lock",
+        lambda slot_ids, wait: set(
+            StudySlot.objects.filter(pk__in=slot_ids, participant__isnull=True).values_list("pk", flat=True)
+        ),
+    )
+    plan = study_shares._free_subjects
 
-    def slow_choice(study, rng, count, **kwargs):
-        chosen = choose(study, rng, count, **kwargs)
+    def slow_plan(study, rng):
+        planned = plan(study, rng)
         time.sleep(0.3)  # every thread has read the same free slots before any takes them
-        return chosen
+        return planned
 
-    monkeypatch.setattr(study_shares, "_free_subjects", slow_choice)
+    monkeypatch.setattr(study_shares, "_free_subjects", slow_plan)
     _together(THREADS, lambda index: participant_items_start(participant=participants[index]))
     _assert_exact_coverage(study, per_item=2)
     assert StudySlot.objects.filter(study=study).count() == 12
     for participant in Participant.objects.filter(study=study):
         assert StudySlot.objects.filter(participant=participant).count() <= 3
+
+
+def test_simultaneous_starts_with_room_for_all_each_get_a_whole_share():
+    study = pairwise_study(name="race-room", clip_count=12, hc=30, judgements=2, items_per_participant=5)
+    participants = _ready_participants(study, THREADS)
+    results, errors = _together(THREADS, lambda index: participant_items_start(participant=participants[index]))
+    assert errors == []
+    assert [participant.stage for participant in results] == ["items"] * THREADS
+    _assert_exact_coverage(study, per_item=2)
+    shares = [StudySlot.objects.filter(participant=participant).count() for participant in participants]
+    assert shares == [5] * THREADS, "every share whole: a slot another start held was replaced, not dropped"
+    assert StudySlot.objects.filter(study=study, participant__isnull=True).count() == 60 - 5 * THREADS
+
+
+def test_a_start_does_not_wait_for_another_start_in_progress(monkeypatch):
+    """One start is held in the middle of its transaction, its slots claimed; a second start meanwhile completes.
+    Under a study-wide lock the second would wait for the first (the test then fails on its timeout)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks: SQLite serialises every writer")
+    study = pairwise_study(name="race-no-wait", clip_count=12, hc=30, judgements=1, items_per_participant=5)
+    first, second = _ready_participants(study, 2)
+    first_claimed, first_may_go, second_done = threading.Event(), threading.Event(), threading.Event()
+    create_items = study_shares._share_items_create
+
+    def held_for_the_first(study, assignment, *args):
+        if assignment.rater_id == first.user_id:
+            first_claimed.set()
+            first_may_go.wait(timeout=60)
+        return create_items(study, assignment, *args)
+
+    monkeypatch.setattr(study_shares, "_share_items_create", held_for_the_first)
+    results, errors = [], []
+
+    def start(participant, done=None):
+        try:
+            results.append(participant_items_start(participant=participant))
+        except Exception as error:  # noqa: BLE001 - reported by the test
+            errors.append(error)
+        finally:
+            if done is not None:
+                done.set()
+            connection.close()
+
+    first_thread = threading.Thread(target=start, args=(first,))
+    first_thread.start()
+    try:
+        assert first_claimed.wait(timeout=30), "the first start reached its items"
+        second_thread = threading.Thread(target=start, args=(second, second_done))
+        second_thread.start()
+        finished_meanwhile = second_done.wait(timeout=15)
+    finally:
+        first_may_go.set()
+        first_thread.join(timeout=60)
+    second_thread.join(timeout=60)
+    assert finished_meanwhile, "the second start waited for the first one's transaction"
+    assert errors == []
+    assert sorted(participant.stage for participant in results) == ["items", "items"]
+    _assert_exact_coverage(study, per_item=1)
+    assert [StudySlot.objects.filter(participant=participant).count() for participant in (first, second)] == [5, 5]
 
 
 def test_a_participant_can_hold_one_slot_of_an_item_only():
