@@ -38,7 +38,6 @@ from annotation.serializers import (
     ImportSummarySerializer,
     JsonImportInputSerializer,
 )
-from annotation.services.audio import clip_attach_audio
 from annotation.services.audiocaps_f import audiocaps_f_import
 from annotation.services.expert_annotations import (
     ExpertAnnotationError,
@@ -48,8 +47,9 @@ from annotation.services.expert_annotations import (
     expert_annotation_save,
     expert_annotation_set_status,
 )
-from annotation.services.importing import ImportDataError
 from corpus.models import Caption, CaptioningSystem, Clip
+from corpus.services.audio import clip_attach_audio
+from corpus.services.importing import ImportDataError
 
 CORPUS_READERS = (ANNOTATOR, REVIEWER)
 CORPUS_READ_ONLY = {"list": CORPUS_READERS, "retrieve": CORPUS_READERS, "*": (ADMIN,)}

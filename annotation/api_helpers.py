@@ -8,9 +8,9 @@ from rest_framework.response import Response
 
 from accounts.blinding import blinded_dataset_ids, dataset_visible_check
 from annotation.serializers import ImportSummarySerializer, JsonImportInputSerializer
-from annotation.services.importing import ImportDataError
 from common.web_input import QueryParameterError, query_value
 from corpus.models import Dataset
+from corpus.services.importing import ImportDataError
 
 
 def filter_by_params(queryset, request, lookups: dict[str, str]):

@@ -3,8 +3,8 @@
 from django import forms
 from django.conf import settings
 
-from annotation.services.import_uploads import MAX_AUDIO_BYTES, MAX_AUDIO_FILES, MAX_DATA_FILE_BYTES, MEGABYTE
 from corpus.models import Dataset
+from corpus.services.import_uploads import MAX_AUDIO_BYTES, MAX_AUDIO_FILES, MAX_DATA_FILE_BYTES, MEGABYTE
 
 
 class MultipleFileInput(forms.ClearableFileInput):

@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from annotation.services.dataset_uploads import dataset_upload_import
-from annotation.services.system_captions import system_submission_import_pending
+from corpus.services.system_captions import system_submission_import_pending
 
 
 @shared_task(acks_late=True, max_retries=0)

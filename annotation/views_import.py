@@ -25,10 +25,10 @@ from annotation.services.dataset_uploads import (
     dataset_upload_create,
 )
 from annotation.services.file_imports import AUDIOCAPS_F, REFERENCES, FileImportKind, file_import_kind_find
-from annotation.services.import_uploads import MAX_AUDIO_BYTES, MAX_AUDIO_FILES, MEGABYTE
-from annotation.services.importing import ImportDataError
 from annotation.tasks import import_dataset_upload
 from corpus.models import Dataset, DatasetUpload
+from corpus.services.import_uploads import MAX_AUDIO_BYTES, MAX_AUDIO_FILES, MEGABYTE
+from corpus.services.importing import ImportDataError
 
 CLIPS_PER_PAGE = 50
 # An upload still waiting after this long says that no worker has taken it (is one running?).

@@ -35,7 +35,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from corpus.models import Clip, Dataset
 from annotation.models import AnnotationTask
-from annotation.services.audio import clip_attach_audio
+from corpus.services.audio import clip_attach_audio
 from annotation.services.annotation_campaigns import annotation_campaign_create
 from annotation.services.annotation_drafts import empty_draft
 annotators = []

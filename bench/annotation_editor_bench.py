@@ -43,7 +43,7 @@ import shutil
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from corpus.models import Clip, Dataset
-from annotation.services.audio import clip_attach_audio
+from corpus.services.audio import clip_attach_audio
 from annotation.services.audiocaps_f import audiocaps_f_import_from_path
 from annotation.services.annotation_campaigns import annotation_campaign_create
 audiocaps_f_import_from_path(path="{shared}/datasets/audiocaps_f_annotations.json", dataset_name="audiocaps-f")

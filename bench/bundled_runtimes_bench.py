@@ -67,7 +67,7 @@ def bench_classic(clips: int, shared: Path) -> None:
 def bench_ffmpeg() -> None:
     import imageio_ffmpeg
 
-    from annotation.services import ffmpeg
+    from corpus.services import ffmpeg
 
     bundled, system = imageio_ffmpeg.get_ffmpeg_exe(), shutil.which("ffmpeg")
     with tempfile.TemporaryDirectory() as folder:

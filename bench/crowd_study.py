@@ -100,8 +100,8 @@ def seed(*, participants: int, share: int, checks: int, judgements: int, clip_se
     _django()
     from django.core.files.base import ContentFile
 
-    from annotation.services.rater_audio import rater_audio_build_missing
     from corpus.models import Caption, CaptioningSystem, Clip, Dataset
+    from corpus.services.rater_audio import rater_audio_build_missing
     from ratings.services.campaigns import campaign_setup
     from ratings.services.studies import DEFAULT_QUESTIONNAIRE, questionnaire_parse, study_publish
 

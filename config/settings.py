@@ -23,7 +23,7 @@ from config.secret_key import secret_key_problem
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # pydub warns when it is imported on a machine without a system ffmpeg; the product decodes audio with the
-# ffmpeg the imageio-ffmpeg package ships (annotation/services/ffmpeg.py), so the warning is noise.
+# ffmpeg the imageio-ffmpeg package ships (corpus/services/ffmpeg.py), so the warning is noise.
 warnings.filterwarnings("ignore", message="Couldn't find ffmpeg or avconv", category=RuntimeWarning)
 
 DEBUG = env_bool("DEBUG", True)

@@ -81,7 +81,7 @@ def clip_audio_path(clip: "Clip", filename: str) -> str:
 
 
 def rater_audio_path(clip: "Clip", filename: str) -> str:
-    """A random object key for the clip's rater copy (see annotation/services/rater_audio.py), always a WAV."""
+    """A random object key for the clip's rater copy (see corpus/services/rater_audio.py), always a WAV."""
     return f"rater-audio/{secrets.token_hex(16)}.wav"
 
 
@@ -93,7 +93,7 @@ class Clip(TimeStampedModel):
     # The file as uploaded (admins, annotators and reviewers hear it; its tags and chunks are kept).
     audio = models.FileField(upload_to=clip_audio_path, blank=True, max_length=500)
     # What raters get: the audio decoded and written again as a plain WAV with nothing but its samples
-    # (no tags, no chunks, no name), made once when the audio is stored (annotation/services/rater_audio.py).
+    # (no tags, no chunks, no name), made once when the audio is stored (corpus/services/rater_audio.py).
     rater_audio = models.FileField(upload_to=rater_audio_path, blank=True, max_length=500, editable=False)
     sha256 = models.CharField(max_length=64, blank=True)
     duration_seconds = models.FloatField(null=True, blank=True)

@@ -8,9 +8,9 @@ from django.views.decorators.http import require_safe
 
 from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import ADMIN, roles_required
-from annotation.services.system_captions import system_submission_create
 from annotation.tasks import import_system_submission
 from corpus.models import Dataset, SystemSubmission
+from corpus.services.system_captions import system_submission_create
 
 RECENT_SUBMISSIONS = 20
 MAX_SUBMISSION_BYTES = 50 * 1024 * 1024

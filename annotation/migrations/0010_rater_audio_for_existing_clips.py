@@ -1,4 +1,4 @@
-"""Give every clip stored before rater copies existed its rater copy (annotation/services/rater_audio.py).
+"""Give every clip stored before rater copies existed its rater copy (corpus/services/rater_audio.py).
 
 A file that cannot be read is skipped (and reported): its copy is made the first time a rater asks for
 it, or by `manage.py build_rater_audio`, which does the same as this migration and lists failures.
@@ -9,7 +9,7 @@ from django.db import migrations
 
 
 def rater_copies_build(apps, schema_editor):
-    from annotation.services.rater_audio import rater_wav_from_path, stored_audio_path
+    from corpus.services.rater_audio import rater_wav_from_path, stored_audio_path
 
     Clip = apps.get_model("annotation", "Clip")
     skipped = 0

@@ -48,7 +48,11 @@ from annotation.selectors import (
     stored_tag_facts,
 )
 from annotation.services.annotation_checks import CLIP_END_SLACK_SECONDS, attribute_conflicts, overlapping_occurrences
-from annotation.services.importing import (
+from annotation.vocabulary import AttributeVocabulary, source_is_listed
+from common.structured_log import logged_import
+from common.time_relations import relations_derive, time_conflict
+from corpus.models import Clip, Dataset
+from corpus.services.importing import (
     ImportDataError,
     ImportSummary,
     dataset_get_existing,
@@ -60,10 +64,6 @@ from annotation.services.importing import (
     json_type_name,
     text_field_check,
 )
-from annotation.vocabulary import AttributeVocabulary, source_is_listed
-from common.structured_log import logged_import
-from common.time_relations import relations_derive, time_conflict
-from corpus.models import Clip, Dataset
 
 EXPERT_USERNAME = "audiocaps-f-experts"
 EXPERT_ROLE = "annotator"

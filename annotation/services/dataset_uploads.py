@@ -4,7 +4,7 @@ Decoding a thousand files takes minutes, longer than a web request may last, so 
 it can at once (the name, the number and size of the files), stores the files under a random folder of the
 default storage (local or S3: wherever the worker runs, it reads them there) and records a DatasetUpload.
 The task claims the record (a conditional update: a second delivery of the message does nothing), runs
-`dataset_from_audio_create` (all or nothing, services/import_uploads.py) while counting decoded files for the
+`dataset_from_audio_create` (all or nothing, corpus/services/import_uploads.py) while counting decoded files for the
 page's progress bar, records what it created or every problem, and deletes the stored upload either way.
 
 The same record and task import audio for an existing dataset's clips (`clip_audio_upload_create`) and data files
@@ -24,11 +24,11 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
-from annotation.services import import_uploads
 from annotation.services.file_imports import file_import_kind_get
-from annotation.services.import_uploads import MEGABYTE, clip_audio_upload_attach, dataset_from_audio_create
-from annotation.services.importing import ImportDataError, dataset_name_validate
 from corpus.models import Dataset, DatasetUpload
+from corpus.services import import_uploads
+from corpus.services.import_uploads import MEGABYTE, clip_audio_upload_attach, dataset_from_audio_create
+from corpus.services.importing import ImportDataError, dataset_name_validate
 
 logger = logging.getLogger("captioneval.imports")
 

@@ -20,7 +20,6 @@ from annotation.models import AnnotationCampaign
 from annotation.services.annotation_campaigns import annotation_campaign_create, annotation_task_next
 from annotation.services.annotation_reviews import review_draft_save, review_open, review_publish
 from annotation.services.annotation_tasks import task_draft_save, task_submit
-from annotation.services.audio import clip_attach_audio
 from annotation.services.demo_audio import demo_sound_write
 from annotation.services.demo_scenes import (
     SYSTEMS,
@@ -32,6 +31,7 @@ from annotation.services.demo_scenes import (
     system_caption,
 )
 from corpus.models import Caption, CaptioningSystem, Clip, Dataset
+from corpus.services.audio import clip_attach_audio
 
 DEMO_DATASET = "demo"
 DEMO_DESCRIPTION = (

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.services.audiocaps_f import audiocaps_f_import
-from annotation.services.import_uploads import json_content_load
-from annotation.services.importing import ImportDataError, ImportSummary
-from annotation.services.references_import import references_import
+from corpus.services.import_uploads import json_content_load
+from corpus.services.importing import ImportDataError, ImportSummary
+from corpus.services.references_import import references_import
 
 # (content, source_name, dataset_name) -> summary; raises ImportDataError
 ContentImporter = Callable[[bytes, str, str], ImportSummary]

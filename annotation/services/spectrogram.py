@@ -112,7 +112,7 @@ def log_linear_image(samples: np.ndarray, sample_rate: int) -> np.ndarray:
 
 def _decoded(clip: Clip) -> tuple[np.ndarray, int]:
     """(samples in [-1, 1] with shape (frames, channels), sample rate) of the stored audio."""
-    from annotation.services.ffmpeg import audio_decode
+    from corpus.services.ffmpeg import audio_decode
 
     suffix = Path(clip.audio.name).suffix
     with clip.audio.storage.open(clip.audio.name, "rb") as stored, tempfile.NamedTemporaryFile(suffix=suffix) as local:

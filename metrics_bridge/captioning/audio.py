@@ -1,6 +1,6 @@
 """The stored clip transcoded to what a provider accepts: format, sample rate, channels, and a length limit.
 
-Decoding goes through annotation/services/ffmpeg.py (ffmpeg, the bundled one when the machine has none, for
+Decoding goes through corpus/services/ffmpeg.py (ffmpeg, the bundled one when the machine has none, for
 anything but plain WAV); encoding MP3 through the same ffmpeg. A clip longer than the provider's limit
 (Qwen-Audio: 30 s) is cut to its first `max_seconds`, and the answer carries a note saying so.
 """
@@ -14,7 +14,7 @@ from pathlib import PurePath
 
 from pydub import AudioSegment
 
-from annotation.services.ffmpeg import audio_decode, ffmpeg_executable
+from corpus.services.ffmpeg import audio_decode, ffmpeg_executable
 
 MIME_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg", "flac": "audio/flac"}
 

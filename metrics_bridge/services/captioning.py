@@ -36,10 +36,10 @@ from django.db import transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
-from annotation.services.importing import ImportDataError
-from annotation.services.system_captions import system_captions_file, system_name_validate
 from common.structured_log import log_event
 from corpus.models import Clip, Dataset
+from corpus.services.importing import ImportDataError
+from corpus.services.system_captions import system_captions_file, system_name_validate
 from metrics_bridge.captioning.pricing import Price, price_for, price_table_load, run_estimate
 from metrics_bridge.captioning.prompts import (
     AFTER_AUDIOCAPBENCH,

@@ -29,8 +29,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from annotation.services.importing import ImportDataError, json_type_name, text_field_check
 from corpus.models import Caption, Clip
+from corpus.services.importing import ImportDataError, json_type_name, text_field_check
 from ratings.models import CaptionPair
 from ratings.services.pairwise_specs import CaptionSpec, ItemSpec, PairSpec, machine_caption, votes_parse
 

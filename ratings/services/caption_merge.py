@@ -10,8 +10,8 @@ different campaigns; those ratings simply both stay.)
 
 from django.db.models import Exists, OuterRef, Q
 
-from annotation.services.importing import ImportDataError
 from corpus.models import Caption
+from corpus.services.importing import ImportDataError
 from ratings.models import AssignmentItem, Campaign, CaptionPair, ThumbsRating
 
 

@@ -42,7 +42,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.services.importing import (
+from common.structured_log import logged_import
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
+from corpus.services.importing import (
     ImportDataError,
     ImportSummary,
     dataset_get_or_create,
@@ -53,8 +55,6 @@ from annotation.services.importing import (
     json_type_name,
     text_field_check,
 )
-from common.structured_log import logged_import
-from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from ratings.models import CaptionPair, PairwiseVote, Source
 from ratings.services.brace_import import BRACE_LAYOUTS, LAYOUT_NAMES, brace_items_parse, layout_of_items
 from ratings.services.caption_merge import caption_merge

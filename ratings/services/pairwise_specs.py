@@ -7,8 +7,8 @@ The FENSE and BRACE parsers (`pairwise_import`, `brace_import`) both produce the
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.services.importing import ImportDataError
 from corpus.models import Caption, CaptioningSystem
+from corpus.services.importing import ImportDataError
 from ratings.models import CaptionPair
 
 SYSTEM_NAME_LENGTH = CaptioningSystem._meta.get_field("name").max_length

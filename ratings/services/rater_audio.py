@@ -1,6 +1,6 @@
 """What a rater's browser gets as an item's audio: the clip's rater copy, never the uploaded file.
 
-The rater copy (annotation/services/rater_audio.py) holds the samples and nothing else, under a random
+The rater copy (corpus/services/rater_audio.py) holds the samples and nothing else, under a random
 storage key. On the rating pages it is streamed by the app under the item's own URL, with byte ranges and
 without a file name, also when storage is S3: every response tells the listening record what it sent
 (ratings/services/listening.py), which is how "listened" is proven. Signed workbook links (raters working
@@ -13,7 +13,7 @@ from django.conf import settings
 from django.http import HttpResponse
 
 from annotation.audio import stored_file_response
-from annotation.services.rater_audio import clip_rater_audio_ensure
+from corpus.services.rater_audio import clip_rater_audio_ensure
 from ratings.models import AssignmentItem
 from ratings.services.listening import audio_served_record
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from annotation.services.rater_audio import clip_rater_audio_ensure
+from corpus.services.rater_audio import clip_rater_audio_ensure
 from ratings import projection
 from ratings.models import Assignment, AssignmentItem, Campaign, ThumbsRating, campaign_rater_code
 from ratings.projection import RaterCaption

@@ -18,9 +18,9 @@ import openpyxl
 import pytest
 from django.test import Client
 
-from annotation.services.importing import ImportDataError, ImportSummary, dataset_get_or_create
 from common.zip_limits import zip_member_count
 from corpus.models import Dataset
+from corpus.services.importing import ImportDataError, ImportSummary, dataset_get_or_create
 from ratings.models import Campaign
 from ratings.services.campaigns import CampaignSetupError, campaign_create
 from ratings.services.workbooks import WorkbookImportError, workbook_import
@@ -145,7 +145,7 @@ def test_a_zip_of_many_empty_parts_is_refused_before_its_directory_is_read(monke
 def test_an_audio_zip_of_many_empty_entries_is_refused_before_its_directory_is_read(monkeypatch):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from annotation.services import import_uploads
+    from corpus.services import import_uploads
 
     content = _zip_with_members(import_uploads.ZIP_MAX_ENTRIES)  # 2 more than the limit
 
@@ -310,7 +310,7 @@ def test_dataset_names_differing_only_in_case_are_refused_at_import():
     assert Dataset.objects.count() == 1
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from annotation.services.import_uploads import dataset_from_audio_create
+    from corpus.services.import_uploads import dataset_from_audio_create
 
     with pytest.raises(ImportDataError, match='dataset name "Demo": a dataset of this name exists \\("demo", case'):
         dataset_from_audio_create(dataset_name="Demo", audio_uploads=[SimpleUploadedFile("a.wav", b"RIFF")])

@@ -22,8 +22,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.services.ffmpeg import ffmpeg_executable
 from corpus.models import Caption, CaptioningSystem, Clip, Dataset
+from corpus.services.ffmpeg import ffmpeg_executable
 from ratings.services.campaigns import campaign_setup
 from tests.ratings.campaign_data import headphone_pass_give
 

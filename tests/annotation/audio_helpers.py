@@ -1,6 +1,6 @@
 """Reference measurements of audio files made with ffmpeg and the wave module, independent of pydub.
 
-ffmpeg is the one the product decodes with (annotation/services/ffmpeg.py: the system's, else the binary the
+ffmpeg is the one the product decodes with (corpus/services/ffmpeg.py: the system's, else the binary the
 imageio-ffmpeg wheel ships), so the tests need nothing the README does not list. That wheel has no ffprobe:
 stream facts come from what `ffmpeg -i` prints, durations from counting the frames ffmpeg decodes.
 """
@@ -9,7 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from annotation.services.ffmpeg import ffmpeg_executable
+from corpus.services.ffmpeg import ffmpeg_executable
 
 _CHANNEL_LAYOUTS = {"mono": 1, "stereo": 2, "2.1": 3, "quad": 4, "5.0": 5, "5.1": 6, "7.1": 8}
 
@@ -81,7 +81,7 @@ def real_stereo_clip_attach(clip, *, shared_dir: Path, folder: Path):
     """Store ../shared's 34.wav (20 s of a real stereo recording, 44.1 kHz, 16 bit) as the clip's audio."""
     import shutil
 
-    from annotation.services.audio import clip_attach_audio
+    from corpus.services.audio import clip_attach_audio
 
     path = folder / "34.wav"
     shutil.copy(shared_dir / "datasets" / "audio" / "34.wav", path)

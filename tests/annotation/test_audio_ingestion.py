@@ -7,8 +7,8 @@ import wave
 import numpy as np
 import pytest
 
-from annotation.services.audio import AudioDecodeError, clip_attach_audio
 from corpus.models import Clip
+from corpus.services.audio import AudioDecodeError, clip_attach_audio
 from tests.annotation.audio_helpers import ffmpeg_audio_facts, ffmpeg_peaks, ffmpeg_tone, media_files
 
 REAL_CLIPS = ["34.wav", "35.wav", "36.wav", "Example.flac"]

@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 
 from annotation.audio import RangeNotSatisfiableError, byte_range_parse
-from annotation.services.audio import clip_attach_audio
 from corpus.models import Clip
+from corpus.services.audio import clip_attach_audio
 
 
 @pytest.fixture

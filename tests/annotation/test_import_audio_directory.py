@@ -88,7 +88,7 @@ def test_missing_folder_unknown_dataset_and_two_files_for_one_clip(audio_folder,
 
 @pytest.mark.django_db
 def test_a_failure_while_storing_removes_the_files_already_stored(audio_folder, dataset, media_root, monkeypatch):
-    from annotation.services import audio
+    from corpus.services import audio
 
     original = audio._stored_file_name
     calls = []

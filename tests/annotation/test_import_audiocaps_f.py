@@ -10,8 +10,8 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import AttributeTag, EventAttribute, EventSource, ExpertAnnotation, SoundEvent, TemporalRelation
 from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import, audiocaps_f_import_from_path
-from annotation.services.importing import ImportDataError
 from corpus.models import Clip, Dataset
+from corpus.services.importing import ImportDataError
 from ratings.services.pairwise_import import pairwise_judgements_import
 from tests.annotation.table_counts import all_rows_snapshot, all_table_counts
 from tests.ratings.pairwise_data import audiocaps_eval_like

@@ -12,14 +12,14 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import ExpertAnnotation
-from annotation.services import import_uploads
 from annotation.services.dataset_uploads import data_file_upload_create, dataset_upload_create, dataset_upload_import
 from annotation.services.file_imports import file_import_kind_get
-from annotation.services.import_uploads import dataset_from_audio_create
-from annotation.services.importing import ImportDataError
-from annotation.services.references_import import references_import
-from annotation.services.system_captions import system_submission_create, system_submission_import_pending
 from corpus.models import Caption, Clip, Dataset, DatasetUpload
+from corpus.services import import_uploads
+from corpus.services.import_uploads import dataset_from_audio_create
+from corpus.services.importing import ImportDataError
+from corpus.services.references_import import references_import
+from corpus.services.system_captions import system_submission_create, system_submission_import_pending
 from tests.annotation.audio_helpers import media_files
 from tests.annotation.import_posts import post_and_follow
 from tests.annotation.table_counts import all_table_counts

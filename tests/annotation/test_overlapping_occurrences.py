@@ -14,8 +14,8 @@ from annotation.services.annotation_drafts import draft_validate
 from annotation.services.annotation_reviews import review_draft_save, review_open, review_publish
 from annotation.services.annotation_tasks import SubmitRefusedError, task_draft_save, task_submit
 from annotation.services.audiocaps_f import audiocaps_f_import
-from annotation.services.importing import ImportDataError
 from common.time_relations import merged_spans
+from corpus.services.importing import ImportDataError
 from tests.annotation.workspace_data import workspace_build
 
 pytestmark = pytest.mark.django_db

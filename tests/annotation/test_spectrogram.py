@@ -62,7 +62,7 @@ def test_the_view_serves_a_png_computed_once(clip, media_root, make_user, monkey
 @pytest.mark.django_db
 @pytest.mark.parametrize("suffix", [".flac", ".mp3"])
 def test_compressed_audio_gets_a_spectrogram_with_its_tone(clip, media_root, tmp_path, suffix):
-    from annotation.services.audio import clip_attach_audio
+    from corpus.services.audio import clip_attach_audio
     from tests.annotation.audio_helpers import ffmpeg_tone
 
     path = ffmpeg_tone(tmp_path / f"tone{suffix}", seconds=1.5, sample_rate=22050)
@@ -176,8 +176,8 @@ def _wav_read_independently(path) -> np.ndarray:
 def test_left_is_the_files_first_channel_by_an_independent_reader(clip, media_root, tmp_path, make_user):
     """Channel order checked against the file itself: a decoder that swapped left and right would still agree
     with its own output, so the expected values come from the WAV bytes (wave + numpy) and the tones' frequencies."""
-    from annotation.services.audio import clip_attach_audio
     from annotation.services.spectrogram import _decoded
+    from corpus.services.audio import clip_attach_audio
 
     rate = 16000
     path = tmp_path / "left-500-right-4000.wav"

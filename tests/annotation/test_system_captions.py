@@ -6,8 +6,8 @@ from decimal import Decimal
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.services.system_captions import system_captions_import
 from corpus.models import Caption, CaptioningSystem
+from corpus.services.system_captions import system_captions_import
 from ratings.models import Campaign, ThumbsRating
 from ratings.services.pairwise_import import pairwise_judgements_import
 from tests.annotation.table_counts import all_rows_snapshot

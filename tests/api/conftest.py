@@ -9,9 +9,9 @@ from pydub.generators import Sine
 from rest_framework.test import APIClient
 
 from annotation.models import ExpertAnnotation
-from annotation.services.audio import clip_attach_audio
 from annotation.services.expert_annotations import expert_annotation_save
 from corpus.models import Caption, CaptioningSystem, Clip, Dataset
+from corpus.services.audio import clip_attach_audio
 from metrics_bridge.models import MetricRun, MetricScore, ReferenceSet
 from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.services.campaigns import campaign_add_raters, campaign_create

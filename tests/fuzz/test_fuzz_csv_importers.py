@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotation.services.importing import ImportDataError
-from annotation.services.references_import import references_import
-from annotation.services.system_captions import system_captions_import
 from corpus.models import Caption, Clip
+from corpus.services.importing import ImportDataError
+from corpus.services.references_import import references_import
+from corpus.services.system_captions import system_captions_import
 from ratings.services.pairwise_import import pairwise_judgements_import
 from tests.fuzz.fuzz_helpers import database_fingerprint, rolled_back
 

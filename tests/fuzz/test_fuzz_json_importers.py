@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import
-from annotation.services.importing import ImportDataError
 from corpus.models import Clip, Dataset
+from corpus.services.importing import ImportDataError
 from ratings.models import CaptionPair
 from ratings.services.pairwise_import import PAIR_KEY, pairwise_judgements_import
 from tests.fuzz.fuzz_helpers import database_fingerprint, json_values, mutated_json, rolled_back

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.services.ffmpeg import ffmpeg_executable
+from corpus.services.ffmpeg import ffmpeg_executable
 from metrics_bridge.captioning.answers import AnswerError, caption_from_answer, strip_markdown
 from metrics_bridge.captioning.audio import AudioPrepareError, AudioSpec, prepare_audio, trim_note
 from metrics_bridge.captioning.pricing import PRICE_TABLE, Price, PriceTableError, price_table_load, run_estimate

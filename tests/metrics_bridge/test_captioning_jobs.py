@@ -9,8 +9,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.services.audio import clip_attach_audio
 from corpus.models import Caption, CaptioningSystem, Clip, Dataset
+from corpus.services.audio import clip_attach_audio
 from metrics_bridge.captioning.pricing import PRICE_TABLE
 from metrics_bridge.captioning.prompts import AFTER_AUDIOCAPBENCH_PROMPTS, prompt_set_parse
 from metrics_bridge.captioning.runner import RetryPolicy

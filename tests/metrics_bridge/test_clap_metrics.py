@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from annotation.services.audio import clip_attach_audio
 from corpus.models import Clip
+from corpus.services.audio import clip_attach_audio
 from metrics_bridge.models import MetricScore
 from metrics_bridge.scoring import clap, fluency, registry
 from metrics_bridge.scoring.base import MetricResources

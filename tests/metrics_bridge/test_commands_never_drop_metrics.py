@@ -13,7 +13,7 @@ import signal
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.services.system_captions import system_captions_import
+from corpus.services.system_captions import system_captions_import
 from metrics_bridge.models import MetricRun, MetricScore, SystemScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.worker_process import WorkerOnDemand, WorkerProcess

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 from scipy import stats
 
-from annotation.services.system_captions import system_captions_import
 from corpus.models import Caption
+from corpus.services.system_captions import system_captions_import
 from metrics_bridge.models import MetricRun, MetricScore, SystemScore
 from metrics_bridge.services.leaderboard import leaderboard_build, leaderboard_table
 from metrics_bridge.services.plans import reference_context

@@ -130,7 +130,7 @@ def test_imports_and_runs_log_one_json_object_per_event(events, shared_dir):
 
 
 def test_a_failed_import_is_logged_with_its_error(events):
-    from annotation.services.importing import ImportDataError
+    from corpus.services.importing import ImportDataError
 
     with pytest.raises(ImportDataError):
         pairwise_judgements_import(data={"not": "a list"}, dataset_name="log-bad", source_name="bad.json")

@@ -7,8 +7,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.services.importing import ImportDataError
 from corpus.models import Caption, CaptioningSystem, Clip, Dataset
+from corpus.services.importing import ImportDataError
 from ratings.models import CaptionPair, PairwiseVote
 from ratings.services.pairwise_import import pairwise_judgements_import
 from tests.annotation.table_counts import all_rows_snapshot, all_table_counts

@@ -102,7 +102,7 @@ def test_a_bad_item_is_named_and_nothing_is_written(admin_client, shared_dir, up
 
 
 def test_a_file_over_the_limit_is_refused(admin_client, monkeypatch, upload):
-    from annotation.services import import_uploads
+    from corpus.services import import_uploads
 
     monkeypatch.setattr(import_uploads, "MAX_DATA_FILE_BYTES", 10)
     response = upload(admin_client, dataset="never-made", name="big.json", content=b"[" + b" " * 20 + b"]")

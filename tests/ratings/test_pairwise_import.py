@@ -7,8 +7,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from annotation.services.importing import ImportDataError
 from corpus.models import Caption, CaptioningSystem, Clip, Dataset
+from corpus.services.importing import ImportDataError
 from ratings.models import CaptionPair, PairwiseVote
 from ratings.services.pairwise_import import pairwise_judgements_import, pairwise_judgements_import_from_path
 from tests.annotation.table_counts import all_rows_snapshot, all_table_counts

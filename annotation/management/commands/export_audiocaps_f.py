@@ -4,7 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.audiocaps_f import audiocaps_f_export_notes, audiocaps_f_export_to_path
-from annotation.services.importing import ImportDataError
+from corpus.services.importing import ImportDataError
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.audiocaps_f import CONFLICTING_AS, IMPORT_STATUSES, audiocaps_f_import_from_path
-from annotation.services.importing import ImportDataError
+from corpus.services.importing import ImportDataError
 
 
 class Command(BaseCommand):

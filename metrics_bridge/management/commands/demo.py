@@ -31,7 +31,7 @@ from annotation.services.demo import (
     demo_audio_ensure,
     demo_corpus_ensure,
 )
-from annotation.services.importing import ImportDataError
+from corpus.services.importing import ImportDataError
 from metrics_bridge.models import MetricRun, MetricRunChunk, SensitivityReport
 from metrics_bridge.scoring import registry
 from metrics_bridge.services.benchmark import benchmark_state

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.importing import ImportDataError
+from corpus.services.importing import ImportDataError
 from ratings.services.pairwise_import import pairwise_judgements_import_from_path
 
 

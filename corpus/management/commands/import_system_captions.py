@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.importing import ImportDataError
-from annotation.services.system_captions import system_captions_import_from_path
+from corpus.services.importing import ImportDataError
+from corpus.services.system_captions import system_captions_import_from_path
 
 
 class Command(BaseCommand):

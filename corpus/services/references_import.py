@@ -23,7 +23,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.services.importing import (
+from common.structured_log import logged_import
+from corpus.models import Caption, Clip, Dataset
+from corpus.services.importing import (
     ImportDataError,
     ImportSummary,
     dataset_get_or_create,
@@ -31,8 +33,6 @@ from annotation.services.importing import (
     file_stem,
     text_nul_check,
 )
-from common.structured_log import logged_import
-from corpus.models import Caption, Clip, Dataset
 
 CLOTHO_CAPTION_COLUMN = re.compile(r"^caption_(\d+)$")
 AUDIOCAPS_COLUMNS = ("audiocap_id", "youtube_id", "start_time", "caption")

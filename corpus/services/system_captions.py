@@ -26,7 +26,9 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.services.importing import (
+from common.structured_log import logged_import
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset, SystemSubmission
+from corpus.services.importing import (
     ImportDataError,
     ImportSummary,
     dataset_get_existing,
@@ -34,8 +36,6 @@ from annotation.services.importing import (
     json_type_name,
     text_nul_check,
 )
-from common.structured_log import logged_import
-from corpus.models import Caption, CaptioningSystem, Clip, Dataset, SystemSubmission
 
 CSV_COLUMNS = ("file_name", "caption_predicted")
 SYSTEM_NAME_LENGTH = CaptioningSystem._meta.get_field("name").max_length

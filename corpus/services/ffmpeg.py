@@ -55,7 +55,7 @@ def audio_decode(path: Path | str) -> AudioSegment:
     ]
     completed = subprocess.run(command, capture_output=True, check=False, timeout=DECODE_TIMEOUT_SECONDS)
     if completed.returncode != 0 or not completed.stdout:
-        # pydub's wording, which callers already parse for ffmpeg's last line (annotation.services.audio)
+        # pydub's wording, which callers already parse for ffmpeg's last line (corpus.services.audio)
         raise CouldntDecodeError(
             f"Decoding failed. ffmpeg returned error code: {completed.returncode}\n\nOutput from ffmpeg/avlib:\n\n"
             + completed.stderr.decode(errors="ignore")

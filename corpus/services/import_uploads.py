@@ -1,7 +1,7 @@
 """Imports started from a page: a new dataset made from uploaded audio, and reading uploaded files for the importers.
 
 A new dataset from audio (`dataset_from_audio_create`; the page stores the upload and a worker runs it,
-services/dataset_uploads.py): several audio files and/or zip archives of them, in any format ffmpeg decodes,
+annotation/services/dataset_uploads.py): several audio files and/or zip archives of them, in any format ffmpeg decodes,
 plus an optional reference-captions file (the references importer's CSV layouts, or JSON
 `{"file name": ["caption", ...]}`). Everything is checked before anything is written: every file decoded
 (all failures listed, each naming its file), the captions file parsed (rows named) and matched to the audio
@@ -11,7 +11,7 @@ clips), their references and their stored audio; a failure rolls it back and del
 Audio for the clips of an existing dataset (`clip_audio_upload_attach`): the same files and zips, staged the same
 way, then matched to the clips by name (services/audio_import.py).
 
-Data files (judgements, annotations, references) are imported by a worker too (services/dataset_uploads.py),
+Data files (judgements, annotations, references) are imported by a worker too (annotation/services/dataset_uploads.py),
 within MAX_DATA_FILE_BYTES.
 """
 
@@ -27,9 +27,12 @@ from django.core.files import File
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 
-from annotation.services.audio import AudioDecodeError, AudioInfo, audio_inspect
-from annotation.services.audio_import import AudioFile, clip_audio_attach
-from annotation.services.importing import (
+from common.structured_log import logged_import
+from common.zip_limits import zip_member_count
+from corpus.models import Clip, Dataset
+from corpus.services.audio import AudioDecodeError, AudioInfo, audio_inspect
+from corpus.services.audio_import import AudioFile, clip_audio_attach
+from corpus.services.importing import (
     ImportDataError,
     ImportSummary,
     dataset_name_validate,
@@ -38,11 +41,8 @@ from annotation.services.importing import (
     json_type_name,
     text_field_check,
 )
-from annotation.services.rater_audio import rater_wav_from_path
-from annotation.services.references_import import ClipReferences, references_parse, references_store
-from common.structured_log import logged_import
-from common.zip_limits import zip_member_count
-from corpus.models import Clip, Dataset
+from corpus.services.rater_audio import rater_wav_from_path
+from corpus.services.references_import import ClipReferences, references_parse, references_store
 
 MEGABYTE = 1024 * 1024
 # One upload is one worker task. Measured on a 2-core machine with both cores busy: about 0.75 s per short

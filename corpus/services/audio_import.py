@@ -1,5 +1,5 @@
 """Attach audio files to the clips of an existing dataset: a folder (the `import_audio` command) or uploaded files
-(the dataset's audio page, through services/dataset_uploads.py).
+(the dataset's audio page, through annotation/services/dataset_uploads.py).
 
 A file matches a clip when its name, with or without extension, equals the clip's file_name or
 external_id (also without extension); an AudioCaps file `Y<id>.wav` also matches external id `<id>`.
@@ -12,7 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from annotation.services.audio import (
+from common.structured_log import logged_import
+from corpus.models import Clip
+from corpus.services.audio import (
     AudioAttachment,
     AudioDecodeError,
     audio_inspect,
@@ -20,9 +22,7 @@ from annotation.services.audio import (
     clips_store_audio,
     file_sha256,
 )
-from annotation.services.importing import ImportDataError, ImportSummary, dataset_get_existing
-from common.structured_log import logged_import
-from corpus.models import Clip
+from corpus.services.importing import ImportDataError, ImportSummary, dataset_get_existing
 
 AUDIOCAPS_FILE_NAME = re.compile(r"^Y(?P<youtube_id>.+)\.[^.]+$")
 

@@ -4,7 +4,7 @@ An uploaded file carries more than sound: WAV LIST/INFO, bext, iXML and cue chun
 comments, MP4 atoms, embedded pictures. A source file name or a title in any of them would reach a
 rater who opens the file. So raters never get the uploaded file (admins, annotators and reviewers
 still do): they get this copy, made once when the audio is stored. The file is decoded
-(annotation/services/ffmpeg.py: WAV by pydub itself, everything else by ffmpeg, the bundled one when the
+(corpus/services/ffmpeg.py: WAV by pydub itself, everything else by ffmpeg, the bundled one when the
 machine has none; only the audio samples are taken) and the samples are written again by Python's
 `wave` module as 16-bit PCM, which writes exactly the RIFF header, the `fmt ` chunk (channels, rate,
 sample width) and the `data` chunk. The copy is stored under a random key (`Clip.rater_audio`, see
@@ -25,8 +25,8 @@ from pathlib import Path
 from django.core.files.base import ContentFile
 from pydub import AudioSegment
 
-from annotation.services.ffmpeg import audio_decode
 from corpus.models import Clip
+from corpus.services.ffmpeg import audio_decode
 
 RATER_SAMPLE_WIDTH = 2  # bytes: 16-bit PCM, which every browser plays
 

@@ -21,10 +21,10 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from pydub import AudioSegment
 
-from annotation.services.ffmpeg import audio_decode
-from annotation.services.importing import ImportDataError
-from annotation.services.rater_audio import rater_wav_from_path
 from corpus.models import Clip
+from corpus.services.ffmpeg import audio_decode
+from corpus.services.importing import ImportDataError
+from corpus.services.rater_audio import rater_wav_from_path
 
 WAVEFORM_BUCKETS = 800
 HASH_CHUNK_BYTES = 1024 * 1024

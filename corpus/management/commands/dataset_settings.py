@@ -3,8 +3,8 @@ import json
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.dataset_settings import dataset_settings_update
 from corpus.models import Dataset
+from corpus.services.dataset_settings import dataset_settings_update
 
 
 class Command(BaseCommand):

@@ -8,8 +8,8 @@ for it, so this command only does that work ahead of time. Undecodable files are
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.rater_audio import rater_audio_build_missing
 from corpus.models import Clip, Dataset
+from corpus.services.rater_audio import rater_audio_build_missing
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.audio_import import audio_directory_import
-from annotation.services.importing import ImportDataError
+from corpus.services.audio_import import audio_directory_import
+from corpus.services.importing import ImportDataError
 
 
 class Command(BaseCommand):
