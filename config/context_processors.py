@@ -42,8 +42,8 @@ def simulated_study(request) -> dict:
     Lazy: the query runs only when the layout shows the banner's condition."""
 
     def built() -> bool:
-        from annotation.services.demo import DEMO_DATASET, DEMO_DESCRIPTION
         from corpus.models import Dataset
+        from demo.dataset import DEMO_DATASET, DEMO_DESCRIPTION
 
         found = page_dataset_filter(getattr(request, "resolver_match", None))
         if found is None:

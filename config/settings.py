@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "annotation",
     "ratings",
     "metrics_bridge",
+    "demo",
 ]
 
 MIDDLEWARE = [

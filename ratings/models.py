@@ -16,7 +16,7 @@ class Source(models.TextChoices):
     WEB = "web", "Web page"
     WORKBOOK = "workbook", "Excel workbook"
     IMPORT = "import", "Imported data set"
-    # A simulated rater's judgement (the demo's study: ratings/services/simulated.py), never a person's.
+    # A simulated rater's judgement (the demo's study: demo/simulated_answers.py), never a person's.
     SIMULATED = "simulated", "Simulated rater (demo)"
 
 

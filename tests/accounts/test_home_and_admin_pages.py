@@ -4,9 +4,9 @@ import pytest
 from django.contrib import admin
 from django.urls import reverse
 
-from annotation.services.demo import demo_corpus_ensure
 from annotation.services.expert_annotations import expert_annotation_save
-from ratings.services.demo import demo_pairs_ensure
+from demo.dataset import demo_corpus_ensure
+from demo.judgements import demo_pairs_ensure
 
 
 @pytest.fixture(autouse=True)

@@ -10,9 +10,9 @@ from django.utils import timezone
 from accounts.models import Invitation
 from accounts.selectors import people_list, people_who_can_sign_in
 from accounts.services import Invitee, account_deactivate, invitation_create
-from annotation.services.demo import simulated_users_ensure
 from corpus.models import Dataset
 from corpus.services.importing import ImportSummary, import_account_get_or_create
+from demo.dataset import simulated_users_ensure
 from ratings.forms import CampaignRatersAddForm
 from ratings.services.campaigns import campaign_create
 

@@ -3,8 +3,8 @@
 import pytest
 from django.urls import reverse
 
-from annotation.services.demo import DEMO_DATASET, DEMO_DESCRIPTION
 from corpus.models import Dataset
+from demo.dataset import DEMO_DATASET, DEMO_DESCRIPTION
 from ratings.services.campaigns import campaign_add_raters
 from tests.ratings.campaign_data import headphone_pass_give
 from tests.ratings.workbook_helpers import thumbs_campaign

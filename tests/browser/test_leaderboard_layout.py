@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from corpus.models import Dataset
-from metrics_bridge.management.commands.demo import DEMO_METRICS
+from demo.build import DEMO_METRICS
 from metrics_bridge.services.dashboards import dashboard_refresh
 from metrics_bridge.services.dataset_runs import dataset_run_create
 from metrics_bridge.tasks.runs import execute_metric_run

@@ -129,7 +129,7 @@ def test_full_password_validators(make_user, password, rule):
 def test_demo_passwords_pass_the_validators(capsys):
     from django.contrib.auth import get_user_model
 
-    from annotation.services.demo import demo_accounts_ensure
+    from demo.dataset import demo_accounts_ensure
 
     for account in demo_accounts_ensure(reset_passwords=True):
         validate_password(account.password, user=get_user_model().objects.get(username=account.username))

@@ -7,7 +7,8 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
-from metrics_bridge.management.commands import demo
+from demo import build as demo_build
+from demo.management.commands import demo
 from metrics_bridge.models import MetricRun
 from metrics_bridge.services.dataset_runs import dataset_run_create
 from metrics_bridge.tasks.runs import execute_metric_run
@@ -39,7 +40,7 @@ def test_a_failed_demo_build_still_prints_the_accounts_it_made(monkeypatch):
     def broken_corpus():
         raise RuntimeError("the broker lost a message")
 
-    monkeypatch.setattr(demo, "demo_corpus_ensure", broken_corpus)
+    monkeypatch.setattr(demo_build, "demo_corpus_ensure", broken_corpus)
     output = io.StringIO()
     with pytest.raises(RuntimeError, match="the broker lost a message"):
         call_command("demo", "--no-metrics", stdout=output)
@@ -96,8 +97,8 @@ def test_a_demo_run_with_nothing_to_compute_is_not_saved():
 def test_building_the_demo_corpus_again_leaves_its_dashboards_current():
     """Each start of ./scripts/run builds the demo again: unchanged captions must not be saved, else the dashboards'
     fingerprint moves and the demo's dashboards and the benchmark are computed again at every start."""
-    from annotation.services.demo import demo_corpus_ensure
     from corpus.models import Caption
+    from demo.dataset import demo_corpus_ensure
     from metrics_bridge.services.dashboard_cache import dataset_fingerprint
 
     dataset = demo_corpus_ensure()

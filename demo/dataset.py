@@ -1,8 +1,8 @@
 """The demo corpus: a simulated study's clips, captions, accounts and annotation campaigns.
 
-Everything comes from the scenes of annotation/services/demo_scenes.py and is keyed by names (dataset, clip
+Everything comes from the scenes of demo/scenes.py and is keyed by names (dataset, clip
 external ids, system names, usernames, campaign names), so running it again changes nothing that is already as
-described. Judgements (pairs, campaigns, simulated raters) are built by ratings.services.demo on top of this,
+described. Judgements (pairs, campaigns, simulated raters) are built by demo.judgements on top of this,
 and the `demo` command ties the steps together.
 """
 
@@ -20,9 +20,11 @@ from annotation.models import AnnotationCampaign
 from annotation.services.annotation_campaigns import annotation_campaign_create, annotation_task_next
 from annotation.services.annotation_reviews import review_draft_save, review_open, review_publish
 from annotation.services.annotation_tasks import task_draft_save, task_submit
-from annotation.services.demo_audio import demo_sound_write
-from annotation.services.demo_scenes import (
-    SYSTEMS,
+from corpus.models import Caption, CaptioningSystem, Clip, Dataset
+from corpus.services.audio import clip_attach_audio
+from demo.audio import demo_sound_write
+from demo.scene_data import SYSTEMS
+from demo.scenes import (
     annotator_draft,
     demo_scenes,
     gold_draft,
@@ -30,8 +32,6 @@ from annotation.services.demo_scenes import (
     scene_references,
     system_caption,
 )
-from corpus.models import Caption, CaptioningSystem, Clip, Dataset
-from corpus.services.audio import clip_attach_audio
 
 DEMO_DATASET = "demo"
 DEMO_DESCRIPTION = (

@@ -6,12 +6,12 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from annotation.services.demo import simulated_users_ensure
+from demo.dataset import simulated_users_ensure
+from demo.simulated_answers import SimulatedAnswer, simulated_answers_store
 from ratings.models import AssignmentItem, ItemEvent, PairwiseVote, Source, ThumbsRating
 from ratings.projection import item_caption_ids
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import JudgementError
-from ratings.services.simulated import SimulatedAnswer, simulated_answers_store
 from tests.ratings.campaign_data import corpus_build
 
 

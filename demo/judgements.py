@@ -1,10 +1,10 @@
 """Judgement side of the demo: a simulated study (twelve simulated raters) and the demo rater's share of it.
 
-Builds on annotation.services.demo (the `demo` dataset and accounts). The simulated raters judge from what is true
-about each caption (annotation/services/demo_scenes.py: its precision, recall and penalties) through a noise model:
+Builds on demo.dataset (the `demo` dataset and accounts). The simulated raters judge from what is true
+about each caption (demo/scenes.py: its precision, recall and penalties) through a noise model:
 each rater has a bias and a noise level of their own; one is careless (fast, near-random, mostly the same answer),
 one fails the attention checks (the HI pairs whose answer is known). Their answers are stored as simulated ones
-(ratings/services/simulated.py: marked on every row, checked as the rating pages check answers, in each item's
+(demo/simulated_answers.py: marked on every row, checked as the rating pages check answers, in each item's
 rater order). Safe to run again: campaigns are looked up by name and left alone once they exist.
 """
 
@@ -19,9 +19,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.roles import RATER
-from annotation.services.demo import simulated_users_ensure
-from annotation.services.demo_scenes import REFERENCE_TRUTH, SYSTEMS, WRONG_CLIP, Truth, system_caption
 from corpus.models import Caption, Dataset
+from demo.dataset import simulated_users_ensure
+from demo.scene_data import SYSTEMS
+from demo.scenes import REFERENCE_TRUTH, WRONG_CLIP, Truth, system_caption
+from demo.simulated_answers import SimulatedAnswer, simulated_answers_store
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, HeadphoneCheck
 from ratings.services.campaigns import (
     GoldRule,
@@ -35,7 +37,6 @@ from ratings.services.campaigns import (
 from ratings.services.foreign_captions import donors_plan, rater_exposure
 from ratings.services.headphone import headphone_trials_draw, screen
 from ratings.services.pair_generation import pairs_generate
-from ratings.services.simulated import SimulatedAnswer, simulated_answers_store
 
 PAIR_KEY_PREFIX = "demo"
 #: pairs per split: enough that each split has over 30 pairs with a human preference. HI pairs are gold checks,
@@ -289,7 +290,7 @@ def _simulated_headphone_pass(rater) -> None:
 
 def _simulated_answers_store(*, campaign: Campaign, raters: dict[str, SimulatedRater]) -> None:
     """Every simulated rater's answers to all of their items, on a timeline that started a week ago, stored as
-    simulated answers (ratings/services/simulated.py)."""
+    simulated answers (demo/simulated_answers.py)."""
     truths = caption_truths(dataset=campaign.dataset)
     started = timezone.now() - timedelta(days=7)
     items = sorted(  # in an order of names, not of row ids or of each rater's shuffled positions

@@ -1,4 +1,4 @@
-"""The demo clips' sounds, synthesized from their scenes (annotation/services/demo_scenes.py) with numpy.
+"""The demo clips' sounds, synthesized from their scenes (demo/scenes.py) with numpy.
 
 Each event kind has a recipe (a beep is a few sine bursts, a hum a sawtooth drone, static seeded white noise, ...)
 shaped by the event's attributes: pitch, volume, how many times, how fast. The noise generators are seeded by the
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from annotation.services.demo_scenes import Scene, SceneEvent, scene_by_id
+from demo.scenes import Scene, SceneEvent, scene_by_id
 
 SAMPLE_RATE = 16_000
 PEAK = 0.9  # of full scale, after mixing

@@ -1,6 +1,6 @@
 """Judgements of simulated raters (the demo's study), stored as what they are: simulated.
 
-A simulated rater is an account nobody can sign in to (annotation.services.demo.simulated_users_ensure:
+A simulated rater is an account nobody can sign in to (demo.dataset.simulated_users_ensure:
 no usable password). It never opens a page, so the listening rule (ratings/services/listening.py), which
 accepts "listened" only after the server streamed the clip's audio, cannot be met by it; faking served
 bytes would make a simulated answer indistinguishable from a heard one. So its answers are written here,
