@@ -8,9 +8,9 @@ from django.views.decorators.http import require_safe
 from accounts.blinding import dataset_visible_check
 from accounts.roles import ADMIN, ANNOTATOR, RATER, REVIEWER, roles_required, user_has_role, user_roles
 from annotation import selectors
-from annotation.audio import clip_audio_response
 from annotation.services.spectrogram import CHANNELS, SCALES, clip_spectrogram_ensure, clip_waveform_ensure
 from annotation.services.spectrogram_zoom import ZoomRangeError, clip_spectrogram_range_png
+from corpus.audio import clip_audio_response
 from corpus.models import Clip
 
 

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_safe
 
 from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import ADMIN, roles_required
-from annotation.audio import stored_file_response
+from corpus.audio import stored_file_response
 from ratings.forms import WorkbookUploadForm
 from ratings.models import Assignment, AssignmentItem, Campaign, WorkbookUpload
 from ratings.services.rater_audio import RATER_AUDIO_TYPE, rater_audio_redirect_url

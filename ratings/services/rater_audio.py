@@ -12,7 +12,7 @@ import re
 from django.conf import settings
 from django.http import HttpResponse
 
-from annotation.audio import stored_file_response
+from corpus.audio import stored_file_response
 from corpus.services.rater_audio import clip_rater_audio_ensure
 from ratings.models import AssignmentItem
 from ratings.services.listening import audio_served_record

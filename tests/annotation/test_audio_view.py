@@ -5,7 +5,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from django.urls import reverse
 
-from annotation.audio import RangeNotSatisfiableError, byte_range_parse
+from corpus.audio import RangeNotSatisfiableError, byte_range_parse
 from corpus.models import Clip
 from corpus.services.audio import clip_attach_audio
 
