@@ -17,6 +17,10 @@ bench leaves out of a browser's requests:
 - **distinct addresses behind a trusted proxy**: each participant's requests carry `X-Forwarded-For: <its own
   address>` from 127.0.0.1, listed in TRUSTED_PROXIES (common/client_address.py), with the default
   STUDY_ARRIVALS_PER_ADDRESS (20): were the proxy's address counted, the 21st arrival would be refused;
+- **MTurk workers** (every `--mturk-every`-th participant; the study recruits on Prolific and MTurk): MTurk shows the
+  landing page in the HIT's frame, which polls the participant's status (GET /study/<slug>/status/<token>/, no
+  cookies) every 5 s until the study is over (static/ratings/js/study_mturk_frame.js), while the worker does the
+  study in a window of its own opened from the frame's signed link; the code the frame reads must be the end page's;
 - **gunicorn as ./scripts/run starts it**: config/gunicorn.py with one worker per core (2 to 4), its log level and
   access-log format, DEBUG off, `collectstatic` run first.
 
@@ -54,6 +58,10 @@ ALIVE_RE = re.compile(r'data-alive-url="([^"]+)"')
 DRAFT_RE = re.compile(r'data-draft-url="([^"]+)"')
 MAX_AGE_RE = re.compile(r"max-age=(\d+)")
 START_FORM_RE = re.compile(r'<form [^>]*id="start-form"')
+STATUS_URL_RE = re.compile(r'data-status-url="([^"]+)"')
+ENTER_URL_RE = re.compile(r'href="([^"]+\?framed=1)"')
+MTURK_POLL_SECONDS = 5  # study_mturk_frame.js
+MTURK_RETRY_SECONDS = 10  # after a failed poll
 
 
 def run_script_workers() -> int:
@@ -191,6 +199,64 @@ class BrowserParticipant(crowd_study.Participant):
         )
 
 
+class MTurkParticipant(BrowserParticipant):
+    """A worker arriving from MTurk: the HIT's frame shows the landing page and polls the participant's status
+    while the worker does the study in a window of its own (the same browser: its cache and cookies)."""
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.pid = f"W{self.index + 1:023X}"  # MTurk's ids are capital letters and digits
+        self.status_polls = 0
+        self.frame_status: dict = {}
+
+    def run(self) -> None:
+        hit = f"workerId={self.pid}&assignmentId=A{self.pid}&hitId={'H' * 20}&turkSubmitTo=https://www.mturk.com"
+        frame = self.request("GET arrival link", "GET", f"/study/{self.slug}/?{hit}", expect=200)
+        if frame is None:
+            return
+        poller = threading.Thread(target=self.frame_poll, args=(STATUS_URL_RE.search(frame.text).group(1),))
+        poller.start()
+        response = self.request("GET enter link", "GET", ENTER_URL_RE.search(frame.text).group(1), expect=302)
+        steps = 0
+        while response is not None and steps < 200:
+            steps += 1
+            response = self.step(response.headers["Location"].removeprefix(self.base_url))
+        poller.join(timeout=self.args.deadline)
+        if self.frame_status.get("code", "") != self.seen["code"]:
+            with self.recorder.lock:
+                self.recorder.errors["GET mturk status"].append(
+                    f"the frame read {self.frame_status}, the end page showed {self.seen}"
+                )
+
+    def frame_poll(self, url: str) -> None:
+        """The frame's script: fetch the status without cookies every 5 s (10 s after a failure) until finished."""
+        import requests
+
+        http = requests.Session()
+        http.headers["X-Forwarded-For"] = self.address
+        while True:
+            response = self.recorder.timed(
+                "GET mturk status", http, "GET", self.base_url + url, expect=200, allow_redirects=False
+            )
+            self.status_polls += 1
+            if response is None:
+                time.sleep(MTURK_RETRY_SECONDS)
+                continue
+            status = response.json()
+            if status["finished"]:
+                self.frame_status = status
+                return
+            time.sleep(MTURK_POLL_SECONDS)
+
+
+def mturk_enable(slug: str) -> None:
+    """Inside the app's environment: the study recruits on MTurk too (which pays in USD)."""
+    crowd_study._django()
+    from ratings.models_study import Study
+
+    Study.objects.filter(slug=slug).update(platforms=["prolific", "mturk"], reward_currency="USD")
+
+
 class Run(crowd_study.Run):
     """crowd_study's run behind the proxy, with gunicorn started by ./scripts/run's command line."""
 
@@ -236,8 +302,9 @@ def drive(target: dict, args, indexes: range, arrival_seconds: float) -> tuple[R
     wall and load-generator CPU, and the participants."""
     recorder = Recorder()
     arrivals = crowd_study.random.Random(indexes.start)
+    every = args.mturk_every
     people = [
-        BrowserParticipant(
+        (MTurkParticipant if every and index % every == every - 1 else BrowserParticipant)(
             base_url=target["base_url"],
             slug=target["slug"],
             index=index,
@@ -271,6 +338,7 @@ def drive(target: dict, args, indexes: range, arrival_seconds: float) -> tuple[R
 def per_participant(people: list) -> str:
     completed = [person for person in people if person.seen["status"] == "completed"]
     rest = [person for person in people if person.seen["status"] != "completed"]
+    workers = [person for person in people if isinstance(person, MTurkParticipant)]
 
     def mean(values):
         return sum(values) / len(values) if values else float("nan")
@@ -279,7 +347,8 @@ def per_participant(people: list) -> str:
         f"requests per completed participant {mean([p.requests_made for p in completed]):.1f} "
         f"(static {mean([p.static_requests for p in completed]):.1f}) over {len(completed)} participants; "
         f"per other participant (declined, found the study full) {mean([p.requests_made for p in rest]):.1f} "
-        f'over {len(rest)}; starts refused with "Not yet" {sum(p.busy_retries for p in people)}'
+        f'over {len(rest)}; starts refused with "Not yet" {sum(p.busy_retries for p in people)}; '
+        f"MTurk workers {len(workers)} (status polls {sum(p.status_polls for p in workers)})"
     )
 
 
@@ -299,6 +368,8 @@ def bench(args) -> None:
     try:
         # One more participant than the crowd: the reference walks first and holds a share of its own.
         target = run.start(participants + 1)
+        if args.mturk_every:
+            run.app(__file__, "mturk-enable", target["slug"])
         # The reference walks without reading pauses (the listening time is still the server's rule): on a busy
         # machine a lone participant at a person's pace takes minutes that tell nothing more.
         quick = argparse.Namespace(**{**vars(args), "page_seconds": 0.0, "think_seconds": 0.0})
@@ -342,6 +413,9 @@ def bench(args) -> None:
 def main() -> None:
     import argparse
 
+    if sys.argv[1:2] == ["mturk-enable"]:
+        mturk_enable(sys.argv[2])
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--participants", type=int, default=300)
     parser.add_argument("--arrival-seconds", type=float, default=60)
@@ -360,6 +434,9 @@ def main() -> None:
         default=30,
         help='how long a participant told "Not yet" (every share reserved) waits before pressing Start again',
     )
+    parser.add_argument(
+        "--mturk-every", type=int, default=4, help="every n-th participant arrives from MTurk (0: none)"
+    )
     parser.add_argument("--database-url", default="", help="an empty PostgreSQL database (else a private cluster)")
     parser.add_argument("--settle-seconds", type=float, default=90)
     parser.add_argument("--deadline", type=float, default=2400, help="hard limit of the whole script (s)")
@@ -369,7 +446,8 @@ def main() -> None:
     print(
         f"crowd load bench: {args.participants} participants within {args.arrival_seconds:.0f} s, shares of "
         f"{args.share} + {args.checks} checks, {args.judgements} judgements per item, gunicorn "
-        f"{run_script_workers()} workers as ./scripts/run, heartbeat every {args.heartbeat_seconds} s, load average "
+        f"{run_script_workers()} workers as ./scripts/run, heartbeat every {args.heartbeat_seconds} s, MTurk every "
+        f"{args.mturk_every or 'none'}, load average "
         f"{os.getloadavg()[0]:.1f}",
         flush=True,
     )
