@@ -3,4 +3,4 @@ from django.apps import AppConfig
 
 class AnnotationConfig(AppConfig):
     name = "annotation"
-    verbose_name = "Corpus and expert annotation"
+    verbose_name = "Expert annotation"
