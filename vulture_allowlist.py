@@ -141,7 +141,7 @@ workbook_sha256  # unused variable (ratings/models.py)
 
 heartbeat_at  # unused variable (metrics_bridge/models.py: CaptioningJob, set and filtered through the ORM)
 prompt_variant  # unused variable (metrics_bridge/models.py: CaptioningJobItem, written through the ORM, read in admin)
-prompt_file  # unused variable (metrics_bridge/views_captioning.py: a form field, read as cleaned_data['prompt_file'])
+prompt_file  # unused variable (metrics_bridge/views/captioning.py: a form field, read as cleaned_data['prompt_file'])
 
 PRODUCT  # unused variable (annotation/models.py: AttributeTag.Origin, stored by the data migration that seeds the Count tags)
 attribute_tag_extensions_seed  # unused function (annotation/tag_library.py: called by migration 0008, which vulture does not read)

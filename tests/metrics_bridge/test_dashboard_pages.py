@@ -10,8 +10,9 @@ from django.core.management import call_command
 from openpyxl import load_workbook
 
 from corpus.models import Caption, Dataset, SystemSubmission
-from metrics_bridge import plots, views_dashboards
+from metrics_bridge import plots
 from metrics_bridge.models import DashboardCache
+from metrics_bridge.views import dashboards as views_dashboards
 from ratings.models import Campaign, PairwiseVote, ThumbsRating
 from ratings.services.pairwise_import import pairwise_judgements_import
 

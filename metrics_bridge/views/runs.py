@@ -1,4 +1,4 @@
-"""Metric runs and their progress, worker status. Admins only. (Dashboards: views_dashboards.py.)"""
+"""Metric runs and their progress, worker status. Admins only. (Dashboards: dashboards.py beside it.)"""
 
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render

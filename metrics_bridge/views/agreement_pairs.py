@@ -24,7 +24,7 @@ from metrics_bridge.services.agreement_pairs_store import (
 from metrics_bridge.services.dashboard_cache import computation_retry
 from metrics_bridge.tasks.agreement import request_agreement_pairs
 from metrics_bridge.tasks.dashboards import dashboard_workers_alive
-from metrics_bridge.views_dashboards import _computation_context
+from metrics_bridge.views.computation import computation_context
 from ratings.models import CaptionPair
 
 
@@ -48,7 +48,7 @@ def agreement_pairs(request, dataset_id: int):
         state = agreement_pairs_state(dataset=dataset, metric=metric)  # done already with eager Celery (tests)
     if request.method == "POST":
         return redirect(f"{request.path}?metric={metric}")
-    computation = _computation_context(state)
+    computation = computation_context(state)
     given_up = bool(computation.get("given_up"))
     version = live_version(state.computed_at, state.fresh, computation.get("phase"), computation.get("attempts"))
     busy = not state.fresh and not given_up

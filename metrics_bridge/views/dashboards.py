@@ -25,9 +25,9 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.system_level import JUDGE_DIMENSIONS
 from metrics_bridge.services import dashboards, transfer
 from metrics_bridge.services.contexts import version_context_for
-from metrics_bridge.services.dashboard_cache import MAX_ATTEMPTS
 from metrics_bridge.tasks.dashboards import dashboard_workers_alive, request_dashboard_parts
 from metrics_bridge.tasks.runs import start_metric_run
+from metrics_bridge.views.computation import computation_context
 from ratings.models import Campaign
 
 COLUMNS = dashboards.COLUMNS
@@ -83,25 +83,6 @@ def _status_url(kind: str, target, run_id: int | None) -> str:
     return f"{url}?run={run_id}" if run_id else url
 
 
-def _computation_context(state, run_active: bool = False) -> dict:
-    """How a part's computation is going, for templates/metrics_bridge/_computation.html."""
-    computation = state.computation
-    if state.fresh:
-        return {"fresh": True, "computed_at": state.computed_at}
-    waiting = "after the run" if run_active and state.payload is not None else "asking"
-    return {
-        "fresh": False,
-        "computed_at": state.computed_at,
-        "phase": computation.phase if computation else waiting,
-        "requested_at": computation.requested_at if computation else None,
-        "started_at": computation.started_at if computation else None,
-        "attempts": computation.attempts if computation else 0,
-        "max_attempts": MAX_ATTEMPTS,
-        "error": computation.error if computation else "",
-        "given_up": bool(computation and computation.given_up),
-    }
-
-
 def _page_payload(request, kind: str, target) -> tuple[dict | None, dict]:
     """(the main table's stored payload, template context: its age and computation, the other parts, the run the
     page follows, its live status). Reads stored results only."""
@@ -116,10 +97,10 @@ def _page_payload(request, kind: str, target) -> tuple[dict | None, dict]:
         # plots are cached per stored result: a new URL once the numbers were recomputed
         "plot_version": live.state.computed_at.timestamp() if live.state.computed_at else "",
         "parts": {
-            part: {"payload": state.payload, **_computation_context(state, run_active)}
+            part: {"payload": state.payload, **computation_context(state, run_active)}
             for part, state in live.parts.items()
         },
-        "computation": _computation_context(live.state, run_active),
+        "computation": computation_context(live.state, run_active),
         "retry_url": reverse("metrics_bridge:dashboard_refresh", args=[kind, target.pk]),
         # only asked when something is pending: one query
         "no_worker": pending and not dashboard_workers_alive(),

@@ -1,6 +1,6 @@
 """The benchmark table: every metric on every human-judgement dataset, published records beside ours. Admins only;
 the numbers come from metrics_bridge/services/benchmark.py, computed by a worker (the pairs behind a cell:
-views_agreement_pairs.py)."""
+agreement_pairs.py beside it)."""
 
 import json
 
@@ -16,7 +16,7 @@ from metrics_bridge.exports import benchmark_csv
 from metrics_bridge.scoring import registry
 from metrics_bridge.services import benchmark
 from metrics_bridge.tasks.dashboards import dashboard_workers_alive, request_benchmark_refresh
-from metrics_bridge.views_dashboards import _computation_context
+from metrics_bridge.views.computation import computation_context
 
 #: the in-study figure is labelled as such wherever it stands beside the trained-elsewhere one
 ROW_LABELS = {
@@ -52,7 +52,7 @@ def benchmark_page(request):
     # the page refreshes itself (accounts/live.py): its status view asks for the recomputation once
     live = {
         "live": live_context(status_url=reverse("metrics_bridge:benchmark_refresh"), **_live_state(state)),
-        "computation": _computation_context(state),
+        "computation": computation_context(state),
         "retry_url": reverse("metrics_bridge:benchmark_refresh"),
         "no_worker": not state.fresh and not dashboard_workers_alive(),
     }
