@@ -45,6 +45,12 @@ def request_roles(request) -> set[str]:
     return cached[1]
 
 
+def request_roles_known(request, roles: set[str]) -> None:
+    """Record the roles of `request.user` when the caller knows them without reading the groups (a crowd
+    participant's account is made with its groups); request_roles then answers without a query."""
+    request._captioneval_roles = (request.user.pk, set(roles))
+
+
 def held_role(held: set[str], *roles: str) -> bool:
     """True when roles `held` include any of `roles`; admins pass every role check."""
     return ADMIN in held or bool(held & set(roles))

@@ -35,7 +35,7 @@ from ratings.services.judgements import (
 from ratings.services.listening import item_mark_listened, listening_seconds_required
 from ratings.services.participants import participant_for_user, participant_reservation_check
 from ratings.services.rater_audio import item_audio_response
-from ratings.views_study import stage_url
+from ratings.views_study import participant_roles_known, stage_url
 
 
 def _is_json(request) -> bool:
@@ -70,12 +70,14 @@ def _participant_gate(request):
 
 
 def item_view(view):
-    """Resolve the item token to the signed-in rater's own item (404 for anyone else) and require screening."""
+    """Resolve the item token to the signed-in rater's own item (404 for anyone else) and require screening.
 
-    @roles_required(RATER)
-    @wraps(view)
-    def wrapped(request, token: str, *args, **kwargs):
-        request.study_participant = participant_for_user(request.user)
+    A crowd participant passes without the role check: their account is made a rater with its participant row
+    (ratings.services.participants), and reading their groups on each of an item's several requests is CPU spent for
+    nothing when a crowd arrives at once.
+    """
+
+    def resolved(request, token: str, *args, **kwargs):
         if request.study_participant is not None:
             refusal = _participant_gate(request)
             if refusal is not None:
@@ -89,6 +91,17 @@ def item_view(view):
                 return refusal
         return view(request, item, *args, **kwargs)
 
+    rater_checked = roles_required(RATER)(resolved)
+
+    @wraps(view)
+    def wrapped(request, token: str, *args, **kwargs):
+        request.study_participant = participant_for_user(request.user)
+        if request.study_participant is not None:
+            participant_roles_known(request)
+            return resolved(request, token, *args, **kwargs)
+        return rater_checked(request, token, *args, **kwargs)
+
+    wrapped.allowed_roles = rater_checked.allowed_roles
     return wrapped
 
 

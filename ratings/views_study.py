@@ -20,6 +20,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
+from accounts.roles import PARTICIPANT, RATER, request_roles_known
 from common.client_address import client_address
 from ratings.crowd_platforms import (
     GENERIC,
@@ -115,11 +116,18 @@ def _own_participant(request, study: Study) -> Participant | None:
     return participant if participant is not None and participant.study_id == study.pk else None
 
 
+def participant_roles_known(request) -> None:
+    """A participant's account is made with the rater and participant groups (ratings.services.participants): the
+    pages' role checks and navigation take them from here, sparing a query on each request of a crowd."""
+    request_roles_known(request, {RATER, PARTICIPANT})
+
+
 def _study_with_own_participant(request, slug: str) -> tuple[Study, Participant | None]:
     """The study of the link and the signed-in participant of it (None for anyone else); the participant's own
     study row (loaded with them) spares reading it again on each of their requests."""
     participant = participant_for_user(request.user)
     if participant is not None and participant.study.slug == slug:
+        participant_roles_known(request)
         return participant.study, participant
     return _study(slug), None
 

@@ -146,12 +146,13 @@ def thumbs_answer(*, caption_order: list[int], ratings: dict[int, dict]) -> dict
 # --- Showing, listening, drafts ---------------------------------------------------------------------
 
 
-@transaction.atomic
 def item_mark_shown(*, item: AssignmentItem) -> AssignmentItem:
     """Start the item's clock the first time the rater sees it.
 
     A conditional UPDATE, not a row lock: every later view of the item writes nothing (on SQLite a lock
-    would take the database's write lock on every page view), and of two first views only one sets it.
+    would take the database's write lock on every page view), and of two first views only one sets it. The
+    statement is atomic by itself: no transaction around it (its BEGIN and COMMIT were two more round trips on
+    every item page and answer).
     """
     if item.first_shown_at is None:
         now = timezone.now()
@@ -218,6 +219,13 @@ def item_draft_save(*, item: AssignmentItem, draft, seen_version) -> AssignmentI
     """
     seen = _version(seen_version)
     cleaned = item_draft_validate(item=item, draft=draft)
+    # The usual case in one conditional UPDATE (the page's version still current, the campaign open): an autosave
+    # comes with every change of the form, and locking and reading the row first cost three more statements. When
+    # it matches nothing, the locked path below says why.
+    current = AssignmentItem.objects.filter(pk=item.pk, version=seen, assignment__campaign__is_active=True)
+    if current.update(draft=cleaned):
+        item.draft = cleaned
+        return item
     with transaction.atomic():
         item = _lock(item)
         _check_open(item)

@@ -128,7 +128,8 @@ def item_mark_listened(*, item: AssignmentItem) -> AssignmentItem:
     one after the other; a repeated report changes nothing.
     """
     with transaction.atomic():
-        rater_id = AssignmentItem.objects.filter(pk=item.pk).values_list("assignment__rater_id", flat=True).get()
+        # An item never changes hands (its assignment is the rater's): the rater is the one it was loaded with.
+        rater_id = item.assignment.rater_id
         list(get_user_model().objects.select_for_update().filter(pk=rater_id).values_list("pk"))
         row = (
             AssignmentItem.objects.filter(pk=item.pk)

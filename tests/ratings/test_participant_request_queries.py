@@ -1,0 +1,79 @@
+"""The queries of a crowd participant's requests on an item, held to what they need.
+
+Every participant request costs CPU in one of few web workers (the crowd load target: hundreds of participants
+within a minute on two sync workers), and on PostgreSQL most of a request's CPU is spent building and running its
+queries. The counts below are what each request needs; a new query on these paths (a repeated read, a role check a
+participant cannot fail, a transaction around one statement) shows up here.
+"""
+
+import json
+import re
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from ratings.models import AssignmentItem
+from tests.ratings.study_data import (
+    pairwise_study,
+    prolific_arrive,
+    share_items,
+    study_media,  # noqa: F401 (a fixture)
+    walk_to_items,
+)
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("study_media")]
+
+# Session, user and the participant with their study (middleware and the participant gate), then the item.
+PER_REQUEST = 4
+
+
+@pytest.fixture
+def rating_participant():
+    """A participant with their share reserved, on its first item, and a client signed in as them."""
+    study = pairwise_study()
+    client = Client()
+    prolific_arrive(study, client=client)
+    participant = walk_to_items(client, study)
+    return client, share_items(participant)[0]
+
+
+def test_an_items_requests_read_and_write_only_what_they_need(rating_participant, django_assert_num_queries):
+    client, item = rating_participant
+    url = reverse("ratings:item", kwargs={"token": item.token})
+
+    # The page: the item's clock started (one conditional UPDATE), the share's items and the pair's captions.
+    with django_assert_num_queries(PER_REQUEST + 3):
+        page = client.get(url)
+    assert page.status_code == 200
+    assert "caption-text" in page.content.decode()
+    version = re.search(rb'name="version" value="(\d+)"', page.content).group(1).decode()
+
+    # The audio: the served bytes recorded on the locked row (BEGIN, SELECT FOR UPDATE, UPDATE, COMMIT).
+    with django_assert_num_queries(PER_REQUEST + 4):
+        audio = client.get(f"{url}audio/")
+        assert b"".join(audio.streaming_content)
+    earlier = timezone.now() - timedelta(seconds=30)
+    AssignmentItem.objects.filter(pk=item.pk).update(first_shown_at=earlier, audio_first_served_at=earlier)
+
+    # Listening: the rater's row locked, the item's proof read, the other clips' listening stretches, the UPDATE.
+    with django_assert_num_queries(PER_REQUEST + 6):
+        listened = client.post(f"{url}listened/", "{}", content_type="application/json")
+    assert listened.status_code == 200, listened.content
+
+    # The autosave: one conditional UPDATE.
+    with django_assert_num_queries(PER_REQUEST + 1):
+        draft = client.post(
+            f"{url}draft/", json.dumps({"version": int(version), "fields": {"side": "left"}}), "application/json"
+        )
+    assert draft.status_code == 200, draft.content
+    assert AssignmentItem.objects.get(pk=item.pk).draft == {"side": "left"}
+
+    # The answer, in one transaction (BEGIN, COMMIT): the locked item, the vote, the time spent, the item, the answer
+    # and its event; then the share's items for the next one.
+    with django_assert_num_queries(PER_REQUEST + 9):
+        answer = client.post(url, {"version": version, "side": "left"})
+    assert answer.status_code == 302
+    assert AssignmentItem.objects.get(pk=item.pk).completed_at is not None
