@@ -31,9 +31,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 def export_dataset(name: str) -> dict[str, np.ndarray]:
     from corpus.models import Clip, Dataset
     from metrics_bridge.scoring import registry
-    from metrics_bridge.services import agreement
-    from metrics_bridge.services.calibration import calibration_rows, dataset_content, detector_check
-    from metrics_bridge.services.contexts import version_context_for
+    from metrics_bridge.services.evaluation import agreement
+    from metrics_bridge.services.evaluation.calibration import calibration_rows, dataset_content, detector_check
+    from metrics_bridge.services.runs.contexts import version_context_for
 
     dataset = Dataset.objects.get(name=name)
     clips = agreement._dataset_clips(dataset)
@@ -85,7 +85,7 @@ def main() -> None:
 
     django.setup()
     from metrics_bridge.scoring import fluency
-    from metrics_bridge.services.contexts import metric_resources
+    from metrics_bridge.services.runs.contexts import metric_resources
 
     archive = {"detector": np.array(fluency.detector_name(metric_resources()))}
     for name in arguments.datasets:

@@ -52,9 +52,13 @@ def build(rng: random.Random) -> dict:
     from metrics_bridge.models import MetricScore, ReferenceSet, SystemScore
     from metrics_bridge.scoring import registry
     from metrics_bridge.scoring.base import uses_gold_annotations
-    from metrics_bridge.services.plans import chunk_requests_for, dataset_scoring_plan, gold_fingerprints_by_caption
-    from metrics_bridge.services.reference_sets import reference_sets_ensure
-    from metrics_bridge.services.system_scores import current_versions, fingerprints_for, system_inputs
+    from metrics_bridge.services.runs.plans import (
+        chunk_requests_for,
+        dataset_scoring_plan,
+        gold_fingerprints_by_caption,
+    )
+    from metrics_bridge.services.runs.reference_sets import reference_sets_ensure
+    from metrics_bridge.services.runs.system_scores import current_versions, fingerprints_for, system_inputs
     from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
 
     words = (

@@ -193,7 +193,7 @@ def protocol_plan_of_imported_rows():
 
     from corpus.models import Dataset
     from metrics_bridge.selectors import dataset_clip_rows
-    from metrics_bridge.services.plans import protocol_clips
+    from metrics_bridge.services.runs.plans import protocol_clips
 
     clip_rows = dataset_clip_rows(dataset=Dataset.objects.get(name="clotho-eval"))
     connections.close_all()  # each round replaces the database (on PostgreSQL: DROP ... WITH (FORCE))
@@ -206,8 +206,8 @@ def stored_classic_values(plan) -> dict[str, list[np.ndarray]]:
 
     from metrics_bridge.models import MetricScore
     from metrics_bridge.scoring import registry
-    from metrics_bridge.services.plans import fense_label, reference_context
-    from metrics_bridge.services.reference_sets import reference_set_key
+    from metrics_bridge.services.runs.plans import fense_label, reference_context
+    from metrics_bridge.services.runs.reference_sets import reference_set_key
 
     values = {}
     for name in CLASSIC:
@@ -309,7 +309,7 @@ def wait_until_listening(worker, timeout: float = 300) -> None:
     """Until the standing worker's heartbeat is in the database (else the command starts its own worker)."""
     from django.db import connections
 
-    from metrics_bridge.services.workers import live_workers
+    from metrics_bridge.services.runs.workers import live_workers
     from metrics_bridge.tasks.runs import current_broker
 
     deadline = time.monotonic() + timeout

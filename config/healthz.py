@@ -85,7 +85,7 @@ def _broker_identity() -> str:
 
 
 def _worker_state(broker: str) -> dict:
-    from metrics_bridge.services.workers import chunk_queue_counts, live_workers
+    from metrics_bridge.services.runs.workers import chunk_queue_counts, live_workers
 
     workers = live_workers(broker=broker)
     queue = chunk_queue_counts()

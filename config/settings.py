@@ -231,7 +231,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3600, minimum=10)
 CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 5
 
-# --- Metric-run chunks (metrics_bridge/services/runs.py) -------------------
+# --- Metric-run chunks (metrics_bridge/services/runs/runs.py) -------------------
 # A worker scoring a chunk holds a lease and renews it every third of this; a lease left to expire
 # (worker killed or hung) makes the chunk claimable again.
 METRICS_CHUNK_LEASE_SECONDS = env_int("METRICS_CHUNK_LEASE_SECONDS", 60, minimum=1)

@@ -26,9 +26,9 @@ from demo.dataset import (
 )
 from demo.judgements import SIMULATED_RATERS, demo_campaigns_ensure, demo_pairs_ensure
 from metrics_bridge.models import MetricRun, MetricRunChunk, SensitivityReport
-from metrics_bridge.services.benchmark import benchmark_state
-from metrics_bridge.services.dashboards import dashboard_part_states, dashboard_refresh, dashboard_state
-from metrics_bridge.services.dataset_runs import dataset_run_create
+from metrics_bridge.services.evaluation.benchmark import benchmark_state
+from metrics_bridge.services.evaluation.dashboards import dashboard_part_states, dashboard_refresh, dashboard_state
+from metrics_bridge.services.evaluation.dataset_runs import dataset_run_create
 from metrics_bridge.tasks.dashboards import (
     request_benchmark_refresh,
     request_dashboard_parts,

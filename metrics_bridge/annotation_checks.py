@@ -2,7 +2,7 @@
 matching rule calls one sound (annotation/services/gold_duplicates.py; registered in MetricsBridgeConfig.ready)."""
 
 from metrics_bridge.agreement.annotation_agreement import duplicate_events
-from metrics_bridge.services.phrase_vectors import cached_phrase_vectors
+from metrics_bridge.services.evaluation.phrase_vectors import cached_phrase_vectors
 
 
 def gold_duplicate_pairs(document: dict) -> list[dict]:

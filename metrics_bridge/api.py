@@ -17,7 +17,7 @@ from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role
 from annotation.api_helpers import RaterLockMixin, filter_by_params
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.serializers import MetricRunInputSerializer, MetricRunSerializer, MetricScoreSerializer
-from metrics_bridge.services.runs import metric_run_cancel
+from metrics_bridge.services.runs.runs import metric_run_cancel
 from metrics_bridge.tasks.runs import start_metric_run
 
 METRIC_READERS = (ANNOTATOR, REVIEWER)

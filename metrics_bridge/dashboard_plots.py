@@ -1,5 +1,6 @@
 """The dashboards' plots: each one's data loaded (a stored dashboard table, a campaign's ratings, a caption's X-ACE
-score) and drawn by metrics_bridge/plots.py, the SVG cached until the data changes (services/dashboard_cache.py).
+score) and drawn by metrics_bridge/plots.py, the SVG cached until the data changes
+(metrics_bridge/services/evaluation/dashboard_cache.py).
 
 Http404 says that a plot has nothing to draw (unknown metric, no X-ACE explanation, a dashboard being computed).
 """
@@ -12,8 +13,8 @@ from django.shortcuts import get_object_or_404
 from corpus.models import Caption, Dataset
 from metrics_bridge import plots
 from metrics_bridge.scoring import registry
-from metrics_bridge.services import dashboards
-from metrics_bridge.services.dashboard_cache import cached_content, dataset_fingerprint
+from metrics_bridge.services.evaluation import dashboards
+from metrics_bridge.services.evaluation.dashboard_cache import cached_content, dataset_fingerprint
 from metrics_bridge.tasks.dashboards import request_dashboard_parts
 from ratings.models import Campaign
 

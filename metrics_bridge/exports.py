@@ -6,8 +6,8 @@ The pages' downloads and the report commands (`leaderboard`, `metric_benchmark`)
 import csv
 import io
 
-from metrics_bridge.services import transfer
-from metrics_bridge.services.dashboards import COLUMNS
+from metrics_bridge.services.evaluation import transfer
+from metrics_bridge.services.evaluation.dashboards import COLUMNS
 
 
 def is_marked_best(intervals: dict, name: str, column: str) -> bool:

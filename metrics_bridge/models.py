@@ -237,8 +237,8 @@ class DashboardCache(models.Model):
     payload = models.JSONField(default=dict, blank=True)
     content = models.TextField(blank=True)  # e.g. an SVG plot
     computed_at = models.DateTimeField(auto_now=True)
-    # The computation asked of a worker (services/dashboard_cache.py): for which data, when it was sent, when a
-    # worker began it, how many times it was sent for that data, and the last failure. A page shows it and
+    # The computation asked of a worker (services/evaluation/dashboard_cache.py): for which data, when it was sent,
+    # when a worker began it, how many times it was sent for that data, and the last failure. A page shows it and
     # sends a lost one again or reports a failed one instead of waiting forever.
     requested_fingerprint = models.CharField(max_length=64, blank=True)
     requested_at = models.DateTimeField(null=True, blank=True)

@@ -2,7 +2,7 @@
 
 Every plot has labelled axes with units, a title naming what it shows, and no external resources
 (fonts stay text, so the SVG is small and searchable). Callers cache the SVG by a fingerprint of the
-data (metrics_bridge/services/dashboard_cache.py).
+data (metrics_bridge/services/evaluation/dashboard_cache.py).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from django.utils.timesince import timesince
 
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, WorkerHeartbeat
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.workers import worker_last_heard
+from metrics_bridge.services.runs.workers import worker_last_heard
 from ratings.models import Campaign
 
 #: A worker whose heartbeat started less than this ago is still loading the metric code (torch, models).

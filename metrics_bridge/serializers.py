@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from corpus.models import Dataset
 from metrics_bridge.models import MetricRun, MetricScore
-from metrics_bridge.services.plans import GOLD_MARK
+from metrics_bridge.services.runs.plans import GOLD_MARK
 
 
 class MetricRunSerializer(serializers.ModelSerializer):

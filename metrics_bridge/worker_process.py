@@ -158,7 +158,7 @@ class WorkerOnDemand:
         self.say(f"temporary worker (pid {self.worker.pid}) stopped")
 
     def _idle(self) -> bool:
-        from metrics_bridge.services.workers import worker_has_running_chunk
+        from metrics_bridge.services.runs.workers import worker_has_running_chunk
 
         return not worker_has_running_chunk(name=self.worker.name)
 
@@ -167,8 +167,8 @@ class WorkerOnDemand:
         2-4 s (its event loop notices the signal only after a 2 s poll, then joins the pool), a fifth of a
         small run. Its heartbeat row goes with it (else the next command would take it for a live worker);
         a chunk it claimed after the check above (another run's) is released and sent again right away."""
-        from metrics_bridge.services.chunks import chunks_recover, chunks_release_of_gone_worker
-        from metrics_bridge.services.workers import worker_heartbeat_remove
+        from metrics_bridge.services.runs.chunks import chunks_recover, chunks_release_of_gone_worker
+        from metrics_bridge.services.runs.workers import worker_heartbeat_remove
         from metrics_bridge.tasks.runs import enqueue_chunks
 
         self.worker.kill()
@@ -187,7 +187,7 @@ class WorkerOnDemand:
         if self._checked:
             return
         self._checked = True
-        from metrics_bridge.services.workers import live_workers
+        from metrics_bridge.services.runs.workers import live_workers
         from metrics_bridge.tasks.runs import current_broker, runs_execute_eagerly
 
         if runs_execute_eagerly():
@@ -236,7 +236,7 @@ class WorkerOnDemand:
         if not self.worker.alive():
             raise RuntimeError(f"the temporary worker (pid {self.worker.pid}) exited:\n{self.worker.log_tail()}")
         if not self._heard_from:
-            from metrics_bridge.services.workers import live_workers
+            from metrics_bridge.services.runs.workers import live_workers
 
             self._heard_from = any(worker.name == self.worker_name for worker in live_workers(broker=self._broker))
             if not self._heard_from and time.monotonic() - self._started_at > self.start_timeout:
@@ -256,7 +256,7 @@ class WorkerOnDemand:
     def _watch_standing_workers(self) -> None:
         from django.utils import timezone
 
-        from metrics_bridge.services.workers import live_workers, workers_last_seen
+        from metrics_bridge.services.runs.workers import live_workers, workers_last_seen
 
         self._watched_at = time.monotonic()
         if live_workers(broker=self._broker):

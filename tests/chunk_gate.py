@@ -80,7 +80,7 @@ def _allowed(folder: Path) -> int:
 
 def _install(folder: Path) -> None:
     """Worker side: wrap chunks.chunk_score so each chunk passes the gate first."""
-    from metrics_bridge.services import chunks
+    from metrics_bridge.services.runs import chunks
 
     scored = chunks.chunk_score
 

@@ -8,6 +8,6 @@
     pricing    the price table: a cost estimate before a run, the cost of each answer
     runner     retries with exponential backoff (Retry-After honoured), a concurrency limit, stop on request
 
-The Django side (metrics_bridge/services/captioning*.py) reads clips, keeps the answer cache, files the answers
+The Django side (metrics_bridge/services/captioning/) reads clips, keeps the answer cache, files the answers
 as a captioning system and starts the metric run.
 """

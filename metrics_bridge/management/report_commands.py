@@ -5,7 +5,7 @@ it exits non-zero naming every metric it could not compute, and why."""
 
 from django.core.management.base import CommandError
 
-from metrics_bridge.services.runs import MetricsMissingError
+from metrics_bridge.services.runs.runs import MetricsMissingError
 from metrics_bridge.worker_process import WorkerOnDemand
 
 #: Why the worker side could not finish: the temporary worker died or did not start in time (RuntimeError), the

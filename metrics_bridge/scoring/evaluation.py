@@ -6,7 +6,7 @@
     result.per_caption["CIDEr_D"]  # [0.93...], one value per candidate, in order
     result.corpus["BLEU_4"]        # one value for the whole list
 
-The candidates are one corpus, as a run's all-references batch is (metrics_bridge/services/plans.py): CIDEr-D's
+The candidates are one corpus, as a run's all-references batch is (metrics_bridge/services/runs/plans.py): CIDEr-D's
 document frequencies and DATE's ranks come from exactly this list, so a run over a dataset whose captions are
 these candidates stores these per-caption values. Corpus values follow `system_level.system_value`
 (pycocoevalcap's corpus BLEU and METEOR's aggregate, the mean of caption scores for most others).

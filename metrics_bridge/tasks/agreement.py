@@ -4,7 +4,7 @@
 from celery import shared_task
 from django.db import transaction
 
-from metrics_bridge.services.dashboard_cache import COMPUTE_TIME_LIMIT_SECONDS
+from metrics_bridge.services.evaluation.dashboard_cache import COMPUTE_TIME_LIMIT_SECONDS
 from metrics_bridge.tasks.runs import runs_execute_eagerly
 
 
@@ -17,14 +17,14 @@ from metrics_bridge.tasks.runs import runs_execute_eagerly
 )
 def compute_annotation_agreement(dataset_id: int, campaign_id: int | None) -> str:
     """Compute the stored inter-annotator agreement (it loads Sentence-BERT: never in a page's request)."""
-    from metrics_bridge.services.annotation_agreement import annotation_agreement_compute
+    from metrics_bridge.services.evaluation.annotation_agreement import annotation_agreement_compute
 
     return annotation_agreement_compute(dataset_id=dataset_id, campaign_id=campaign_id)
 
 
 def request_annotation_agreement(*, dataset, campaign) -> bool:
     """Have a worker compute the dataset's (or campaign's) inter-annotator agreement when it is stale."""
-    from metrics_bridge.services.annotation_agreement import annotation_agreement_request
+    from metrics_bridge.services.evaluation.annotation_agreement import annotation_agreement_request
 
     arguments = [dataset.pk, campaign.pk if campaign else None]
 
@@ -46,14 +46,14 @@ def request_annotation_agreement(*, dataset, campaign) -> bool:
 )
 def compute_agreement_pairs(dataset_id: int, metric: str) -> str:
     """Compute the stored pairs behind one metric's agreement on a dataset (its whole pair protocol)."""
-    from metrics_bridge.services.agreement_pairs_store import agreement_pairs_compute
+    from metrics_bridge.services.evaluation.agreement_pairs_store import agreement_pairs_compute
 
     return agreement_pairs_compute(dataset_id=dataset_id, metric=metric)
 
 
 def request_agreement_pairs(*, dataset, metric: str) -> bool:
     """Have a worker compute the pairs page's rows when they are missing or stale; True when sent now."""
-    from metrics_bridge.services.agreement_pairs_store import agreement_pairs_request
+    from metrics_bridge.services.evaluation.agreement_pairs_store import agreement_pairs_request
 
     def enqueue() -> None:
         if runs_execute_eagerly():

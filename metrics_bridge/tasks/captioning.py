@@ -3,7 +3,7 @@
 from celery import shared_task
 from django.db import transaction
 
-from metrics_bridge.services.runs import metric_run_dispatch
+from metrics_bridge.services.runs.runs import metric_run_dispatch
 from metrics_bridge.tasks.runs import enqueue_chunks
 
 #: a dataset captioned clip by clip through an API can take hours
@@ -20,7 +20,7 @@ CAPTIONING_TIME_LIMIT_SECONDS = 24 * 3600
 def generate_captions(job_id: int) -> str:
     """Caption a job's clips, file the answers as its system, and queue the metric run that scores them.
     Safe to deliver twice: the job is claimed first (a second delivery finds it taken while its heartbeat lives)."""
-    from metrics_bridge.services.captioning import (
+    from metrics_bridge.services.captioning.jobs import (
         captioning_job_claim,
         captioning_job_fail,
         captioning_job_run,

@@ -10,8 +10,12 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from common.structured_log import log_event
-from metrics_bridge.services.chunks import chunks_recover
-from metrics_bridge.services.workers import worker_has_running_chunk, worker_heartbeat_beat, worker_heartbeat_remove
+from metrics_bridge.services.runs.chunks import chunks_recover
+from metrics_bridge.services.runs.workers import (
+    worker_has_running_chunk,
+    worker_heartbeat_beat,
+    worker_heartbeat_remove,
+)
 from metrics_bridge.tasks.runs import enqueue_chunks
 
 logger = logging.getLogger("captioneval.workers")

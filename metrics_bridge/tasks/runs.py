@@ -8,9 +8,9 @@ import os
 from celery import shared_task
 
 from common.broker import broker_identity
-from metrics_bridge.services.chunks import ChunkOutcome, chunk_process
-from metrics_bridge.services.dataset_runs import dataset_run_start
-from metrics_bridge.services.runs import metric_run_execute
+from metrics_bridge.services.evaluation.dataset_runs import dataset_run_start
+from metrics_bridge.services.runs.chunks import ChunkOutcome, chunk_process
+from metrics_bridge.services.runs.runs import metric_run_execute
 
 #: Seconds before a chunk whose attempt raised is tried again.
 RETRY_DELAY_SECONDS = 2

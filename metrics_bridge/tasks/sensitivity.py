@@ -2,12 +2,12 @@
 
 from celery import shared_task
 
-from metrics_bridge.services.sensitivity import (
+from metrics_bridge.services.evaluation.sensitivity import (
     sensitivity_report_compute,
     sensitivity_report_create,
     sensitivity_report_start,
 )
-from metrics_bridge.services.workers import live_workers
+from metrics_bridge.services.runs.workers import live_workers
 from metrics_bridge.tasks.runs import current_broker, runs_execute_eagerly
 
 #: a whole dataset scored by every metric several times over: longer than a chunk may take

@@ -1,8 +1,8 @@
 """The judged pairs behind one metric's agreement on a dataset (linked from the benchmark and agreement tables).
 
-The rows are computed by a worker and stored (metrics_bridge/services/agreement_pairs_store.py): the view reads
-them, or records the request and answers with the computation's state; the page refreshes itself until they are
-there (accounts/live.py)."""
+The rows are computed by a worker and stored (metrics_bridge/services/evaluation/agreement_pairs_store.py): the view
+reads them, or records the request and answers with the computation's state; the page refreshes itself until they
+are there (accounts/live.py)."""
 
 from django.core.exceptions import BadRequest
 from django.core.paginator import Page, Paginator
@@ -14,14 +14,14 @@ from accounts.roles import ADMIN, roles_required
 from common.web_input import query_choice, query_page
 from corpus.models import Dataset
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.agreement_pairs_store import (
+from metrics_bridge.services.evaluation.agreement_pairs_store import (
     PAIRS_PER_PAGE,
     agreement_pairs_count,
     agreement_pairs_key,
     agreement_pairs_page,
     agreement_pairs_state,
 )
-from metrics_bridge.services.dashboard_cache import computation_retry
+from metrics_bridge.services.evaluation.dashboard_cache import computation_retry
 from metrics_bridge.tasks.agreement import request_agreement_pairs
 from metrics_bridge.tasks.dashboards import dashboard_workers_alive
 from metrics_bridge.views.computation import computation_context

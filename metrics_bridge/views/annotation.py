@@ -12,7 +12,7 @@ from annotation.services.annotation_reviews import campaign_review_denial, clip_
 from common.web_input import query_id
 from corpus.models import Clip, Dataset
 from metrics_bridge.agreement.annotation_agreement import FACTORS
-from metrics_bridge.services.annotation_agreement import annotation_agreement_state, clip_annotation_matching
+from metrics_bridge.services.evaluation.annotation_agreement import annotation_agreement_state, clip_annotation_matching
 from metrics_bridge.tasks.agreement import request_annotation_agreement
 
 

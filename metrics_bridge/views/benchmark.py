@@ -1,5 +1,5 @@
 """The benchmark table: every metric on every human-judgement dataset, published records beside ours. Admins only;
-the numbers come from metrics_bridge/services/benchmark.py, computed by a worker (the pairs behind a cell:
+the numbers come from metrics_bridge/services/evaluation/benchmark.py, computed by a worker (the pairs behind a cell:
 agreement_pairs.py beside it)."""
 
 import json
@@ -14,7 +14,7 @@ from accounts.roles import ADMIN, roles_required
 from common.web_input import query_choice
 from metrics_bridge.exports import benchmark_csv
 from metrics_bridge.scoring import registry
-from metrics_bridge.services import benchmark
+from metrics_bridge.services.evaluation import benchmark
 from metrics_bridge.tasks.dashboards import dashboard_workers_alive, request_benchmark_refresh
 from metrics_bridge.views.computation import computation_context
 

@@ -19,7 +19,8 @@ from corpus.models import Dataset
 from metrics_bridge.captioning.prompts import AFTER_AUDIOCAPBENCH, PromptSetError, prompt_set_label, prompt_set_parse
 from metrics_bridge.captioning.providers import DEFAULT_KEY_VARIABLES, PROVIDERS, KeyScopeError, key_variable_check
 from metrics_bridge.models import CaptioningJob, CaptioningJobItem
-from metrics_bridge.services.captioning import (
+from metrics_bridge.services.captioning.confirmation import confirmation_campaign_create
+from metrics_bridge.services.captioning.jobs import (
     MAX_CONCURRENCY,
     CaptioningSetupError,
     captioning_estimate,
@@ -29,8 +30,7 @@ from metrics_bridge.services.captioning import (
     captioning_job_create,
     captioning_job_resume,
 )
-from metrics_bridge.services.confirmation import confirmation_campaign_create
-from metrics_bridge.services.workers import live_workers
+from metrics_bridge.services.runs.workers import live_workers
 from metrics_bridge.tasks.captioning import enqueue_captioning_job
 from metrics_bridge.tasks.runs import current_broker, runs_execute_eagerly
 from ratings.services.campaigns import CampaignSetupError

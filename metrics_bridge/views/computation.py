@@ -1,6 +1,6 @@
 """How a stored dashboard part's computation by the workers is going, as the pages that show such parts render it."""
 
-from metrics_bridge.services.dashboard_cache import MAX_ATTEMPTS
+from metrics_bridge.services.evaluation.dashboard_cache import MAX_ATTEMPTS
 
 
 def computation_context(state, run_active: bool = False) -> dict:

@@ -1,7 +1,8 @@
 """Admin dashboards: pairwise agreement, leaderboard, THumBS report, one caption, and their plots.
 
 Views only parse the request, call a service and render; the numbers come from
-metrics_bridge/services/dashboards.py (cached per data state) and the plots from metrics_bridge/dashboard_plots.py;
+metrics_bridge/services/evaluation/dashboards.py (cached per data state) and the plots from
+metrics_bridge/dashboard_plots.py;
 the downloads are written by metrics_bridge/exports.py.
 """
 
@@ -23,8 +24,8 @@ from metrics_bridge.exports import agreement_csv, agreement_xlsx, is_marked_best
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.system_level import JUDGE_DIMENSIONS
-from metrics_bridge.services import dashboards, transfer
-from metrics_bridge.services.contexts import version_context_for
+from metrics_bridge.services.evaluation import dashboards, transfer
+from metrics_bridge.services.runs.contexts import version_context_for
 from metrics_bridge.tasks.dashboards import dashboard_workers_alive, request_dashboard_parts
 from metrics_bridge.tasks.runs import start_metric_run
 from metrics_bridge.views.computation import computation_context

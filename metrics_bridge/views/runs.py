@@ -18,10 +18,10 @@ from metrics_bridge.selectors_runs import (
     run_live_parts,
     run_result_links,
 )
-from metrics_bridge.services.contexts import version_context_for
-from metrics_bridge.services.runs import metric_run_cancel
-from metrics_bridge.services.sensitivity import sensitivity_table_layout
-from metrics_bridge.services.workers import chunk_queue_counts, live_workers
+from metrics_bridge.services.evaluation.sensitivity import sensitivity_table_layout
+from metrics_bridge.services.runs.contexts import version_context_for
+from metrics_bridge.services.runs.runs import metric_run_cancel
+from metrics_bridge.services.runs.workers import chunk_queue_counts, live_workers
 from metrics_bridge.tasks.runs import current_broker, runs_execute_eagerly, start_metric_run
 from metrics_bridge.tasks.sensitivity import start_sensitivity_report
 from ratings.models import Campaign

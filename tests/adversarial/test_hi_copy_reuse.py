@@ -12,8 +12,8 @@ from django.test import Client
 from annotation.selectors import dataset_corpus_counts
 from corpus.models import Caption
 from metrics_bridge.selectors import dataset_clip_rows, dataset_texts, reference_lists_by_clip
-from metrics_bridge.services.plans import all_references_batch
-from metrics_bridge.services.system_scores import system_inputs
+from metrics_bridge.services.runs.plans import all_references_batch
+from metrics_bridge.services.runs.system_scores import system_inputs
 from ratings.services.campaigns import campaign_setup, thumbs_captions_select
 from tests.ratings.campaign_data import corpus_build
 

@@ -24,7 +24,7 @@ def test_defaults_and_the_command_changes_and_prints_them(capsys):
     dataset.refresh_from_db()
     assert (dataset.domain, dataset.date_delta, dataset.airbench_reference) == ("music", 0.25, "llm")
 
-    from metrics_bridge.services.contexts import version_context_for
+    from metrics_bridge.services.runs.contexts import version_context_for
 
     context = version_context_for(dataset=dataset)
     assert (context.dataset.domain, context.dataset.date_delta, context.dataset.airbench_reference) == (

@@ -184,7 +184,7 @@ def test_review_by_meaning_merges_groups_with_counts_and_relations_and_refuses_a
     assert not errors, errors
 
     # --- The caption page: the gold-based X-ACE score first, the caption's graph beside the gold one.
-    from metrics_bridge.services.runs import metric_run_create
+    from metrics_bridge.services.runs.runs import metric_run_create
     from metrics_bridge.tasks.runs import execute_metric_run
 
     assert execute_metric_run(run=metric_run_create(dataset=dataset, metric_names=["XACE"])).status == "done"

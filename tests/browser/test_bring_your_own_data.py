@@ -17,7 +17,7 @@ from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 from annotation.models import ExpertAnnotation
 from corpus.models import Clip, Dataset, DatasetUpload
 from metrics_bridge.models import MetricRun, MetricScore
-from metrics_bridge.services.workers import live_workers
+from metrics_bridge.services.runs.workers import live_workers
 from metrics_bridge.tasks.runs import current_broker
 from ratings.models import CaptionPair, PairwiseVote
 from tests.annotation.table_counts import all_table_counts

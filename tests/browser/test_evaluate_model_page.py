@@ -6,7 +6,7 @@ import pytest
 
 from corpus.models import CaptioningSystem
 from metrics_bridge.models import CaptioningJob
-from metrics_bridge.services.workers import live_workers
+from metrics_bridge.services.runs.workers import live_workers
 from metrics_bridge.tasks.runs import current_broker
 from ratings.models import Campaign
 from tests.metrics_bridge.fake_audio_apis import FakeAudioAPIs

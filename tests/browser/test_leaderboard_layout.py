@@ -10,8 +10,8 @@ from django.core.management import call_command
 
 from corpus.models import Dataset
 from demo.build import DEMO_METRICS
-from metrics_bridge.services.dashboards import dashboard_refresh
-from metrics_bridge.services.dataset_runs import dataset_run_create
+from metrics_bridge.services.evaluation.dashboards import dashboard_refresh
+from metrics_bridge.services.evaluation.dataset_runs import dataset_run_create
 from metrics_bridge.tasks.runs import execute_metric_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]

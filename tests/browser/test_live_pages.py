@@ -12,9 +12,9 @@ from annotation.services.annotation_campaigns import annotation_task_next
 from annotation.services.annotation_tasks import task_draft_save, task_submit
 from corpus.models import Dataset
 from metrics_bridge.models import MetricRun
-from metrics_bridge.services.dataset_runs import dataset_run_create
-from metrics_bridge.services.runs import metric_run_create
-from metrics_bridge.services.sensitivity import sensitivity_report_compute, sensitivity_report_create
+from metrics_bridge.services.evaluation.dataset_runs import dataset_run_create
+from metrics_bridge.services.evaluation.sensitivity import sensitivity_report_compute, sensitivity_report_create
+from metrics_bridge.services.runs.runs import metric_run_create
 from metrics_bridge.tasks.runs import execute_metric_run
 from ratings.services.workbook_import import workbook_upload_create, workbook_upload_import
 from tests.annotation.workspace_data import draft_of, workspace_build

@@ -3,8 +3,8 @@
 import pytest
 
 from metrics_bridge.models import MetricRun
-from metrics_bridge.services import runs
-from metrics_bridge.services.workers import live_workers
+from metrics_bridge.services.runs import runs
+from metrics_bridge.services.runs.workers import live_workers
 from metrics_bridge.tasks.runs import current_broker
 from tests.chunk_gate import ChunkGate
 from tests.metrics_bridge.test_metric_runs_worker import make_dataset, wait_for

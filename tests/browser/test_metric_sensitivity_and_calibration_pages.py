@@ -39,7 +39,7 @@ def test_an_admin_reads_the_sensitivity_table_and_the_calibrated_coefficients(
     assert metrics == ["BLEU_1", "BLEU_2", "BLEU_3", "BLEU_4", "ROUGE_L"]
     page.screenshot(path=str(artifacts / "metric_sensitivity.png"), full_page=True)
 
-    from metrics_bridge.services.dashboards import dashboard_part_compute
+    from metrics_bridge.services.evaluation.dashboards import dashboard_part_compute
 
     # What a worker does for the page: the agreement table and CALIBRATED's fit, each stored for the page to read
     for part in ("agreement", "calibration"):

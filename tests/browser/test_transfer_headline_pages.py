@@ -56,7 +56,7 @@ def test_the_pages_lead_with_trained_elsewhere_computing_then_the_result(
     for name in ("study", "study-half", "other-study"):  # the scores; neither CALIBRATED nor the benchmark table
         call_command("agreement_report", "--dataset", name, "--metrics", "BLEU_4,ROUGE_L", "--format", "json")
     study = Dataset.objects.get(name="study")
-    from metrics_bridge.services.dashboards import dashboard_part_compute
+    from metrics_bridge.services.evaluation.dashboards import dashboard_part_compute
 
     assert dashboard_part_compute(part="agreement", object_id=study.pk) == "done"  # the table; CALIBRATED not yet
     page = page_for(make_user("organiser", staff=True))

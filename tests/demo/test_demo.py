@@ -233,8 +233,8 @@ def test_demo_runs_again_without_changing_anything_and_resets_passwords_when_ask
 @pytest.mark.slow
 def test_the_demo_dashboards_mean_something(db, media_root):
     from metrics_bridge.models import MetricRun
-    from metrics_bridge.services.agreement import calibration_summary
-    from metrics_bridge.services.dashboards import dashboard_state
+    from metrics_bridge.services.evaluation.agreement import calibration_summary
+    from metrics_bridge.services.evaluation.dashboards import dashboard_state
     from ratings.services.quality import campaign_rater_quality
 
     # The demo's metrics but FENSE (its error detector alone takes ~45 s of CI's two cores; it is scored like SBERT)
@@ -255,8 +255,8 @@ def test_the_demo_dashboards_mean_something(db, media_root):
     assert set(demo_metrics) <= set(agreement.payload["metrics"])
     # every part of the agreement page (CALIBRATED's fit too) and the benchmark table were stored by the build:
     # their first view shows numbers, not "computing"
-    from metrics_bridge.services.benchmark import benchmark_state
-    from metrics_bridge.services.dashboards import dashboard_part_states
+    from metrics_bridge.services.evaluation.benchmark import benchmark_state
+    from metrics_bridge.services.evaluation.dashboards import dashboard_part_states
 
     assert all(state.fresh for state in dashboard_part_states(kind="agreement", target=dataset).values())
     assert benchmark_state().fresh

@@ -3,7 +3,7 @@ And each figure's 95 % interval: a line through its dot, from the interval's low
 panel and the metric's row; a figure without an interval gets none."""
 
 from metrics_bridge import plots
-from metrics_bridge.services.dashboards import CHART_METRICS, agreement_chart_metrics, metric_family
+from metrics_bridge.services.evaluation.dashboards import CHART_METRICS, agreement_chart_metrics, metric_family
 
 ROWS = {
     name: {"total": total}

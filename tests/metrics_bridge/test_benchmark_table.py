@@ -72,7 +72,9 @@ def test_the_command_shows_every_dataset_under_its_protocol_with_sizes_and_inter
             assert low <= ours["total"] <= high
     # the interval against the bootstrap written out, from the pairs page's verdicts
     dataset = datasets["clotho-eval"]
-    from metrics_bridge.services.benchmark import agreement_pairs  # the rows the pairs page shows, page by page
+    from metrics_bridge.services.evaluation.benchmark import (
+        agreement_pairs,  # the rows the pairs page shows, page by page
+    )
 
     pairs = agreement_pairs(dataset=dataset, metric="BLEU_4")["pairs"]
     clip_keys = {clip.external_id: str(clip.pk) for clip in Clip.objects.filter(dataset=dataset)}
@@ -131,7 +133,7 @@ def test_a_dataset_holding_a_benchmarks_pairs_gets_its_records_whatever_its_name
 
 
 def test_the_page_shows_what_metric_benchmark_stored_without_computing(datasets, admin_client, capsys, monkeypatch):
-    from metrics_bridge.services import benchmark
+    from metrics_bridge.services.evaluation import benchmark
 
     call_command("metric_benchmark", "--metrics", METRICS)  # computes the scores (a subset: not the page's table)
     assert admin_client.get("/metrics/benchmark/?format=json").status_code == 409
@@ -157,7 +159,7 @@ def test_a_new_calibrated_model_version_makes_the_stored_table_stale(
     datasets, admin_client, capsys, monkeypatch, model
 ):
     from metrics_bridge.agreement import calibration, calibration_transfer
-    from metrics_bridge.services import benchmark
+    from metrics_bridge.services.evaluation import benchmark
 
     call_command("metric_benchmark", "--stored-only")  # the page's table, stored
     capsys.readouterr()

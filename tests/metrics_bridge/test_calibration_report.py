@@ -120,7 +120,7 @@ def test_the_agreement_page_shows_the_calibration_block_to_admins(
 
 
 def test_the_dashboard_summary_is_cached_until_votes_or_scores_change(two_datasets, capsys, monkeypatch):
-    from metrics_bridge.services import agreement
+    from metrics_bridge.services.evaluation import agreement
     from ratings.models import PairwiseVote
 
     dataset, _ = two_datasets
@@ -139,7 +139,7 @@ def test_the_dashboard_summary_is_cached_until_votes_or_scores_change(two_datase
 
 
 def test_the_coefficient_table_has_a_row_per_feature_and_says_which_models_left_a_block_out():
-    from metrics_bridge.services.agreement import _coefficient_rows
+    from metrics_bridge.services.evaluation.agreement import _coefficient_rows
 
     margin, gated, vote = calibration.MODEL_BLOCKS
     description = {

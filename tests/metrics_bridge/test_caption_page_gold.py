@@ -7,7 +7,7 @@ import pytest
 
 from annotation.services.audiocaps_f import audiocaps_f_import
 from metrics_bridge.models import MetricScore
-from metrics_bridge.services.runs import metric_run_create
+from metrics_bridge.services.runs.runs import metric_run_create
 from metrics_bridge.tasks.runs import execute_metric_run
 from tests.ratings.campaign_data import corpus_build
 

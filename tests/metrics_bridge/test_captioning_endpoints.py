@@ -29,8 +29,8 @@ from metrics_bridge.captioning.providers import (
 )
 from metrics_bridge.management.commands import generate_captions
 from metrics_bridge.models import CaptioningJob, ModelAnswer
-from metrics_bridge.services import captioning
-from metrics_bridge.services.captioning import (
+from metrics_bridge.services.captioning import jobs as captioning
+from metrics_bridge.services.captioning.jobs import (
     captioning_job_claim,
     captioning_job_cost,
     captioning_job_create,

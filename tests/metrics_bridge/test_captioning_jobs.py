@@ -15,8 +15,8 @@ from metrics_bridge.captioning.pricing import PRICE_TABLE
 from metrics_bridge.captioning.prompts import AFTER_AUDIOCAPBENCH_PROMPTS, prompt_set_parse
 from metrics_bridge.captioning.runner import RetryPolicy
 from metrics_bridge.models import CaptioningJob, CaptioningJobItem, ModelAnswer, SystemScore
-from metrics_bridge.services import captioning
-from metrics_bridge.services.captioning import (
+from metrics_bridge.services.captioning import jobs as captioning
+from metrics_bridge.services.captioning.jobs import (
     captioning_job_cancel,
     captioning_job_claim,
     captioning_job_create,

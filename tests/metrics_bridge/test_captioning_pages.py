@@ -12,7 +12,7 @@ from django.urls import reverse
 from corpus.models import Caption, CaptioningSystem
 from metrics_bridge.captioning.pricing import PRICE_TABLE
 from metrics_bridge.models import CaptioningJob, ModelAnswer, SystemScore
-from metrics_bridge.services.captioning import captioning_job_run
+from metrics_bridge.services.captioning.jobs import captioning_job_run
 from ratings.models import Campaign
 from tests.metrics_bridge import test_captioning_jobs as captioning_jobs
 from tests.metrics_bridge.test_captioning_jobs import FAST, audio_dataset, job_for

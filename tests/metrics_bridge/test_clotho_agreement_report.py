@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from metrics_bridge.agreement import calibration
-from metrics_bridge.services.calibration import DETECTOR_FEATURES
+from metrics_bridge.services.evaluation.calibration import DETECTOR_FEATURES
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from metrics_bridge.models import DashboardCache
-from metrics_bridge.services import agreement, dashboard_cache
+from metrics_bridge.services.evaluation import agreement, dashboard_cache
 from metrics_bridge.tasks.dashboards import compute_dashboard_part
 from tests.metrics_bridge.dashboard_data import clotho_slice
 
@@ -160,7 +160,7 @@ def test_the_annotation_agreement_is_computed_by_a_worker_never_in_the_request(
     client, make_user, monkeypatch, django_capture_on_commit_callbacks
 ):
     from corpus.models import Dataset
-    from metrics_bridge.services import annotation_agreement
+    from metrics_bridge.services.evaluation import annotation_agreement
     from metrics_bridge.tasks import agreement as tasks
 
     dataset = Dataset.objects.create(name="annotated")

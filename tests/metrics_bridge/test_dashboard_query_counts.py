@@ -12,8 +12,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from corpus.models import Caption, Dataset
-from metrics_bridge.services.dashboard_cache import dataset_fingerprint, dataset_fingerprints
-from metrics_bridge.services.transfer import transfer_fingerprint
+from metrics_bridge.services.evaluation.dashboard_cache import dataset_fingerprint, dataset_fingerprints
+from metrics_bridge.services.evaluation.transfer import transfer_fingerprint
 from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.services.pairwise_import import pairwise_judgements_import
 
@@ -128,7 +128,7 @@ def test_the_fingerprint_changes_with_the_data_it_covers_and_only_that_datasets(
 
 
 def test_the_pairs_page_reads_one_stored_page_of_the_rows_the_filters_select(admin_client, shared_dir):
-    from metrics_bridge.services.benchmark import agreement_pairs
+    from metrics_bridge.services.evaluation.benchmark import agreement_pairs
 
     study = _import(shared_dir, "paged", slice(0, 20))
     url = f"/metrics/datasets/{study.pk}/agreement/pairs/?metric=BLEU_4"

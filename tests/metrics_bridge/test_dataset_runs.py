@@ -4,8 +4,8 @@ import pytest
 
 from corpus.models import Caption, Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk
-from metrics_bridge.services.dashboards import agreement_page_data, leaderboard_page_data, thumbs_page_data
-from metrics_bridge.services.dataset_runs import dataset_run_create
+from metrics_bridge.services.evaluation.dashboards import agreement_page_data, leaderboard_page_data, thumbs_page_data
+from metrics_bridge.services.evaluation.dataset_runs import dataset_run_create
 from ratings.models import Campaign
 from tests.metrics_bridge.dashboard_data import clotho_slice, rated_thumbs_campaign
 

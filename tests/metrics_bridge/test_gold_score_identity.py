@@ -10,8 +10,8 @@ from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from metrics_bridge.models import MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import uses_gold_annotations
-from metrics_bridge.services.chunks import chunk_process
-from metrics_bridge.services.runs import metric_run_create
+from metrics_bridge.services.runs.chunks import chunk_process
+from metrics_bridge.services.runs.runs import metric_run_create
 from metrics_bridge.tasks.runs import enqueue_chunks, execute_metric_run
 
 pytestmark = pytest.mark.django_db
@@ -133,7 +133,7 @@ def test_gold_changed_between_planning_and_scoring_is_stored_under_the_gold_it_u
 def test_the_agreement_report_finds_gold_keyed_scores(shared_dir):
     # Given X-ACE scores stored under gold-annotation identities (here: "no gold" for every Clotho clip)
     from metrics_bridge.agreement import protocol
-    from metrics_bridge.services.agreement import agreement_report_build
+    from metrics_bridge.services.evaluation.agreement import agreement_report_build
     from ratings.services.pairwise_import import pairwise_judgements_import
 
     items = json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())[:6]

@@ -14,8 +14,8 @@ from scipy import stats
 from corpus.models import Caption
 from corpus.services.system_captions import system_captions_import
 from metrics_bridge.models import MetricRun, MetricScore, SystemScore
-from metrics_bridge.services.leaderboard import leaderboard_build, leaderboard_table
-from metrics_bridge.services.plans import reference_context
+from metrics_bridge.services.evaluation.leaderboard import leaderboard_build, leaderboard_table
+from metrics_bridge.services.runs.plans import reference_context
 from metrics_bridge.tasks.runs import enqueue_chunks
 from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.services.pairwise_import import pairwise_judgements_import
@@ -212,7 +212,7 @@ def test_date_is_mecat_set_score_and_xace_factor_means_skip_not_applicable_facto
     delta. X-ACE factors: a factor absent from both graphs is stored NULL and left out of the system's mean."""
     from corpus.models import CaptioningSystem, Clip, Dataset
     from metrics_bridge.scoring.date import date_item_scores
-    from metrics_bridge.services.system_scores import current_versions
+    from metrics_bridge.services.runs.system_scores import current_versions
 
     # the leaderboard must use the dataset's DATE delta, not the default
     dataset = Dataset.objects.create(name="tiny", date_delta=0.25)
@@ -263,9 +263,9 @@ def test_a_system_chunk_stores_its_scores_only_under_its_lease(board):
     from django.utils import timezone
 
     from metrics_bridge.models import MetricRunChunk
-    from metrics_bridge.services import chunk_scoring
-    from metrics_bridge.services.chunks import ChunkOutcome, _chunk_store, chunk_claim
-    from metrics_bridge.services.system_scores import system_scores_run_create
+    from metrics_bridge.services.runs import chunk_scoring
+    from metrics_bridge.services.runs.chunks import ChunkOutcome, _chunk_store, chunk_claim
+    from metrics_bridge.services.runs.system_scores import system_scores_run_create
 
     dataset = Caption.objects.first().clip.dataset
     run = system_scores_run_create(dataset=dataset, metric_names=["ROUGE_L"])

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from corpus.models import Dataset
 from metrics_bridge.models import SystemScore
-from metrics_bridge.services.leaderboard import leaderboard_build, leaderboard_table
+from metrics_bridge.services.evaluation.leaderboard import leaderboard_build, leaderboard_table
 from metrics_bridge.tasks.runs import enqueue_chunks
 from tests.metrics_bridge.test_leaderboard_domains import build
 

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from corpus.models import Caption, CaptioningSystem, Clip, Dataset
-from metrics_bridge.services.leaderboard import leaderboard_build, leaderboard_table
+from metrics_bridge.services.evaluation.leaderboard import leaderboard_build, leaderboard_table
 from metrics_bridge.tasks.runs import enqueue_chunks
 from tests.metrics_bridge.test_llm_judge import FakeChatCompletions, endpoint  # noqa: F401 (fixture)
 

@@ -9,8 +9,8 @@ from corpus.models import Dataset
 from metrics_bridge.agreement import protocol
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.agreement import agreement_report_build
-from metrics_bridge.services.runs import metric_run_cancel, metric_run_create
+from metrics_bridge.services.evaluation.agreement import agreement_report_build
+from metrics_bridge.services.runs.runs import metric_run_cancel, metric_run_create
 from metrics_bridge.tasks.runs import enqueue_chunks, execute_metric_run
 from ratings.services.pairwise_import import pairwise_judgements_import
 
@@ -130,7 +130,7 @@ def _chunk_order(run):
 
 
 def test_slow_scorer_chunks_are_few_and_spread_over_the_others_for_a_standing_worker(dataset, monkeypatch):
-    from metrics_bridge.services import runs
+    from metrics_bridge.services.runs import runs
 
     monkeypatch.setattr(runs, "CHUNK_SIZE", 7)
     run = metric_run_create(dataset=dataset, metric_names=["BLEU_1", "METEOR", "ROUGE_L", "CIDEr_D"])
@@ -153,7 +153,7 @@ def test_slow_scorer_chunks_are_few_and_spread_over_the_others_for_a_standing_wo
 
 
 def test_slow_scorer_chunks_come_last_for_a_worker_still_loading_them(dataset, monkeypatch):
-    from metrics_bridge.services import runs
+    from metrics_bridge.services.runs import runs
 
     monkeypatch.setattr(runs, "CHUNK_SIZE", 7)
     names = ["BLEU_1", "METEOR", "ROUGE_L", "CIDEr_D"]
@@ -193,7 +193,7 @@ def test_compute_metrics_stops_on_a_failing_model_check_but_not_on_a_url_check(d
 
 
 def test_two_slow_scorers_take_turns(dataset, monkeypatch):
-    from metrics_bridge.services import runs
+    from metrics_bridge.services.runs import runs
 
     monkeypatch.setattr(runs, "CHUNK_SIZE", 7)
     names = ["BLEU_1", "METEOR", "SBERT"]

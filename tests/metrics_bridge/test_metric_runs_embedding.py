@@ -11,8 +11,8 @@ from corpus.models import Caption, Dataset
 from metrics_bridge.agreement import protocol
 from metrics_bridge.models import MetricScore
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.agreement import agreement_report_build
-from metrics_bridge.services.runs import metric_run_create
+from metrics_bridge.services.evaluation.agreement import agreement_report_build
+from metrics_bridge.services.runs.runs import metric_run_create
 from metrics_bridge.tasks.runs import enqueue_chunks
 from ratings.services.pairwise_import import pairwise_judgements_import
 
@@ -118,8 +118,8 @@ def test_xace_variants_against_gold_graphs_and_the_count_in_the_report(dataset, 
 
 
 def test_reference_captions_of_the_clip_reach_date_and_authors_reach_requests(dataset):
-    from metrics_bridge.services.contexts import scoring_context_for
-    from metrics_bridge.services.plans import scoring_requests_for
+    from metrics_bridge.services.runs.contexts import scoring_context_for
+    from metrics_bridge.services.runs.plans import scoring_requests_for
 
     run = metric_run_create(dataset=dataset, metric_names=["DATE"])
     chunk = run.chunks.first()

@@ -7,10 +7,10 @@ import pytest
 from corpus.models import Caption, Clip, Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
-from metrics_bridge.services import runs
-from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.plans import scoring_requests_for
-from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
+from metrics_bridge.services.runs import runs
+from metrics_bridge.services.runs.contexts import scoring_context_for
+from metrics_bridge.services.runs.plans import scoring_requests_for
+from metrics_bridge.services.runs.runs import metric_run_create, metric_run_dispatch
 from metrics_bridge.tasks.runs import enqueue_chunks
 from tests.chunk_gate import ChunkGate
 

@@ -9,9 +9,9 @@ from django.test.utils import CaptureQueriesContext
 
 from corpus.models import Caption, Clip, Dataset
 from metrics_bridge.models import DashboardCache
-from metrics_bridge.services import benchmark
-from metrics_bridge.services.agreement_pairs_store import agreement_pairs_key
-from metrics_bridge.services.dashboard_cache import (
+from metrics_bridge.services.evaluation import benchmark
+from metrics_bridge.services.evaluation.agreement_pairs_store import agreement_pairs_key
+from metrics_bridge.services.evaluation.dashboard_cache import (
     cached_payload,
     computation_begin,
     computation_fail,
@@ -94,10 +94,10 @@ def no_heavy_work(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a page view ran the computation")
 
-    monkeypatch.setattr("metrics_bridge.services.agreement_pairs_store.agreement_pairs", refuse)
-    monkeypatch.setattr("metrics_bridge.services.agreement.metric_agreement", refuse)
-    monkeypatch.setattr("metrics_bridge.services.benchmark.benchmark_table", refuse)
-    monkeypatch.setattr("metrics_bridge.services.benchmark.calibrated_cross_validation", refuse)
+    monkeypatch.setattr("metrics_bridge.services.evaluation.agreement_pairs_store.agreement_pairs", refuse)
+    monkeypatch.setattr("metrics_bridge.services.evaluation.agreement.metric_agreement", refuse)
+    monkeypatch.setattr("metrics_bridge.services.evaluation.benchmark.benchmark_table", refuse)
+    monkeypatch.setattr("metrics_bridge.services.evaluation.benchmark.calibrated_cross_validation", refuse)
     for module in (agreement_tasks, dashboard_tasks):
         monkeypatch.setattr(module, "runs_execute_eagerly", lambda: False)
     monkeypatch.setattr(dashboard_tasks, "live_workers", lambda **kwargs: [])

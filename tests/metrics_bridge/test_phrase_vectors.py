@@ -6,7 +6,7 @@ import pytest
 
 from metrics_bridge.models import PhraseVector
 from metrics_bridge.scoring import sbert
-from metrics_bridge.services.phrase_vectors import cached_phrase_vectors
+from metrics_bridge.services.evaluation.phrase_vectors import cached_phrase_vectors
 
 pytestmark = pytest.mark.skipif(sbert.model_unavailable_reason() is not None, reason="needs the packaged model")
 

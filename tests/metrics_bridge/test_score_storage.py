@@ -7,7 +7,7 @@ from django.db import transaction
 
 from corpus.models import Dataset
 from metrics_bridge.models import MetricRun, MetricScore, ReferenceSet
-from metrics_bridge.services.score_storage import ScoreRow, metric_scores_upsert
+from metrics_bridge.services.runs.score_storage import ScoreRow, metric_scores_upsert
 from ratings.services.pairwise_import import pairwise_judgements_import
 
 # db_specific: bulk_sql writes scores with engine-specific SQL
@@ -85,7 +85,7 @@ def test_a_repeated_identity_in_one_call_keeps_the_last_value(identities):
 
 
 def test_thousands_of_rows_span_several_statements(identities, monkeypatch):
-    from metrics_bridge.services import bulk_sql
+    from metrics_bridge.services.runs import bulk_sql
 
     pairs, _ = identities
     monkeypatch.setattr(bulk_sql, "rows_per_statement", lambda columns: 2)  # 5 versions x 3 captions: 8 statements

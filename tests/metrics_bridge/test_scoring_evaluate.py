@@ -90,8 +90,8 @@ def test_mismatched_inputs_are_refused():
 def test_a_metric_run_stores_what_evaluate_returns():
     from corpus.models import Caption, CaptioningSystem, Clip, Dataset
     from metrics_bridge.models import MetricRun, MetricScore
-    from metrics_bridge.services.plans import ALL_REFERENCES
-    from metrics_bridge.services.runs import metric_run_create
+    from metrics_bridge.services.runs.plans import ALL_REFERENCES
+    from metrics_bridge.services.runs.runs import metric_run_create
     from metrics_bridge.tasks.runs import execute_metric_run
 
     dataset = Dataset.objects.create(name="evaluate-equivalence")

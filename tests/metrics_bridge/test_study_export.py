@@ -18,7 +18,7 @@ from django.utils import timezone
 from corpus.models import Dataset
 from metrics_bridge.agreement import protocol
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.agreement import agreement_report_build, agreement_table
+from metrics_bridge.services.evaluation.agreement import agreement_report_build, agreement_table
 from metrics_bridge.tasks.runs import enqueue_chunks
 from ratings.crowd_platforms import Arrival
 from ratings.models import AssignmentItem, PairwiseVote

@@ -15,7 +15,7 @@ from scipy import stats
 
 from corpus.models import Caption
 from metrics_bridge.agreement.inter_rater import icc_2k_of_ratings
-from metrics_bridge.services.thumbs_report import thumbs_report_table
+from metrics_bridge.services.evaluation.thumbs_report import thumbs_report_table
 from ratings.models import Assignment, AssignmentItem, Campaign, ThumbsRating
 from tests.ratings.campaign_data import corpus_build
 

@@ -18,8 +18,8 @@ from django.core.management import call_command
 
 from corpus.models import Caption, Clip, Dataset
 from metrics_bridge.agreement import calibration
-from metrics_bridge.services import benchmark, dashboards, transfer
-from metrics_bridge.services import calibration as calibration_service
+from metrics_bridge.services.evaluation import benchmark, dashboards, transfer
+from metrics_bridge.services.evaluation import calibration as calibration_service
 from ratings.models import CaptionPair
 from ratings.services.pairwise_import import pairwise_judgements_import
 
@@ -120,7 +120,7 @@ class FitSpy:
             monkeypatch.setattr(calibration_transfer, "fit_transfer_model", fit_transfer)
         for module in (calibration_service, transfer, benchmark):
             monkeypatch.setattr(module, "calibrated_transfer", transfer_spy, raising=False)
-        from metrics_bridge.services import agreement
+        from metrics_bridge.services.evaluation import agreement
 
         monkeypatch.setattr(agreement, "calibrated_transfer", transfer_spy, raising=False)
 

@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from corpus.models import Caption, Clip, Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
-from metrics_bridge.services import chunk_scoring, runs
-from metrics_bridge.services import chunks as chunk_service
-from metrics_bridge.services.chunks import (
+from metrics_bridge.services.runs import chunk_scoring, runs
+from metrics_bridge.services.runs import chunks as chunk_service
+from metrics_bridge.services.runs.chunks import (
     ChunkOutcome,
     LeaseKeeper,
     chunk_claim,
@@ -20,7 +20,7 @@ from metrics_bridge.services.chunks import (
     chunks_recover,
     chunks_release_of_gone_worker,
 )
-from metrics_bridge.services.runs import metric_run_cancel, metric_run_create
+from metrics_bridge.services.runs.runs import metric_run_cancel, metric_run_create
 
 # db_specific: claims and leases are conditional UPDATEs; their exactly-once rests on the engine
 pytestmark = pytest.mark.db_specific

@@ -13,9 +13,9 @@ import time
 import pytest
 
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
-from metrics_bridge.services import runs
-from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
-from metrics_bridge.services.workers import live_workers
+from metrics_bridge.services.runs import runs
+from metrics_bridge.services.runs.runs import metric_run_create, metric_run_dispatch
+from metrics_bridge.services.runs.workers import live_workers
 from metrics_bridge.tasks.runs import current_broker, enqueue_chunks
 from tests.celery_worker import worker_env
 from tests.chunk_gate import ChunkGate

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from demo import build as demo_build
 from demo.management.commands import demo
 from metrics_bridge.models import MetricRun
-from metrics_bridge.services.dataset_runs import dataset_run_create
+from metrics_bridge.services.evaluation.dataset_runs import dataset_run_create
 from metrics_bridge.tasks.runs import execute_metric_run
 from tests.metrics_bridge.test_metric_runs_worker import make_dataset
 
@@ -99,7 +99,7 @@ def test_building_the_demo_corpus_again_leaves_its_dashboards_current():
     fingerprint moves and the demo's dashboards and the benchmark are computed again at every start."""
     from corpus.models import Caption
     from demo.dataset import demo_corpus_ensure
-    from metrics_bridge.services.dashboard_cache import dataset_fingerprint
+    from metrics_bridge.services.evaluation.dashboard_cache import dataset_fingerprint
 
     dataset = demo_corpus_ensure()
     captions = Caption.objects.filter(clip__dataset=dataset)

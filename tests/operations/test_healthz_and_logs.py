@@ -16,7 +16,7 @@ from common.structured_log import JsonLinesFormatter
 from config import healthz
 from config.healthz import worker_check_key
 from metrics_bridge.models import WorkerHeartbeat
-from metrics_bridge.services.runs import metric_run_create
+from metrics_bridge.services.runs.runs import metric_run_create
 from metrics_bridge.tasks.runs import current_broker, execute_metric_run
 from ratings.services.pairwise_import import pairwise_judgements_import
 

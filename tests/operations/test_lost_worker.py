@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from metrics_bridge.models import MetricRun, MetricScore, WorkerHeartbeat
 from metrics_bridge.selectors_runs import run_activity
-from metrics_bridge.services.runs import metric_run_create
-from metrics_bridge.services.workers import live_workers
+from metrics_bridge.services.runs.runs import metric_run_create
+from metrics_bridge.services.runs.workers import live_workers
 from metrics_bridge.tasks.runs import current_broker
 from tests.celery_worker import worker_env
 from tests.chunk_gate import ChunkGate

@@ -4,8 +4,8 @@ broker's bad/ folder and goes on scoring (with kombu's own filesystem transport,
 import pytest
 
 from metrics_bridge.models import MetricRun
-from metrics_bridge.services.runs import metric_run_create, metric_run_dispatch
-from metrics_bridge.services.workers import live_workers
+from metrics_bridge.services.runs.runs import metric_run_create, metric_run_dispatch
+from metrics_bridge.services.runs.workers import live_workers
 from metrics_bridge.tasks.runs import current_broker, enqueue_chunks
 from tests.metrics_bridge.test_metric_runs_worker import expected_values, make_dataset, stored_values, wait_for
 

@@ -81,7 +81,7 @@ def test_a_worker_caps_its_numeric_threads(transactional_db, tmp_path):
 
 def test_the_temporary_worker_of_a_waiting_command_keeps_normal_priority(embedded_celery, tmp_path, monkeypatch):
     # compute_metrics --wait, the demo build: someone waits on it, and ./scripts/run builds the demo before serving
-    from metrics_bridge.services.workers import live_workers
+    from metrics_bridge.services.runs.workers import live_workers
     from metrics_bridge.tasks.runs import current_broker
     from metrics_bridge.worker_process import WorkerOnDemand
     from tests.celery_worker import worker_env

@@ -459,9 +459,9 @@ def test_gold_pairs_are_checks_not_items(pairwise_study):
 
 
 def test_an_excluded_thumbs_participant_and_catch_captions_count_in_no_figure_or_export(make_user):
-    from metrics_bridge.services.dashboards import caption_page_data
-    from metrics_bridge.services.leaderboard import thumbs_means
-    from metrics_bridge.services.thumbs_report import campaign_rating_rows
+    from metrics_bridge.services.evaluation.dashboards import caption_page_data
+    from metrics_bridge.services.evaluation.leaderboard import thumbs_means
+    from metrics_bridge.services.evaluation.thumbs_report import campaign_rating_rows
     from ratings.services.study_exclusion import participant_exclude
     from ratings.services.study_export import study_thumbs_csv
 

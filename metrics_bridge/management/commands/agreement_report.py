@@ -6,9 +6,9 @@ from metrics_bridge.management.arguments import dataset_named, metric_names_from
 from metrics_bridge.management.checks import check_for_computing
 from metrics_bridge.management.report_commands import RUN_FAILURES, not_computed_error
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.agreement import report_columns
-from metrics_bridge.services.calibration import dataset_detector_note, disjoint_sources
-from metrics_bridge.services.transfer import agreement_report_led
+from metrics_bridge.services.evaluation.agreement import report_columns
+from metrics_bridge.services.evaluation.calibration import dataset_detector_note, disjoint_sources
+from metrics_bridge.services.evaluation.transfer import agreement_report_led
 from metrics_bridge.worker_process import WorkerOnDemand
 
 
@@ -60,7 +60,7 @@ class Command(BaseCommand):
             with WorkerOnDemand(say=self.stderr.write, warm_up=metric_names or registry.all_metric_names()) as enqueue:
                 enqueue.ensure_worker()
                 check_for_computing(self)
-                # led by CALIBRATED trained elsewhere, the in-study figure beside it (services/transfer.py)
+                # led by CALIBRATED trained elsewhere, the in-study figure beside it (services/evaluation/transfer.py)
                 report = agreement_report_led(
                     dataset=dataset_row,
                     metric_names=metric_names,

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import AnnotationCampaign
 from corpus.models import Dataset
 from metrics_bridge.agreement.annotation_agreement import FACTORS
-from metrics_bridge.services.annotation_agreement import dataset_annotation_agreement
+from metrics_bridge.services.evaluation.annotation_agreement import dataset_annotation_agreement
 
 
 class Command(BaseCommand):

@@ -5,8 +5,8 @@ from metrics_bridge.management.checks import check_for_computing
 from metrics_bridge.management.report_commands import RUN_FAILURES, not_computed_error
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.dataset_runs import dataset_run_create
-from metrics_bridge.services.runs import (
+from metrics_bridge.services.evaluation.dataset_runs import dataset_run_create
+from metrics_bridge.services.runs.runs import (
     MetricsMissingError,
     metric_run_dispatch,
     metrics_missing_check,

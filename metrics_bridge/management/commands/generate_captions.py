@@ -15,14 +15,14 @@ from metrics_bridge.captioning.prompts import (
 from metrics_bridge.captioning.providers import DEFAULT_KEY_VARIABLES, PROVIDERS, KeyScopeError, key_variable_check
 from metrics_bridge.management.report_commands import metric_names_option
 from metrics_bridge.models import CaptioningJob, MetricRun
-from metrics_bridge.services.captioning import (
+from metrics_bridge.services.captioning.jobs import (
     CaptioningSetupError,
     captioning_job_create,
     captioning_job_run,
     captioning_job_score,
     captioning_job_summary,
 )
-from metrics_bridge.services.runs import metric_run_dispatch, metric_run_execute
+from metrics_bridge.services.runs.runs import metric_run_dispatch, metric_run_execute
 from metrics_bridge.tasks.runs import enqueue_chunks
 from metrics_bridge.worker_process import WorkerOnDemand
 

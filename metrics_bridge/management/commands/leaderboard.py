@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from corpus.models import Dataset
 from metrics_bridge.exports import leaderboard_csv
 from metrics_bridge.management.report_commands import metric_names_option, report_with_progress
-from metrics_bridge.services.leaderboard import leaderboard_build
+from metrics_bridge.services.evaluation.leaderboard import leaderboard_build
 
 
 class Command(BaseCommand):

@@ -7,8 +7,8 @@ from metrics_bridge.management.arguments import dataset_named, metric_names_from
 from metrics_bridge.management.checks import check_for_computing
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.benchmark import benchmark_datasets, benchmark_table_for_command
-from metrics_bridge.services.runs import metric_run_create, metric_run_execute
+from metrics_bridge.services.evaluation.benchmark import benchmark_datasets, benchmark_table_for_command
+from metrics_bridge.services.runs.runs import metric_run_create, metric_run_execute
 from metrics_bridge.worker_process import WorkerOnDemand
 
 

@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from metrics_bridge.management.arguments import dataset_named, metric_names_from
-from metrics_bridge.services.sensitivity import (
+from metrics_bridge.services.evaluation.sensitivity import (
     ordered_perturbations,
     sensitivity_report_compute,
     sensitivity_report_create,

@@ -4,7 +4,7 @@ import math
 from django.core.management.base import BaseCommand, CommandError
 
 from metrics_bridge.management.report_commands import metric_names_option, report_with_progress
-from metrics_bridge.services.thumbs_report import thumbs_report_build
+from metrics_bridge.services.evaluation.thumbs_report import thumbs_report_build
 from ratings.models import Campaign
 
 

@@ -58,7 +58,7 @@ from metrics_bridge.captioning.providers import (
 )
 from metrics_bridge.captioning.runner import ClipOutcome, ClipRequest, RetryPolicy, caption_all
 from metrics_bridge.models import CaptioningJob, CaptioningJobItem, MetricRun, ModelAnswer
-from metrics_bridge.services.dataset_runs import dataset_run_create
+from metrics_bridge.services.evaluation.dataset_runs import dataset_run_create
 
 logger = logging.getLogger("captioneval.captioning")
 
@@ -440,8 +440,8 @@ def captioning_job_file(*, job: CaptioningJob) -> CaptioningJob:
 
 
 def captioning_job_score(*, job: CaptioningJob, metric_names: list[str] | None = None, requested_by=None) -> MetricRun:
-    """Plan the dataset's metric run (metrics_bridge/services/dataset_runs.py: the new captions' scores and the
-    system scores, everything the pages show) for what is missing: `metric_names`, else the CAPTIONING_METRICS
+    """Plan the dataset's metric run (metrics_bridge/services/evaluation/dataset_runs.py: the new captions' scores
+    and the system scores, everything the pages show) for what is missing: `metric_names`, else the CAPTIONING_METRICS
     setting, else every metric that can run here (LLM judges included when an endpoint is configured). Nothing
     is sent yet: the caller dispatches it or waits for it."""
     metric_names = metric_names or list(settings.CAPTIONING_METRICS) or None

@@ -18,7 +18,7 @@ from corpus.models import Dataset
 from metrics_bridge import selectors
 from metrics_bridge.agreement import calibration, fingerprints, intervals, records
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.agreement import (
+from metrics_bridge.services.evaluation.agreement import (
     CALIBRATED,
     _dataset_clips,
     _metric_reports,
@@ -27,11 +27,16 @@ from metrics_bridge.services.agreement import (
     calibrated_cross_validation,
     report_columns,
 )
-from metrics_bridge.services.calibration import dataset_content, detector_check, disjoint_sources, model_versions
-from metrics_bridge.services.contexts import metric_resources
-from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprints
-from metrics_bridge.services.system_scores import current_versions
-from metrics_bridge.services.transfer import TRAINED_ELSEWHERE, fit_elsewhere, headline
+from metrics_bridge.services.evaluation.calibration import (
+    dataset_content,
+    detector_check,
+    disjoint_sources,
+    model_versions,
+)
+from metrics_bridge.services.evaluation.dashboard_cache import cached_payload, dataset_fingerprints
+from metrics_bridge.services.evaluation.transfer import TRAINED_ELSEWHERE, fit_elsewhere, headline
+from metrics_bridge.services.runs.contexts import metric_resources
+from metrics_bridge.services.runs.system_scores import current_versions
 from ratings.models import CaptionPair
 
 #: below this many counted pairs a figure moves by several points from one pair to the next: the table says so
@@ -237,7 +242,7 @@ def benchmark_fingerprint(*, datasets: list[Dataset]) -> str:
 
 def benchmark_state():
     """What the page shows at once: the stored table and whether it is still current (CacheState)."""
-    from metrics_bridge.services.dashboard_cache import cached_state
+    from metrics_bridge.services.evaluation.dashboard_cache import cached_state
 
     return cached_state(key=BENCHMARK_KEY, fingerprint=benchmark_fingerprint(datasets=benchmark_datasets()))
 
@@ -270,9 +275,9 @@ def agreement_pairs(*, dataset: Dataset, metric: str) -> dict:
     "score_a", "score_b", "answer", "prediction", "correct"}], "unscorable": [...]}. KeyError for an unknown metric.
     """
     from metrics_bridge.agreement import protocols
-    from metrics_bridge.services.agreement import metric_agreement
-    from metrics_bridge.services.contexts import version_context_for
-    from metrics_bridge.services.plans import gold_fingerprints_by_caption
+    from metrics_bridge.services.evaluation.agreement import metric_agreement
+    from metrics_bridge.services.runs.contexts import version_context_for
+    from metrics_bridge.services.runs.plans import gold_fingerprints_by_caption
 
     scorer = registry.scorer_for(metric)
     clips = _dataset_clips(dataset)

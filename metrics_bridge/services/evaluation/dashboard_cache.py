@@ -94,7 +94,7 @@ def dataset_fingerprints(*, datasets: list[Dataset]) -> dict[int, str]:
     """{dataset id: its fingerprint}, in the same seven queries for any number of datasets (a page that needs
     several, such as the agreement page's trained-elsewhere part or the benchmark, asks for them together)."""
     from metrics_bridge.scoring import registry
-    from metrics_bridge.services.system_scores import current_versions
+    from metrics_bridge.services.runs.system_scores import current_versions
 
     ids = sorted({dataset.pk for dataset in datasets})
     if not ids:

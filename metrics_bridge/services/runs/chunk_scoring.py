@@ -1,6 +1,7 @@
 """Scoring one chunk of a metric run: its requests through its scorer, giving the rows to store.
 
-Caption chunks are scored here; a leaderboard run's chunks (system-level) by metrics_bridge/services/system_scores.py.
+Caption chunks are scored here; a leaderboard run's chunks (system-level) by
+metrics_bridge/services/runs/system_scores.py.
 This module sits above both runs.py and system_scores.py (which builds on runs.py), so neither imports the
 other back. The chunk service (chunks.py) stores what it returns under the chunk's lease.
 """
@@ -11,17 +12,17 @@ from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, Refere
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import gold_annotation_fingerprint, scorer_version, uses_gold_annotations
 from metrics_bridge.selectors import dataset_texts
-from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.plans import context_with_gold, scoring_requests_for
-from metrics_bridge.services.reference_sets import reference_set_key, reference_sets_ensure
-from metrics_bridge.services.score_storage import ScoreRow
-from metrics_bridge.services.system_scores import is_system_chunk, system_chunk_score
+from metrics_bridge.services.runs.contexts import scoring_context_for
+from metrics_bridge.services.runs.plans import context_with_gold, scoring_requests_for
+from metrics_bridge.services.runs.reference_sets import reference_set_key, reference_sets_ensure
+from metrics_bridge.services.runs.score_storage import ScoreRow
+from metrics_bridge.services.runs.system_scores import is_system_chunk, system_chunk_score
 
 
 def chunk_score(*, chunk: MetricRunChunk) -> list[ScoreRow | MetricScore | SystemScore]:
     """Run the chunk's scorer over its requests; returns the rows to store: ScoreRow tuples (see
     score_storage), or for a leaderboard run's chunk unsaved SystemScore and MetricScore rows (see
-    metrics_bridge/services/system_scores.py)."""
+    metrics_bridge/services/runs/system_scores.py)."""
     if is_system_chunk(chunk):
         return system_chunk_score(chunk=chunk)
 

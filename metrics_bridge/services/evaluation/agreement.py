@@ -10,17 +10,21 @@ from metrics_bridge.selectors import (
     dataset_clip_rows,
     dataset_scored_metric_names,
 )
-from metrics_bridge.services.calibration import calibrated_cross_validation, calibrated_transfer, model_versions_tag
-from metrics_bridge.services.contexts import version_context_for
-from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprint
-from metrics_bridge.services.plans import (
+from metrics_bridge.services.evaluation.calibration import (
+    calibrated_cross_validation,
+    calibrated_transfer,
+    model_versions_tag,
+)
+from metrics_bridge.services.evaluation.dashboard_cache import cached_payload, dataset_fingerprint
+from metrics_bridge.services.runs.contexts import version_context_for
+from metrics_bridge.services.runs.plans import (
     fense_label,
     gold_fingerprints_by_caption,
     protocol_clips,
     scorer_reference_context,
 )
-from metrics_bridge.services.reference_sets import reference_set_key
-from metrics_bridge.services.runs import (
+from metrics_bridge.services.runs.reference_sets import reference_set_key
+from metrics_bridge.services.runs.runs import (
     metric_run_create,
     metric_run_execute,
     metrics_missing_check,

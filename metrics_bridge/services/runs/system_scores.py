@@ -7,7 +7,7 @@ only scores of exactly the current inputs are read back (`current_system_scores`
 Chunks of a leaderboard run carry `{"system_level": true, "dataset_id": ..., "system_id": ...}` per
 system instead of caption requests; `chunk_scoring.chunk_score` hands them to `system_chunk_score`, which returns
 unsaved SystemScore rows (and the caption scores computed on the way): the chunk service stores them in
-the transaction that finishes the chunk under its lease (metrics_bridge/services/chunks.py), so a
+the transaction that finishes the chunk under its lease (metrics_bridge/services/runs/chunks.py), so a
 leaderboard run has the same claiming, leases, attempt cap, progress and recovery as any metric run.
 Like every service, this module never imports Celery: the caller passes `enqueue`.
 """
@@ -22,10 +22,10 @@ from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, Refere
 from metrics_bridge.scoring import registry, system_level
 from metrics_bridge.scoring.base import ScoreResult, ScoringRequest, gold_annotation_fingerprint, scorer_version
 from metrics_bridge.selectors import gold_annotations_by_clip
-from metrics_bridge.services.contexts import scoring_context_for, version_context_for
-from metrics_bridge.services.plans import reference_context
-from metrics_bridge.services.reference_sets import reference_set_key, reference_sets_ensure
-from metrics_bridge.services.runs import (
+from metrics_bridge.services.runs.contexts import scoring_context_for, version_context_for
+from metrics_bridge.services.runs.plans import reference_context
+from metrics_bridge.services.runs.reference_sets import reference_set_key, reference_sets_ensure
+from metrics_bridge.services.runs.runs import (
     Enqueue,
     metric_run_chunks_save,
     metric_run_execute,
@@ -172,7 +172,7 @@ def system_scores_run_create(
     *, dataset: Dataset, metric_names: list[str] | None = None, requested_by=None
 ) -> MetricRun:
     """A run of system scores only (the `leaderboard` command computes what it prints); runs started from the
-    pages plan these chunks as part of a whole dataset run (metrics_bridge/services/dataset_runs.py).
+    pages plan these chunks as part of a whole dataset run (metrics_bridge/services/evaluation/dataset_runs.py).
 
     Nothing is queued yet (`metric_run_dispatch` or `run_to_completion` send the chunks). As in
     `runs.metric_run_create`, reading the data happens before the write transaction.

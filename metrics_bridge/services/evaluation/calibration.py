@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from corpus.models import Caption, Clip, Dataset
 from metrics_bridge.agreement import calibration, calibration_transfer, fingerprints
 from metrics_bridge.agreement.protocol import AgreementReport
-from metrics_bridge.services.contexts import metric_resources
+from metrics_bridge.services.runs.contexts import metric_resources
 from ratings.models import CaptionPair
 
 FLUENCY_FEATURE = "fluency_error"

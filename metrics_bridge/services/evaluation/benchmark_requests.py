@@ -8,13 +8,13 @@ import logging
 import traceback
 
 from common.structured_log import log_event
-from metrics_bridge.services.benchmark import (
+from metrics_bridge.services.evaluation.benchmark import (
     BENCHMARK_KEY,
     benchmark_datasets,
     benchmark_fingerprint,
     benchmark_page_data,
 )
-from metrics_bridge.services.dashboard_cache import (
+from metrics_bridge.services.evaluation.dashboard_cache import (
     computation_begin,
     computation_fail,
     computation_request,

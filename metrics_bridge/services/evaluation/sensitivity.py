@@ -23,8 +23,8 @@ from metrics_bridge.scoring import registry
 from metrics_bridge.selectors import attribute_tag_library, dataset_clip_rows
 from metrics_bridge.sensitivity.analysis import build_items, sensitivity_table
 from metrics_bridge.sensitivity.perturbations import PERTURBATIONS, Perturber
-from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.runs import requested_scorers_for, scorer_version
+from metrics_bridge.services.runs.contexts import scoring_context_for
+from metrics_bridge.services.runs.runs import requested_scorers_for, scorer_version
 
 logger = logging.getLogger(__name__)
 

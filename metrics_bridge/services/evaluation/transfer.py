@@ -19,15 +19,15 @@ import math
 from corpus.models import Dataset
 from metrics_bridge.agreement import calibration, intervals
 from metrics_bridge.agreement.protocol import AgreementReport
-from metrics_bridge.services.agreement import (
+from metrics_bridge.services.evaluation.agreement import (
     _dataset_clips,
     _metric_reports,
     _row,
     agreement_report_build,
     report_columns,
 )
-from metrics_bridge.services.calibration import calibrated_transfer, disjoint_sources, model_versions_tag
-from metrics_bridge.services.dashboard_cache import cached_payload, dataset_fingerprints
+from metrics_bridge.services.evaluation.calibration import calibrated_transfer, disjoint_sources, model_versions_tag
+from metrics_bridge.services.evaluation.dashboard_cache import cached_payload, dataset_fingerprints
 from ratings.models import CaptionPair
 
 TRAINED_ELSEWHERE = "CALIBRATED (trained elsewhere)"
@@ -210,7 +210,7 @@ def scored_metric_names(*, dataset: Dataset) -> list[str]:
     """Metrics with stored scores for the dataset at their current versions (complete or not)."""
     from metrics_bridge import selectors
     from metrics_bridge.scoring import registry
-    from metrics_bridge.services.system_scores import current_versions
+    from metrics_bridge.services.runs.system_scores import current_versions
 
     versions = current_versions(registry.all_metric_names(), dataset=dataset)
     return selectors.dataset_scored_metric_names(dataset=dataset, versions=versions)
@@ -253,7 +253,7 @@ def transfer_summary(*, dataset: Dataset) -> dict:
 
 
 def _pair_counts_of(dataset: Dataset, clips: list) -> dict:
-    from metrics_bridge.services.agreement import _pair_counts
+    from metrics_bridge.services.evaluation.agreement import _pair_counts
 
     return _pair_counts(clips, dataset.agreement_protocol)
 

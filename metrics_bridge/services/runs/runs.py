@@ -1,7 +1,7 @@
 """Metric runs: plan the work, split it into chunks, hand the chunks to the workers, follow progress.
 
 Every step is safe to repeat: chunks are claimed and finished under a lease
-(metrics_bridge/services/chunks.py), scores are upserted on (metric, version, caption,
+(metrics_bridge/services/runs/chunks.py), scores are upserted on (metric, version, caption,
 reference set), and progress is recounted from chunk rows rather than incremented. This
 module never imports Celery: callers pass `enqueue`, the function that sends task messages.
 """
@@ -23,14 +23,14 @@ from metrics_bridge.agreement.protocol import scorer_batching
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import scorer_version, uses_gold_annotations
-from metrics_bridge.services.contexts import scoring_context_for
-from metrics_bridge.services.plans import (
+from metrics_bridge.services.runs.contexts import scoring_context_for
+from metrics_bridge.services.runs.plans import (
     PlannedBatch,
     chunk_requests_for,
     dataset_scoring_plan,
     gold_fingerprints_by_caption,
 )
-from metrics_bridge.services.reference_sets import reference_sets_ensure
+from metrics_bridge.services.runs.reference_sets import reference_sets_ensure
 
 logger = logging.getLogger("captioneval.metric_runs")
 
@@ -167,7 +167,8 @@ def _sending_order(chunks: list[MetricRunChunk], slow: set[str], *, slow_last: b
 class RunPlan:
     """A planned run before it is saved: the run row, its scorers and the chunks planned so far (unsaved).
 
-    Planners of other levels (system scores, THumBS campaign corpora: metrics_bridge/services/dataset_runs.py)
+    Planners of other levels (system scores, THumBS campaign corpora:
+    metrics_bridge/services/evaluation/dataset_runs.py)
     add their chunks and reference sets to it before `metric_run_plan_save`.
     """
 
@@ -252,7 +253,7 @@ def metric_run_create(
     """Plan and save a run of caption scores (see metric_run_plan). Nothing is queued yet.
 
     A run started from a page, the API, `compute_metrics` or the demo plans more than this: system scores
-    and THumBS corpora too (metrics_bridge/services/dataset_runs.py). `slow_resources_loading`: the run goes
+    and THumBS corpora too (metrics_bridge/services/evaluation/dataset_runs.py). `slow_resources_loading`: the run goes
     to a worker started for it, whose slow resources are still loading (see _sending_order).
 
     The planning (loading scorers, reading the dataset) happens before the write transaction: on SQLite

@@ -23,7 +23,7 @@ from corpus.models import Caption, Dataset
 from metrics_bridge.models import SystemScore
 from metrics_bridge.scoring.base import DOMAINS
 from metrics_bridge.scoring.system_level import JUDGE_3D, JUDGE_DIMENSIONS
-from metrics_bridge.services.system_scores import current_system_scores, system_inputs
+from metrics_bridge.services.runs.system_scores import current_system_scores, system_inputs
 
 OVERALL = "overall"
 

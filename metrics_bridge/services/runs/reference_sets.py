@@ -5,7 +5,7 @@ import json
 from functools import lru_cache
 
 from metrics_bridge.models import ReferenceSet
-from metrics_bridge.services.bulk_sql import insert_rows
+from metrics_bridge.services.runs.bulk_sql import insert_rows
 
 
 @lru_cache(maxsize=200_000)  # planning and reports ask for the same (texts, context) many times

@@ -21,9 +21,9 @@ from django.db.models import Avg, BooleanField, Count, ExpressionWrapper, F, Flo
 from corpus.models import Dataset
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.system_level import JUDGE_3D
-from metrics_bridge.services.leaderboard_domains import domain_table
-from metrics_bridge.services.runs import metrics_missing_check
-from metrics_bridge.services.system_scores import (
+from metrics_bridge.services.evaluation.leaderboard_domains import domain_table
+from metrics_bridge.services.runs.runs import metrics_missing_check
+from metrics_bridge.services.runs.system_scores import (
     current_system_scores,
     run_to_completion,
     system_inputs,

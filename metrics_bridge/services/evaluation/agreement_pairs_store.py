@@ -19,8 +19,8 @@ from django.db import transaction
 from common.structured_log import log_event
 from corpus.models import Dataset
 from metrics_bridge.models import DashboardCache
-from metrics_bridge.services.benchmark import agreement_pairs
-from metrics_bridge.services.dashboard_cache import (
+from metrics_bridge.services.evaluation.benchmark import agreement_pairs
+from metrics_bridge.services.evaluation.dashboard_cache import (
     CacheState,
     cached_payload,
     cached_state,

@@ -20,10 +20,10 @@ from metrics_bridge.agreement.statistics import metric_human_correlations
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import scorer_version, uses_gold_annotations
-from metrics_bridge.services.contexts import version_context_for
-from metrics_bridge.services.plans import PlannedBatch, chunk_requests_for, gold_fingerprints_by_caption
-from metrics_bridge.services.runs import chunks_for, metric_run_chunks_save, scorer_chunk
-from metrics_bridge.services.system_scores import current_versions, requested_scorers, run_to_completion
+from metrics_bridge.services.runs.contexts import version_context_for
+from metrics_bridge.services.runs.plans import PlannedBatch, chunk_requests_for, gold_fingerprints_by_caption
+from metrics_bridge.services.runs.runs import chunks_for, metric_run_chunks_save, scorer_chunk
+from metrics_bridge.services.runs.system_scores import current_versions, requested_scorers, run_to_completion
 from ratings.models import Assignment, Campaign, ThumbsRating
 from ratings.selectors import campaign_included_thumbs_ratings
 

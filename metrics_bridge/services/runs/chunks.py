@@ -32,9 +32,9 @@ from django.utils import timezone
 from common.structured_log import log_event
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, SystemScore
 from metrics_bridge.scoring import registry
-from metrics_bridge.services.chunk_scoring import chunk_score
-from metrics_bridge.services.runs import Enqueue, chunks_mark_dispatched, metric_run_refresh_progress
-from metrics_bridge.services.score_storage import ScoreRow, metric_scores_upsert
+from metrics_bridge.services.runs.chunk_scoring import chunk_score
+from metrics_bridge.services.runs.runs import Enqueue, chunks_mark_dispatched, metric_run_refresh_progress
+from metrics_bridge.services.runs.score_storage import ScoreRow, metric_scores_upsert
 
 logger = logging.getLogger("captioneval.metric_runs")
 Status = MetricRunChunk.Status

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from corpus.models import Caption, CaptioningSystem, Dataset
-from metrics_bridge.services.leaderboard import leaderboard_table
+from metrics_bridge.services.evaluation.leaderboard import leaderboard_table
 from ratings.models import Campaign, CaptionPair
 from ratings.services.campaigns import CampaignSetupError, campaign_create
 from ratings.services.pair_generation import PairGenerationError, pairs_generate

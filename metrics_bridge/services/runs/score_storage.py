@@ -14,7 +14,7 @@ from django.db import connection
 from django.utils import timezone
 
 from metrics_bridge.models import MetricScore
-from metrics_bridge.services.bulk_sql import insert_rows
+from metrics_bridge.services.runs.bulk_sql import insert_rows
 
 
 class ScoreRow(NamedTuple):

@@ -3,12 +3,12 @@
 What a finished run has stored, for each metric it ran (only what was missing is planned):
 - caption scores of the FENSE protocol batches of the dataset's judged pairs: the agreement table;
 - every candidate caption against all of its clip's references: the caption page, the leaderboard's
-  caption means and the THumBS correlations (metrics_bridge/services/plans.py);
+  caption means and the THumBS correlations (metrics_bridge/services/runs/plans.py);
 - for corpus-level metrics (CIDEr-D, DATE), each THumBS campaign's rated captions as their own corpus:
-  the THumBS correlations (metrics_bridge/services/thumbs_report.py);
+  the THumBS correlations (metrics_bridge/services/evaluation/thumbs_report.py);
 - system-level scores of each captioning system's current captions (pycocoevalcap's corpus scores for
   the n-gram metrics, means of caption scores for the others): the leaderboard
-  (metrics_bridge/services/system_scores.py). These chunks go last: they read the caption scores the
+  (metrics_bridge/services/runs/system_scores.py). These chunks go last: they read the caption scores the
   others store instead of computing them again.
 One run, one progress bar, one "done": no page says "not computed" for what it computed. The pages' Compute
 buttons, the API, `compute_metrics` and the demo all start this run; `agreement_report` plans the protocol
@@ -22,9 +22,9 @@ from django.db import transaction
 from common.structured_log import log_event
 from corpus.models import Dataset
 from metrics_bridge.models import MetricRun
-from metrics_bridge.services.runs import Enqueue, metric_run_dispatch, metric_run_plan, metric_run_plan_save
-from metrics_bridge.services.system_scores import system_chunks_plan
-from metrics_bridge.services.thumbs_report import campaign_chunks_plan
+from metrics_bridge.services.evaluation.thumbs_report import campaign_chunks_plan
+from metrics_bridge.services.runs.runs import Enqueue, metric_run_dispatch, metric_run_plan, metric_run_plan_save
+from metrics_bridge.services.runs.system_scores import system_chunks_plan
 from ratings.models import Campaign
 
 logger = logging.getLogger("captioneval.metric_runs")

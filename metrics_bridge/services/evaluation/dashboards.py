@@ -1,7 +1,7 @@
 """What the admin dashboards show, assembled from stored scores and judgements and stored per data state.
 
 Each `*_page_data` returns plain JSON-able data, recomputed only when the dataset's fingerprint
-(metrics_bridge/services/dashboard_cache.py) changed since it was last computed. Workers call them (and
+(metrics_bridge/services/evaluation/dashboard_cache.py) changed since it was last computed. Workers call them (and
 CALIBRATED's fit, a part of the agreement page of its own); page views only read what is stored
 (`dashboard_live`) and ask the workers for what is stale (`dashboard_parts_request`), so a view is cheap
 whatever the computation costs. Nothing here starts a metric computation: pages offer a button for that.
@@ -24,7 +24,7 @@ from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import gold_annotation_fingerprint, uses_gold_annotations
 from metrics_bridge.selectors import dataset_clip_rows, gold_annotations_by_clip
-from metrics_bridge.services.agreement import (
+from metrics_bridge.services.evaluation.agreement import (
     SPLITS,
     _request_key,
     _stored_scores,
@@ -33,8 +33,7 @@ from metrics_bridge.services.agreement import (
     calibration_summary,
     report_columns,
 )
-from metrics_bridge.services.contexts import version_context_for
-from metrics_bridge.services.dashboard_cache import (
+from metrics_bridge.services.evaluation.dashboard_cache import (
     CacheState,
     cached_payload,
     cached_state,
@@ -46,12 +45,31 @@ from metrics_bridge.services.dashboard_cache import (
     dataset_fingerprint,
     dataset_fingerprints,
 )
-from metrics_bridge.services.leaderboard import leaderboard_table, pairwise_win_counts_by_clip, win_rate_intervals
-from metrics_bridge.services.leaderboard_domains import domain_fingerprint
-from metrics_bridge.services.plans import GOLD_MARK, gold_fingerprints_by_caption, protocol_clips, reference_context
-from metrics_bridge.services.system_scores import current_versions, system_inputs
-from metrics_bridge.services.thumbs_report import campaign_rating_rows, caption_metric_values, thumbs_report_table
-from metrics_bridge.services.transfer import candidate_sources, transfer_fingerprint, transfer_key, transfer_summary
+from metrics_bridge.services.evaluation.leaderboard import (
+    leaderboard_table,
+    pairwise_win_counts_by_clip,
+    win_rate_intervals,
+)
+from metrics_bridge.services.evaluation.leaderboard_domains import domain_fingerprint
+from metrics_bridge.services.evaluation.thumbs_report import (
+    campaign_rating_rows,
+    caption_metric_values,
+    thumbs_report_table,
+)
+from metrics_bridge.services.evaluation.transfer import (
+    candidate_sources,
+    transfer_fingerprint,
+    transfer_key,
+    transfer_summary,
+)
+from metrics_bridge.services.runs.contexts import version_context_for
+from metrics_bridge.services.runs.plans import (
+    GOLD_MARK,
+    gold_fingerprints_by_caption,
+    protocol_clips,
+    reference_context,
+)
+from metrics_bridge.services.runs.system_scores import current_versions, system_inputs
 from ratings.models import AssignmentItem, Campaign, CaptionPair, ThumbsRating
 from ratings.selectors import included_thumbs_ratings, included_votes
 

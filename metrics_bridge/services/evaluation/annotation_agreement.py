@@ -16,7 +16,7 @@ from corpus.models import Clip, Dataset
 from metrics_bridge.agreement.annotation_agreement import AgreementReport, annotation_agreement, matched_events
 from metrics_bridge.scoring.xace.scorer import TagLibrary
 from metrics_bridge.selectors import attribute_tag_library
-from metrics_bridge.services.dashboard_cache import (
+from metrics_bridge.services.evaluation.dashboard_cache import (
     CacheState,
     cached_payload,
     cached_state,
@@ -24,7 +24,7 @@ from metrics_bridge.services.dashboard_cache import (
     computation_fail,
     computation_request,
 )
-from metrics_bridge.services.phrase_vectors import cached_phrase_vectors
+from metrics_bridge.services.evaluation.phrase_vectors import cached_phrase_vectors
 
 SUBMITTED = Q(status=ExpertAnnotation.Status.SUBMITTED)
 
