@@ -192,7 +192,7 @@ def protocol_plan_of_imported_rows():
     from django.db import connections
 
     from corpus.models import Dataset
-    from metrics_bridge.selectors import dataset_clip_rows
+    from metrics_bridge.selectors.scoring_inputs import dataset_clip_rows
     from metrics_bridge.services.runs.plans import protocol_clips
 
     clip_rows = dataset_clip_rows(dataset=Dataset.objects.get(name="clotho-eval"))

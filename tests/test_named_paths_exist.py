@@ -3,7 +3,7 @@
 A moved or deleted file leaves its old path behind in prose nobody runs; readers then look for a file that is not
 there. A path is a word starting with one of the repository's top-level folders (`metrics_bridge/agreement/NAME.py`,
 `bench/NAME.py`, `templates/...`). It may name a template or static file by its name under templates/ or static/ (as
-Django looks them up), a module attribute (`metrics_bridge/selectors.dataset_clip_rows`), or several files with a
+Django looks them up), a module attribute (`metrics_bridge/exports.agreement_csv`), or several files with a
 `*`. Placeholders in capitals (`bench/NAME.py`) are not paths. Paths under ../shared are another repository's.
 """
 
@@ -65,7 +65,7 @@ def exists(path: str) -> bool:
     for root in LOOKUP_ROOTS:
         if any(root.glob(path)) if "*" in path else (root / path).exists():
             return True
-    module = path  # a module attribute: metrics_bridge/selectors.dataset_clip_rows
+    module = path  # a module attribute: metrics_bridge/exports.agreement_csv
     while "." in module.rsplit("/", 1)[-1]:
         module = module.rsplit(".", 1)[0]
         if (REPO / f"{module}.py").exists():

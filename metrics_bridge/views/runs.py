@@ -8,10 +8,10 @@ from django.views.decorators.http import require_POST
 from accounts.live import live_context, live_status_response, live_version
 from accounts.roles import ADMIN, roles_required
 from corpus.models import Dataset
-from metrics_bridge import selectors
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
-from metrics_bridge.selectors_runs import (
+from metrics_bridge.selectors.evaluation import sensitivity_reports
+from metrics_bridge.selectors.runs import (
     RunActivity,
     run_activity,
     run_example_captions,
@@ -161,7 +161,7 @@ def dataset_sensitivity(request, dataset_id: int):
         else:
             messages.info(request, "Sensitivity report queued; this page shows it when it is done.")
         return redirect("metrics_bridge:dataset_sensitivity", dataset_id=dataset.pk)
-    reports = selectors.sensitivity_reports(dataset=dataset)
+    reports = sensitivity_reports(dataset=dataset)
     version, busy = _sensitivity_live(reports)
     shown = next((report for report in reports if report.status == "done"), None)
     columns, rows = sensitivity_table_layout(shown.result) if shown else ([], [])
@@ -195,5 +195,5 @@ def _sensitivity_live(reports) -> tuple[str, bool]:
 def dataset_sensitivity_status(request, dataset_id: int):
     """Who: admins. The sensitivity page's live status: it shows a report as soon as the worker has finished it."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    version, busy = _sensitivity_live(selectors.sensitivity_reports(dataset=dataset))
+    version, busy = _sensitivity_live(sensitivity_reports(dataset=dataset))
     return live_status_response(version=version, busy=busy)

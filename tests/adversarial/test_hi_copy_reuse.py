@@ -11,7 +11,7 @@ from django.test import Client
 
 from annotation.selectors import dataset_corpus_counts
 from corpus.models import Caption
-from metrics_bridge.selectors import dataset_clip_rows, dataset_texts, reference_lists_by_clip
+from metrics_bridge.selectors.scoring_inputs import dataset_clip_rows, dataset_texts, reference_lists_by_clip
 from metrics_bridge.services.runs.plans import all_references_batch
 from metrics_bridge.services.runs.system_scores import system_inputs
 from ratings.services.campaigns import campaign_setup, thumbs_captions_select

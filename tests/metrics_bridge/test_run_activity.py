@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from metrics_bridge.models import MetricRun, MetricRunChunk, WorkerHeartbeat
-from metrics_bridge.selectors_runs import run_activity
+from metrics_bridge.selectors.runs import run_activity
 from metrics_bridge.services.runs.runs import metric_run_create
 from metrics_bridge.tasks.runs import current_broker, execute_metric_run
 from tests.metrics_bridge.dashboard_data import clotho_slice

@@ -114,7 +114,7 @@ def test_the_command_reports_every_metric_and_perturbation_and_matches_a_direct_
 
     # BLEU_4 on the relation perturbation, recomputed here from the rows and the perturbations.
     from metrics_bridge.agreement.protocol import padded, references_without
-    from metrics_bridge.selectors import attribute_tag_library, dataset_clip_rows
+    from metrics_bridge.selectors.scoring_inputs import attribute_tag_library, dataset_clip_rows
 
     rows = [r for r in dataset_clip_rows(dataset=small_dataset) if r.references]
     perturber = Perturber([t for r in rows for t in r.references], attribute_tags=attribute_tag_library(), seed=0)

@@ -13,7 +13,7 @@ import pytest
 from django.utils import timezone
 
 from metrics_bridge.models import MetricRun, MetricScore, WorkerHeartbeat
-from metrics_bridge.selectors_runs import run_activity
+from metrics_bridge.selectors.runs import run_activity
 from metrics_bridge.services.runs.runs import metric_run_create
 from metrics_bridge.services.runs.workers import live_workers
 from metrics_bridge.tasks.runs import current_broker

@@ -6,10 +6,8 @@ from metrics_bridge.agreement.intervals import agreement_intervals
 from metrics_bridge.models import MetricRun, MetricScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import ScoringContext, scorer_version
-from metrics_bridge.selectors import (
-    dataset_clip_rows,
-    dataset_scored_metric_names,
-)
+from metrics_bridge.selectors.evaluation import dataset_scored_metric_names
+from metrics_bridge.selectors.scoring_inputs import dataset_clip_rows
 from metrics_bridge.services.evaluation.calibration import (
     calibrated_cross_validation,
     calibrated_transfer,

@@ -15,7 +15,7 @@ from annotation.selectors import submitted_annotation_documents
 from corpus.models import Clip, Dataset
 from metrics_bridge.agreement.annotation_agreement import AgreementReport, annotation_agreement, matched_events
 from metrics_bridge.scoring.xace.scorer import TagLibrary
-from metrics_bridge.selectors import attribute_tag_library
+from metrics_bridge.selectors.scoring_inputs import attribute_tag_library
 from metrics_bridge.services.evaluation.dashboard_cache import (
     CacheState,
     cached_payload,

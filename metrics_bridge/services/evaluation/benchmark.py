@@ -15,9 +15,9 @@ import json
 import math
 
 from corpus.models import Dataset
-from metrics_bridge import selectors
 from metrics_bridge.agreement import calibration, fingerprints, intervals, records
 from metrics_bridge.scoring import registry
+from metrics_bridge.selectors.evaluation import dataset_scored_metric_names
 from metrics_bridge.services.evaluation.agreement import (
     CALIBRATED,
     _dataset_clips,
@@ -53,7 +53,7 @@ def benchmark_datasets() -> list[Dataset]:
 def _scored_metrics(dataset: Dataset) -> list[str]:
     """Metrics with stored scores for the dataset at the current version (complete or not)."""
     versions = current_versions(registry.all_metric_names(), dataset=dataset)
-    return selectors.dataset_scored_metric_names(dataset=dataset, versions=versions)
+    return dataset_scored_metric_names(dataset=dataset, versions=versions)
 
 
 def _is_complete(report) -> bool:

@@ -17,13 +17,13 @@ from django.db.models import Count, Max
 from accounts.live import live_version
 from common.structured_log import log_event
 from corpus.models import Caption, Dataset
-from metrics_bridge import selectors
 from metrics_bridge.agreement import protocols
 from metrics_bridge.agreement.intervals import rank_agreement_intervals
 from metrics_bridge.models import MetricRun
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import gold_annotation_fingerprint, uses_gold_annotations
-from metrics_bridge.selectors import dataset_clip_rows, gold_annotations_by_clip
+from metrics_bridge.selectors.evaluation import caption_scores, dataset_scored_metric_names
+from metrics_bridge.selectors.scoring_inputs import dataset_clip_rows, gold_annotations_by_clip
 from metrics_bridge.services.evaluation.agreement import (
     SPLITS,
     _request_key,
@@ -343,7 +343,7 @@ def dashboard_refresh_by_id(*, kind: str, object_id: int) -> None:
 def agreement_page_data(*, dataset: Dataset) -> dict:
     def build() -> dict:
         versions = current_versions(registry.all_metric_names(), dataset=dataset)
-        scored = selectors.dataset_scored_metric_names(dataset=dataset, versions=versions)
+        scored = dataset_scored_metric_names(dataset=dataset, versions=versions)
         coverage = protocol_coverage(dataset=dataset, metric_names=scored)
         complete = [name for name in scored if coverage[name][0] == coverage[name][1]]
         table = agreement_table(dataset=dataset, metric_names=complete, intervals=True)
@@ -495,7 +495,7 @@ def caption_scores_by_use(*, caption: Caption, references: tuple[str, ...]) -> C
     gold = gold_annotations_by_clip(clip_ids={caption.clip_id}).get(str(caption.clip_id))
     fingerprint = gold_annotation_fingerprint(gold)
     in_use, superseded, protocol, taken = [], [], [], set()
-    for score in selectors.caption_scores(caption=caption):  # newest first within each metric
+    for score in caption_scores(caption=caption):  # newest first within each metric
         try:
             reads_gold = uses_gold_annotations(registry.scorer_for(score.metric))
         except KeyError:  # a metric no longer in the registry

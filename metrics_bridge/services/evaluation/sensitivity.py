@@ -20,7 +20,7 @@ from django.utils import timezone
 from corpus.models import Dataset
 from metrics_bridge.models import SensitivityReport
 from metrics_bridge.scoring import registry
-from metrics_bridge.selectors import attribute_tag_library, dataset_clip_rows
+from metrics_bridge.selectors.scoring_inputs import attribute_tag_library, dataset_clip_rows
 from metrics_bridge.sensitivity.analysis import build_items, sensitivity_table
 from metrics_bridge.sensitivity.perturbations import PERTURBATIONS, Perturber
 from metrics_bridge.services.runs.contexts import scoring_context_for

@@ -208,12 +208,12 @@ def _brief(description: dict) -> dict:
 
 def scored_metric_names(*, dataset: Dataset) -> list[str]:
     """Metrics with stored scores for the dataset at their current versions (complete or not)."""
-    from metrics_bridge import selectors
     from metrics_bridge.scoring import registry
+    from metrics_bridge.selectors.evaluation import dataset_scored_metric_names
     from metrics_bridge.services.runs.system_scores import current_versions
 
     versions = current_versions(registry.all_metric_names(), dataset=dataset)
-    return selectors.dataset_scored_metric_names(dataset=dataset, versions=versions)
+    return dataset_scored_metric_names(dataset=dataset, versions=versions)
 
 
 def transfer_summary(*, dataset: Dataset) -> dict:

@@ -11,7 +11,7 @@ import threading
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, ReferenceSet, SystemScore
 from metrics_bridge.scoring import registry
 from metrics_bridge.scoring.base import gold_annotation_fingerprint, scorer_version, uses_gold_annotations
-from metrics_bridge.selectors import dataset_texts
+from metrics_bridge.selectors.scoring_inputs import dataset_texts
 from metrics_bridge.services.runs.contexts import scoring_context_for
 from metrics_bridge.services.runs.plans import context_with_gold, scoring_requests_for
 from metrics_bridge.services.runs.reference_sets import reference_set_key, reference_sets_ensure

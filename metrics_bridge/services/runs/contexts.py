@@ -6,7 +6,11 @@ from django.conf import settings
 from corpus.models import Dataset
 from metrics_bridge.models import LLMResponse
 from metrics_bridge.scoring.base import DatasetSettings, MetricResources, ScoringContext
-from metrics_bridge.selectors import attribute_tag_library, gold_annotations_by_clip, reference_lists_by_clip
+from metrics_bridge.selectors.scoring_inputs import (
+    attribute_tag_library,
+    gold_annotations_by_clip,
+    reference_lists_by_clip,
+)
 
 
 class DatabaseLLMCache:

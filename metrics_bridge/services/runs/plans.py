@@ -16,7 +16,12 @@ from corpus.models import Caption, Dataset
 from metrics_bridge.agreement import protocol, protocols
 from metrics_bridge.models import ReferenceSet
 from metrics_bridge.scoring.base import ScoringRequest, gold_annotation_fingerprint
-from metrics_bridge.selectors import ClipRows, caption_author, dataset_clip_rows, gold_annotations_by_clip
+from metrics_bridge.selectors.scoring_inputs import (
+    ClipRows,
+    caption_author,
+    dataset_clip_rows,
+    gold_annotations_by_clip,
+)
 from metrics_bridge.services.runs.reference_sets import reference_set_key
 
 ALL_REFERENCES = "all-references"

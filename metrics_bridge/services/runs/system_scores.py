@@ -21,7 +21,7 @@ from corpus.models import Caption, Dataset
 from metrics_bridge.models import MetricRun, MetricRunChunk, MetricScore, ReferenceSet, SystemScore
 from metrics_bridge.scoring import registry, system_level
 from metrics_bridge.scoring.base import ScoreResult, ScoringRequest, gold_annotation_fingerprint, scorer_version
-from metrics_bridge.selectors import gold_annotations_by_clip
+from metrics_bridge.selectors.scoring_inputs import gold_annotations_by_clip
 from metrics_bridge.services.runs.contexts import scoring_context_for, version_context_for
 from metrics_bridge.services.runs.plans import reference_context
 from metrics_bridge.services.runs.reference_sets import reference_set_key, reference_sets_ensure
