@@ -232,6 +232,9 @@ def _allocate(participant: Participant, *, now: datetime, wait: bool) -> Allocat
     assignment = Assignment.objects.filter(campaign=study.campaign, rater=participant.user).first()
     if assignment is not None and assignment.items.exists():
         return Allocation(items=projection.assignment_items(assignment), is_full=False, participant=participant)
+    if participant.stage != Participant.Stage.INSTRUCTIONS:
+        # Ended (timed out, withdrawn) between the caller's unlocked check and this lock: no share for them.
+        return Allocation(items=[], is_full=False, participant=participant)
     # Every draw (which items, their order, where the checks go) comes from the assignment's secret source
     # (ratings/projection.py): ids and the campaign's seed do not predict a participant's order.
     created = assignment is None

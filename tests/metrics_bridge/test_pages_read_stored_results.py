@@ -97,7 +97,9 @@ def no_heavy_work(monkeypatch):
     monkeypatch.setattr("metrics_bridge.services.evaluation.agreement_pairs_store.agreement_pairs", refuse)
     monkeypatch.setattr("metrics_bridge.services.evaluation.agreement.metric_agreement", refuse)
     monkeypatch.setattr("metrics_bridge.services.evaluation.benchmark.benchmark_table", refuse)
+    # each module that calls CALIBRATED's fit holds its own name for it: both are refused
     monkeypatch.setattr("metrics_bridge.services.evaluation.benchmark.calibrated_cross_validation", refuse)
+    monkeypatch.setattr("metrics_bridge.services.evaluation.agreement.calibrated_cross_validation", refuse)
     for module in (agreement_tasks, dashboard_tasks):
         monkeypatch.setattr(module, "runs_execute_eagerly", lambda: False)
     monkeypatch.setattr(dashboard_tasks, "live_workers", lambda **kwargs: [])

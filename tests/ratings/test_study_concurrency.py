@@ -211,3 +211,18 @@ def test_a_participant_can_hold_one_slot_of_an_item_only():
     StudySlot.objects.filter(pk=first.pk).update(participant=participant)
     with pytest.raises(IntegrityError), transaction.atomic():
         StudySlot.objects.filter(pk=second.pk).update(participant=participant)
+
+
+def test_a_participant_timed_out_after_the_start_checked_their_stage_gets_no_share():
+    # The start reads the participant without a lock; an admin's time-out (a plain UPDATE) can commit before the
+    # share is allocated under the participant's lock. The allocation reads the stage again and gives nothing.
+    study = pairwise_study(name="timed-out-start", hc=4, judgements=1, items_per_participant=2)
+    [participant] = _ready_participants(study, 1)  # read at "instructions", as the start's check saw them
+    Participant.objects.filter(pk=participant.pk).update(
+        stage=Participant.Stage.FINISHED, status=Participant.Status.TIMED_OUT, finished_at=timezone.now()
+    )
+    result = participant_items_start(participant=participant)
+    stored = Participant.objects.get(pk=participant.pk)
+    assert (result.stage, stored.stage, stored.status) == ("finished", "finished", "timed_out")
+    assert not StudySlot.objects.filter(study=study, participant__isnull=False).exists()
+    assert not AssignmentItem.objects.filter(assignment__rater=participant.user).exists()
