@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from tests import file_order
 from tests.skip_policy import SkipPolicy
 
 SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
@@ -40,7 +39,6 @@ def browser():
 
 def pytest_configure(config):
     config.pluginmanager.register(SkipPolicy(config), "skip-policy")
-    config.pluginmanager.register(file_order, "file-order")
 
 
 @pytest.fixture(scope="session")

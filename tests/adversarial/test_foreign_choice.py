@@ -32,11 +32,7 @@ from ratings.models import AssignmentItem, Campaign
 from ratings.text_match import words
 from tests.ratings.rater_api import api_rows, rater_client
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.slow,  # builds the whole demo study
-    pytest.mark.skipif(sbert.model_unavailable_reason() is not None, reason="SBERT"),
-]
+pytestmark = [pytest.mark.django_db, pytest.mark.skipif(sbert.model_unavailable_reason() is not None, reason="SBERT")]
 
 _cache: dict[str, np.ndarray] = {}
 

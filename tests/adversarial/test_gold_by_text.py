@@ -22,11 +22,7 @@ from ratings.models import AssignmentItem, Campaign
 from ratings.services import campaigns
 from tests.ratings.rater_api import api_rows, rater_client
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.slow,  # builds the whole demo study
-    pytest.mark.skipif(sbert.model_unavailable_reason() is not None, reason="SBERT"),
-]
+pytestmark = [pytest.mark.django_db, pytest.mark.skipif(sbert.model_unavailable_reason() is not None, reason="SBERT")]
 
 
 @pytest.fixture(scope="module")
