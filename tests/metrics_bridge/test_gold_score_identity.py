@@ -50,7 +50,10 @@ def scored_dataset(make_user):
 
 
 def _values(clip):
-    return dict(MetricScore.objects.filter(metric="XACE", caption__clip=clip).values_list("caption_id", "value"))
+    """{caption id: its newest X-ACE score}. Older scores stay under the gold they were computed with; rows come in
+    id order, so the newest wins (unordered, PostgreSQL may return an older row last once the table reuses space)."""
+    scores = MetricScore.objects.filter(metric="XACE", caption__clip=clip).order_by("pk")
+    return dict(scores.values_list("caption_id", "value"))
 
 
 def test_xace_declares_it_reads_gold_annotations_and_sbert_does_not():
