@@ -7,7 +7,7 @@ import pytest
 
 from ratings.models import CaptionPair
 from ratings.models_study import AttentionCheck
-from ratings.services import study_shares
+from ratings.services.study_shares import checks as share_checks
 from tests.ratings.study_data import (
     pairwise_study,
     participant_of,
@@ -58,11 +58,11 @@ def test_no_share_holds_a_gold_pairs_clip_in_another_item():
 
 
 def test_the_control_gold_pairs_chosen_without_the_rule_meet_their_clip_again(monkeypatch):
-    chosen = study_shares._gold_pairs_choose
+    chosen = share_checks.gold_pairs_choose
 
     def without_rule(study, rng, *, avoid_clip_ids, free_by_clip=None, pool=None):
         return chosen(study, rng, avoid_clip_ids=set(), pool=pool)
 
-    monkeypatch.setattr(study_shares, "_gold_pairs_choose", without_rule)
+    monkeypatch.setattr(share_checks, "gold_pairs_choose", without_rule)
     shares = _shares(_study(), 6)
     assert _collisions(shares) > 0, "the control: the test sees a gold pair's clip on another item of a share"

@@ -17,8 +17,8 @@ from django.utils import timezone
 from ratings.crowd_platforms import Arrival
 from ratings.models import AssignmentItem
 from ratings.models_study import Participant, StudySlot
-from ratings.services import study_shares
 from ratings.services.participants import StudyBusyError, participant_arrive, participant_items_start
+from ratings.services.study_shares import allocation, slots
 from tests.ratings.study_data import pairwise_study, prolific_id, study_media  # noqa: F401 (study_media: a fixture)
 
 # db_specific: row locks on PostgreSQL, immediate transactions on SQLite; CI runs these on both.
@@ -120,23 +120,23 @@ def test_without_the_row_locks_the_slots_still_refuse_over_assignment(monkeypatc
     study = pairwise_study(name="race-nolock", hc=6, judgements=2, items_per_participant=3)
     participants = _ready_participants(study, THREADS)
     monkeypatch.setattr(
-        study_shares, "_locked_study", lambda study: type(study).objects.select_related("campaign").get(pk=study.pk)
+        slots, "_locked_study", lambda study: type(study).objects.select_related("campaign").get(pk=study.pk)
     )
     monkeypatch.setattr(
-        study_shares,
+        allocation,
         "_slots_lock",
         lambda slot_ids, wait: set(
             StudySlot.objects.filter(pk__in=slot_ids, participant__isnull=True).values_list("pk", flat=True)
         ),
     )
-    plan = study_shares._free_subjects
+    plan = allocation._free_subjects
 
     def slow_plan(study, rng):
         planned = plan(study, rng)
         time.sleep(0.3)  # every thread has read the same free slots before any takes them
         return planned
 
-    monkeypatch.setattr(study_shares, "_free_subjects", slow_plan)
+    monkeypatch.setattr(allocation, "_free_subjects", slow_plan)
     _together(THREADS, lambda index: participant_items_start(participant=participants[index]))
     _assert_exact_coverage(study, per_item=2)
     assert StudySlot.objects.filter(study=study).count() == 12
@@ -164,7 +164,7 @@ def test_a_start_does_not_wait_for_another_start_in_progress(monkeypatch):
     study = pairwise_study(name="race-no-wait", clip_count=12, hc=30, judgements=1, items_per_participant=5)
     first, second = _ready_participants(study, 2)
     first_claimed, first_may_go, second_done = threading.Event(), threading.Event(), threading.Event()
-    create_items = study_shares._share_items_create
+    create_items = allocation._share_items_create
 
     def held_for_the_first(study, assignment, *args):
         if assignment.rater_id == first.user_id:
@@ -172,7 +172,7 @@ def test_a_start_does_not_wait_for_another_start_in_progress(monkeypatch):
             first_may_go.wait(timeout=60)
         return create_items(study, assignment, *args)
 
-    monkeypatch.setattr(study_shares, "_share_items_create", held_for_the_first)
+    monkeypatch.setattr(allocation, "_share_items_create", held_for_the_first)
     results, errors = [], []
 
     def start(participant, done=None):
