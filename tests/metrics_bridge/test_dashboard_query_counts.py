@@ -12,6 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from corpus.models import Caption, Dataset
+from metrics_bridge.models import SystemScore
 from metrics_bridge.services.evaluation.dashboard_cache import dataset_fingerprint, dataset_fingerprints
 from metrics_bridge.services.evaluation.transfer import transfer_fingerprint
 from ratings.models import Campaign, CaptionPair, PairwiseVote, ThumbsRating
@@ -146,3 +147,33 @@ def test_the_pairs_page_reads_one_stored_page_of_the_rows_the_filters_select(adm
         assert all(row["clip"] in page for row in expected)
         reads = [sql for sql in (q["sql"] for q in queries) if "metrics_bridge_dashboardcache" in sql]
         assert len(reads) == 2  # the header and the one page shown
+
+
+def test_the_fingerprint_changes_when_votes_ratings_or_scores_are_edited_in_place(shared_dir, datasets, campaign):
+    """Edits that add no row (a re-imported vote's new choice, a rating's new score) are seen through updated_at, and
+    a system's new metric score through its own summary: a fingerprint that ignored votes, ratings or scores fails."""
+    study = datasets[0]
+    votes_before = PairwiseVote.objects.filter(pair__clip__dataset=study).count()
+    fingerprints = [dataset_fingerprint(dataset=study)]
+
+    # a vote's choice changed by importing the corrected file again
+    data = json.loads((shared_dir / "datasets" / "clotho_eval.json").read_text())[0:8]
+    choices = data[0]["HC"][4]
+    choices[1] = 1 if choices[1] != 1 else -1
+    summary = pairwise_judgements_import(data=data, dataset_name="study", source_name="study.json")
+    assert summary.counts["votes"]["updated"] == 1
+    assert PairwiseVote.objects.filter(pair__clip__dataset=study).count() == votes_before
+    fingerprints.append(dataset_fingerprint(dataset=study))
+
+    # a THumBS rating's precision edited
+    rating = ThumbsRating.objects.filter(campaign=campaign).order_by("pk").first()
+    rating.precision = 5 if rating.precision != 5 else 4
+    rating.save()
+    fingerprints.append(dataset_fingerprint(dataset=study))
+
+    # a system's score stored for a metric
+    caption = Caption.objects.filter(clip__dataset=study, system__isnull=False).order_by("pk").first()
+    SystemScore.objects.create(dataset=study, system=caption.system, metric="BLEU_4", version="v", fingerprint="f")
+    fingerprints.append(dataset_fingerprint(dataset=study))
+
+    assert len(set(fingerprints)) == len(fingerprints)
