@@ -218,13 +218,27 @@ def matched_events(documents: dict[str, dict], *, encoder: Encoder, antonyms=Non
 def duplicate_events(document: dict, *, encoder: Encoder, antonyms=None) -> list[dict]:
     """Pairs of one annotation's events that name the same sound by the review's matching rule (a gold
     annotation holding one sound twice): [{"first", "second" (labels), "score", "needed", "parts"}]."""
-    events = events_of("gold", document)
-    if len(events) < 2:
-        return []
-    similarity = similarity_for([label_graph(events)], encoder, antonyms, event_phrases(events))
-    scores = pair_scores(events, events, similarity)
-    return [
-        {"first": events[i].label, "second": events[j].label, **scores[i][j].to_json()}
-        for i, j in combinations(range(len(events)), 2)
-        if scores[i][j].matched
-    ]
+    return duplicate_events_many([document], encoder=encoder, antonyms=antonyms)[0]
+
+
+def duplicate_events_many(documents: Sequence[dict], *, encoder: Encoder, antonyms=None) -> list[list[dict]]:
+    """duplicate_events of each document, their phrases embedded in one encoder call: a gold import of 957 clips
+    checked clip by clip took 226 s with no phrase embedded before, most of it in a thousand small encoder calls;
+    in one batch the whole import takes 32-49 s."""
+    events_per_document = [events_of("gold", document) for document in documents]
+    checked = [events for events in events_per_document if len(events) >= 2]
+    if not checked:
+        return [[] for _ in documents]
+    phrases = set().union(*(event_phrases(events) for events in checked))
+    similarity = similarity_for(map(label_graph, checked), encoder, antonyms, phrases)
+    found = []
+    for events in events_per_document:
+        scores = pair_scores(events, events, similarity) if len(events) >= 2 else []
+        found.append(
+            [
+                {"first": events[i].label, "second": events[j].label, **scores[i][j].to_json()}
+                for i, j in combinations(range(len(events)), 2)
+                if scores[i][j].matched
+            ]
+        )
+    return found

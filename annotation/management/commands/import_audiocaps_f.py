@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.audiocaps_f import CONFLICTING_AS, IMPORT_STATUSES, audiocaps_f_import_from_path
+from annotation.services.audiocaps_f import IMPORT_STATUSES, audiocaps_f_import_from_path
+from annotation.services.audiocaps_f_checks import CONFLICTING_AS, DUPLICATES_AS
 from corpus.services.importing import ImportDataError
 
 
@@ -35,8 +36,18 @@ class Command(BaseCommand):
             help="in a gold import, the status of clips with attributes the tag library calls opposites or "
             "different counts (flagged in the summary either way; default gold, as the released file gives them)",
         )
+        parser.add_argument(
+            "--duplicate-events",
+            choices=DUPLICATES_AS,
+            default=DUPLICATES_AS[0],
+            help="in a gold import, a clip with two events that may be one sound (as gold publishing finds them; "
+            "checked where every event of the clip has spans): refuse the file (default), or import the clip as "
+            "submitted, flagged in the summary",
+        )
 
-    def handle(self, *args, path, dataset, annotator, status, replace_gold, conflicting_attributes, **options):
+    def handle(
+        self, *args, path, dataset, annotator, status, replace_gold, conflicting_attributes, duplicate_events, **options
+    ):
         try:
             summary = audiocaps_f_import_from_path(
                 path=path,
@@ -45,6 +56,7 @@ class Command(BaseCommand):
                 status=status,
                 replace_gold=replace_gold,
                 conflicting_as=conflicting_attributes,
+                duplicates_as=duplicate_events,
             )
         except ImportDataError as error:
             raise CommandError(str(error)) from None

@@ -1,0 +1,124 @@
+"""The checks gold publishing runs that a gold AudioCaps-F import runs too, on the whole file before it writes:
+attributes the tag library calls opposites or different counts, and events that the review's matching rule
+calls one sound.
+
+Duplicate events are looked for only in clips whose events all carry spans. The released AudioCaps-F file has
+none, and without time the rule needs only meaning, which flagged 156 of its 957 clips for distinct sounds
+("running" / "horn"); with spans it weighs the seconds as the review does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from annotation.models import ExpertAnnotation
+from annotation.selectors import stored_tag_facts
+from annotation.services.annotation_checks import attribute_conflicts
+from annotation.services.gold_duplicates import GoldDuplicate, gold_duplicates_find
+from annotation.vocabulary import AttributeVocabulary
+from corpus.services.importing import ImportDataError, ImportSummary
+
+if TYPE_CHECKING:
+    from annotation.services.audiocaps_f import ClipAnnotationSpec
+
+#: what a gold import makes of a clip whose attributes the tag library contradicts
+CONFLICTING_AS = (ExpertAnnotation.Status.GOLD, ExpertAnnotation.Status.SUBMITTED)
+#: what a gold import does with a clip holding two events of one sound: refuse the file, or import the clip as
+#: submitted (not gold) for a reviewer
+DUPLICATES_AS = ("refuse", ExpertAnnotation.Status.SUBMITTED)
+#: problems named one by one in the summary; the rest are counted
+NAMED_IN_SUMMARY = 5
+NOT_CHECKED = "clips not checked for duplicate events (events without spans)"
+
+
+def attribute_conflicts_flag(
+    specs: list[ClipAnnotationSpec], library: AttributeVocabulary, summary: ImportSummary, *, status, conflicting_as
+) -> set[str]:
+    """Keys of the clips (of a gold import) with attributes the tag library calls opposites or different
+    counts, each named in the summary's notes (the first few) and counted."""
+    if status != ExpertAnnotation.Status.GOLD:
+        return set()  # submissions go to a reviewer, whose checks show the conflicts
+    facts = stored_tag_facts()
+    found: list[str] = []
+    keys: set[str] = set()
+    for spec in specs:
+        for index, event in enumerate(spec.events):
+            as_draft = {"id": f"e{index + 1}", "label": event.label, "attributes": list(event.attributes)}
+            for check in attribute_conflicts(event=as_draft, library=library, tag_facts=facts):
+                found.append(f"clip {spec.key}: {check.message}")
+                keys.add(spec.key)
+    if keys:
+        summary.extra["clips with conflicting attributes"] = len(keys)
+        what = "kept gold as the file gives them" if conflicting_as == status else "imported as submitted, not gold"
+        summary.notes.append(
+            f"{len(keys)} clips hold attributes the tag library calls opposites or different counts, which gold "
+            f"publishing refuses; {what}: " + _named(found)
+        )
+    return keys
+
+
+def gold_duplicates_flag(
+    specs: list[ClipAnnotationSpec], summary: ImportSummary, *, source_name: str, status, duplicates_as
+) -> set[str]:
+    """Keys of the clips (of a gold import) holding two events that the review's matching rule calls one sound,
+    flagged in the summary; with `duplicates_as="refuse"` the first such clip stops the import instead. Clips
+    whose events do not all have spans are counted in the summary as not checked."""
+    if status != ExpertAnnotation.Status.GOLD:
+        return set()  # submissions go to a reviewer, whose gold is checked when published
+    several = [spec for spec in specs if len(spec.events) >= 2]
+    timed = [spec for spec in several if all(event.spans for event in spec.events)]
+    summary.extra[NOT_CHECKED] = len(several) - len(timed)
+    found = [
+        (spec.key, duplicate)
+        for spec, duplicates in zip(timed, gold_duplicates_find(drafts=[_draft(spec) for spec in timed]), strict=True)
+        for duplicate in duplicates
+    ]
+    if not found:
+        return set()
+    keys = {key for key, _duplicate in found}
+    if duplicates_as == "refuse":
+        key, duplicate = found[0]
+        more = f" (and {len(keys) - 1} more clips)" if len(keys) > 1 else ""
+        raise ImportDataError(
+            f'{source_name}: key "{key}": {_described(duplicate)}, which gold publishing refuses: merge them or '
+            f"relate them in the file, or import such clips as submitted (--duplicate-events submitted){more}"
+        )
+    summary.extra["clips with duplicate events"] = len(keys)
+    summary.notes.append(
+        f"{len(keys)} clips hold events that may be one sound, which gold publishing refuses; imported as "
+        "submitted, not gold: " + _named([f"clip {key}: {_described(duplicate)}" for key, duplicate in found])
+    )
+    return keys
+
+
+def _draft(spec: ClipAnnotationSpec) -> dict:
+    """The clip's events as a validated draft, the shape gold publishing checks."""
+    ids = {event.label: f"e{index + 1}" for index, event in enumerate(spec.events)}
+    return {
+        "events": [
+            {
+                "id": ids[event.label],
+                "label": event.label,
+                "sources": list(event.sources),
+                "attributes": list(event.attributes),
+                "spans": [list(span) for span in event.spans],
+            }
+            for event in spec.events
+        ],
+        "relations": [
+            {"first": ids[event.label], "second": ids[other], "kind": kind}
+            for event in spec.events
+            for other, kind in event.relations
+        ],
+    }
+
+
+def _described(duplicate: GoldDuplicate) -> str:
+    return (
+        f'events "{duplicate.first["label"]}" and "{duplicate.second["label"]}" may be one sound ({duplicate.reason()})'
+    )
+
+
+def _named(found: list[str]) -> str:
+    more = f" (and {len(found) - NAMED_IN_SUMMARY} more)" if len(found) > NAMED_IN_SUMMARY else ""
+    return "; ".join(found[:NAMED_IN_SUMMARY]) + more
