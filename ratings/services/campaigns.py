@@ -348,7 +348,7 @@ def assignment_add_items(*, assignment: Assignment, items: list, keep_order: boo
     Every draw comes from the assignment's secret random source (ratings/projection.py), so no order a
     rater sees follows ids, splits or authors, and nothing the rater knows predicts it. `keep_order=True`
     keeps the order of `items`, for a caller that drew it from that same source itself (a crowd share places
-    its attention checks: ratings/services/study_shares.py).
+    its attention checks: ratings/services/study_shares/allocation.py).
     """
     campaign = assignment.campaign
     is_pairwise = campaign.task_type == Campaign.TaskType.PAIRWISE
