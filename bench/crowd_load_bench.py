@@ -21,8 +21,8 @@ bench leaves out of a browser's requests:
   landing page in the HIT's frame, which polls the participant's status (GET /study/<slug>/status/<token>/, no
   cookies) every 5 s until the study is over (static/ratings/js/study_mturk_frame.js), while the worker does the
   study in a window of its own opened from the frame's signed link; the code the frame reads must be the end page's;
-- **gunicorn as ./scripts/run starts it**: config/gunicorn.py with one worker per core (2 to 4), its log level and
-  access-log format, DEBUG off, `collectstatic` run first.
+- **gunicorn as ./scripts/run starts it**: config/gunicorn.py with (2 x cores) + 1 workers (at most 9; `--web-workers`
+  sets another count), its log level and access-log format, DEBUG off, `collectstatic` run first.
 
 Listening is shortened by the documented test setting MUST_LISTEN_SECONDS (`--listen-seconds`, the clips last that
 long). STUDY_UNSTARTED_LIMIT is raised to the number of participants: with everyone arriving within a minute, the
@@ -65,8 +65,8 @@ MTURK_RETRY_SECONDS = 10  # after a failed poll
 
 
 def run_script_workers() -> int:
-    """gunicorn's worker count as ./scripts/run sets it: one per core, at least 2, at most 4."""
-    return min(4, max(2, os.cpu_count() or 2))
+    """gunicorn's worker count as ./scripts/run sets it: (2 x cores) + 1, at most 9."""
+    return min(9, 2 * (os.cpu_count() or 1) + 1)
 
 
 class BrowserParticipant(crowd_study.Participant):
@@ -272,7 +272,7 @@ class Run(crowd_study.Run):
     def web_start(self, port: int):
         import subprocess
 
-        env = {**self.env, "GUNICORN_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(run_script_workers())}
+        env = {**self.env, "GUNICORN_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(self.args.web_workers)}
         with open(self.folder / "gunicorn.log", "ab") as log:
             process = subprocess.Popen(
                 [
@@ -362,7 +362,7 @@ def bench(args) -> None:
     folder = Path(tempfile.mkdtemp(prefix="crowd-load-bench-"))
     if os.geteuid() == 0:
         os.chmod(folder, 0o755)
-    args.web_workers = run_script_workers()
+    args.web_workers = args.web_workers or run_script_workers()
     run = Run(kind="postgresql", args=args, folder=folder)
     crowd_study.RUNS.append(run)
     try:
@@ -441,12 +441,15 @@ def main() -> None:
     parser.add_argument("--settle-seconds", type=float, default=90)
     parser.add_argument("--deadline", type=float, default=2400, help="hard limit of the whole script (s)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--web-workers", type=int, default=0, help="gunicorn workers (default: as ./scripts/run starts it)"
+    )
     args = parser.parse_args()
     threading.Thread(target=crowd_study.watchdog, args=(args.deadline,), daemon=True).start()
     print(
         f"crowd load bench: {args.participants} participants within {args.arrival_seconds:.0f} s, shares of "
         f"{args.share} + {args.checks} checks, {args.judgements} judgements per item, gunicorn "
-        f"{run_script_workers()} workers as ./scripts/run, heartbeat every {args.heartbeat_seconds} s, MTurk every "
+        f"{args.web_workers or run_script_workers()} workers, heartbeat every {args.heartbeat_seconds} s, MTurk every "
         f"{args.mturk_every or 'none'}, load average "
         f"{os.getloadavg()[0]:.1f}",
         flush=True,
