@@ -154,7 +154,8 @@ def item_captions(item: AssignmentItem, captions_by_id: dict[int, Caption] | Non
     """The item's captions as the rater sees them, in the rater's order."""
     ids = item_caption_ids(item)
     if captions_by_id is None:
-        captions_by_id = Caption.objects.in_bulk(ids)
+        # Only the text is shown: the other columns (author, system, source) would be read and converted for nothing.
+        captions_by_id = Caption.objects.only("text").in_bulk(ids)
     keys = (LEFT, RIGHT) if item.pair_id is not None else (str(number) for number in range(1, len(ids) + 1))
     return [
         RaterCaption(key=key, text=captions_by_id[caption_id].text, caption_id=caption_id)

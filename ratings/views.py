@@ -82,7 +82,10 @@ def item_view(view):
             refusal = _participant_gate(request)
             if refusal is not None:
                 return refusal
-        item = selectors.rater_item(rater=request.user, token=token)
+        if request.study_participant is not None:
+            item = selectors.participant_item(participant=request.study_participant, token=token)
+        else:
+            item = selectors.rater_item(rater=request.user, token=token)
         if item is None:
             raise Http404("No such item in your open studies")
         if request.study_participant is None:
