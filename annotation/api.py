@@ -10,6 +10,7 @@ Who may use what (admins pass every check):
   campaign gets no clips or captions of that campaign's dataset.
 """
 
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -21,24 +22,26 @@ from rest_framework.response import Response
 from accounts.permissions import ActionRolesMixin
 from accounts.roles import ADMIN, ANNOTATOR, REVIEWER, user_has_role
 from annotation import selectors
-from annotation.api_helpers import RaterLockMixin, filter_by_params, json_import_respond
+from annotation.api_helpers import RaterLockMixin, filter_by_params, summary_respond, uploaded_json_load
 from annotation.models import AttributeTag, ExpertAnnotation
 from annotation.selectors_expert import expert_annotations_visible_to, expert_annotations_with_graph
 from annotation.serializers import (
     AttributeTagSerializer,
+    AudioCapsFImportInputSerializer,
     AudioUploadInputSerializer,
     AudioUploadResultSerializer,
     CaptioningSystemSerializer,
     CaptionSerializer,
     ClipSerializer,
     DatasetSerializer,
+    DatasetUploadSerializer,
     ExpertAnnotationInputSerializer,
     ExpertAnnotationSerializer,
     ExpertAnnotationStatusSerializer,
     ImportSummarySerializer,
-    JsonImportInputSerializer,
 )
-from annotation.services.audiocaps_f import audiocaps_f_import
+from annotation.services.audiocaps_f import audiocaps_f_import, audiocaps_f_needs_embedding
+from annotation.services.dataset_uploads import data_file_upload_create
 from annotation.services.expert_annotations import (
     ExpertAnnotationError,
     ExpertAnnotationPermissionError,
@@ -47,7 +50,9 @@ from annotation.services.expert_annotations import (
     expert_annotation_save,
     expert_annotation_set_status,
 )
-from corpus.models import Caption, CaptioningSystem, Clip
+from annotation.services.file_imports import AUDIOCAPS_F
+from annotation.tasks import import_dataset_upload
+from corpus.models import Caption, CaptioningSystem, Clip, DatasetUpload
 from corpus.services.audio import clip_attach_audio
 from corpus.services.importing import ImportDataError
 
@@ -281,12 +286,47 @@ class AudioCapsFImportViewSet(ActionRolesMixin, viewsets.ViewSet):
     parser_classes = [MultiPartParser]
 
     @extend_schema(
-        request={"multipart/form-data": JsonImportInputSerializer},
-        responses={201: ImportSummarySerializer, 200: ImportSummarySerializer},
+        request={"multipart/form-data": AudioCapsFImportInputSerializer},
+        responses={201: ImportSummarySerializer, 200: ImportSummarySerializer, 202: DatasetUploadSerializer},
     )
     def create(self, request):
-        """All or nothing; importing the same file again changes nothing (200)."""
-        return json_import_respond(request, audiocaps_f_import)
+        """All or nothing; importing the same file again changes nothing (200). A file with a clip of two events
+        or more, all with spans, is checked for duplicate events by embedding phrases, which takes longer than a
+        request may last: it is handed to the worker (202) and `status_url` follows it."""
+        serializer = AudioCapsFImportInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        dataset_name = serializer.validated_data["dataset"]
+        options = {
+            "duplicates_as": serializer.validated_data["duplicate_events"],
+            "conflicting_as": serializer.validated_data["conflicting_attributes"],
+        }
+        data = uploaded_json_load(upload)
+        try:
+            if audiocaps_f_needs_embedding(data=data, source_name=upload.name):
+                record = data_file_upload_create(
+                    kind=AUDIOCAPS_F.kind,
+                    dataset_name=dataset_name,
+                    upload=upload,
+                    uploaded_by=request.user,
+                    options=options,
+                )
+                transaction.on_commit(lambda: import_dataset_upload.delay(record.pk))
+                return Response(DatasetUploadSerializer(record).data, status=status.HTTP_202_ACCEPTED)
+            summary = audiocaps_f_import(data=data, dataset_name=dataset_name, source_name=upload.name, **options)
+        except ImportDataError as error:
+            raise ValidationError({"file": str(error)}) from None
+        return summary_respond(summary)
+
+
+@extend_schema(tags=["imports"])
+class ImportUploadViewSet(ActionRolesMixin, viewsets.ReadOnlyModelViewSet):
+    """Admin: an import handed to the worker (a 202 answer's `status_url`): pending, running, imported (with its
+    summary) or failed (with the importer's named errors)."""
+
+    action_roles = {"*": (ADMIN,)}
+    serializer_class = DatasetUploadSerializer
+    queryset = DatasetUpload.objects.order_by("-created_at", "-pk")
 
 
 def register_routes(router) -> None:
@@ -297,3 +337,4 @@ def register_routes(router) -> None:
     router.register("attribute-tags", AttributeTagViewSet, basename="attribute-tag")
     router.register("expert-annotations", ExpertAnnotationViewSet, basename="expert-annotation")
     router.register("imports/audiocaps-f", AudioCapsFImportViewSet, basename="import-audiocaps-f")
+    router.register("imports/uploads", ImportUploadViewSet, basename="import-upload")

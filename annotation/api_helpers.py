@@ -90,5 +90,10 @@ def json_import_respond(request, importer) -> Response:
         summary = importer(data=data, dataset_name=serializer.validated_data["dataset"], source_name=upload.name)
     except ImportDataError as error:
         raise ValidationError({"file": str(error)}) from None
+    return summary_respond(summary)
+
+
+def summary_respond(summary) -> Response:
+    """An import's summary: 201 if it changed rows, else 200."""
     status_code = status.HTTP_201_CREATED if summary.changed_anything else status.HTTP_200_OK
     return Response(ImportSummarySerializer(summary.as_dict()).data, status=status_code)

@@ -73,10 +73,22 @@ class DataFileImportForm(forms.Form):
         help_text=f"At most {MAX_DATA_FILE_BYTES // MEGABYTE} MB. A worker imports it; the next page follows it."
     )
 
-    def __init__(self, *args, file_label: str, accept: str, **kwargs):
+    def __init__(self, *args, file_label: str, accept: str, options=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["file"].label = file_label
         self.fields["file"].widget.attrs["accept"] = accept
+        self.options = options
+        for option in options:  # the kind's choices (FileImportOption); left out, an option keeps its default
+            self.fields[option.name] = forms.ChoiceField(
+                label=option.label,
+                choices=option.choices,
+                initial=option.default,
+                required=False,
+                help_text=option.help_text,
+            )
+
+    def chosen_options(self) -> dict[str, str]:
+        return {option.name: self.cleaned_data[option.name] or option.default for option in self.options}
 
     def clean_dataset(self):
         return self.cleaned_data["dataset"].strip()

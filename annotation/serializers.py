@@ -194,6 +194,43 @@ class JsonImportInputSerializer(serializers.Serializer):
     dataset = serializers.SlugField(max_length=100, help_text="Dataset name; created if missing")
 
 
+class AudioCapsFImportInputSerializer(JsonImportInputSerializer):
+    duplicate_events = serializers.ChoiceField(
+        choices=["refuse", ExpertAnnotation.Status.SUBMITTED],
+        default="refuse",
+        help_text=(
+            "Clips with two events that gold publishing calls one sound: refuse the file (default), or import such "
+            'clips as submitted ("import as submitted"), not gold'
+        ),
+    )
+    conflicting_attributes = serializers.ChoiceField(
+        choices=[ExpertAnnotation.Status.GOLD, ExpertAnnotation.Status.SUBMITTED],
+        default=ExpertAnnotation.Status.GOLD,
+        help_text="Clips whose attributes the tag library calls opposites or different counts: keep gold (default), "
+        "or import as submitted",
+    )
+
+
+class DatasetUploadSerializer(serializers.Serializer):
+    """An import handed to the worker: follow `status_url` until `status` is imported or failed."""
+
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    dataset = serializers.CharField(source="dataset_name")
+    status = serializers.CharField()
+    options = serializers.DictField(child=serializers.CharField())
+    errors = serializers.ListField(child=serializers.CharField())
+    summary = serializers.DictField(help_text="The import summary (as a 200/201 answer gives it) once imported")
+    status_url = serializers.SerializerMethodField()
+    page_url = serializers.SerializerMethodField()
+
+    def get_status_url(self, upload) -> str:
+        return reverse("import-upload-detail", args=[upload.pk])
+
+    def get_page_url(self, upload) -> str:
+        return reverse("annotation:dataset_upload", args=[upload.pk])
+
+
 class ImportSummarySerializer(serializers.Serializer):
     source = serializers.CharField()
     counts = serializers.DictField(

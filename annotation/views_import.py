@@ -159,7 +159,12 @@ def file_import_page(request, kind: FileImportKind):
     if dataset_id.isdigit():
         initial["dataset"] = Dataset.objects.filter(pk=int(dataset_id)).values_list("name", flat=True).first() or ""
     form = DataFileImportForm(
-        request.POST or None, request.FILES or None, initial=initial, file_label=kind.file_label, accept=kind.accept
+        request.POST or None,
+        request.FILES or None,
+        initial=initial,
+        file_label=kind.file_label,
+        accept=kind.accept,
+        options=kind.options,
     )
     problems: list[str] = []
     if request.method == "POST" and form.is_valid():
@@ -169,6 +174,7 @@ def file_import_page(request, kind: FileImportKind):
                 dataset_name=form.cleaned_data["dataset"],
                 upload=form.cleaned_data["file"],
                 uploaded_by=request.user,
+                options=form.chosen_options(),
             )
         except ImportDataError as error:
             problems = str(error).splitlines()
@@ -225,6 +231,6 @@ def import_references(request):
 
 @roles_required(ADMIN)
 def import_audiocaps_f(request):
-    """Who: admins. Upload AudioCaps-F annotations as gold annotations of a dataset (created if new); a worker
-    imports them."""
+    """Who: admins. Upload AudioCaps-F annotations as gold annotations of a dataset (created if new), choosing what
+    becomes of clips with duplicate events or conflicting attributes; a worker imports them."""
     return file_import_page(request, AUDIOCAPS_F)

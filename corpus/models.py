@@ -257,6 +257,8 @@ class DatasetUpload(TimeStampedModel):
     files = models.JSONField(default=list, blank=True)
     # {"name": ..., "stored": ..., "size": ...} of the captions file, or {}
     captions = models.JSONField(default=dict, blank=True)
+    # {option: chosen value} of a data file kind that offers choices (passed to its importer), else {}
+    options = models.JSONField(default=dict, blank=True)
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     audio_total = models.PositiveIntegerField(default=0)

@@ -56,22 +56,7 @@ def draft_checks(
     seen_labels: dict[str, int] = {}
     for index, event in enumerate(events):
         field = f"events[{index}]"
-        label = " ".join(event["label"].split()).casefold()
-        if not label:
-            checks.append(Check(ERROR, "empty_event", f"Event {index + 1} has no name.", f"{field}.label", event["id"]))
-        elif label in seen_labels:
-            checks.append(
-                Check(
-                    ERROR,
-                    "duplicate_event",
-                    f"Event {index + 1} {_event_name(event)} repeats event {seen_labels[label] + 1}; "
-                    "merge them or tell them apart.",
-                    f"{field}.label",
-                    event["id"],
-                )
-            )
-        else:
-            seen_labels[label] = index
+        checks.extend(_name_checks(index, event, seen_labels))
         checks.extend(_children_checks(event, field, library))
         checks.extend(_attribute_conflicts(event, field, library, tag_facts or {}, ERROR if gold else WARNING))
         checks.extend(_span_checks(event, field, clip_duration))
@@ -83,6 +68,29 @@ def draft_checks(
         checks.append(Check(ERROR, "contradiction", f"Contradictory relations: {message}.", f"relations[{index}]"))
     checks.extend(_time_checks(draft, names))
     return sorted(checks, key=lambda check: check.level != ERROR)
+
+
+def event_name_checks(events: list[dict]) -> list[Check]:
+    """Events without a name, and events whose names differ only in case or spacing ("Dog" / "dog"): one sound
+    named twice. Publishing gold runs them (draft_checks) and a gold AudioCaps-F import runs them too."""
+    seen_labels: dict[str, int] = {}
+    return [check for index, event in enumerate(events) for check in _name_checks(index, event, seen_labels)]
+
+
+def _name_checks(index: int, event: dict, seen_labels: dict[str, int]) -> list[Check]:
+    """The name checks of one event; `seen_labels` (normalized name -> index) collects the names seen so far."""
+    field = f"events[{index}]"
+    label = " ".join(event["label"].split()).casefold()
+    if not label:
+        return [Check(ERROR, "empty_event", f"Event {index + 1} has no name.", f"{field}.label", event["id"])]
+    if label in seen_labels:
+        message = (
+            f"Event {index + 1} {_event_name(event)} repeats event {seen_labels[label] + 1}; "
+            "merge them or tell them apart."
+        )
+        return [Check(ERROR, "duplicate_event", message, f"{field}.label", event["id"])]
+    seen_labels[label] = index
+    return []
 
 
 def _children_checks(event: dict, field: str, library: AttributeVocabulary) -> list[Check]:

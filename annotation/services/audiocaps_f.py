@@ -50,7 +50,10 @@ from annotation.services.audiocaps_f_checks import (
     CONFLICTING_AS,
     DUPLICATES_AS,
     attribute_conflicts_flag,
+    attribute_conflicts_note,
+    duplicates_checked,
     gold_duplicates_flag,
+    repeated_names_flag,
 )
 from annotation.vocabulary import AttributeVocabulary, source_is_listed
 from common.structured_log import logged_import
@@ -165,10 +168,7 @@ def audiocaps_f_import(
     annotator = _named_annotator(annotator_username) if annotator_username else None
     specs = audiocaps_f_parse(data=data, source_name=source_name)
     summary = ImportSummary(source_name=source_name)
-    # Before the transaction: embedding the events' phrases may take a while and writes only its own cache.
-    duplicated = gold_duplicates_flag(
-        specs, summary, source_name=source_name, status=status, duplicates_as=duplicates_as
-    )
+    # One transaction, the embedding included: a refused file leaves nothing, not even the phrase vectors' cache.
     with transaction.atomic():
         dataset = dataset_get_or_create(name=dataset_name, summary=summary)
         if annotator is None:
@@ -176,22 +176,83 @@ def audiocaps_f_import(
                 username=EXPERT_USERNAME, role=EXPERT_ROLE, summary=summary, kind="annotator accounts"
             )
         clips = _clips_ensure(dataset, specs, summary)
-        _spans_within_clips_guard(specs, clips, source_name)
         library = attribute_vocabulary()
-        conflicting = attribute_conflicts_flag(specs, library, summary, status=status, conflicting_as=conflicting_as)
-        held_back = duplicated | (conflicting if conflicting_as != status else set())
+        held_back = _checks_before_writing(
+            specs,
+            clips,
+            library,
+            summary,
+            annotator=annotator,
+            source_name=source_name,
+            status=status,
+            replace_gold=replace_gold,
+            conflicting_as=conflicting_as,
+            duplicates_as=duplicates_as,
+        )
         for part_status, part in (
             (status, [spec for spec in specs if spec.key not in held_back]),
             (ExpertAnnotation.Status.SUBMITTED, [spec for spec in specs if spec.key in held_back]),
         ):
-            if not part:
-                continue
-            part_clips = {spec.key: clips[spec.key] for spec in part}
-            if part_status == ExpertAnnotation.Status.GOLD and not replace_gold:
-                _others_gold_guard(part, part_clips, annotator, source_name)
-            _annotations_ensure(part, part_clips, annotator, library, summary, part_status)
+            if part:
+                _annotations_ensure(
+                    part, {spec.key: clips[spec.key] for spec in part}, annotator, library, summary, part_status
+                )
         _attribute_counts(specs, library, summary)
     return summary
+
+
+def audiocaps_f_needs_embedding(*, data: Any, source_name: str) -> bool:
+    """Whether a gold import of the file embeds phrases (some clip has two events or more, all with spans): on a
+    cold cache loading Sentence-BERT and embedding take longer than a web request may last, so the API hands such
+    files to the worker. Raises ImportDataError for a file that does not parse."""
+    specs = audiocaps_f_parse(data=data, source_name=source_name)
+    return bool(duplicates_checked(specs, status=ExpertAnnotation.Status.GOLD))
+
+
+def _checks_before_writing(
+    specs: list[ClipAnnotationSpec],
+    clips: dict[str, Clip],
+    library: AttributeVocabulary,
+    summary: ImportSummary,
+    *,
+    annotator,
+    source_name: str,
+    status: str,
+    replace_gold: bool,
+    conflicting_as: str,
+    duplicates_as: str,
+) -> set[str]:
+    """Refuse the file (ImportDataError) or return the keys of the clips a gold import holds back as submitted.
+
+    The cheap checks come first, so a bad file is refused at once; only then are the events' phrases embedded
+    for the duplicate check (seconds to a minute on a cold cache)."""
+    _spans_within_clips_guard(specs, clips, source_name)
+    conflicting = attribute_conflicts_flag(specs, library, summary, status=status)
+    renamed = repeated_names_flag(specs, summary, source_name=source_name, status=status, duplicates_as=duplicates_as)
+    held_back = renamed | (set(conflicting) if conflicting_as != status else set())
+    guarded = status == ExpertAnnotation.Status.GOLD and not replace_gold
+    # Clips the embedding may still hold back are guarded after it when they would be imported as submitted then.
+    embedded = duplicates_checked(specs, status=status) if duplicates_as != "refuse" else set()
+    if guarded:
+        _others_gold_guard(
+            [spec for spec in specs if spec.key not in held_back | embedded], clips, annotator, source_name
+        )
+    held_back |= gold_duplicates_flag(
+        [spec for spec in specs if spec.key not in renamed],
+        summary,
+        source_name=source_name,
+        status=status,
+        duplicates_as=duplicates_as,
+    )
+    if guarded:
+        _others_gold_guard(
+            [spec for spec in specs if spec.key in embedded and spec.key not in held_back],
+            clips,
+            annotator,
+            source_name,
+        )
+    attribute_conflicts_note(summary, conflicting, held_back)
+    return held_back
 
 
 def _spans_within_clips_guard(specs: list[ClipAnnotationSpec], clips: dict[str, Clip], source_name: str) -> None:

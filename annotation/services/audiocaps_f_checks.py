@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from annotation.models import ExpertAnnotation
 from annotation.selectors import stored_tag_facts
-from annotation.services.annotation_checks import attribute_conflicts
+from annotation.services.annotation_checks import attribute_conflicts, event_name_checks
 from annotation.services.gold_duplicates import GoldDuplicate, gold_duplicates_find
 from annotation.vocabulary import AttributeVocabulary
 from corpus.services.importing import ImportDataError, ImportSummary
@@ -29,31 +29,79 @@ DUPLICATES_AS = ("refuse", ExpertAnnotation.Status.SUBMITTED)
 #: problems named one by one in the summary; the rest are counted
 NAMED_IN_SUMMARY = 5
 NOT_CHECKED = "clips not checked for duplicate events (events without spans)"
+#: how a refusal names the choice, in words every entry point (page, API, command) understands
+SUBMITTED_CHOICE = 'choose "import as submitted" for duplicate events (command: --duplicate-events submitted)'
 
 
 def attribute_conflicts_flag(
-    specs: list[ClipAnnotationSpec], library: AttributeVocabulary, summary: ImportSummary, *, status, conflicting_as
-) -> set[str]:
-    """Keys of the clips (of a gold import) with attributes the tag library calls opposites or different
-    counts, each named in the summary's notes (the first few) and counted."""
+    specs: list[ClipAnnotationSpec], library: AttributeVocabulary, summary: ImportSummary, *, status
+) -> dict[str, list[str]]:
+    """{key: problems} of the clips (of a gold import) with attributes the tag library calls opposites or different
+    counts, counted in the summary; attribute_conflicts_note names them once the clips' statuses are known."""
     if status != ExpertAnnotation.Status.GOLD:
-        return set()  # submissions go to a reviewer, whose checks show the conflicts
+        return {}  # submissions go to a reviewer, whose checks show the conflicts
     facts = stored_tag_facts()
-    found: list[str] = []
-    keys: set[str] = set()
+    found: dict[str, list[str]] = {}
     for spec in specs:
         for index, event in enumerate(spec.events):
             as_draft = {"id": f"e{index + 1}", "label": event.label, "attributes": list(event.attributes)}
             for check in attribute_conflicts(event=as_draft, library=library, tag_facts=facts):
-                found.append(f"clip {spec.key}: {check.message}")
-                keys.add(spec.key)
-    if keys:
-        summary.extra["clips with conflicting attributes"] = len(keys)
-        what = "kept gold as the file gives them" if conflicting_as == status else "imported as submitted, not gold"
-        summary.notes.append(
-            f"{len(keys)} clips hold attributes the tag library calls opposites or different counts, which gold "
-            f"publishing refuses; {what}: " + _named(found)
+                found.setdefault(spec.key, []).append(f"clip {spec.key}: {check.message}")
+    if found:
+        summary.extra["clips with conflicting attributes"] = len(found)
+    return found
+
+
+def attribute_conflicts_note(summary: ImportSummary, conflicts: dict[str, list[str]], held_back: set[str]) -> None:
+    """Name the clips with conflicting attributes in the summary, by what became of them: kept gold, or imported
+    as submitted (for their attributes or because they also hold a duplicate)."""
+    for what, keys in (
+        ("kept gold as the file gives them", [key for key in conflicts if key not in held_back]),
+        ("imported as submitted, not gold", [key for key in conflicts if key in held_back]),
+    ):
+        if keys:
+            summary.notes.append(
+                f"{len(keys)} clips hold attributes the tag library calls opposites or different counts, which gold "
+                f"publishing refuses; {what}: " + _named([problem for key in keys for problem in conflicts[key]])
+            )
+
+
+def duplicates_checked(specs: list[ClipAnnotationSpec], *, status) -> set[str]:
+    """Keys of the clips a gold import checks for events naming one sound: two events or more, all with spans."""
+    if status != ExpertAnnotation.Status.GOLD:
+        return set()
+    return {spec.key for spec in specs if len(spec.events) >= 2 and all(event.spans for event in spec.events)}
+
+
+def repeated_names_flag(
+    specs: list[ClipAnnotationSpec], summary: ImportSummary, *, source_name: str, status, duplicates_as
+) -> set[str]:
+    """Keys of the clips (of a gold import) naming one event twice up to case or spacing ("Dog" / "dog"), by the
+    rule publishing applies (event_name_checks): refused, or imported as submitted as duplicates are. Needs no
+    time, so every clip is checked (the released file has no such clip)."""
+    if status != ExpertAnnotation.Status.GOLD:
+        return set()
+    found = []
+    for spec in specs:
+        events = [{"id": f"e{index + 1}", "label": event.label} for index, event in enumerate(spec.events)]
+        found.extend(
+            (spec.key, check.message) for check in event_name_checks(events) if check.code == "duplicate_event"
         )
+    if not found:
+        return set()
+    keys = {key for key, _message in found}
+    if duplicates_as == "refuse":
+        key, message = found[0]
+        more = f" (and {len(keys) - 1} more clips)" if len(keys) > 1 else ""
+        raise ImportDataError(
+            f'{source_name}: key "{key}": {message.rstrip(".")}, which gold publishing refuses: rename or merge them '
+            f"in the file, or {SUBMITTED_CHOICE}{more}"
+        )
+    summary.extra["clips with events named twice"] = len(keys)
+    summary.notes.append(
+        f"{len(keys)} clips name one event twice (up to case or spacing), which gold publishing refuses; imported "
+        "as submitted, not gold: " + _named([f"clip {key}: {message}" for key, message in found])
+    )
     return keys
 
 
@@ -66,7 +114,8 @@ def gold_duplicates_flag(
     if status != ExpertAnnotation.Status.GOLD:
         return set()  # submissions go to a reviewer, whose gold is checked when published
     several = [spec for spec in specs if len(spec.events) >= 2]
-    timed = [spec for spec in several if all(event.spans for event in spec.events)]
+    checked = duplicates_checked(several, status=status)
+    timed = [spec for spec in several if spec.key in checked]
     summary.extra[NOT_CHECKED] = len(several) - len(timed)
     found = [
         (spec.key, duplicate)
@@ -81,7 +130,7 @@ def gold_duplicates_flag(
         more = f" (and {len(keys) - 1} more clips)" if len(keys) > 1 else ""
         raise ImportDataError(
             f'{source_name}: key "{key}": {_described(duplicate)}, which gold publishing refuses: merge them or '
-            f"relate them in the file, or import such clips as submitted (--duplicate-events submitted){more}"
+            f"relate them in the file, or {SUBMITTED_CHOICE}{more}"
         )
     summary.extra["clips with duplicate events"] = len(keys)
     summary.notes.append(

@@ -70,17 +70,20 @@ def clip_audio_upload_create(*, dataset: Dataset, audio_uploads: Sequence[File],
     )
 
 
-def data_file_upload_create(*, kind: str, dataset_name: str, upload: File, uploaded_by) -> DatasetUpload:
-    """Store one data file of a registered kind for a dataset (new or existing) and record the upload (PENDING).
-    Raises ImportDataError; then nothing is stored."""
-    file_import_kind_get(kind)
+def data_file_upload_create(
+    *, kind: str, dataset_name: str, upload: File, uploaded_by, options: dict[str, str] | None = None
+) -> DatasetUpload:
+    """Store one data file of a registered kind for a dataset (new or existing) and record the upload (PENDING)
+    with the kind's options as chosen (the defaults for those not given). Raises ImportDataError; then nothing is
+    stored."""
+    options = file_import_kind_get(kind).options_clean(options or {})
     dataset_name_validate(name=dataset_name)
     _names_check([upload])
     if upload.size is not None and upload.size > import_uploads.MAX_DATA_FILE_BYTES:
         raise ImportDataError(
             f"{upload.name}: larger than the limit of {import_uploads.MAX_DATA_FILE_BYTES / MEGABYTE:g} MB"
         )
-    return _stored_record([upload], kind=kind, dataset_name=dataset_name, uploaded_by=uploaded_by)
+    return _stored_record([upload], kind=kind, dataset_name=dataset_name, uploaded_by=uploaded_by, options=options)
 
 
 def _audio_uploads_check(audio_uploads: Sequence[File]) -> None:
@@ -180,7 +183,7 @@ def _import_stored(upload: DatasetUpload):
             importer = file_import_kind_get(upload.kind).importer
             (data_file,) = files
             data_file.seek(0)
-            return importer(data_file.read(), data_file.name, upload.dataset_name)
+            return importer(data_file.read(), data_file.name, upload.dataset_name, **upload.options)
         finally:
             for handle in opened:
                 handle.close()

@@ -3,20 +3,37 @@
 Each kind names its page, what the page says and the importer a worker runs on the uploaded bytes
 (services/dataset_uploads.py). The importers live in the app that owns their data: annotation registers its
 own here, ratings registers the judgement importer from its AppConfig.ready(), so this layer never imports
-the one above it and one page, one task and one result page serve every kind.
+the one above it and one page, one task and one result page serve every kind. A kind may offer choices
+(`options`, e.g. what a gold AudioCaps-F import does with clips holding one sound twice): the page shows each as a
+field, the upload record keeps the chosen values and the worker passes them to the importer as keyword arguments.
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from annotation.models import ExpertAnnotation
 from annotation.services.audiocaps_f import audiocaps_f_import
 from corpus.services.import_uploads import json_content_load
 from corpus.services.importing import ImportDataError, ImportSummary
 from corpus.services.references_import import references_import
 
-# (content, source_name, dataset_name) -> summary; raises ImportDataError
-ContentImporter = Callable[[bytes, str, str], ImportSummary]
+# (content, source_name, dataset_name, **chosen options) -> summary; raises ImportDataError
+ContentImporter = Callable[..., ImportSummary]
+
+
+@dataclass(frozen=True)
+class FileImportOption:
+    """A choice the import page offers: the importer's keyword `name`, its values with their labels, the default."""
+
+    name: str
+    label: str
+    choices: tuple[tuple[str, str], ...]
+    help_text: str = ""
+
+    @property
+    def default(self) -> str:
+        return self.choices[0][0]
 
 
 @dataclass(frozen=True)
@@ -30,15 +47,29 @@ class FileImportKind:
     file_label: str
     accept: str
     importer: ContentImporter
+    options: tuple[FileImportOption, ...] = ()
+
+    def options_clean(self, chosen: dict[str, str]) -> dict[str, str]:
+        """Every option of the kind with its chosen value (else its default); an unknown option or value is
+        refused, naming it (ImportDataError)."""
+        offered = {option.name: option for option in self.options}
+        for name, value in chosen.items():
+            option = offered.get(name)
+            if option is None:
+                raise ImportDataError(f'"{name}" is not an option of an import of {self.kind}')
+            values = [choice for choice, _label in option.choices]
+            if value not in values:
+                raise ImportDataError(f'{name} "{value}": expected one of {", ".join(values)}')
+        return {name: chosen.get(name, option.default) for name, option in offered.items()}
 
 
 def json_importer(service: Callable[..., ImportSummary]) -> ContentImporter:
     """An importer of JSON bytes for a service taking (data=, dataset_name=, source_name=): the bytes are parsed
     first, so a file that is not JSON is named with where it breaks."""
 
-    def run(content: bytes, source_name: str, dataset_name: str) -> ImportSummary:
+    def run(content: bytes, source_name: str, dataset_name: str, **options: str) -> ImportSummary:
         data: Any = json_content_load(content=content, source_name=source_name)
-        return service(data=data, dataset_name=dataset_name, source_name=source_name)
+        return service(data=data, dataset_name=dataset_name, source_name=source_name, **options)
 
     return run
 
@@ -92,6 +123,30 @@ AUDIOCAPS_F = FileImportKind(
     file_label="Annotations (.json)",
     accept=".json,application/json",
     importer=json_importer(audiocaps_f_import),
+    options=(
+        FileImportOption(
+            name="duplicates_as",
+            label="Clips with duplicate events",
+            choices=(("refuse", "refuse the file"), (ExpertAnnotation.Status.SUBMITTED.value, "import as submitted")),
+            help_text=(
+                "Two events of a clip that gold publishing calls one sound (a name given twice, or, when all the "
+                "clip's events have spans, two names the review's matching rule calls one sound): refuse the file, "
+                "naming the clip, or import such clips as submitted annotations (not gold) for a reviewer."
+            ),
+        ),
+        FileImportOption(
+            name="conflicting_as",
+            label="Clips with conflicting attributes",
+            choices=(
+                (ExpertAnnotation.Status.GOLD.value, "keep gold"),
+                (ExpertAnnotation.Status.SUBMITTED.value, "import as submitted"),
+            ),
+            help_text=(
+                "Attributes of one event that the tag library calls opposites or different counts: keep such clips "
+                "gold as the file gives them (the released AudioCaps-F gold holds some), or import them as submitted."
+            ),
+        ),
+    ),
 )
 
 file_import_kind_register(REFERENCES)

@@ -69,7 +69,7 @@ def test_a_gold_file_with_one_sound_twice_is_refused_naming_the_clip_and_both_ev
     assert re.fullmatch(
         r'acf\.json: key "37\.wav": events "buzzing" and "chirring" may be one sound \(meaning 0\.\d\d, 0\.53 '
         r"needed at their time overlap\), which gold publishing refuses: merge them or relate them in the file, "
-        r"or import such clips as submitted \(--duplicate-events submitted\)",
+        r'or choose "import as submitted" for duplicate events \(command: --duplicate-events submitted\)',
         message,
     ), message
     assert all_table_counts() == before  # nothing written
