@@ -267,7 +267,12 @@ AUTH_PASSWORD_VALIDATORS = [
 # these backends. LOGIN_FAILURE_LIMIT failures for one username from one address lock that pair out for
 # LOGIN_LOCKOUT_MINUTES (answer 429); a success clears the count. Username+address rather than address
 # alone, so one rater's typos don't lock out a whole lab behind one NAT address.
-AUTHENTICATION_BACKENDS = ["config.authentication.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
+# The last one only reads the sessions of crowd participants (their account and participation in one query).
+AUTHENTICATION_BACKENDS = [
+    "config.authentication.LockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+    "ratings.authentication.ParticipantBackend",
+]
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]

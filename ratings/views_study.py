@@ -22,6 +22,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from accounts.roles import PARTICIPANT, RATER, request_roles_known
 from common.client_address import client_address
+from ratings.authentication import PARTICIPANT_BACKEND
 from ratings.crowd_platforms import (
     GENERIC,
     MTURK,
@@ -156,7 +157,7 @@ def _switch_confirm(request, study: Study):
 def _sign_in(request, participant: Participant) -> None:
     if request.user.is_authenticated and request.user.pk == participant.user_id:
         return
-    login(request, participant.user, backend="django.contrib.auth.backends.ModelBackend")
+    login(request, participant.user, backend=PARTICIPANT_BACKEND)
     request.user._study_participant = participant
 
 

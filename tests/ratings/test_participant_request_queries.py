@@ -26,8 +26,9 @@ from tests.ratings.study_data import (
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("study_media")]
 
-# Session, user and the participant with their study (middleware and the participant gate), then the item.
-PER_REQUEST = 4
+# Session, the user read with their participation, study and campaign (ratings.authentication.ParticipantBackend:
+# one query where the middleware and the participant gate made two), then the item.
+PER_REQUEST = 3
 
 
 @pytest.fixture
