@@ -23,7 +23,8 @@ import django  # noqa: E402
 django.setup()
 from django.core.management import call_command  # noqa: E402
 
-from annotation.services.audiocaps_f import audiocaps_f_export_to_path, audiocaps_f_import_from_path  # noqa: E402
+from annotation.services.audiocaps_f import audiocaps_f_import_from_path  # noqa: E402
+from annotation.services.audiocaps_f_exporting import audiocaps_f_export_to_path  # noqa: E402
 from corpus.models import Clip, Dataset  # noqa: E402
 from corpus.services.audio_import import audio_directory_import  # noqa: E402
 from ratings.selectors import dataset_stats  # noqa: E402

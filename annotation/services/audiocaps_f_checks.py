@@ -19,7 +19,7 @@ from annotation.vocabulary import AttributeVocabulary
 from corpus.services.importing import ImportDataError, ImportSummary
 
 if TYPE_CHECKING:
-    from annotation.services.audiocaps_f import ClipAnnotationSpec
+    from annotation.services.audiocaps_f_parsing import ClipAnnotationSpec
 
 #: what a gold import makes of a clip whose attributes the tag library contradicts
 CONFLICTING_AS = (ExpertAnnotation.Status.GOLD, ExpertAnnotation.Status.SUBMITTED)

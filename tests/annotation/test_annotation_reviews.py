@@ -16,7 +16,8 @@ from annotation.services.annotation_reviews import (
     review_publish,
 )
 from annotation.services.annotation_tasks import SubmitRefusedError, task_draft_save, task_submit
-from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import
+from annotation.services.audiocaps_f import audiocaps_f_import
+from annotation.services.audiocaps_f_exporting import audiocaps_f_export
 from ratings.selectors import dataset_stats
 from tests.annotation.table_counts import all_table_counts
 from tests.annotation.workspace_data import api_client, draft_of, workspace_build

@@ -9,7 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from annotation.models import AttributeTag, EventAttribute, EventSource, ExpertAnnotation, SoundEvent, TemporalRelation
-from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import, audiocaps_f_import_from_path
+from annotation.services.audiocaps_f import audiocaps_f_import, audiocaps_f_import_from_path
+from annotation.services.audiocaps_f_exporting import audiocaps_f_export
 from corpus.models import Clip, Dataset
 from corpus.services.importing import ImportDataError
 from ratings.services.pairwise_import import pairwise_judgements_import

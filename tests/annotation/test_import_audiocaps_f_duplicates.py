@@ -11,7 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import EventSpan, ExpertAnnotation, SoundEvent
-from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import_from_path
+from annotation.services.audiocaps_f import audiocaps_f_import_from_path
+from annotation.services.audiocaps_f_exporting import audiocaps_f_export
 from corpus.services.importing import ImportDataError
 from tests.annotation.table_counts import all_table_counts
 

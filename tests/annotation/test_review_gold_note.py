@@ -7,7 +7,7 @@ from annotation.models import ExpertAnnotation
 from annotation.services.annotation_campaigns import annotation_task_next
 from annotation.services.annotation_reviews import review_draft_save, review_open, review_publish
 from annotation.services.annotation_tasks import task_draft_save, task_submit
-from annotation.services.audiocaps_f import audiocaps_f_export_notes
+from annotation.services.audiocaps_f_exporting import audiocaps_f_export_notes
 from tests.annotation.workspace_data import draft_of, workspace_build
 
 pytestmark = pytest.mark.django_db

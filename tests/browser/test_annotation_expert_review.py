@@ -10,7 +10,7 @@ and 390 px."""
 import pytest
 
 from annotation.models import AnnotationReview, ExpertAnnotation
-from annotation.services.audiocaps_f import audiocaps_f_export
+from annotation.services.audiocaps_f_exporting import audiocaps_f_export
 from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from tests.annotation.audio_helpers import real_stereo_clip_attach
 from tests.browser.review_campaigns import annotation_draft, campaign_with_submissions, review_page_open

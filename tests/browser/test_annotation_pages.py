@@ -10,7 +10,8 @@ from django.core.management import call_command
 
 from annotation.models import AnnotationTask, ExpertAnnotation
 from annotation.services.annotation_campaigns import annotation_campaign_create
-from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import
+from annotation.services.audiocaps_f import audiocaps_f_import
+from annotation.services.audiocaps_f_exporting import audiocaps_f_export
 from metrics_bridge.models import MetricScore
 from metrics_bridge.services.runs.runs import metric_run_create
 from metrics_bridge.tasks.runs import execute_metric_run

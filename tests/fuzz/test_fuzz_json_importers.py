@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotation.services.audiocaps_f import audiocaps_f_export, audiocaps_f_import
+from annotation.services.audiocaps_f import audiocaps_f_import
+from annotation.services.audiocaps_f_exporting import audiocaps_f_export
 from corpus.models import Clip, Dataset
 from corpus.services.importing import ImportDataError
 from ratings.models import CaptionPair
@@ -43,8 +44,8 @@ CHOICES = {1: "a", -1: "b", 0: "none"}
 
 
 def audiocaps_f_round_trip(data) -> None:
-    """Import -> export reproduces the input (annotation/services/audiocaps_f.py): clips and events in their order,
-    texts as given; an event without "source" or "attr" (or with null) comes back with an empty list."""
+    """Import -> export reproduces the input (annotation/services/audiocaps_f_parsing.py): clips and events in
+    their order, texts as given; an event without "source" or "attr" (or with null) comes back with an empty list."""
     exported = audiocaps_f_export(dataset_name="fuzz")
     expected = {
         clip: {

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.audiocaps_f import audiocaps_f_export_notes, audiocaps_f_export_to_path
+from annotation.services.audiocaps_f_exporting import audiocaps_f_export_notes, audiocaps_f_export_to_path
 from corpus.services.importing import ImportDataError
 
 
