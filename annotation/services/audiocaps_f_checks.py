@@ -87,22 +87,15 @@ def repeated_names_flag(
         found.extend(
             (spec.key, check.message) for check in event_name_checks(events) if check.code == "duplicate_event"
         )
-    if not found:
-        return set()
-    keys = {key for key, _message in found}
-    if duplicates_as == "refuse":
-        key, message = found[0]
-        more = f" (and {len(keys) - 1} more clips)" if len(keys) > 1 else ""
-        raise ImportDataError(
-            f'{source_name}: key "{key}": {message.rstrip(".")}, which gold publishing refuses: rename or merge them '
-            f"in the file, or {SUBMITTED_CHOICE}{more}"
-        )
-    summary.extra["clips with events named twice"] = len(keys)
-    summary.notes.append(
-        f"{len(keys)} clips name one event twice (up to case or spacing), which gold publishing refuses; imported "
-        "as submitted, not gold: " + _named([f"clip {key}: {message}" for key, message in found])
+    return _refused_or_held_back(
+        [(key, message.rstrip(".")) for key, message in found],
+        summary,
+        source_name=source_name,
+        duplicates_as=duplicates_as,
+        remedy="rename or merge them in the file",
+        counted_as="clips with events named twice",
+        what="name one event twice (up to case or spacing)",
     )
-    return keys
 
 
 def gold_duplicates_flag(
@@ -122,20 +115,36 @@ def gold_duplicates_flag(
         for spec, duplicates in zip(timed, gold_duplicates_find(drafts=[_draft(spec) for spec in timed]), strict=True)
         for duplicate in duplicates
     ]
+    return _refused_or_held_back(
+        [(key, _described(duplicate)) for key, duplicate in found],
+        summary,
+        source_name=source_name,
+        duplicates_as=duplicates_as,
+        remedy="merge them or relate them in the file",
+        counted_as="clips with duplicate events",
+        what="hold events that may be one sound",
+    )
+
+
+def _refused_or_held_back(
+    found: list[tuple[str, str]], summary: ImportSummary, *, source_name: str, duplicates_as, remedy, counted_as, what
+) -> set[str]:
+    """Keys of the clips with a problem gold publishing refuses (`found`: (key, problem) pairs), to import as
+    submitted and named in the summary; with `duplicates_as="refuse"` the first problem stops the import instead."""
     if not found:
         return set()
-    keys = {key for key, _duplicate in found}
+    keys = {key for key, _problem in found}
     if duplicates_as == "refuse":
-        key, duplicate = found[0]
+        key, problem = found[0]
         more = f" (and {len(keys) - 1} more clips)" if len(keys) > 1 else ""
         raise ImportDataError(
-            f'{source_name}: key "{key}": {_described(duplicate)}, which gold publishing refuses: merge them or '
-            f"relate them in the file, or {SUBMITTED_CHOICE}{more}"
+            f'{source_name}: key "{key}": {problem}, which gold publishing refuses: {remedy}, or {SUBMITTED_CHOICE}'
+            f"{more}"
         )
-    summary.extra["clips with duplicate events"] = len(keys)
+    summary.extra[counted_as] = len(keys)
     summary.notes.append(
-        f"{len(keys)} clips hold events that may be one sound, which gold publishing refuses; imported as "
-        "submitted, not gold: " + _named([f"clip {key}: {_described(duplicate)}" for key, duplicate in found])
+        f"{len(keys)} clips {what}, which gold publishing refuses; imported as submitted, not gold: "
+        + _named([f"clip {key}: {problem}" for key, problem in found])
     )
     return keys
 
