@@ -12,8 +12,9 @@ bench leaves out of a browser's requests:
 - **autosaves**: the choice is saved as a draft (POST /ratings/items/<token>/draft/) before it is submitted, as
   static/ratings/js/pairwise_item.js does on every change;
 - **polls**: the study bar's heartbeat (POST /study/<slug>/alive/) every `--heartbeat-seconds` from each page's
-  load while the participant is on it (static/ratings/js/study_clock.js; STUDY_HEARTBEAT_SECONDS, default 60 s,
-  is set to this so that pages of a few seconds beat at all);
+  load while the participant is on it (static/ratings/js/study_clock.js); STUDY_HEARTBEAT_SECONDS is set to it,
+  by default the product's default of 60 s, so pages read for less than a minute send none (a smaller value such
+  as 5 makes every page beat: a heavier load than a real study's);
 - **distinct addresses behind a trusted proxy**: each participant's requests carry `X-Forwarded-For: <its own
   address>` from 127.0.0.1, listed in TRUSTED_PROXIES (common/client_address.py), with the default
   STUDY_ARRIVALS_PER_ADDRESS (20): were the proxy's address counted, the 21st arrival would be refused;
@@ -29,12 +30,20 @@ long). STUDY_UNSTARTED_LIMIT is raised to the number of participants: with every
 default 50 would ask the later ones to come back in a few minutes (a 503 the bench would count as an error).
 
 Before the crowd, one participant walks the same path alone on the same server (the reference): the report gives
-each endpoint's p95 under load as a ratio to its median alone.
+each endpoint's p95 under load as a ratio to its median alone, and a timeline: per 10 s from the first arrival, the
+crowd's app requests (static files excepted) with their p50 and p95, which tells a peak during the arrivals from
+one in the steady state after.
+
+The server runs on PostgreSQL with the embedded broker and the database's cache table, as ./scripts/run without
+REDIS_URL; `--redis-url` serves it on PostgreSQL and Redis (the shared cache, the sessions read from it, the broker)
+as docker-compose deploys it. That Redis database is flushed first: give one the tests leave alone (they use 0, 1 and
+15 down).
 
     runuser -u postgres -- psql -c "drop database if exists captioneval_crowdload" \\
         -c "create database captioneval_crowdload owner captioneval"
     HF_HUB_OFFLINE=1 .venv/bin/python bench/crowd_load_bench.py \\
-        --database-url postgres://captioneval:captioneval@127.0.0.1:5432/captioneval_crowdload
+        --database-url postgres://captioneval:captioneval@127.0.0.1:5432/captioneval_crowdload \\
+        --redis-url redis://127.0.0.1:6390/5
 
 Targets: 300 participants arriving within 60 s, p95 <= 100 ms on every app endpoint, 0 errors, exact coverage.
 """
@@ -62,6 +71,8 @@ STATUS_URL_RE = re.compile(r'data-status-url="([^"]+)"')
 ENTER_URL_RE = re.compile(r'href="([^"]+\?framed=1)"')
 MTURK_POLL_SECONDS = 5  # study_mturk_frame.js
 MTURK_RETRY_SECONDS = 10  # after a failed poll
+STATIC_ENDPOINT = "GET static"
+TIMELINE_WINDOW_SECONDS = 10
 
 
 def run_script_workers() -> int:
@@ -97,7 +108,7 @@ class BrowserParticipant(crowd_study.Participant):
         for url in dict.fromkeys(ASSET_RE.findall(html)):
             if self.cache.get(url, 0.0) > now:
                 continue
-            served = super().request("GET static", "GET", url, expect=200)
+            served = super().request(STATIC_ENDPOINT, "GET", url, expect=200)
             self.requests_made += 1
             self.static_requests += 1
             if served is not None:
@@ -352,6 +363,44 @@ def per_participant(people: list) -> str:
     )
 
 
+def timeline(recorder: Recorder, window_seconds: float = TIMELINE_WINDOW_SECONDS) -> list[dict]:
+    """The app's requests (static files excepted) per window of `window_seconds` from the first arrival, by when they
+    began: how many, their p50 and p95 (None in a window without requests)."""
+    began_and_took = [
+        (began, took)
+        for endpoint, latencies in recorder.latencies.items()
+        if endpoint != STATIC_ENDPOINT
+        for began, took in zip(recorder.started[endpoint], latencies, strict=True)
+    ]
+    if not began_and_took:
+        return []
+    first = min(began for began, _ in began_and_took)
+    windows: dict[int, list[float]] = {}
+    for began, took in began_and_took:
+        windows.setdefault(int((began - first) // window_seconds), []).append(took)
+    rows = []
+    for index in range(max(windows) + 1):
+        took = windows.get(index, [])
+        rows.append(
+            {
+                "from_seconds": index * window_seconds,
+                "requests": len(took),
+                "p50_ms": percentile(took, 0.50) * 1000 if took else None,
+                "p95_ms": percentile(took, 0.95) * 1000 if took else None,
+            }
+        )
+    return rows
+
+
+def timeline_lines(rows: list[dict]) -> list[str]:
+    lines = [f"timeline (app requests, static excepted, per {TIMELINE_WINDOW_SECONDS} s from the first arrival):"]
+    lines.append(f"  {'from s':>6} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8}")
+    for row in rows:
+        p50, p95 = (f"{row[key]:8.1f}" if row[key] is not None else f"{'-':>8}" for key in ("p50_ms", "p95_ms"))
+        lines.append(f"  {row['from_seconds']:6.0f} {row['requests']:8d} {p50} {p95}")
+    return lines
+
+
 def bench(args) -> None:
     import argparse
     import json
@@ -403,6 +452,8 @@ def bench(args) -> None:
             alone_median = percentile(timed_alone, 0.5) * 1000 if timed_alone else float("nan")
             ratio = row["p95_ms"] / alone_median if timed_alone else float("nan")
             print(f"  {endpoint:<24} {row['p95_ms']:7.1f} ms / {alone_median:6.1f} ms = {ratio:5.1f}x")
+        figures["timeline"] = timeline(recorder)
+        print("\n".join(timeline_lines(figures["timeline"])), flush=True)
         if args.json:
             args.json.write_text(json.dumps(figures, indent=2, default=str))
     finally:
@@ -427,7 +478,9 @@ def main() -> None:
     parser.add_argument("--listen-seconds", type=int, default=2, help="MUST_LISTEN_SECONDS (the clips are 2 s)")
     parser.add_argument("--think-seconds", type=float, default=8.0, help="after listening, before answering")
     parser.add_argument("--page-seconds", type=float, default=3.0, help="reading each page of the path")
-    parser.add_argument("--heartbeat-seconds", type=int, default=5, help="STUDY_HEARTBEAT_SECONDS")
+    parser.add_argument(
+        "--heartbeat-seconds", type=int, default=60, help="STUDY_HEARTBEAT_SECONDS (default: the product's, 60)"
+    )
     parser.add_argument(
         "--busy-retry-seconds",
         type=float,
@@ -438,6 +491,12 @@ def main() -> None:
         "--mturk-every", type=int, default=4, help="every n-th participant arrives from MTurk (0: none)"
     )
     parser.add_argument("--database-url", default="", help="an empty PostgreSQL database (else a private cluster)")
+    parser.add_argument(
+        "--redis-url",
+        default="",
+        help="serve with this Redis as docker-compose does, its database flushed first (e.g. "
+        "redis://127.0.0.1:6390/5); default: none (embedded broker, the database's cache table)",
+    )
     parser.add_argument("--settle-seconds", type=float, default=90)
     parser.add_argument("--deadline", type=float, default=2400, help="hard limit of the whole script (s)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
@@ -450,7 +509,7 @@ def main() -> None:
         f"crowd load bench: {args.participants} participants within {args.arrival_seconds:.0f} s, shares of "
         f"{args.share} + {args.checks} checks, {args.judgements} judgements per item, gunicorn "
         f"{args.web_workers or run_script_workers()} workers, heartbeat every {args.heartbeat_seconds} s, MTurk every "
-        f"{args.mturk_every or 'none'}, load average "
+        f"{args.mturk_every or 'none'}, Redis {args.redis_url or 'none'}, load average "
         f"{os.getloadavg()[0]:.1f}",
         flush=True,
     )

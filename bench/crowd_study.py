@@ -413,7 +413,11 @@ class Run(LoadRun):
 
     def start(self, participants: int) -> dict:
         self.env = {key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "SECURE_"))}
+        # The embedded broker and the database's cache table unless --redis-url asks for Redis, as docker-compose
+        # deploys it (the shared cache, the sessions read from it, the broker).
         self.env.pop("REDIS_URL", None)
+        if getattr(self.args, "redis_url", ""):
+            self.env["REDIS_URL"] = redis_emptied(self.args.redis_url)
         self.env.update(
             {
                 **loopback_production_env(),
@@ -477,6 +481,14 @@ class Run(LoadRun):
         return gunicorn_start(
             env=self.env, port=port, workers=self.args.web_workers, log_path=self.folder / "gunicorn.log"
         )
+
+
+def redis_emptied(url: str) -> str:
+    """`url`, its Redis database flushed: a run starts without an earlier run's cache entries, sessions or messages."""
+    import redis
+
+    redis.Redis.from_url(url).flushdb()
+    return url
 
 
 RUNS: list[Run] = []
@@ -621,6 +633,12 @@ def main() -> None:
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument("--databases", default="postgresql,sqlite", help="comma-separated: postgresql, sqlite")
     parser.add_argument("--database-url", default="", help="an existing empty PostgreSQL database instead of a cluster")
+    parser.add_argument(
+        "--redis-url",
+        default="",
+        help="serve with this Redis (cache, sessions, broker) as docker-compose does; its database is flushed first "
+        "(use one the tests leave alone, e.g. redis://127.0.0.1:6390/5); default: none (embedded broker, cache table)",
+    )
     parser.add_argument("--settle-seconds", type=float, default=90)
     parser.add_argument("--deadline", type=float, default=1500, help="hard limit of the whole script (s)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")

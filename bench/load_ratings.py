@@ -227,6 +227,8 @@ class Recorder:
     def __init__(self):
         self.lock = threading.Lock()
         self.latencies: dict[str, list[float]] = defaultdict(list)
+        # When each timed request began (time.perf_counter), in the order of `latencies`: for timelines of a run.
+        self.started: dict[str, list[float]] = defaultdict(list)
         self.errors: dict[str, list[str]] = defaultdict(list)
         self.accepted: list[dict] = []
         self.refused: list[str] = []
@@ -245,6 +247,7 @@ class Recorder:
         elapsed = time.perf_counter() - started
         with self.lock:
             self.latencies[endpoint].append(elapsed)
+            self.started[endpoint].append(started)
             if response.status_code not in expected:
                 self.errors[endpoint].append(f"HTTP {response.status_code}: {response.text[:200]!r}")
         return response if response.status_code in expected else None
