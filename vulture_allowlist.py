@@ -107,6 +107,7 @@ server_error  # unused function (config/errors.py)
 csrf_failure  # unused function (config/errors.py)
 api_exception_handler  # unused function (config/errors.py)
 HealthCheckMiddleware  # unused class (config/healthz.py)
+StudyWindowOpenerMiddleware  # unused class (ratings/middleware.py: named in MIDDLEWARE)
 MetricsBridgeConfig  # unused class (metrics_bridge/apps.py)
 RatingsConfig  # unused class (ratings/apps.py)
 

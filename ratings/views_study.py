@@ -35,6 +35,7 @@ from ratings.crowd_platforms import (
     prolific_completion_url,
 )
 from ratings.forms import PENALTY_FIELDS, RUBRIC, HeadphoneAnswersForm
+from ratings.middleware import FRAME_SUBMITS
 from ratings.models import Campaign
 from ratings.models_study import Participant, Study
 from ratings.services.headphone import (
@@ -75,7 +76,6 @@ from ratings.services.study_report import participant_code
 from ratings.views_headphone import headphone_check_page
 
 ENTER_SALT = "study-enter"
-FRAME_SUBMITS = "study_frame_submits"
 STAGE_URLS = {
     Participant.Stage.LANDING: "study:entry",
     Participant.Stage.CONSENT: "study:consent",
