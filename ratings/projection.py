@@ -24,7 +24,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from django.db.models import Count, Min, Q
+from django.db.models import Case, Count, Min, Q, Value, When
 
 from corpus.models import Caption
 from ratings.models import Assignment, AssignmentItem, PairwiseVote, ThumbsRating
@@ -108,6 +108,17 @@ def _open_in_order(items):
     return items.filter(completed_at__isnull=True).order_by("position")
 
 
+def next_open_after(*, item: AssignmentItem):
+    """The assignment's other unfinished items, the one a rater goes on to first: the next after `item` in the
+    rater's order, else the first before it (item_place's `next_open_token`, as a queryset to read in a subquery)."""
+    later_first = Case(When(position__gt=item.position, then=Value(0)), default=Value(1))
+    return (
+        AssignmentItem.objects.filter(assignment_id=item.assignment_id, completed_at__isnull=True)
+        .exclude(pk=item.pk)
+        .order_by(later_first, "position")
+    )
+
+
 def item_place(*, item: AssignmentItem) -> dict:
     """Where the item sits in its assignment, from one query over the assignment's items:
     `progress` {number (1-based), total, completed} and `neighbours` {previous_token, next_open_token}
@@ -154,8 +165,9 @@ def item_captions(item: AssignmentItem, captions_by_id: dict[int, Caption] | Non
     """The item's captions as the rater sees them, in the rater's order."""
     ids = item_caption_ids(item)
     if captions_by_id is None:
-        # Only the text is shown: the other columns (author, system, source) would be read and converted for nothing.
-        captions_by_id = Caption.objects.only("text").in_bulk(ids)
+        # Only the text is shown: the other columns (author, system, source) would be read and converted for nothing;
+        # order_by(): the model's ordering would join the clip and its dataset to sort rows that are looked up by id.
+        captions_by_id = Caption.objects.only("text").order_by().in_bulk(ids)
     keys = (LEFT, RIGHT) if item.pair_id is not None else (str(number) for number in range(1, len(ids) + 1))
     return [
         RaterCaption(key=key, text=captions_by_id[caption_id].text, caption_id=caption_id)
@@ -166,7 +178,7 @@ def item_captions(item: AssignmentItem, captions_by_id: dict[int, Caption] | Non
 
 def captions_by_id_for(items_: Iterable[AssignmentItem]) -> dict[int, Caption]:
     """The captions of many items in one query."""
-    return Caption.objects.in_bulk({caption_id for item in items_ for caption_id in item_caption_ids(item)})
+    return Caption.objects.order_by().in_bulk({caption_id for item in items_ for caption_id in item_caption_ids(item)})
 
 
 def thumbs_rows(assignment: Assignment) -> list[tuple[AssignmentItem, list[RaterCaption]]]:

@@ -7,6 +7,7 @@ ratings/forms.py), the audio URL is the item's own and the campaign shows its ra
 """
 
 import json
+from dataclasses import dataclass
 from functools import wraps
 
 from django.conf import settings
@@ -108,8 +109,8 @@ def item_view(view):
     return wrapped
 
 
-def _after_submit(request, item: AssignmentItem):
-    next_token = projection.item_place(item=item)["neighbours"]["next_open_token"]
+def _after_submit(request, item: AssignmentItem, next_token: str | None):
+    """Go on to `next_token` (the next open item, read by the submit), else to the study's or campaign's page."""
     if next_token:
         return redirect("ratings:item", token=next_token)
     if getattr(request, "study_participant", None) is not None:
@@ -210,8 +211,15 @@ def _conflict_context(error: StaleItemError) -> dict:
     }
 
 
-def _submission(request, item: AssignmentItem, form, submit) -> tuple[int, dict] | None:
-    """Validate and submit a posted item form; None when it was accepted, else the page's status and context.
+@dataclass(frozen=True)
+class _Accepted:
+    """A submit the service accepted, with the token of the item the page goes on to (None: every one is done)."""
+
+    next_open_token: str | None
+
+
+def _submission(request, item: AssignmentItem, form, submit) -> tuple[int, dict] | _Accepted:
+    """Validate and submit a posted item form; _Accepted (with where to go on) or the page's status and context.
 
     409: the page was stale (the context gets the newer answer and the replace option); 400: the form
     or the judgement was refused (the errors are on the form). The page context is built only for a
@@ -219,7 +227,7 @@ def _submission(request, item: AssignmentItem, form, submit) -> tuple[int, dict]
     """
     if form.is_valid():
         try:
-            submit(
+            next_token = submit(
                 form.cleaned_data, seen_version=form.cleaned_data["version"], replacing=form.cleaned_data["replacing"]
             )
         except StaleItemError as error:
@@ -227,7 +235,7 @@ def _submission(request, item: AssignmentItem, form, submit) -> tuple[int, dict]
         except JudgementError as error:
             form.add_error(None, str(error))
         else:
-            return None
+            return _Accepted(next_token)
     return 400, {**_page_context(request, item), "version": request.POST.get("version", item.version)}
 
 
@@ -249,11 +257,11 @@ def _thumbs_page(request, item: AssignmentItem):
 
         def submit(data, **versions):
             scores = form.caption_scores(item.caption_order)
-            thumbs_item_submit(item=item, scores=scores, synthesized=data["synthesized"], **versions)
+            return thumbs_item_submit(item=item, scores=scores, synthesized=data["synthesized"], **versions)
 
         outcome = _submission(request, item, form, submit)
-        if outcome is None:
-            return _after_submit(request, item)
+        if isinstance(outcome, _Accepted):
+            return _after_submit(request, item, outcome.next_open_token)
         status, context = outcome
     else:
         status, context = 200, _page_context(request, item)
@@ -287,8 +295,8 @@ def _pairwise_page(request, item: AssignmentItem):
             form,
             lambda data, **versions: pairwise_item_submit(item=item, side=data["side"], **versions),
         )
-        if outcome is None:
-            return _after_submit(request, item)
+        if isinstance(outcome, _Accepted):
+            return _after_submit(request, item, outcome.next_open_token)
         status, context = outcome
     else:
         status, context = 200, _page_context(request, item)

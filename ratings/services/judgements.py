@@ -17,12 +17,14 @@ with the newer answer, which the page shows with the choice to keep it or replac
 accepted answer, every refusal and every re-opening of a submitted answer is an `ItemEvent`.
 """
 
+import copy
 import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from django.db import transaction
+from django.db.models import Exists, Subquery
 from django.utils import timezone
 
 from ratings import projection
@@ -297,28 +299,34 @@ def caption_values_clean(values: dict, *, caption_number: int) -> dict:
     }
 
 
-def item_seconds_on_one_clock(item: AssignmentItem) -> float:
+def _previous_completion(item: AssignmentItem, *, until):
+    """The latest first submission up to `until` among the rater's other items (a one-value queryset)."""
+    return (
+        AssignmentItem.objects.filter(assignment__rater_id=item.assignment.rater_id, completed_at__lte=until)
+        .exclude(pk=item.pk)
+        .order_by("-completed_at")
+        .values_list("completed_at", flat=True)
+    )
+
+
+def seconds_on_one_clock(*, first_shown_at, completed_at, previous) -> float:
     """The time an item took, counted on the rater's one clock: from when it was first shown, or from the
-    rater's previous first submission (any campaign) if that came later, to its own first submission.
+    rater's `previous` first submission (any campaign; None if none) if that came later, to its own first
+    submission.
 
     Pages opened at once and submitted in turn overlap; a person works on one at a time, so each item is
     credited only the time since the last one was done (the minimum-median-time rule reads this).
     """
-    previous = (
-        AssignmentItem.objects.filter(
-            assignment__rater_id=item.assignment.rater_id, completed_at__lte=item.completed_at
-        )
-        .exclude(pk=item.pk)
-        .order_by("-completed_at")
-        .values_list("completed_at", flat=True)
-        .first()
-    )
-    start = max(item.first_shown_at, previous) if previous else item.first_shown_at
-    return max(0.0, (item.completed_at - start).total_seconds())
+    start = max(first_shown_at, previous) if previous else first_shown_at
+    return max(0.0, (completed_at - start).total_seconds())
 
 
-def _accepted(item: AssignmentItem, *, replacing: bool, previous: dict) -> None:
-    """Complete the item (first time: stamp the time spent), bump its version, log the event."""
+def _accepted(item: AssignmentItem, *, replacing: bool, previous: dict, answer: dict, previous_completed_at) -> None:
+    """Complete the item (first time: stamp the time spent), bump its version, log the event.
+
+    `answer` is what was just written (in the rater's terms) and `previous_completed_at` the rater's previous first
+    submission, both known already: reading them back would be two more queries on every answer.
+    """
     was_completed = item.completed_at is not None
     item.draft = {}
     item.version += 1
@@ -326,16 +334,16 @@ def _accepted(item: AssignmentItem, *, replacing: bool, previous: dict) -> None:
     if not was_completed:
         item.completed_at = timezone.now()
         if item.first_shown_at:
-            item.seconds_spent = item_seconds_on_one_clock(item)
+            item.seconds_spent = seconds_on_one_clock(
+                first_shown_at=item.first_shown_at, completed_at=item.completed_at, previous=previous_completed_at
+            )
         fields += ["completed_at", "seconds_spent"]
     item.save(update_fields=fields)
     if not was_completed:
         kind = ItemEvent.Kind.SUBMITTED
     else:
         kind = ItemEvent.Kind.STALE_REPLACED if replacing else ItemEvent.Kind.CHANGED
-    ItemEvent.objects.create(
-        item=item, kind=kind, version=item.version, previous_answer=previous, answer=item_answer(item=item)
-    )
+    ItemEvent.objects.create(item=item, kind=kind, version=item.version, previous_answer=previous, answer=answer)
 
 
 def _refusal_log(error: StaleItemError, item: AssignmentItem, attempted: dict) -> None:
@@ -348,23 +356,63 @@ def _refusal_log(error: StaleItemError, item: AssignmentItem, attempted: dict) -
     )
 
 
-def _submit(item: AssignmentItem, *, seen_version, replacing: bool, attempted: dict, write) -> None:
-    """Lock, check, compare versions and call `write(locked_item)`; refusals are logged after the rollback."""
+def _lock_for_submit(item: AssignmentItem, *, now) -> tuple[AssignmentItem, dict]:
+    """The item's row locked, in one statement: a copy of `item` with its changing fields as locked, and
+    {"is_open", "previous_completed_at", "next_open_token"} read beside them.
+
+    The campaign is read in a subquery, not joined: FOR UPDATE locks only the item's row (a joined campaign row
+    would be locked too, and every participant of a study would wait on it). The rater's previous first submission
+    (the one clock) and the next open item (where the page goes on) are read here rather than after: each was a
+    query of its own on every answer. An item completed by another tab while this one commits can still be named
+    next, as it could when read after the commit: its page then shows its answer.
+    """
+    row = (
+        AssignmentItem.objects.select_for_update()
+        .filter(pk=item.pk)
+        .values(
+            "version",
+            "completed_at",
+            "listened_at",
+            "first_shown_at",
+            is_open=Exists(Campaign.objects.filter(pk=item.assignment.campaign_id, is_active=True)),
+            previous_completed_at=Subquery(_previous_completion(item, until=now)[:1]),
+            next_open_token=Subquery(projection.next_open_after(item=item).values("token")[:1]),
+        )
+        .get()
+    )
+    locked = copy.copy(item)
+    for name in ("version", "completed_at", "listened_at", "first_shown_at"):
+        setattr(locked, name, row[name])
+    return locked, row
+
+
+def _submit(item: AssignmentItem, *, seen_version, replacing: bool, attempted: dict, write) -> str | None:
+    """Lock, check, compare versions and call `write(locked_item)` (which returns the answer as stored, in the
+    rater's terms); refusals are logged after the rollback. Returns the token of the assignment's next open item
+    (None when every other one is done)."""
     seen = _version(seen_version)
     try:
         with transaction.atomic():
-            locked = _lock(item)
-            _check_open(locked)
+            locked, row = _lock_for_submit(item, now=timezone.now())
+            if not row["is_open"]:
+                raise JudgementError(f"the study {item.assignment.campaign.rater_title} is closed")
             if locked.listened_at is None:
                 raise JudgementError("listen to the clip before submitting")
             if locked.version != seen:
                 raise StaleItemError(item=locked, seen_version=seen)
             previous = item_answer(item=locked) if locked.completed_at else {}
-            write(locked)
-            _accepted(locked, replacing=replacing, previous=previous)
+            answer = write(locked)
+            _accepted(
+                locked,
+                replacing=replacing,
+                previous=previous,
+                answer=answer,
+                previous_completed_at=row["previous_completed_at"],
+            )
     except StaleItemError as error:
         _refusal_log(error, item, attempted)
         raise
+    return row["next_open_token"]
 
 
 def thumbs_item_submit(
@@ -374,8 +422,10 @@ def thumbs_item_submit(
     synthesized: str,
     seen_version,
     replacing: bool = False,
-) -> None:
-    """Save one clip's THumBS ratings (one row per caption, in the item's campaign) and complete the item."""
+) -> str | None:
+    """Save one clip's THumBS ratings (one row per caption, in the item's campaign) and complete the item.
+
+    Returns the token of the assignment's next open item (None when every other one is done)."""
     if item.assignment.campaign.task_type != Campaign.TaskType.THUMBS:
         raise JudgementError("this item belongs to a pairwise study")
     if synthesized not in ThumbsRating.Synthesized.values:
@@ -407,7 +457,7 @@ def thumbs_item_submit(
         ],
     }
 
-    def write(locked: AssignmentItem) -> None:
+    def write(locked: AssignmentItem) -> dict:
         # One INSERT … ON CONFLICT UPDATE for the item's captions (a first answer or a change alike).
         ThumbsRating.objects.bulk_create(
             [
@@ -425,12 +475,15 @@ def thumbs_item_submit(
             unique_fields=["campaign", "rater", "caption"],
             update_fields=[*RATING_VALUE_FIELDS, "source", "workbook_sha256", "updated_at"],
         )
+        return thumbs_answer(caption_order=locked.caption_order, ratings=values)
 
-    _submit(item, seen_version=seen_version, replacing=replacing, attempted=attempted, write=write)
+    return _submit(item, seen_version=seen_version, replacing=replacing, attempted=attempted, write=write)
 
 
-def pairwise_item_submit(*, item: AssignmentItem, side: str, seen_version, replacing: bool = False) -> None:
-    """Save a vote given as the side the rater preferred ("left", "right" or "none") and complete the item."""
+def pairwise_item_submit(*, item: AssignmentItem, side: str, seen_version, replacing: bool = False) -> str | None:
+    """Save a vote given as the side the rater preferred ("left", "right" or "none") and complete the item.
+
+    Returns the token of the assignment's next open item (None when every other one is done)."""
     if item.pair_id is None:
         raise JudgementError("this item is not a caption pair")
     if side not in SIDES:
@@ -438,7 +491,7 @@ def pairwise_item_submit(*, item: AssignmentItem, side: str, seen_version, repla
     left_caption = projection.caption_on_left(a_on_left=item.a_on_left)
     choice = projection.side_choice(side=side, a_on_left=item.a_on_left)
 
-    def write(locked: AssignmentItem) -> None:
+    def write(locked: AssignmentItem) -> dict:
         # One INSERT … ON CONFLICT UPDATE (a first answer or a change alike), as for THumBS ratings.
         PairwiseVote.objects.bulk_create(
             [
@@ -455,8 +508,9 @@ def pairwise_item_submit(*, item: AssignmentItem, side: str, seen_version, repla
             unique_fields=["campaign", "rater", "pair"],
             update_fields=["choice", "left_side", "source", "updated_at"],
         )
+        return {"side": projection.vote_side(choice=choice, a_on_left=locked.a_on_left)}
 
-    _submit(item, seen_version=seen_version, replacing=replacing, attempted={"side": side}, write=write)
+    return _submit(item, seen_version=seen_version, replacing=replacing, attempted={"side": side}, write=write)
 
 
 @transaction.atomic

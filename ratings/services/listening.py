@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Q, Subquery
 from django.utils import timezone
 
 from ratings.models import AssignmentItem
@@ -70,28 +71,47 @@ def served_coverage(record: dict) -> float:
     return min(1.0, sum(stop - start for start, stop in record.get("ranges", [])) / size)
 
 
-def audio_served_record(*, item_id: int, file_name: str, size: int, first: int, count: int, started_at) -> None:
+def audio_served_record(*, item: AssignmentItem, file_name: str, size: int, first: int, count: int, started_at) -> None:
     """Add bytes [first, first + count) of `file_name` (of `size` bytes) to what the item's rater was sent.
 
-    A different file than the one recorded (the clip got new audio) starts the record afresh. The row is
-    locked, so ranges of simultaneous responses all count.
+    A different file than the one recorded (the clip got new audio) starts the record afresh. `item` is the row as
+    the request read it: the new record is written with one UPDATE on condition that the row still holds that
+    record, which is the usual case (one response at a time per item) and needs neither a lock nor a transaction.
+    When another response changed it meanwhile, the row is locked, read again and merged, so ranges of
+    simultaneous responses all count.
     """
     try:
-        with transaction.atomic():
-            item = (
-                AssignmentItem.objects.select_for_update().only("audio_served", "audio_first_served_at").get(pk=item_id)
-            )
-            record = item.audio_served
-            if record.get("file") != file_name or record.get("size") != size:
-                record = {"file": file_name, "size": size, "ranges": []}
-                item.audio_first_served_at = None
-            record["ranges"] = ranges_merge(record["ranges"], first, first + count)
-            item.audio_served = record
-            if item.audio_first_served_at is None or started_at < item.audio_first_served_at:
-                item.audio_first_served_at = started_at
-            item.save(update_fields=["audio_served", "audio_first_served_at"])
+        record, first_served_at = _record_added(
+            item.audio_served, item.audio_first_served_at, file_name, size, first, count, started_at
+        )
+        unchanged = AssignmentItem.objects.filter(
+            pk=item.pk, audio_served=item.audio_served, audio_first_served_at=item.audio_first_served_at
+        )
+        if not unchanged.update(audio_served=record, audio_first_served_at=first_served_at):
+            with transaction.atomic():
+                locked = (
+                    AssignmentItem.objects.select_for_update()
+                    .only("audio_served", "audio_first_served_at")
+                    .get(pk=item.pk)
+                )
+                record, first_served_at = _record_added(
+                    locked.audio_served, locked.audio_first_served_at, file_name, size, first, count, started_at
+                )
+                locked.audio_served, locked.audio_first_served_at = record, first_served_at
+                locked.save(update_fields=["audio_served", "audio_first_served_at"])
+        item.audio_served, item.audio_first_served_at = record, first_served_at
     except Exception:  # the audio went out anyway; the rater can play it again to be counted
-        logger.exception("could not record the audio served for assignment item %s", item_id)
+        logger.exception("could not record the audio served for assignment item %s", item.pk)
+
+
+def _record_added(record: dict, first_served_at, file_name: str, size: int, first: int, count: int, started_at):
+    """The served-audio record and first-byte time after bytes [first, first + count) were sent at `started_at`."""
+    if record.get("file") != file_name or record.get("size") != size:
+        record, first_served_at = {"file": file_name, "size": size, "ranges": []}, None
+    record = {**record, "ranges": ranges_merge(record["ranges"], first, first + count)}
+    if first_served_at is None or started_at < first_served_at:
+        first_served_at = started_at
+    return record, first_served_at
 
 
 def listening_proof_check(*, item: AssignmentItem, rater_audio_name: str) -> None:
@@ -120,6 +140,33 @@ def listening_slot(*, earliest: datetime, seconds: float, taken: list[tuple[date
     return start
 
 
+def _proof_and_taken(*, item: AssignmentItem, rater_id: int) -> tuple[dict, list[tuple[datetime, datetime]]]:
+    """The item's listening proof as stored now, and the stretches credited to the rater's other items that end
+    after its first audio byte (the only ones its own stretch can collide with), read in one query: the item's
+    row and those rows together (each was a query of its own on every "listened" report)."""
+    first_served = AssignmentItem.objects.filter(pk=item.pk).values("audio_first_served_at")
+    rows = AssignmentItem.objects.filter(assignment__rater_id=rater_id).filter(
+        Q(pk=item.pk) | Q(listening_from__isnull=False, listening_until__gt=Subquery(first_served))
+    )
+    own, taken = None, []
+    for row in rows.values(
+        "pk",
+        "listened_at",
+        "audio_served",
+        "audio_first_served_at",
+        "clip__rater_audio",
+        "listening_from",
+        "listening_until",
+    ):
+        if row["pk"] == item.pk:
+            own = row
+        else:
+            taken.append((row["listening_from"], row["listening_until"]))
+    if own is None:
+        raise AssignmentItem.DoesNotExist(f"assignment item {item.pk}")
+    return own, taken
+
+
 def item_mark_listened(*, item: AssignmentItem) -> AssignmentItem:
     """Record that the rater heard the clip, if the served audio and the rater's listening clock prove it
     (else JudgementError, nothing stored).
@@ -131,11 +178,7 @@ def item_mark_listened(*, item: AssignmentItem) -> AssignmentItem:
         # An item never changes hands (its assignment is the rater's): the rater is the one it was loaded with.
         rater_id = item.assignment.rater_id
         list(get_user_model().objects.select_for_update().filter(pk=rater_id).values_list("pk"))
-        row = (
-            AssignmentItem.objects.filter(pk=item.pk)
-            .values("listened_at", "audio_served", "audio_first_served_at", "clip__rater_audio")
-            .get()
-        )
+        row, taken = _proof_and_taken(item=item, rater_id=rater_id)
         item.listened_at = row["listened_at"]
         if item.listened_at is not None:
             return item
@@ -143,15 +186,6 @@ def item_mark_listened(*, item: AssignmentItem) -> AssignmentItem:
         listening_proof_check(item=item, rater_audio_name=row["clip__rater_audio"] or "")
         now = timezone.now()
         required = listening_seconds_required(item=item)
-        taken = list(
-            AssignmentItem.objects.filter(
-                assignment__rater_id=rater_id,
-                listening_from__isnull=False,
-                listening_until__gt=item.audio_first_served_at,
-            )
-            .exclude(pk=item.pk)
-            .values_list("listening_from", "listening_until")
-        )
         start = listening_slot(earliest=item.audio_first_served_at, seconds=required, taken=taken)
         until = start + timedelta(seconds=required)
         if until > now:

@@ -26,9 +26,7 @@ def item_audio_response(*, item: AssignmentItem, range_header: str | None, head:
     audio = clip_rater_audio_ensure(clip=item.clip)
 
     def recorded(*, first: int, count: int, size: int, started_at) -> None:
-        audio_served_record(
-            item_id=item.pk, file_name=audio.name, size=size, first=first, count=count, started_at=started_at
-        )
+        audio_served_record(item=item, file_name=audio.name, size=size, first=first, count=count, started_at=started_at)
 
     response = stored_file_response(
         audio,

@@ -101,7 +101,7 @@ def audio_served_give(item, *, seconds_ago: float = 60.0):
         Clip.objects.filter(pk=clip.pk).update(rater_audio=f"rater-audio/stand-in-{clip.pk}.wav")
         clip.refresh_from_db(fields=["rater_audio"])
     audio_served_record(
-        item_id=item.pk,
+        item=item,
         file_name=clip.rater_audio.name,
         size=1000,
         first=0,

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from corpus.models import Clip
 from ratings.models import AssignmentItem, Campaign, PairwiseVote, ThumbsRating
-from ratings.projection import item_place
+from ratings.projection import item_place, next_open_after
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import (
     CaptionScores,
@@ -420,3 +420,6 @@ def test_item_place_matches_the_queries_it_replaces(make_user):
             item.save(update_fields=["completed_at"])
         for item in items:
             assert item_place(item=item) == _place_by_separate_queries(item), (completed_positions, item.position)
+            # The submit reads the next open item in its own lock statement, through next_open_after.
+            next_token = next_open_after(item=item).values_list("token", flat=True).first()
+            assert next_token == _place_by_separate_queries(item)["neighbours"]["next_open_token"]
