@@ -19,9 +19,10 @@ bench leaves out of a browser's requests:
   address>` from 127.0.0.1, listed in TRUSTED_PROXIES (common/client_address.py), with the default
   STUDY_ARRIVALS_PER_ADDRESS (20): were the proxy's address counted, the 21st arrival would be refused;
 - **MTurk workers** (every `--mturk-every`-th participant; the study recruits on Prolific and MTurk): MTurk shows the
-  landing page in the HIT's frame, which polls the participant's status (GET /study/<slug>/status/<token>/, no
-  cookies) every 5 s until the study is over (static/ratings/js/study_mturk_frame.js), while the worker does the
-  study in a window of its own opened from the frame's signed link; the code the frame reads must be the end page's;
+  landing page in the HIT's frame, which asks the participant's status (GET /study/<slug>/status/<token>/, no
+  cookies) on arrival, every 30 s until the study is over, and at once when the study window's end page tells it
+  (static/ratings/js/study_mturk_frame.js), while the worker does the study in a window of its own opened from the
+  frame's signed link; the code the frame reads must be the end page's;
 - **gunicorn as ./scripts/run starts it**: config/gunicorn.py with (2 x cores) + 1 workers (at most 9; `--web-workers`
   sets another count), its log level and access-log format, DEBUG off, `collectstatic` run first.
 
@@ -69,8 +70,9 @@ MAX_AGE_RE = re.compile(r"max-age=(\d+)")
 START_FORM_RE = re.compile(r'<form [^>]*id="start-form"')
 STATUS_URL_RE = re.compile(r'data-status-url="([^"]+)"')
 ENTER_URL_RE = re.compile(r'href="([^"]+\?framed=1)"')
-MTURK_POLL_SECONDS = 5  # study_mturk_frame.js
-MTURK_RETRY_SECONDS = 10  # after a failed poll
+MTURK_POLL_SECONDS = 30  # study_mturk_frame.js, while the study window has not told the frame
+MTURK_RETRY_SECONDS = 10  # after a failed poll (the frame doubles it on each failure in a row)
+MTURK_RETRY_MAX_SECONDS = 120
 STATIC_ENDPOINT = "GET static"
 TIMELINE_WINDOW_SECONDS = 10
 
@@ -212,13 +214,15 @@ class BrowserParticipant(crowd_study.Participant):
 
 class MTurkParticipant(BrowserParticipant):
     """A worker arriving from MTurk: the HIT's frame shows the landing page and polls the participant's status
-    while the worker does the study in a window of its own (the same browser: its cache and cookies)."""
+    while the worker does the study in a window of its own (the same browser: its cache and cookies), whose end
+    page tells the frame to ask at once."""
 
     def __init__(self, **options):
         super().__init__(**options)
         self.pid = f"W{self.index + 1:023X}"  # MTurk's ids are capital letters and digits
         self.status_polls = 0
         self.frame_status: dict = {}
+        self.end_page_told = threading.Event()  # the end page's message to the frame (study_end_opener.js)
 
     def run(self) -> None:
         hit = f"workerId={self.pid}&assignmentId=A{self.pid}&hitId={'H' * 20}&turkSubmitTo=https://www.mturk.com"
@@ -232,6 +236,8 @@ class MTurkParticipant(BrowserParticipant):
         while response is not None and steps < 200:
             steps += 1
             response = self.step(response.headers["Location"].removeprefix(self.base_url))
+        if self.seen["status"]:
+            self.end_page_told.set()
         poller.join(timeout=self.args.deadline)
         if self.frame_status.get("code", "") != self.seen["code"]:
             with self.recorder.lock:
@@ -240,24 +246,30 @@ class MTurkParticipant(BrowserParticipant):
                 )
 
     def frame_poll(self, url: str) -> None:
-        """The frame's script: fetch the status without cookies every 5 s (10 s after a failure) until finished."""
+        """The frame's script: fetch the status without cookies on arrival, then every 30 s or at once when the end
+        page told the frame (after a failure 10 s, doubling), until finished."""
         import requests
 
         http = requests.Session()
         http.headers["X-Forwarded-For"] = self.address
+        failures = 0
         while True:
             response = self.recorder.timed(
                 "GET mturk status", http, "GET", self.base_url + url, expect=200, allow_redirects=False
             )
             self.status_polls += 1
             if response is None:
-                time.sleep(MTURK_RETRY_SECONDS)
+                failures += 1
+                time.sleep(min(MTURK_RETRY_SECONDS * 2 ** (failures - 1), MTURK_RETRY_MAX_SECONDS))
                 continue
+            failures = 0
             status = response.json()
             if status["finished"]:
                 self.frame_status = status
                 return
-            time.sleep(MTURK_POLL_SECONDS)
+            # A message that came while the poll was on its way is not lost: the event stays set until waited on.
+            if self.end_page_told.wait(timeout=MTURK_POLL_SECONDS):
+                self.end_page_told.clear()  # one poll per message, as the frame does
 
 
 def mturk_enable(slug: str) -> None:
