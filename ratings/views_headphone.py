@@ -6,6 +6,8 @@ tab) gets 410 and the trial stays "played". Which sound is the answer stays on t
 answers are in, and afterwards the rater learns only the count.
 """
 
+from functools import wraps
+
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -13,7 +15,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_safe
 
-from accounts.roles import RATER, roles_required
+from accounts.roles import PARTICIPANT, RATER, request_roles_known, roles_required
 from ratings.forms import HeadphoneAnswersForm
 from ratings.models import HeadphoneCheck
 from ratings.services.headphone import (
@@ -22,6 +24,7 @@ from ratings.services.headphone import (
     calibration_wav,
     headphone_check_start,
     headphone_check_submit,
+    headphone_checks_read,
     headphone_status,
     screen,
     trial_is_played,
@@ -79,10 +82,11 @@ def headphone_check(request, kind: str):
         return redirect("study:entry", slug=participant.study.slug)
     kind = _kind(kind)
     next_url = _safe_next(request)
-    status = headphone_status(rater=request.user, kind=kind)
+    checks = headphone_checks_read(rater=request.user)
+    status = headphone_status(rater=request.user, kind=kind, checks=checks)
     if not status.is_needed:
         return render(request, "ratings/headphone_status.html", {"status": status, "next_url": next_url})
-    check = headphone_check_start(rater=request.user, kind=kind)
+    check = headphone_check_start(rater=request.user, kind=kind, checks=checks)
     form = HeadphoneAnswersForm(request.POST or None, trial_count=len(check.trials))
     if request.method == "POST":
         if str(check.pk) != request.POST.get("check_id"):
@@ -139,7 +143,24 @@ def _result(request, check: HeadphoneCheck, next_url: str):
     )
 
 
-@roles_required(RATER)
+def _rater_or_signed_in_participant(view):
+    """roles_required(RATER) without the group read for a crowd participant: their account is made a rater and
+    participant (ratings.services.participants), and a participant fetches seven screen sounds in their first
+    minute. Only a participation the session's backend read already counts (ratings.authentication): a rater's
+    request reads nothing more."""
+    checked = roles_required(RATER)(view)
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if getattr(request.user, "_study_participant", None) is not None:
+            request_roles_known(request, {RATER, PARTICIPANT})
+        return checked(request, *args, **kwargs)
+
+    wrapped.allowed_roles = checked.allowed_roles
+    return wrapped
+
+
+@_rater_or_signed_in_participant
 @require_safe
 @cache_control(private=True, max_age=3600)
 def headphone_calibration_audio(request, kind: str):
@@ -147,7 +168,7 @@ def headphone_calibration_audio(request, kind: str):
     return HttpResponse(calibration_wav(kind=_kind(kind)), content_type="audio/wav")
 
 
-@roles_required(RATER)
+@_rater_or_signed_in_participant
 @require_safe
 @never_cache
 def headphone_trial_audio(request, check_id: int, trial_number: int):

@@ -42,6 +42,7 @@ from ratings.services.headphone import (
     HeadphoneCheckError,
     headphone_check_start,
     headphone_check_submit,
+    headphone_checks_read,
     headphone_status,
 )
 from ratings.services.participants import (
@@ -289,7 +290,8 @@ def _arrival_refused(request, study: Study, error: ArrivalRefusedError):
 def study_entry(request, slug: str):
     """Who: anyone with the link. Arrival (platform parameters create or resume the participant), then the landing
     page; POST starts the study."""
-    study = _study(slug)
+    # A signed-in participant's own study was read with them: no second read of it on their landing and start.
+    study, _ = _study_with_own_participant(request, slug)
     try:
         platform = arrival_platform(study.platforms, request.GET)
     except ArrivalError as error:
@@ -437,14 +439,16 @@ def study_questionnaire(request, study: Study, participant: Participant):
 def study_headphones(request, study: Study, participant: Participant):
     """Who: the participant. The study's headphone screens, in turn, with the study's number of attempts
     (the same tests and one-play rule as raters'); a screen failed on every attempt ends with the screen-out code."""
-    kind = screening_next_kind(participant=participant)
+    # The participant's attempts, read once: which screen is next, its open attempt and the statuses come from them.
+    checks = headphone_checks_read(rater=participant.user)
+    kind = screening_next_kind(participant=participant, checks=checks)
     if kind is None:
-        return redirect(stage_url(participant_screening_advance(participant=participant)))
+        return redirect(stage_url(participant_screening_advance(participant=participant, checks=checks)))
     attempts = study.screen_attempts
     try:
-        check = headphone_check_start(rater=participant.user, kind=kind, allowed_failures=attempts)
+        check = headphone_check_start(rater=participant.user, kind=kind, allowed_failures=attempts, checks=checks)
     except HeadphoneCheckError:
-        return redirect(stage_url(participant_screening_advance(participant=participant)))
+        return redirect(stage_url(participant_screening_advance(participant=participant, checks=checks)))
     form = HeadphoneAnswersForm(request.POST or None, trial_count=len(check.trials))
     if request.method == "POST" and str(check.pk) == request.POST.get("check_id") and form.is_valid():
         try:
@@ -452,16 +456,17 @@ def study_headphones(request, study: Study, participant: Participant):
         except HeadphoneCheckError as error:
             form.add_error(None, str(error))
         else:
-            participant = participant_screening_advance(participant=participant)
+            checks = [check, *(other for other in checks if other.pk != check.pk)]
+            participant = participant_screening_advance(participant=participant, checks=checks)
             if check.passed or participant.stage != Participant.Stage.SCREENING:
                 return redirect(stage_url(participant))
-            status = headphone_status(rater=participant.user, kind=kind, allowed_failures=attempts)
+            status = headphone_status(rater=participant.user, kind=kind, allowed_failures=attempts, checks=checks)
             return render(
                 request,
                 "ratings/study/screen_failed.html",
                 _context(study, participant, check=check, status=status, trial_count=len(check.trials)),
             )
-    status = headphone_status(rater=participant.user, kind=kind, allowed_failures=attempts)
+    status = headphone_status(rater=participant.user, kind=kind, allowed_failures=attempts, checks=checks)
     return headphone_check_page(request, check=check, form=form, status=status, context=_context(study, participant))
 
 

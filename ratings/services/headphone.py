@@ -15,9 +15,11 @@ pass is valid for `settings.HEADPHONE_CHECK_VALID_DAYS` days; failures before th
 not count against the next round.
 """
 
+import copy
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from types import ModuleType
 
 from django.conf import settings
@@ -66,17 +68,28 @@ def screen(kind: str) -> ModuleType:
     return SCREENS[kind]
 
 
+def headphone_checks_read(*, rater: AbstractBaseUser) -> list[HeadphoneCheck]:
+    """Every attempt of the rater at any screen, newest first: the statuses and the open attempt of a request come
+    from this one read (a rater has a few attempts per validity period)."""
+    return list(HeadphoneCheck.objects.filter(rater=rater).order_by("-created_at", "-pk"))
+
+
 def headphone_status(
     *,
     rater: AbstractBaseUser,
     kind: str = HeadphoneCheck.Kind.ANTIPHASE,
     now: datetime | None = None,
     allowed_failures: int = ALLOWED_FAILURES,
+    checks: list[HeadphoneCheck] | None = None,
 ) -> HeadphoneStatus:
-    """`allowed_failures`: failed attempts that block (a crowd study sets its own number of attempts)."""
+    """`allowed_failures`: failed attempts that block (a crowd study sets its own number of attempts).
+    `checks`: the rater's attempts as headphone_checks_read returned them this request (read here when None)."""
     now = now or timezone.now()
-    completed = HeadphoneCheck.objects.filter(rater=rater, kind=kind, completed_at__isnull=False)
-    last_pass = completed.filter(passed=True).order_by("-completed_at").first()
+    if checks is None:
+        checks = headphone_checks_read(rater=rater)
+    completed = [check for check in checks if check.kind == kind and check.completed_at is not None]
+    passes = [check for check in completed if check.passed]
+    last_pass = max(passes, key=lambda check: check.completed_at) if passes else None
     valid_until = last_pass.completed_at + timedelta(days=settings.HEADPHONE_CHECK_VALID_DAYS) if last_pass else None
     if valid_until and valid_until > now:
         return HeadphoneStatus(
@@ -87,10 +100,14 @@ def headphone_status(
             failed_attempts=0,
             allowed_failures=allowed_failures,
         )
-    failures = completed.filter(passed=False, reset_at__isnull=True)
-    if last_pass:
-        failures = failures.filter(completed_at__gt=last_pass.completed_at)
-    failed = failures.count()
+    # Failures before the latest pass, and those an admin reset, do not count against this round.
+    failed = sum(
+        1
+        for check in completed
+        if check.passed is False
+        and check.reset_at is None
+        and (last_pass is None or check.completed_at > last_pass.completed_at)
+    )
     return HeadphoneStatus(
         kind=kind,
         is_valid=False,
@@ -124,24 +141,28 @@ def headphone_trials_draw(*, kind: str = HeadphoneCheck.Kind.ANTIPHASE, rng: ran
     return [{**trial, "answer": None, "fetched_at": None} for trial in trials]
 
 
-@transaction.atomic
 def headphone_check_start(
-    *, rater: AbstractBaseUser, kind: str = HeadphoneCheck.Kind.ANTIPHASE, allowed_failures: int = ALLOWED_FAILURES
+    *,
+    rater: AbstractBaseUser,
+    kind: str = HeadphoneCheck.Kind.ANTIPHASE,
+    allowed_failures: int = ALLOWED_FAILURES,
+    checks: list[HeadphoneCheck] | None = None,
 ) -> HeadphoneCheck:
-    """The rater's open attempt (a reload keeps it, played trials included), or a new one."""
-    status = headphone_status(rater=rater, kind=kind, allowed_failures=allowed_failures)
+    """The rater's open attempt (a reload keeps it, played trials included), or a new one.
+
+    `checks`: the rater's attempts read this request (headphone_checks_read). Nothing is locked: an attempt
+    submitted meanwhile in another tab is refused at its sounds and its answers (trial_sound_fetch,
+    headphone_check_submit), which re-check it in the database."""
+    if checks is None:
+        checks = headphone_checks_read(rater=rater)
+    status = headphone_status(rater=rater, kind=kind, allowed_failures=allowed_failures, checks=checks)
     if status.is_blocked:
         raise HeadphoneCheckError("no attempts left at this headphone check: ask an administrator to reset it")
     if status.is_valid:
         raise HeadphoneCheckError("your headphone check is still valid")
-    open_attempt = (
-        HeadphoneCheck.objects.select_for_update()
-        .filter(rater=rater, kind=kind, completed_at__isnull=True, reset_at__isnull=True)
-        .order_by("-created_at")
-        .first()
-    )
-    if open_attempt:
-        return open_attempt
+    for check in checks:
+        if check.kind == kind and check.completed_at is None and check.reset_at is None:
+            return check
     return HeadphoneCheck.objects.create(rater=rater, kind=kind, trials=headphone_trials_draw(kind=kind))
 
 
@@ -154,42 +175,72 @@ def trial_sound_fetch(*, check: HeadphoneCheck, trial_number: int) -> bytes:
 
     Raises TrialAlreadyPlayedError for a second request (a reload, a replay, another tab).
     """
-    with transaction.atomic():
-        check = HeadphoneCheck.objects.select_for_update().get(pk=check.pk)
+    # A compare-and-set on the trials as read (one UPDATE, no lock): of two requests racing for the attempt, the
+    # later write matches no row and reads the attempt again, where a trial the other marked played is refused.
+    # Each lost race means another trial was marked or the attempt closed, so the loop ends.
+    for _ in range(len(check.trials) + 2):
         if check.completed_at is not None or check.reset_at is not None:
             raise HeadphoneCheckError("this attempt is closed")
         if not 1 <= trial_number <= len(check.trials):
             raise HeadphoneCheckError(f"there is no trial {trial_number}")
-        trial = check.trials[trial_number - 1]
-        if trial_is_played(trial):
+        if trial_is_played(check.trials[trial_number - 1]):
             raise TrialAlreadyPlayedError(f"trial {trial_number} was played already; each trial plays once")
-        trial["fetched_at"] = timezone.now().isoformat()
-        check.save(update_fields=["trials", "updated_at"])
-    return wav_bytes(screen(check.kind).trial_samples(trial))
+        trials = [dict(trial) for trial in check.trials]
+        trials[trial_number - 1]["fetched_at"] = timezone.now().isoformat()
+        marked = HeadphoneCheck.objects.filter(
+            pk=check.pk, trials=check.trials, completed_at__isnull=True, reset_at__isnull=True
+        ).update(trials=trials, updated_at=timezone.now())
+        if marked:
+            return trial_wav(kind=check.kind, trial=trials[trial_number - 1])
+        check = HeadphoneCheck.objects.get(pk=check.pk)
+    raise HeadphoneCheckError("this attempt changed while its sound was asked for; try again")
 
 
-@transaction.atomic
-def headphone_check_submit(*, check: HeadphoneCheck, answers: list[int]) -> HeadphoneCheck:
-    """Score an attempt: `answers[i]` is the choice (0..2) the rater made in trial i."""
-    check = HeadphoneCheck.objects.select_for_update().get(pk=check.pk)
+def _submit_refusal(check: HeadphoneCheck, answers: list[int]) -> str:
+    """Why `answers` cannot be scored on the attempt as read ("" when they can)."""
     if check.completed_at is not None:
-        raise HeadphoneCheckError("this headphone check was already submitted")
+        return "this headphone check was already submitted"
     if len(answers) != len(check.trials):
-        raise HeadphoneCheckError(f"expected {len(check.trials)} answers, got {len(answers)}")
+        return f"expected {len(check.trials)} answers, got {len(answers)}"
     for index, answer in enumerate(answers):
         if answer not in (0, 1, 2):
-            raise HeadphoneCheckError(f"answer {index + 1} must be sound 1, 2 or 3")
+            return f"answer {index + 1} must be sound 1, 2 or 3"
     unplayed = [str(index + 1) for index, trial in enumerate(check.trials) if not trial_is_played(trial)]
     if unplayed:
-        raise HeadphoneCheckError(f"play every trial before answering (not played: {', '.join(unplayed)})")
+        return f"play every trial before answering (not played: {', '.join(unplayed)})"
+    return ""
+
+
+def headphone_check_submit(*, check: HeadphoneCheck, answers: list[int]) -> HeadphoneCheck:
+    """Score an attempt: `answers[i]` is the choice (0..2) the rater made in trial i. `check`: the attempt as read
+    (this request, or earlier: a refusal is only given on the attempt read again here)."""
     test = screen(check.kind)
-    trials = [{**trial, "answer": answer} for trial, answer in zip(check.trials, answers, strict=True)]
-    check.trials = trials
-    check.correct_count = sum(1 for trial in trials if trial["answer"] == test.trial_answer(trial))
-    check.passed = check.correct_count >= test.PASS_MARK
-    check.completed_at = timezone.now()
-    check.save(update_fields=["trials", "correct_count", "passed", "completed_at", "updated_at"])
-    return check
+    # A compare-and-set on the attempt as read (one UPDATE, no lock): a second submission (another tab, a double
+    # click) or a sound marked played meanwhile matches no row, and the attempt is read again and judged afresh.
+    for is_fresh in (False, True, True):
+        refusal = _submit_refusal(check, answers)
+        if refusal and is_fresh:
+            raise HeadphoneCheckError(refusal)
+        if not refusal:
+            trials = [{**trial, "answer": answer} for trial, answer in zip(check.trials, answers, strict=True)]
+            correct_count = sum(1 for trial in trials if trial["answer"] == test.trial_answer(trial))
+            now = timezone.now()
+            scored = {
+                "trials": trials,
+                "correct_count": correct_count,
+                "passed": correct_count >= test.PASS_MARK,
+                "completed_at": now,
+                "updated_at": now,
+            }
+            if HeadphoneCheck.objects.filter(pk=check.pk, completed_at__isnull=True, trials=check.trials).update(
+                **scored
+            ):
+                submitted = copy.copy(check)
+                for name, value in scored.items():
+                    setattr(submitted, name, value)
+                return submitted
+        check = HeadphoneCheck.objects.get(pk=check.pk)
+    raise HeadphoneCheckError("this headphone check changed while it was submitted; try again")
 
 
 @transaction.atomic
@@ -202,5 +253,21 @@ def headphone_checks_reset(*, rater: AbstractBaseUser) -> int:
     )
 
 
+def trial_wav(*, kind: str, trial: dict) -> bytes:
+    """A trial's sound as a WAV. An antiphase trial is one of six layouts (where its antiphase and its quiet tone
+    are), whose WAVs are made once per process: making one costs more CPU than the rest of its request. A Huggins
+    trial's noise comes from its own seed, different for every trial, and is made each time."""
+    if kind == HeadphoneCheck.Kind.ANTIPHASE:
+        return _antiphase_trial_wav(trial["antiphase"], trial["quietest"])
+    return wav_bytes(screen(kind).trial_samples(trial))
+
+
+@cache
+def _antiphase_trial_wav(antiphase_position: int, quietest_position: int) -> bytes:
+    return wav_bytes(antiphase.trial_samples({"antiphase": antiphase_position, "quietest": quietest_position}))
+
+
+@cache
 def calibration_wav(*, kind: str = HeadphoneCheck.Kind.ANTIPHASE) -> bytes:
+    """Made once per process and screen: the same sound for everyone."""
     return wav_bytes(screen(kind).calibration_samples())

@@ -36,9 +36,9 @@ from django.utils import timezone
 from accounts.roles import PARTICIPANT, RATER
 from ratings import projection
 from ratings.crowd_platforms import Arrival
-from ratings.models import AssignmentItem
+from ratings.models import AssignmentItem, HeadphoneCheck
 from ratings.models_study import Participant, ParticipantEvent, Platform, Study, StudySlot
-from ratings.services.headphone import headphone_status
+from ratings.services.headphone import headphone_checks_read, headphone_status
 from ratings.services.listening import listening_seconds_for
 from ratings.services.study_practice import PRACTICE_SECONDS
 from ratings.services.study_shares import (
@@ -312,21 +312,33 @@ def participant_questionnaire_submit(*, participant: Participant, answers: dict)
     )
 
 
-def screening_next_kind(*, participant: Participant) -> str | None:
-    """The first screen the participant has still to pass (None: all passed)."""
+def screening_next_kind(*, participant: Participant, checks: list[HeadphoneCheck] | None = None) -> str | None:
+    """The first screen the participant has still to pass (None: all passed). `checks`: their attempts read this
+    request (ratings.services.headphone.headphone_checks_read; read here when None)."""
+    if checks is None:
+        checks = headphone_checks_read(rater=participant.user)
     for kind in participant.study.screen_kinds:
-        status = headphone_status(rater=participant.user, kind=kind, allowed_failures=participant.study.screen_attempts)
+        status = headphone_status(
+            rater=participant.user, kind=kind, allowed_failures=participant.study.screen_attempts, checks=checks
+        )
         if not status.is_valid:
             return kind
     return None
 
 
-def participant_screening_advance(*, participant: Participant) -> Participant:
-    """After a screen attempt: on when every screen is passed, screened out when a screen's attempts are used up."""
+def participant_screening_advance(
+    *, participant: Participant, checks: list[HeadphoneCheck] | None = None
+) -> Participant:
+    """After a screen attempt: on when every screen is passed, screened out when a screen's attempts are used up.
+    `checks`: as screening_next_kind's, including the attempt just submitted."""
     if participant.stage != Participant.Stage.SCREENING:
         return participant
+    if checks is None:
+        checks = headphone_checks_read(rater=participant.user)
     for kind in participant.study.screen_kinds:
-        status = headphone_status(rater=participant.user, kind=kind, allowed_failures=participant.study.screen_attempts)
+        status = headphone_status(
+            rater=participant.user, kind=kind, allowed_failures=participant.study.screen_attempts, checks=checks
+        )
         if status.is_blocked:
             return _finish(
                 participant,
@@ -349,11 +361,18 @@ def participant_practice_audio_served(*, participant: Participant) -> None:
 def practice_listening_check(*, participant: Participant, now: datetime | None = None) -> None:
     """StageError, saying what is missing, unless the practice sound was served and could have been heard
     (the rule of the rating items: ratings/services/listening.py)."""
-    served_at = Participant.objects.filter(pk=participant.pk).values_list("practice_audio_served_at", flat=True).get()
+    required = listening_seconds_for(PRACTICE_SECONDS)
+    now = now or timezone.now()
+    served_at = participant.practice_audio_served_at
+    if served_at is None or (now - served_at).total_seconds() < required:
+        # The participant may have been read before the sound went out: refuse only on the row as it is now (the
+        # time is written once, so a participant read this request that passes passes on the row too).
+        served_at = (
+            Participant.objects.filter(pk=participant.pk).values_list("practice_audio_served_at", flat=True).get()
+        )
     if served_at is None:
         raise StageError("the practice sound has not been played yet: play it to its end")
-    required = listening_seconds_for(PRACTICE_SECONDS)
-    elapsed = ((now or timezone.now()) - served_at).total_seconds()
+    elapsed = (now - served_at).total_seconds()
     if elapsed < required:
         raise StageError(f"the practice sound needs {required:.1f} s of listening; it started {elapsed:.1f} s ago")
 
@@ -362,12 +381,17 @@ def participant_practice_done(*, participant: Participant) -> Participant:
     """The practice item was answered after its sound was heard (the answer is not stored); the participant may
     start. StageError when the sound cannot have been heard yet."""
     practice_listening_check(participant=participant)
+    now = timezone.now()
     with transaction.atomic():
-        participant = _locked(participant)
-        if participant.stage == Participant.Stage.INSTRUCTIONS and participant.practice_done_at is None:
-            participant.practice_done_at = timezone.now()
-            participant.save(update_fields=["practice_done_at", "updated_at"])
-            _event(participant, "practice_done")
+        # A conditional UPDATE in place of a locked read: of two answers at once (two tabs, a double click) one
+        # matches the row and logs the event; the other reads the participant as the first left it.
+        marked = Participant.objects.filter(
+            pk=participant.pk, stage=Participant.Stage.INSTRUCTIONS, practice_done_at__isnull=True
+        ).update(practice_done_at=now, updated_at=now)
+        if not marked:
+            return _locked(participant)
+        participant.practice_done_at = participant.updated_at = now
+        _event(participant, "practice_done")
     return participant
 
 

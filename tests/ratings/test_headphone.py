@@ -23,11 +23,15 @@ from ratings.services.headphone import (
     headphone_status,
     headphone_trials_draw,
 )
+from ratings.services.headphone import trial_wav as served_trial_wav
 from tests.ratings.campaign_data import corpus_build, headphone_pass_give, headphone_trials_play, wav_channels
 
 
 def trial_wav(trial: dict) -> bytes:
-    return wav_bytes(trial_samples(trial))
+    """The WAV the server sends for the trial (an antiphase layout's is made once per process)."""
+    served = served_trial_wav(kind="antiphase", trial=trial)
+    assert served == wav_bytes(trial_samples(trial)), "the kept WAV is the trial's own sound"
+    return served
 
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +46,7 @@ def _tone_segments(samples: np.ndarray) -> list[np.ndarray]:
     return [samples[gap + index * (tone + gap) : gap + index * (tone + gap) + tone] for index in range(3)]
 
 
-@pytest.mark.parametrize("antiphase,quietest", [(0, 1), (2, 0), (1, 2)])
+@pytest.mark.parametrize("antiphase,quietest", [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)])
 def test_trial_audio_is_stereo_with_one_phase_inverted_and_one_quieter_tone(antiphase, quietest):
     samples = _channels(trial_wav({"antiphase": antiphase, "quietest": quietest}))
     segments = _tone_segments(samples)
