@@ -5,6 +5,8 @@ data); the first caption describes it, the second describes sounds that are not 
 gets feedback; it never becomes a judgement.
 """
 
+from functools import cache
+
 import numpy as np
 from django.utils.crypto import salted_hmac
 
@@ -32,16 +34,24 @@ def practice_samples() -> np.ndarray:
     return np.column_stack([samples, samples])
 
 
+@cache
 def practice_wav() -> bytes:
+    """Made once per process: the same sound for everyone, served on each play of every participant (making it
+    cost about half of its request's CPU)."""
     return wav_bytes(practice_samples())
 
 
 def practice_peaks() -> list[float]:
     """Waveform peaks for the player (values in [0, 1])."""
+    return list(_practice_peaks())
+
+
+@cache
+def _practice_peaks() -> tuple[float, ...]:
     mono = np.abs(practice_samples()[:, 0])
     chunks = np.array_split(mono, PEAK_COUNT)
     top = max(float(mono.max()), 1e-9)
-    return [round(float(chunk.max()) / top, 3) for chunk in chunks]
+    return tuple(round(float(chunk.max()) / top, 3) for chunk in chunks)
 
 
 def practice_right_first(participant_key: str) -> bool:

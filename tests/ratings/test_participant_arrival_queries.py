@@ -37,12 +37,13 @@ PER_REQUEST = 1 if settings.SESSION_ENGINE == "django.contrib.sessions.backends.
 TRANSACTION = 2
 
 EXPECTED = {
-    # The landing's POST (the study was read with the participant): the locked participant, its stage, its event.
-    "POST start": PER_REQUEST + TRANSACTION + 3,
+    # The landing's POST (the study was read with the participant): the stage moved on by a conditional UPDATE, the
+    # event. So are consent and the questionnaire.
+    "POST start": PER_REQUEST + TRANSACTION + 2,
     "GET consent": PER_REQUEST,
-    "POST consent": PER_REQUEST + TRANSACTION + 3,
+    "POST consent": PER_REQUEST + TRANSACTION + 2,
     "GET questionnaire": PER_REQUEST,
-    "POST questionnaire": PER_REQUEST + TRANSACTION + 3,
+    "POST questionnaire": PER_REQUEST + TRANSACTION + 2,
     # The participant's attempts in one read (which screen, its open attempt, the status), the new attempt.
     "GET headphones": PER_REQUEST + 2,
     # Nothing but the session: the participant's roles are known without reading their groups.
@@ -51,8 +52,8 @@ EXPECTED = {
     "GET screen sound": PER_REQUEST + 2,
     # A second request for a played trial: the attempt read says so.
     "GET screen sound again": PER_REQUEST + 1,
-    # The attempts, the compare-and-set scoring the attempt, then the locked participant moved on with its event.
-    "POST screen": PER_REQUEST + 1 + 1 + (TRANSACTION + 3),
+    # The attempts, the compare-and-set scoring the attempt, then the participant moved on with its event.
+    "POST screen": PER_REQUEST + 1 + 1 + (TRANSACTION + 2),
     "GET instructions": PER_REQUEST,
     "GET practice sound": PER_REQUEST + 1,
     # The sound's time as read with the participant; the conditional UPDATE marking the practice done, its event.

@@ -16,8 +16,15 @@ from django.utils import timezone
 
 from ratings.crowd_platforms import Arrival
 from ratings.models import AssignmentItem
-from ratings.models_study import Participant, StudySlot
-from ratings.services.participants import StudyBusyError, participant_arrive, participant_items_start
+from ratings.models_study import Participant, ParticipantEvent, StudySlot
+from ratings.services.participants import (
+    StageError,
+    StudyBusyError,
+    participant_arrive,
+    participant_consent,
+    participant_items_start,
+    participant_start,
+)
 from ratings.services.study_shares import allocation, slots
 from tests.ratings.study_data import pairwise_study, prolific_id, study_media  # noqa: F401 (study_media: a fixture)
 
@@ -112,6 +119,25 @@ def test_the_same_id_arriving_at_once_in_several_tabs_is_one_participant():
     )
     assert errors == []
     assert len(set(results)) == 1 and Participant.objects.filter(study=study).count() == 1
+
+
+def test_one_step_sent_at_once_from_several_tabs_moves_the_participant_once():
+    study = pairwise_study(name="race-consent")
+    arrived = participant_arrive(study=study, arrival=Arrival("prolific", prolific_id()), address="10.6.0.10")
+    started = participant_start(participant=arrived)
+    connection.close()
+
+    results, errors = _together(
+        THREADS, lambda index: participant_consent(participant=Participant.objects.get(pk=started.pk), agreed=True)
+    )
+
+    assert [result.stage for result in results if result is not None] == [Participant.Stage.QUESTIONNAIRE]
+    assert len(errors) == THREADS - 1 and all(isinstance(error, StageError) for error in errors), errors
+    assert list(ParticipantEvent.objects.filter(participant=started).values_list("kind", flat=True)) == [
+        "arrived",
+        "started",
+        "consented",
+    ]
 
 
 def test_without_the_row_locks_the_slots_still_refuse_over_assignment(monkeypatch):
