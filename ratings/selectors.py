@@ -63,16 +63,20 @@ def rater_item(*, rater: AbstractBaseUser, token: str) -> AssignmentItem | None:
     )
 
 
-def participant_item(*, participant: Participant, token: str) -> AssignmentItem | None:
+def participant_item(
+    *, participant: Participant, token: str, related: tuple[str, ...] = ("clip", "pair")
+) -> AssignmentItem | None:
     """A crowd participant's item by its token, or None (rater_item's answer for them).
 
     Their study's campaign was read with the participant on this request: it is not joined again (its columns
-    cost a crowd's every item request CPU for nothing), only its id filters the assignment."""
+    cost a crowd's every item request CPU for nothing), only its id filters the assignment. `related`: the item's
+    relations read with it; a request that uses neither its clip nor its pair (an autosave) leaves them out, as
+    each joined model costs every such request CPU to select and build (they load on first use all the same)."""
     campaign = participant.study.campaign
     if not campaign.is_active:
         return None
     item = (
-        AssignmentItem.objects.select_related("assignment", "clip", "pair")
+        AssignmentItem.objects.select_related("assignment", *related)
         .filter(token=token, assignment__rater_id=participant.user_id, assignment__campaign_id=campaign.pk)
         .order_by()
         .first()

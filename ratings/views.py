@@ -70,13 +70,16 @@ def _participant_gate(request):
     return redirect(url)
 
 
-def item_view(view):
+def item_view(view=None, *, related: tuple[str, ...] = ("clip", "pair")):
     """Resolve the item token to the signed-in rater's own item (404 for anyone else) and require screening.
 
     A crowd participant passes without the role check: their account is made a rater with its participant row
     (ratings.services.participants), and reading their groups on each of an item's several requests is CPU spent for
-    nothing when a crowd arrives at once.
+    nothing when a crowd arrives at once. `related`: what a participant's item is read with (the views that do not
+    use the clip or the pair say so: `@item_view(related=())`).
     """
+    if view is None:
+        return lambda view: item_view(view, related=related)
 
     def resolved(request, token: str, *args, **kwargs):
         if request.study_participant is not None:
@@ -84,7 +87,7 @@ def item_view(view):
             if refusal is not None:
                 return refusal
         if request.study_participant is not None:
-            item = selectors.participant_item(participant=request.study_participant, token=token)
+            item = selectors.participant_item(participant=request.study_participant, token=token, related=related)
         else:
             item = selectors.rater_item(rater=request.user, token=token)
         if item is None:
@@ -318,7 +321,7 @@ def item_change(request, item: AssignmentItem):
     return HttpResponseRedirect(f"{reverse('ratings:item', kwargs={'token': item.token})}?change=1")
 
 
-@item_view
+@item_view(related=())
 @require_POST
 def item_listened(request, item: AssignmentItem):
     """Who: the item's rater. The player reports that the clip was heard; submitting needs this."""
@@ -329,7 +332,7 @@ def item_listened(request, item: AssignmentItem):
     return JsonResponse({"listened": True})
 
 
-@item_view
+@item_view(related=())
 @require_POST
 def item_draft(request, item: AssignmentItem):
     """Who: the item's rater. Autosave: {"version": N, "fields": {name: value}}; validated like a submission."""
@@ -351,7 +354,7 @@ def item_draft(request, item: AssignmentItem):
     return JsonResponse({"saved": True})
 
 
-@item_view
+@item_view(related=("clip",))
 @require_safe
 def item_audio(request, item: AssignmentItem):
     """Who: the item's rater only (404 for anyone else). The clip's rater copy (samples only, no metadata)

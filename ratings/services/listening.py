@@ -155,6 +155,7 @@ def _proof_and_taken(*, item: AssignmentItem, rater_id: int) -> tuple[dict, list
         "audio_served",
         "audio_first_served_at",
         "clip__rater_audio",
+        "clip__duration_seconds",
         "listening_from",
         "listening_until",
     ):
@@ -185,7 +186,7 @@ def item_mark_listened(*, item: AssignmentItem) -> AssignmentItem:
         item.audio_served, item.audio_first_served_at = row["audio_served"], row["audio_first_served_at"]
         listening_proof_check(item=item, rater_audio_name=row["clip__rater_audio"] or "")
         now = timezone.now()
-        required = listening_seconds_required(item=item)
+        required = listening_seconds_for(row["clip__duration_seconds"])
         start = listening_slot(earliest=item.audio_first_served_at, seconds=required, taken=taken)
         until = start + timedelta(seconds=required)
         if until > now:
