@@ -7,8 +7,9 @@ plus a Participant row bound to (study, platform, platform id). The path, one st
     -> instructions with a practice item -> the share of items -> finished
 
 and it ends with one status: completed, screened out (a failed screen, never a rejection), no consent,
-timed out, returned, or study full. Each transition locks the participant row, checks the stage it
-starts from (a second tab or a double click changes nothing) and is logged as a ParticipantEvent.
+timed out, returned, or study full. Each transition checks the stage it starts from, in its conditional UPDATE
+or under the participant row's lock (a second tab or a double click changes nothing), and is logged as a
+ParticipantEvent.
 
 Arrivals: the same platform id in the same study resumes the same participant (in any browser); a finished
 one sees its end page again, never a second participation. Participants of the studies of campaigns the
