@@ -226,9 +226,10 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "django_cache"}}
 # Every request of a signed-in person reads their session. With Redis it is read from the cache and written through
 # to the database (a session outlives a Redis flush or restart), which saves each request a database query. Without
-# Redis the cache is itself a database table, so the cached sessions would cost a query more, not one less.
+# Redis the cache is itself a database table, so the cached sessions would cost a query more, not one less. While
+# Redis is unreachable the sessions are served from the database (config/sessions.py), so signed-in people go on.
 if REDIS_URL:
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_ENGINE = "config.sessions"
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True

@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("study_media")]
 
 # Session and the user read with their participation, study and campaign (ratings.authentication.ParticipantBackend).
 # With REDIS_URL set the session comes from Redis (config/settings.py), not from the database.
-PER_REQUEST = 1 if settings.SESSION_ENGINE == "django.contrib.sessions.backends.cached_db" else 2
+PER_REQUEST = 1 if settings.SESSION_ENGINE == "config.sessions" else 2
 # BEGIN and COMMIT (or SAVEPOINT and RELEASE inside the test's transaction on either database).
 TRANSACTION = 2
 

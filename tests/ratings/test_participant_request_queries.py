@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("study_media")]
 # Session, the user read with their participation, study and campaign (ratings.authentication.ParticipantBackend:
 # one query where the middleware and the participant gate made two), then the item. With REDIS_URL set the session
 # comes from Redis (config/settings.py), not from the database.
-SESSION_FROM_REDIS = settings.SESSION_ENGINE == "django.contrib.sessions.backends.cached_db"
+SESSION_FROM_REDIS = settings.SESSION_ENGINE == "config.sessions"
 PER_REQUEST = 2 if SESSION_FROM_REDIS else 3
 
 
