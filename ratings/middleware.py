@@ -21,7 +21,8 @@ class StudyWindowOpenerMiddleware:
     def __call__(self, request):
         response = self.get_response(request)
         session = getattr(request, "session", None)
-        # A request without a session cookie reads nothing here (an empty session is not loaded).
-        if session is not None and session.get(FRAME_SUBMITS):
+        # Only a request with a session cookie can be the study window's. Reading the session of any other (the frame's
+        # status polls, which carry none) would mark it read, and Django would add `Vary: Cookie` to the response.
+        if session is not None and session.session_key and session.get(FRAME_SUBMITS):
             response["Cross-Origin-Opener-Policy"] = "unsafe-none"
         return response

@@ -18,10 +18,16 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("study_media")]
 
 COOP = "Cross-Origin-Opener-Policy"
 ENTER_LINK = re.compile(r'href="([^"]+\?framed=1)"')
+STATUS_URL = re.compile(r'data-status-url="([^"]+)"')
 
 
 def _mturk_landing(study) -> str:
     """MTurk's frame: the arrival's landing page; returns its link to the study window."""
+    return _mturk_frame_links(study)[0]
+
+
+def _mturk_frame_links(study) -> tuple[str, str]:
+    """MTurk's frame: the arrival's landing page; returns its link to the study window and the URL it polls."""
     frame = Client()
     landing = frame.get(
         arrival_url(
@@ -33,7 +39,8 @@ def _mturk_landing(study) -> str:
         )
     )
     assert landing.status_code == 200 and landing[COOP] == "same-origin", "the frame's own page keeps the policy"
-    return ENTER_LINK.search(landing.content.decode()).group(1)
+    page = landing.content.decode()
+    return ENTER_LINK.search(page).group(1), STATUS_URL.search(page).group(1)
 
 
 def test_the_window_opened_from_the_frame_keeps_its_opener_on_every_page():
@@ -56,3 +63,17 @@ def test_other_participants_pages_keep_the_sites_policy():
     client, arrived = prolific_arrive(study)
     assert arrived[COOP] == "same-origin"
     assert client.get(arrived["Location"])[COOP] == "same-origin"
+
+
+def test_the_frames_status_poll_without_a_session_cookie_does_not_vary_on_cookies():
+    # Given the worker's study window, entered through the frame's link
+    study = pairwise_study(platforms=["mturk"], reward_currency="USD")
+    enter_url, status_url = _mturk_frame_links(study)
+    assert Client().get(enter_url)[COOP] == "unsafe-none"
+
+    # When the frame polls without a cookie (MTurk's page is another site: the frame's cookies are not sent)
+    poll = Client().get(status_url)
+
+    # Then the answer is the same for anybody (no session read): caches need not keep one per cookie
+    assert poll.status_code == 200 and poll.json()["finished"] is False
+    assert "Cookie" not in poll.get("Vary", "")
