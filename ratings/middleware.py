@@ -24,5 +24,12 @@ class StudyWindowOpenerMiddleware:
         # Only a request with a session cookie can be the study window's. Reading the session of any other (the frame's
         # status polls, which carry none) would mark it read, and Django would add `Vary: Cookie` to the response.
         if session is not None and session.session_key and session.get(FRAME_SUBMITS):
-            response["Cross-Origin-Opener-Policy"] = "unsafe-none"
+            opener_keep(response)
         return response
+
+
+def opener_keep(response):
+    """The page keeps the link to the window that opened it (SecurityMiddleware adds the site's policy only where a
+    response has none)."""
+    response["Cross-Origin-Opener-Policy"] = "unsafe-none"
+    return response

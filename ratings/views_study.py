@@ -35,7 +35,7 @@ from ratings.crowd_platforms import (
     prolific_completion_url,
 )
 from ratings.forms import PENALTY_FIELDS, RUBRIC, HeadphoneAnswersForm
-from ratings.middleware import FRAME_SUBMITS
+from ratings.middleware import FRAME_SUBMITS, opener_keep
 from ratings.models import Campaign
 from ratings.models_study import Participant, Study
 from ratings.services.headphone import (
@@ -365,13 +365,19 @@ def study_enter(request, slug: str, token: str):
     POST: the confirmation of a signed-in account to continue as the participant."""
     study = _study(slug)
     participant = _participant_from_token(study, token)
+    framed = request.GET.get("framed") == "1"
     if _account_in_the_way(request):
-        return _switch_confirm(request, study)
-    _sign_in(request, participant)
-    if request.GET.get("framed") == "1":
-        # Opened from MTurk's frame: that frame submits the HIT, so the end page here must not.
-        request.session[FRAME_SUBMITS] = True
-    return redirect(stage_url(participant))
+        # Its form posts back here, to the same link.
+        response = _switch_confirm(request, study)
+    else:
+        _sign_in(request, participant)
+        if framed:
+            # Opened from MTurk's frame: that frame submits the HIT, so the end page here must not.
+            request.session[FRAME_SUBMITS] = True
+        response = redirect(stage_url(participant))
+    # The window opened from the frame keeps its opener from its first page on, also where the session has no flag
+    # yet (an account's switch confirmation): one page with the site's policy cuts the link for good.
+    return opener_keep(response) if framed else response
 
 
 @never_cache

@@ -77,3 +77,27 @@ def test_the_frames_status_poll_without_a_session_cookie_does_not_vary_on_cookie
     # Then the answer is the same for anybody (no session read): caches need not keep one per cookie
     assert poll.status_code == 200 and poll.json()["finished"] is False
     assert "Cookie" not in poll.get("Vary", "")
+
+
+def test_an_accounts_switch_confirmation_in_the_window_opened_from_the_frame_keeps_its_opener(make_user):
+    # Given a rater's account signed in in the browser where the worker opens the study from the frame
+    study = pairwise_study(platforms=["mturk"], reward_currency="USD")
+    enter_url = _mturk_landing(study)
+    window = Client()
+    window.force_login(make_user("someone-rater", "rater"))
+
+    # When the link asks the account first, that page keeps the opener, and so does the confirmation's answer
+    asked = window.get(enter_url)
+    assert asked.status_code == 200 and "data-switch-confirm" in asked.content.decode()
+    assert asked[COOP] == "unsafe-none"
+    going_on = window.post(enter_url, {"continue_as_participant": "1"})
+    assert going_on.status_code == 302 and going_on[COOP] == "unsafe-none"
+    landing = window.get(going_on["Location"])
+    assert landing.status_code == 200 and landing[COOP] == "unsafe-none"
+
+    # The same link opened at the top level keeps the site's policy on that page
+    elsewhere = Client()
+    elsewhere.force_login(make_user("another-rater", "rater"))
+    asked = elsewhere.get(enter_url.removesuffix("?framed=1"))
+    assert asked.status_code == 200 and "data-switch-confirm" in asked.content.decode()
+    assert asked[COOP] == "same-origin"
