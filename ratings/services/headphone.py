@@ -200,6 +200,8 @@ def _submit_refusal(check: HeadphoneCheck, answers: list[int]) -> str:
     """Why `answers` cannot be scored on the attempt as read ("" when they can)."""
     if check.completed_at is not None:
         return "this headphone check was already submitted"
+    if check.reset_at is not None:
+        return "this headphone check was reset by an administrator; start it again"
     if len(answers) != len(check.trials):
         return f"expected {len(check.trials)} answers, got {len(answers)}"
     for index, answer in enumerate(answers):
@@ -232,9 +234,11 @@ def headphone_check_submit(*, check: HeadphoneCheck, answers: list[int]) -> Head
                 "completed_at": now,
                 "updated_at": now,
             }
-            if HeadphoneCheck.objects.filter(pk=check.pk, completed_at__isnull=True, trials=check.trials).update(
-                **scored
-            ):
+            # An attempt reset meanwhile (an administrator's reset) no longer counts: it must not be scored.
+            open_as_read = HeadphoneCheck.objects.filter(
+                pk=check.pk, completed_at__isnull=True, reset_at__isnull=True, trials=check.trials
+            )
+            if open_as_read.update(**scored):
                 submitted = copy.copy(check)
                 for name, value in scored.items():
                     setattr(submitted, name, value)

@@ -14,6 +14,7 @@ from ratings.services.headphone import (
     TrialAlreadyPlayedError,
     headphone_check_start,
     headphone_check_submit,
+    headphone_checks_reset,
     screen,
     trial_is_played,
     trial_sound_fetch,
@@ -71,3 +72,20 @@ def test_answers_sent_at_once_are_scored_once(attempt):
     stored = HeadphoneCheck.objects.get(pk=check.pk)
     assert (stored.passed, stored.correct_count) == (scored[0].passed, scored[0].correct_count)
     assert [trial["answer"] for trial in stored.trials] == [trial["answer"] for trial in scored[0].trials]
+
+
+def test_an_attempt_reset_while_it_is_submitted_is_not_scored(attempt):
+    # Given the attempt as its submission read it, every trial played
+    check = headphone_trials_play(attempt)
+    right = [screen(check.kind).trial_answer(trial) for trial in check.trials]
+
+    # When an administrator resets the rater's attempts before the answers are scored
+    assert headphone_checks_reset(rater=check.rater) == 1
+    with pytest.raises(HeadphoneCheckError, match="reset"):
+        headphone_check_submit(check=check, answers=right)
+
+    # Then the attempt stays reset and unscored
+    stored = HeadphoneCheck.objects.get(pk=check.pk)
+    assert stored.reset_at is not None
+    assert (stored.completed_at, stored.passed, stored.correct_count) == (None, None, None)
+    assert [trial["answer"] for trial in stored.trials] == [None] * len(right)
