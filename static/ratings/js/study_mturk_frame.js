@@ -4,7 +4,7 @@
  * participant's status and submits the HIT to MTurk once the study gave a code.
  *
  * The study window tells this frame when the study is over (its end page posts a message to the window that
- * opened it, study_end.js), and the frame then asks the status endpoint at once. The message only says "ask
+ * opened it, study_end_opener.js), and the frame then asks the status endpoint at once. The message only says "ask
  * now": the code and the ending always come from the status endpoint, so a forged message can at worst cause
  * one extra request. Polling on its own is the fallback for a study window that cannot tell (opened on another
  * device or by copying the link, the opener lost to a popup blocker or a browser's policy): slow, because every
