@@ -220,6 +220,9 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "captioneval",
+            # Bounded waits: a Redis host that drops packets instead of refusing them would otherwise hold every
+            # request until the system's TCP timeout; with these the call fails and sessions fall back to the database.
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 5},
         }
     }
 else:
