@@ -17,8 +17,7 @@ from tests.browser.test_study_pages import (
     WIDTHS,
     _mturk_capture,
     _pairwise_study,
-    _practice_and_start,
-    _rate_current_item,
+    _walk_study_window,
 )
 from tests.ratings.study_data import mturk_worker_id, study_media  # noqa: F401 (a fixture)
 
@@ -88,15 +87,7 @@ def test_the_end_page_tells_the_frame_which_submits_at_once(browser, live_server
     window.set_default_timeout(15_000)
     window.wait_for_load_state()
     assert window.evaluate("() => window.opener !== null"), "the study window keeps its opener"
-    with window.expect_navigation():
-        window.keyboard.press("Enter")
-    with window.expect_navigation():
-        window.keyboard.press("Enter")
-    _practice_and_start(window)
-    with window.expect_navigation():
-        window.keyboard.press("Enter")
-    while "/ratings/items/" in window.url:
-        _rate_current_item(window)
+    _walk_study_window(window)
     assert window.inner_text("#completion-code") == study.completion_code
     assert "the HIT submits itself there" in window.inner_text("#manual-submit")
     # Far sooner than the 30 s fallback poll: the message made the frame ask.

@@ -138,6 +138,19 @@ def _practice_and_start(page) -> None:
     assert page.evaluate("() => document.activeElement.id") == "start-button"
 
 
+def _walk_study_window(window) -> None:
+    """From the consent page of a study window to its end page: consent, questionnaire, practice, every item."""
+    with window.expect_navigation():
+        window.keyboard.press("Enter")
+    with window.expect_navigation():
+        window.keyboard.press("Enter")
+    _practice_and_start(window)
+    with window.expect_navigation():
+        window.keyboard.press("Enter")
+    while "/ratings/items/" in window.url:
+        _rate_current_item(window)
+
+
 def test_the_whole_prolific_path_with_resumption_in_a_second_browser(browser, live_server, study_settings, artifacts):
     study = _pairwise_study("crowd-prolific", questionnaire=QUESTIONNAIRE, screens="antiphase")
     pid = prolific_id()
@@ -280,15 +293,7 @@ def test_inside_mturks_frame_the_study_opens_in_a_window_and_the_frame_submits(
     window = opened.value
     window.set_default_timeout(15_000)
     window.wait_for_load_state()
-    with window.expect_navigation():
-        window.keyboard.press("Enter")
-    with window.expect_navigation():
-        window.keyboard.press("Enter")
-    _practice_and_start(window)
-    with window.expect_navigation():
-        window.keyboard.press("Enter")
-    while "/ratings/items/" in window.url:
-        _rate_current_item(window)
+    _walk_study_window(window)
     assert "the HIT submits itself there" in window.inner_text("#manual-submit")
     page.wait_for_url(f"{MTURK_SUBMIT}/mturk/externalSubmit", timeout=30_000)
     assert captured == [{"assignmentId": [assignment], "completion_code": [study.completion_code]}]
