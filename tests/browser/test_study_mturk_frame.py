@@ -11,13 +11,13 @@ from urllib.parse import urlencode
 import pytest
 
 from ratings.models_study import Participant
-from tests.browser.loopback_site import loopback_site
 from tests.browser.test_study_pages import (
     MTURK_SUBMIT,
     WIDTHS,
     _mturk_capture,
     _pairwise_study,
     _walk_study_window,
+    mturk_worker_site,  # noqa: F401, F811 (a fixture)
 )
 from tests.ratings.study_data import mturk_worker_id, study_media  # noqa: F401 (a fixture)
 
@@ -31,18 +31,11 @@ RETURN_HIT = "please return the HIT"
 
 
 @pytest.fixture
-def mturk_site(settings):
-    """MTurk's worker site (a stand-in on 127.0.0.1, another site than the live server's localhost) showing the
-    HIT's landing page in a frame; yields (origin, frames) where frames["src"] is the frame's URL."""
+def mturk_site(settings, mturk_worker_site):  # noqa: F811 (the imported fixture)
+    """MTurk's worker site showing the HIT's landing page in a frame (test_study_pages' stand-in), with end pages
+    that go on after a second; yields (origin, frames) where frames["src"] is the frame's URL."""
     settings.STUDY_END_REDIRECT_SECONDS = 1
-    frames = {}
-
-    def page_html():
-        return f'<h1>MTurk (stand-in)</h1><iframe id="hit" src="{frames["src"]}" width="100%" height="700"></iframe>'
-
-    with loopback_site(page_html) as origin:
-        settings.MTURK_FRAME_ANCESTORS = [origin]
-        yield origin, frames
+    return mturk_worker_site
 
 
 def _hit_page(browser, live_server, mturk_site, name: str):
