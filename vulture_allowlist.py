@@ -108,6 +108,7 @@ csrf_failure  # unused function (config/errors.py)
 api_exception_handler  # unused function (config/errors.py)
 HealthCheckMiddleware  # unused class (config/healthz.py)
 StudyWindowOpenerMiddleware  # unused class (ratings/middleware.py: named in MIDDLEWARE)
+_._class  # unused attribute (config/redis_cache.py: Django's RedisCache builds its cache client from it)
 MetricsBridgeConfig  # unused class (metrics_bridge/apps.py)
 RatingsConfig  # unused class (ratings/apps.py)
 

@@ -217,7 +217,8 @@ CELERY_TASK_IGNORE_RESULT = True
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's Redis cache with one redis-py client per pool, not one per call (config/redis_cache.py).
+            "BACKEND": "config.redis_cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "captioneval",
             # Bounded waits: a Redis host that drops packets instead of refusing them would otherwise hold every

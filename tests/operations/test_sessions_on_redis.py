@@ -59,7 +59,7 @@ def redis_settings(redis_broker_url) -> dict:
 
 def test_sessions_are_cached_in_redis_only_when_redis_is_configured(redis_settings):
     assert redis_settings["SESSION_ENGINE"] == "config.sessions"
-    assert redis_settings["CACHES"]["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    assert redis_settings["CACHES"]["default"]["BACKEND"] == "config.redis_cache.RedisCache"
     # Without Redis the shared cache is a database table: caching sessions there would add a query, not save one.
     assert settings_chosen("")["SESSION_ENGINE"] == "django.contrib.sessions.backends.db"
 
