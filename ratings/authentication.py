@@ -9,8 +9,16 @@ study link (ratings/views_study.py); it never signs anyone in by password.
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 
+from common.compiled_reads import CompiledRead
+
 #: the path the session records for participants (settings.AUTHENTICATION_BACKENDS lists it)
 PARTICIPANT_BACKEND = "ratings.authentication.ParticipantBackend"
+
+# Compiled once per process: compiling this four-model join was most of its cost, on every request of a crowd.
+_USER_WITH_PARTICIPATION = CompiledRead(
+    lambda user_id: get_user_model()._default_manager.select_related("participant__study__campaign").filter(pk=user_id),
+    user_id=-2_100_000_001,
+)
 
 
 class ParticipantBackend(ModelBackend):
@@ -20,9 +28,7 @@ class ParticipantBackend(ModelBackend):
 
     def get_user(self, user_id):
         """ModelBackend's user, with the participation (None for an account that has none) already read."""
-        user = (
-            get_user_model()._default_manager.select_related("participant__study__campaign").filter(pk=user_id).first()
-        )
+        user = _USER_WITH_PARTICIPATION.first(user_id=user_id)
         if user is None or not self.user_can_authenticate(user):
             return None
         # What participant_for_user caches: an account without a participation raises on the reverse relation.

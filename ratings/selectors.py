@@ -1,11 +1,13 @@
 """Read-only queries over human judgements."""
 
+import functools
 from collections import Counter
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.selectors import dataset_corpus_counts
+from common.compiled_reads import CompiledRead
 from corpus.models import Dataset
 from ratings.models import Assignment, AssignmentItem, Campaign, CaptionPair, PairwiseVote, ThumbsRating
 from ratings.models_study import AttentionCheck, Participant
@@ -75,15 +77,23 @@ def participant_item(
     campaign = participant.study.campaign
     if not campaign.is_active:
         return None
-    item = (
-        AssignmentItem.objects.select_related("assignment", *related)
-        .filter(token=token, assignment__rater_id=participant.user_id, assignment__campaign_id=campaign.pk)
-        .order_by()
-        .first()
-    )
+    item = _participant_item_read(related).first(token=token, user_id=participant.user_id, campaign_id=campaign.pk)
     if item is not None:
         item.assignment.campaign = campaign
     return item
+
+
+@functools.cache
+def _participant_item_read(related: tuple[str, ...]) -> CompiledRead:
+    """The read of participant_item for these relations, compiled once per process (a crowd's every item request)."""
+    return CompiledRead(
+        lambda token, user_id, campaign_id: AssignmentItem.objects.select_related("assignment", *related)
+        .filter(token=token, assignment__rater_id=user_id, assignment__campaign_id=campaign_id)
+        .order_by(),
+        token="token-marker-of-a-compiled-read",
+        user_id=-2_100_000_002,
+        campaign_id=-2_100_000_003,
+    )
 
 
 def campaigns_with_progress() -> QuerySet[Campaign]:
