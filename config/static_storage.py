@@ -22,6 +22,20 @@ class HashedStaticFilesStorage(CompressedManifestStaticFilesStorage):
 
     manifest_strict = False
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._urls: dict[str, str] = {}
+
+    def url(self, name, force=False):
+        """The file's URL, found once per process: the manifest is read when the storage is made and never changes
+        after, and a page names a dozen files (each lookup cost a crowd's item page about 0.1 ms of CPU)."""
+        if force:
+            return super().url(name, force=True)
+        url = self._urls.get(name)
+        if url is None:
+            url = self._urls[name] = super().url(name)
+        return url
+
     def stored_name(self, name):
         if self.hash_key(name.split("?", 1)[0].split("#", 1)[0].strip()) not in self.hashed_files:
             return name

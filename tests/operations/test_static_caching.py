@@ -104,3 +104,23 @@ def test_without_collected_files_pages_name_the_plain_files(tmp_path, settings):
     storage = HashedStaticFilesStorage(location=str(tmp_path), base_url="/static/")
     settings.DEBUG = False
     assert storage.url("core/css/base.css") == "/static/core/css/base.css"
+
+
+def test_each_name_is_looked_up_in_the_manifest_once_per_storage(tmp_path, settings):
+    """The URL of a name is found once (the manifest never changes after the storage is made): a page's dozen
+    `{% static %}` tags cost a dictionary read each, and each name keeps its own URL."""
+    from unittest import mock
+
+    from config.static_storage import HashedStaticFilesStorage
+
+    settings.DEBUG = False
+    (tmp_path / "staticfiles.json").write_text(
+        '{"version": "1.1", "paths": {"core/css/base.css": "core/css/base.0123abcd.css"}, "hash": "x"}'
+    )
+    storage = HashedStaticFilesStorage(location=str(tmp_path), base_url="/static/")
+    real = HashedStaticFilesStorage.stored_name
+    with mock.patch.object(HashedStaticFilesStorage, "stored_name", autospec=True, side_effect=real) as found:
+        assert storage.url("core/css/base.css") == "/static/core/css/base.0123abcd.css"
+        assert storage.url("core/css/base.css") == "/static/core/css/base.0123abcd.css"
+        assert storage.url("core/js/other.js") == "/static/core/js/other.js"
+    assert found.call_count == 2
