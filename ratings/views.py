@@ -13,6 +13,7 @@ from functools import wraps
 from django.conf import settings
 from django.http import Http404, HttpResponseBadRequest, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
@@ -273,20 +274,62 @@ def _thumbs_page(request, item: AssignmentItem):
         {
             "number": number,
             "text": caption.text,
-            "precision": form[f"precision_{number}"],
-            "recall": form[f"recall_{number}"],
+            "precision": _score_field(form[f"precision_{number}"]),
+            "recall": _score_field(form[f"recall_{number}"]),
             "penalties": [
-                {"field": form[f"{name}_{number}"], "label": name.capitalize(), "hint": RUBRIC[name]}
+                {
+                    "field": _penalty_field(form[f"{name}_{number}"]),
+                    "label": name.capitalize(),
+                    "hint": RUBRIC[name],
+                }
                 for name in PENALTY_FIELDS
             ],
-            "comment": form[f"comment_{number}"],
+            "comment": _comment_field(form[f"comment_{number}"]),
         }
         for number, caption in enumerate(captions, start=1)
     ]
     context.update(
-        {"form": form, "blocks": blocks, "scores": range(1, 6), "rubric": RUBRIC, "penalty_presets": PENALTY_PRESETS}
+        {
+            "form": form,
+            "blocks": blocks,
+            "rubric": RUBRIC,
+            # The same buttons under every penalty of every caption: rendered once for the page.
+            "penalty_preset_buttons": render_to_string(
+                "ratings/_penalty_presets.html", {"penalty_presets": PENALTY_PRESETS}
+            ),
+        }
     )
     return render(request, "ratings/thumbs_item.html", context, status=status)
+
+
+# The THumBS page repeats each field's values in loops (five radios per score, for each caption): each is
+# computed here once, as plain strings, instead of the template asking the bound field again on every pass.
+SCORES = tuple(str(value) for value in range(1, 6))
+
+
+def _shown_errors(bound) -> object:
+    """The field's errors as the template shows them; an empty list is rendered as nothing without rendering it."""
+    return bound.errors or ""
+
+
+def _score_field(bound) -> dict:
+    checked = str(bound.value())
+    return {
+        "html_name": bound.html_name,
+        "auto_id": bound.auto_id,
+        "choices": [{"value": value, "is_checked": value == checked} for value in SCORES],
+        "errors": _shown_errors(bound),
+    }
+
+
+def _penalty_field(bound) -> dict:
+    value = bound.value()
+    return {"html_name": bound.html_name, "value": "0" if value is None else str(value), "errors": _shown_errors(bound)}
+
+
+def _comment_field(bound) -> dict:
+    value = bound.value()
+    return {"html_name": bound.html_name, "auto_id": bound.auto_id, "value": "" if value is None else value}
 
 
 def _pairwise_page(request, item: AssignmentItem):

@@ -14,8 +14,8 @@ Regenerate the fixture only for an intended visible change: ITEM_PAGE_FIXTURE_WR
 
 import itertools
 import json
-import random
 import os
+import random
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -26,7 +26,6 @@ from django.urls import reverse
 
 from ratings.models import Assignment
 from ratings.services import campaigns
-
 from tests.ratings.study_data import (
     item_answer_post,
     item_audio_play,
@@ -88,7 +87,9 @@ def _normalised(html: str, *, items, study, page: str) -> str:
 
 def _draft_save(client: Client, item, fields: dict) -> None:
     url = reverse("ratings:item_draft", kwargs={"token": item.token})
-    response = client.post(url, json.dumps({"version": item.version, "fields": fields}), content_type="application/json")
+    response = client.post(
+        url, json.dumps({"version": item.version, "fields": fields}), content_type="application/json"
+    )
     assert response.status_code == 200, response.content
 
 
@@ -102,7 +103,10 @@ def _pages(study, *, invalid_post: dict, draft: dict) -> dict[str, tuple[int, st
     pages = {}
 
     def keep(name: str, response) -> None:
-        pages[name] = (response.status_code, _normalised(response.content.decode(), items=items, study=study, page=name))
+        pages[name] = (
+            response.status_code,
+            _normalised(response.content.decode(), items=items, study=study, page=name),
+        )
 
     keep("first, unanswered", client.get(url[0]))
     item_audio_play(client, items[0])
