@@ -349,7 +349,16 @@ def _pairwise_page(request, item: AssignmentItem):
         side = item.draft.get("side") or context["answer"].get("side", "")
         form = PairwiseItemForm(initial={"side": side if side in projection.SIDES else ""})
     left, right = projection.item_captions(item)
-    context.update({"form": form, "left_text": left.text, "right_text": right.text})
+    side_field = form["side"]
+    context.update(
+        {
+            "form": form,
+            "left_text": left.text,
+            "right_text": right.text,
+            # Read once here: the template compares the chosen side three times and shows the field's errors.
+            "side": {"auto_id": side_field.auto_id, "value": side_field.value(), "errors": _shown_errors(side_field)},
+        }
+    )
     return render(request, "ratings/pairwise_item.html", context, status=status)
 
 
