@@ -10,7 +10,7 @@ from functools import wraps
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_safe
@@ -25,6 +25,7 @@ from ratings.services.headphone import (
     headphone_check_start,
     headphone_check_submit,
     headphone_checks_read,
+    headphone_open_attempt,
     headphone_status,
     screen,
     trial_is_played,
@@ -173,9 +174,9 @@ def headphone_calibration_audio(request, kind: str):
 @never_cache
 def headphone_trial_audio(request, check_id: int, trial_number: int):
     """Who: the rater of an open attempt. One trial's three sounds as a stereo WAV, once (410 afterwards)."""
-    check = get_object_or_404(
-        HeadphoneCheck, pk=check_id, rater=request.user, completed_at__isnull=True, reset_at__isnull=True
-    )
+    check = headphone_open_attempt(check_id=check_id, rater=request.user)
+    if check is None:
+        raise Http404("No such open attempt")
     if not 1 <= trial_number <= len(check.trials):
         raise Http404("No such trial")
     try:

@@ -14,7 +14,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.core import signing
 from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
@@ -50,6 +50,7 @@ from ratings.services.participants import (
     StageError,
     StudyBusyError,
     participant_arrive,
+    participant_by_username,
     participant_consent,
     participant_for_user,
     participant_items_finish_or_next,
@@ -63,6 +64,7 @@ from ratings.services.participants import (
     participant_start,
     screening_next_kind,
     stage_needed,
+    study_by_slug,
 )
 from ratings.services.study_policy import ending_returns_submission
 from ratings.services.study_practice import (
@@ -104,13 +106,18 @@ def _participant_from_token(study: Study, token: str) -> Participant:
         data = signing.loads(token, salt=ENTER_SALT, max_age=settings.STUDY_ENTER_LINK_HOURS * 3600)
     except signing.BadSignature:
         raise Http404("This link is not valid (or has expired)") from None
-    return get_object_or_404(
-        Participant.objects.select_related("study__campaign", "user"), user__username=data.get("user"), study=study
-    )
+    username = data.get("user") if isinstance(data, dict) else None
+    participant = participant_by_username(study=study, username=username) if isinstance(username, str) else None
+    if participant is None:
+        raise Http404("No such participant")
+    return participant
 
 
 def _study(slug: str) -> Study:
-    return get_object_or_404(Study.objects.select_related("campaign"), slug=slug)
+    study = study_by_slug(slug)
+    if study is None:
+        raise Http404("No such study")
+    return study
 
 
 def _own_participant(request, study: Study) -> Participant | None:

@@ -27,6 +27,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from common.compiled_reads import CompiledRead
 from ratings.models import Campaign, HeadphoneCheck
 from ratings.screening import antiphase, huggins, wav_bytes
 
@@ -72,6 +73,21 @@ def headphone_checks_read(*, rater: AbstractBaseUser) -> list[HeadphoneCheck]:
     """Every attempt of the rater at any screen, newest first: the statuses and the open attempt of a request come
     from this one read (a rater has a few attempts per validity period)."""
     return list(HeadphoneCheck.objects.filter(rater=rater).order_by("-created_at", "-pk"))
+
+
+# Read on each trial's sound, three to six times per attempt of every participant in a crowd: compiled once.
+_OPEN_ATTEMPT = CompiledRead(
+    lambda check_id, rater_id: HeadphoneCheck.objects.filter(
+        pk=check_id, rater_id=rater_id, completed_at__isnull=True, reset_at__isnull=True
+    ).order_by(),
+    check_id=-2_100_000_311,
+    rater_id=-2_100_000_312,
+)
+
+
+def headphone_open_attempt(*, check_id: int, rater: AbstractBaseUser) -> HeadphoneCheck | None:
+    """The rater's attempt of that id while it is open (not submitted, not reset); None otherwise."""
+    return _OPEN_ATTEMPT.first(check_id=check_id, rater_id=rater.pk)
 
 
 def headphone_status(

@@ -35,6 +35,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.roles import PARTICIPANT, RATER
+from common.compiled_reads import CompiledRead
 from ratings import projection
 from ratings.crowd_platforms import Arrival
 from ratings.models import AssignmentItem, HeadphoneCheck
@@ -91,6 +92,31 @@ def participant_for_user(user) -> Participant | None:
         cached = Participant.objects.select_related("study__campaign").filter(user=user).first()
         user._study_participant = cached
     return cached
+
+
+# The study of a link and a participant of a signed link: read on every landing, headphone page and enter link of
+# a crowd, each a join of three or four models whose compiling was most of the read's CPU (compiled once instead).
+_STUDY_BY_SLUG = CompiledRead(
+    lambda slug: Study.objects.select_related("campaign").filter(slug=slug).order_by(),
+    slug="slug-marker-of-a-compiled-read",
+)
+_PARTICIPANT_BY_USERNAME = CompiledRead(
+    lambda username, study_id: Participant.objects.select_related("study__campaign", "user")
+    .filter(user__username=username, study_id=study_id)
+    .order_by(),
+    username="username-marker-of-a-compiled-read",
+    study_id=-2_100_000_301,
+)
+
+
+def study_by_slug(slug: str) -> Study | None:
+    """The study with its campaign (None for an unknown slug)."""
+    return _STUDY_BY_SLUG.first(slug=slug)
+
+
+def participant_by_username(*, study: Study, username: str) -> Participant | None:
+    """The study's participant of that account name, with the study, campaign and user (None when there is none)."""
+    return _PARTICIPANT_BY_USERNAME.first(username=username, study_id=study.pk)
 
 
 def address_key(address: str) -> str:

@@ -18,13 +18,16 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from ratings.models import HeadphoneCheck
-from ratings.models_study import Participant, Study
+from ratings.crowd_platforms import Arrival
+from ratings.models import Assignment, HeadphoneCheck
+from ratings.models_study import Participant, Study, StudySlot
 from ratings.services.headphone import screen
+from ratings.services.participants import StudyBusyError, participant_arrive, participant_items_start
 from tests.ratings.study_data import (
     pairwise_study,
     participant_of,
     prolific_arrive,
+    prolific_id,
     study_media,  # noqa: F401 (a fixture)
 )
 
@@ -59,9 +62,11 @@ EXPECTED = {
     # The sound's time as read with the participant; the conditional UPDATE marking the practice done, its event.
     "POST practice": PER_REQUEST + TRANSACTION + 2,
     # The share (ratings/services/study_shares/allocation.py): the due-release check, then in one transaction the
-    # locked participant, the assignment made, the plan (slot coverage, gold pool, pairs), the claimed slots, the items
-    # with their checks (assignment_add_items' savepoint), the slots taken, the participant moved on, its event.
-    "POST start share": PER_REQUEST + 20,
+    # locked participant, the assignment looked up, the slot coverage, the assignment made, the gold pool (its use,
+    # the pairs with their donors), the claimed slots, the items with their checks (assignment_add_items'
+    # savepoint), the slots taken, the participant moved on, its event. The share's pairs are not read: the plan's
+    # slots name them.
+    "POST start share": PER_REQUEST + 18,
 }
 
 
@@ -127,3 +132,33 @@ def test_the_requests_before_the_items_read_and_write_only_what_they_need():
     assert participant_of(client).stage == Participant.Stage.ITEMS
 
     assert counts == EXPECTED
+
+
+def test_a_start_refused_while_every_slot_is_reserved_writes_nothing():
+    """Under a crowd about half the presses of "start" come while every slot is reserved and are pressed again
+    later: the refusal reads the participant (locked), their assignment and the slot coverage, then whether
+    anyone still holds a slot. No assignment is made and deleted again."""
+    study = pairwise_study(name="arrival-queries-busy", hc=2, judgements=1, items_per_participant=2, attention_checks=0)
+    first, second = (_ready(study, f"10.7.{index}.1") for index in range(2))
+    assert participant_items_start(participant=first).stage == Participant.Stage.ITEMS
+    assert not StudySlot.objects.filter(study=study, participant__isnull=True).exists()
+
+    with CaptureQueriesContext(connection) as captured, pytest.raises(StudyBusyError):
+        participant_items_start(participant=second)
+
+    statements = [query["sql"].split()[0].upper() for query in captured]
+    assert not {"INSERT", "UPDATE", "DELETE"} & set(statements), statements
+    # The due-release check; in the transaction the lock, the assignment, the coverage; then the busy check.
+    assert len(captured) == 1 + TRANSACTION + 3 + 1, [query["sql"] for query in captured]
+    second.refresh_from_db()
+    assert second.stage == Participant.Stage.INSTRUCTIONS
+    assert not Assignment.objects.filter(campaign=study.campaign, rater=second.user).exists()
+
+
+def _ready(study: Study, address: str) -> Participant:
+    """A participant of the study at the instructions with the practice done, read as a request reads them."""
+    participant = participant_arrive(study=study, arrival=Arrival("prolific", prolific_id()), address=address)
+    Participant.objects.filter(pk=participant.pk).update(
+        stage=Participant.Stage.INSTRUCTIONS, practice_done_at=timezone.now()
+    )
+    return Participant.objects.select_related("study__campaign", "user").get(pk=participant.pk)

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.db.models import Count, Min, OuterRef, Q, Subquery
 from django.utils import timezone
 
+from corpus.models import Clip
 from ratings import projection
 from ratings.models import Assignment, AssignmentItem, CaptionPair
 from ratings.models_study import AttentionCheck, Participant, ParticipantEvent, Study, StudySlot
@@ -18,7 +19,6 @@ from ratings.services.study_shares.release import expired_shares_release_if_due
 from ratings.services.study_shares.slots import (
     is_pairwise,
     participant_deadline,
-    participant_locked,
     slot_subject,
     spread_positions,
     study_locked,
@@ -45,13 +45,12 @@ class _ContendedError(Exception):
     """The share came out short while other participants were claiming slots: claim again, waiting for them."""
 
 
-def _free_subjects(study: Study, rng: random.Random) -> list[_Open]:
-    """Every item with a free slot, least covered first (ties at random), each with its lowest free slot.
+def _coverage(study: Study) -> list[tuple[int, int | None, int, int | None]]:
+    """(clip, pair, slots taken, lowest free slot or None) of every item of the study.
 
     One query, counted by the database (one row per item, not per slot), read without any lock: participants
-    starting at the same moment plan at the same time and only the claim of the slots decides who gets which.
-    Which of an item's free slots is taken does not matter (a slot's number only keeps an item's slots distinct)."""
-    coverage = (
+    starting at the same moment plan at the same time and only the claim of the slots decides who gets which."""
+    return list(
         StudySlot.objects.filter(study=study)
         .order_by()
         .values("clip_id", "pair_id")
@@ -61,9 +60,14 @@ def _free_subjects(study: Study, rng: random.Random) -> list[_Open]:
         )
         .values_list("clip_id", "pair_id", "taken", "free_slot")
     )
+
+
+def _free_subjects(study: Study, rng: random.Random, coverage: list | None = None) -> list[_Open]:
+    """Every item with a free slot, least covered first (ties at random), each with its lowest free slot.
+    Which of an item's free slots is taken does not matter (a slot's number only keeps an item's slots distinct)."""
     open_subjects = [
         (taken, rng.random(), _Open(slot_subject(clip_id, pair_id), clip_id, free_slot))
-        for clip_id, pair_id, taken, free_slot in coverage
+        for clip_id, pair_id, taken, free_slot in (_coverage(study) if coverage is None else coverage)
         if free_slot is not None
     ]
     open_subjects.sort(key=lambda row: row[:2])
@@ -88,21 +92,41 @@ def share_allocate(*, participant: Participant, now: datetime | None = None) -> 
             return _allocate(participant, now=now, wait=True)
 
 
+def _participant_locked(participant: Participant) -> Participant:
+    """The participant's row, locked and read again; its study (with the campaign) and user are the caller's.
+
+    Only the participant's own columns: the study and its campaign were read with the participant at the start
+    of this request (what a share needs of them does not change while the study is published), and the join
+    was a good part of the start's CPU."""
+    locked = Participant.objects.select_for_update().get(pk=participant.pk)
+    locked.study = participant.study
+    locked.user = participant.user
+    return locked
+
+
 def _allocate(participant: Participant, *, now: datetime, wait: bool) -> Allocation:
-    participant = participant_locked(participant)
+    participant = _participant_locked(participant)
     study = participant.study
-    assignment = Assignment.objects.filter(campaign=study.campaign, rater=participant.user).first()
+    # order_by("pk"): the assignments' default order joins the campaign; there is one per campaign and rater.
+    assignment = (
+        Assignment.objects.filter(campaign_id=study.campaign_id, rater_id=participant.user_id).order_by("pk").first()
+    )
     if assignment is not None and assignment.items.exists():
         return Allocation(items=projection.assignment_items(assignment), is_full=False, participant=participant)
     if participant.stage != Participant.Stage.INSTRUCTIONS:
         # Ended (timed out, withdrawn) between the caller's unlocked check and this lock: no share for them.
         return Allocation(items=[], is_full=False, participant=participant)
+    coverage = _coverage(study)
+    if all(free_slot is None for *_, free_slot in coverage):
+        # Every slot reserved or judged: refused before any write (no assignment made and deleted again). Under a
+        # crowd about half the presses of "start" are refused like this and pressed again later.
+        return Allocation(items=[], is_full=True, participant=participant)
     # Every draw (which items, their order, where the checks go) comes from the assignment's secret source
     # (ratings/projection.py): ids and the campaign's seed do not predict a participant's order.
     created = assignment is None
     assignment = assignment or Assignment.objects.create(campaign=study.campaign, rater=participant.user)
     rng = projection.assignment_random(assignment, "study-share")
-    plan = _free_subjects(study, rng)
+    plan = _free_subjects(study, rng, coverage)
     subjects, checks = _share_choose(study, plan, rng)
     if subjects and not participant.is_preview:
         subjects = _slots_claim(
@@ -112,7 +136,7 @@ def _allocate(participant: Participant, *, now: datetime, wait: bool) -> Allocat
         if created:  # no empty study left behind in the campaign's assignments
             assignment.delete()
         return Allocation(items=[], is_full=True, participant=participant)
-    items = _share_items_create(study, assignment, [row.subject for row in subjects], checks, rng)
+    items = _share_items_create(study, assignment, subjects, checks, rng)
     if not participant.is_preview:
         _slots_take(study, participant, assignment, [row.slot_id for row in subjects])
     participant.stage = Participant.Stage.ITEMS
@@ -225,12 +249,11 @@ def _share_choose(study: Study, plan: list[_Open], rng: random.Random) -> tuple[
 
 
 def _share_items_create(
-    study: Study, assignment: Assignment, subjects: list[int], checks: list[CaptionPair], rng: random.Random
+    study: Study, assignment: Assignment, subjects: list[_Open], checks: list[CaptionPair], rng: random.Random
 ) -> list:
     subjects = projection.shuffled(subjects, rng)
     if is_pairwise(study):
-        pairs = CaptionPair.objects.in_bulk(subjects)
-        ordered = [pairs[subject] for subject in subjects]
+        ordered = [_pair_of(subject) for subject in subjects]
         for position, pair in zip(
             spread_positions(count=len(checks), length=len(ordered) + len(checks), rng=rng), checks, strict=False
         ):
@@ -249,7 +272,19 @@ def _share_items_create(
             if item.pair_id in gold_ids
         )
         return items
-    clips = study.campaign.dataset.clips.in_bulk(subjects)
-    items = assignment_add_items(assignment=assignment, items=[clips[subject] for subject in subjects], keep_order=True)
+    items = assignment_add_items(
+        assignment=assignment, items=[_clip_of(subject) for subject in subjects], keep_order=True
+    )
     share_checks.catch_captions_place(study, assignment, items, rng)
     return items
+
+
+# The share's items are made from their ids alone (assignment_add_items reads a pair's id and clip, a clip's id):
+# no read of the rows, which the plan's slots already name. Instances as from only(): any other field a later
+# caller reads is loaded then, never a blank default.
+def _pair_of(subject: _Open) -> CaptionPair:
+    return CaptionPair.from_db(None, ["id", "clip_id"], [subject.subject, subject.clip_id])
+
+
+def _clip_of(subject: _Open) -> Clip:
+    return Clip.from_db(None, ["id"], [subject.subject])
