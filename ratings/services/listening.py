@@ -29,6 +29,7 @@ from django.db import transaction
 from django.db.models import Q, Subquery
 from django.utils import timezone
 
+from common.compiled_reads import CompiledRead
 from ratings.models import AssignmentItem
 from ratings.services.judgements import JudgementError
 
@@ -140,25 +141,39 @@ def listening_slot(*, earliest: datetime, seconds: float, taken: list[tuple[date
     return start
 
 
+def _proof_and_taken_read(item_id, rater_id):
+    """The statement of _proof_and_taken (its values as keywords, so that it compiles once with markers)."""
+    first_served = AssignmentItem.objects.filter(pk=item_id).values("audio_first_served_at")
+    return (
+        AssignmentItem.objects.filter(assignment__rater_id=rater_id)
+        .filter(Q(pk=item_id) | Q(listening_from__isnull=False, listening_until__gt=Subquery(first_served)))
+        .values(
+            "pk",
+            "listened_at",
+            "audio_served",
+            "audio_first_served_at",
+            "clip__rater_audio",
+            "clip__duration_seconds",
+            "listening_from",
+            "listening_until",
+        )
+    )
+
+
+# Every "listened" report runs these two; compiling them was most of their CPU.
+_PROOF_AND_TAKEN = CompiledRead(_proof_and_taken_read, item_id=-2_100_000_031, rater_id=-2_100_000_032)
+_RATER_LOCK = CompiledRead(
+    lambda user_id: get_user_model()._default_manager.select_for_update().filter(pk=user_id).values("pk"),
+    user_id=-2_100_000_033,
+)
+
+
 def _proof_and_taken(*, item: AssignmentItem, rater_id: int) -> tuple[dict, list[tuple[datetime, datetime]]]:
     """The item's listening proof as stored now, and the stretches credited to the rater's other items that end
     after its first audio byte (the only ones its own stretch can collide with), read in one query: the item's
     row and those rows together (each was a query of its own on every "listened" report)."""
-    first_served = AssignmentItem.objects.filter(pk=item.pk).values("audio_first_served_at")
-    rows = AssignmentItem.objects.filter(assignment__rater_id=rater_id).filter(
-        Q(pk=item.pk) | Q(listening_from__isnull=False, listening_until__gt=Subquery(first_served))
-    )
     own, taken = None, []
-    for row in rows.values(
-        "pk",
-        "listened_at",
-        "audio_served",
-        "audio_first_served_at",
-        "clip__rater_audio",
-        "clip__duration_seconds",
-        "listening_from",
-        "listening_until",
-    ):
+    for row in _PROOF_AND_TAKEN.rows(item_id=item.pk, rater_id=rater_id):
         if row["pk"] == item.pk:
             own = row
         else:
@@ -178,7 +193,7 @@ def item_mark_listened(*, item: AssignmentItem) -> AssignmentItem:
     with transaction.atomic():
         # An item never changes hands (its assignment is the rater's): the rater is the one it was loaded with.
         rater_id = item.assignment.rater_id
-        list(get_user_model().objects.select_for_update().filter(pk=rater_id).values_list("pk"))
+        _RATER_LOCK.rows(user_id=rater_id)
         row, taken = _proof_and_taken(item=item, rater_id=rater_id)
         item.listened_at = row["listened_at"]
         if item.listened_at is not None:

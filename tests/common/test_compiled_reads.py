@@ -5,11 +5,15 @@ concrete field of the row and of each select_related relation must be equal, rel
 SQL must be compiled only on the first read.
 """
 
+from datetime import UTC, datetime, timedelta, timezone
 from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.db.models import Case, Value, When
 from django.db.models.sql.compiler import SQLCompiler
+from django.db.transaction import TransactionManagementError
 from django.test import Client
 
 from common.compiled_reads import CompiledRead
@@ -111,9 +115,79 @@ def test_a_marker_missing_from_the_sql_or_a_read_it_cannot_keep_is_refused(make_
     with pytest.raises(ValueError, match="user_id"):
         ignoring_its_value.first(user_id=user.pk)
 
-    locking = CompiledRead(lambda user_id: User.objects.select_for_update().filter(pk=user_id), user_id=-2_100_000_015)
-    with pytest.raises(ValueError, match="plain reads"):
-        locking.first(user_id=user.pk)
+    as_tuples = CompiledRead(lambda user_id: User.objects.filter(pk=user_id).values_list("pk"), user_id=-2_100_000_015)
+    with pytest.raises(ValueError, match="values_list"):
+        as_tuples.first(user_id=user.pk)
+
+    as_dicts = CompiledRead(lambda user_id: User.objects.filter(pk=user_id).values("pk"), user_id=-2_100_000_016)
+    with pytest.raises(TypeError, match="row"):
+        as_dicts.first(user_id=user.pk)
+    with pytest.raises(TypeError, match="first"):
+        _user_read().row(user_id=user.pk)
+
+
+def _joined_read() -> CompiledRead:
+    return CompiledRead(
+        lambda user_id, until: User.objects.filter(pk=user_id, date_joined__lte=until).values("pk", "date_joined"),
+        user_id=-2_100_000_017,
+        until=datetime(1901, 2, 3, 4, 5, 6, 789012, tzinfo=UTC),
+    )
+
+
+def test_a_datetime_marker_is_found_and_its_value_bound_as_the_backend_adapts_it(make_user):
+    user = make_user("compiled-datetime", "rater")
+    joined = User.objects.get(pk=user.pk).date_joined
+    read = _joined_read()
+    elsewhere = timezone(timedelta(hours=-5))  # the same instant written in another zone
+    for until in (joined, joined + timedelta(hours=1), joined - timedelta(seconds=1), joined + timedelta(hours=-1)):
+        until = until.astimezone(elsewhere)
+        reference = User.objects.filter(pk=user.pk, date_joined__lte=until).values("pk", "date_joined").first()
+        assert read.row(user_id=user.pk, until=until) == reference
+    assert read.row(user_id=user.pk, until=joined + timedelta(hours=1)) == {"pk": user.pk, "date_joined": joined}
+    assert read.row(user_id=user.pk, until=joined - timedelta(seconds=1)) is None
+
+    # the slot holds the marker as the backend adapted it: a str on SQLite, a datetime on PostgreSQL
+    compiled = read._compiled_for("default")
+    ((slot, wrapper),) = compiled.slots["until"]
+    assert compiled.params[slot] == connection.ops.adapt_datetimefield_value(read._markers["until"])
+    assert wrapper is None
+
+
+def test_rows_give_every_row_of_a_values_read_in_its_order(make_user):
+    users = [make_user(f"compiled-rows-{number}", "rater") for number in range(3)]
+    read = CompiledRead(
+        lambda first_id: User.objects.filter(pk__gte=first_id).order_by("-pk").values("pk", "username"),
+        first_id=-2_100_000_018,
+    )
+    reference = list(User.objects.filter(pk__gte=users[1].pk).order_by("-pk").values("pk", "username"))
+    assert read.rows(first_id=users[1].pk) == reference
+    assert [row["username"] for row in reference] == ["compiled-rows-2", "compiled-rows-1"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_locking_read_runs_only_inside_a_transaction(make_user):
+    user = make_user("compiled-lock", "rater")
+    read = CompiledRead(
+        lambda user_id: User.objects.select_for_update().filter(pk=user_id).values("pk"), user_id=-2_100_000_019
+    )
+    with transaction.atomic():
+        assert read.row(user_id=user.pk) == {"pk": user.pk}
+    with pytest.raises(TransactionManagementError):
+        read.row(user_id=user.pk)
 
     with pytest.raises(TypeError, match="user_id"):
         _user_read().first(pk=user.pk)
+
+
+def test_a_marker_the_backend_typed_binds_its_value_typed_alike(make_user):
+    """PostgreSQL's backend types a Value()'s int (psycopg's Int4): the marker is found there, the value typed so."""
+    user = make_user("compiled-typed", "rater")
+
+    def build(user_id, shown):
+        return User.objects.filter(pk=user_id).values("pk", shown=Case(When(pk__gt=0, then=Value(shown)), default=0))
+
+    read = CompiledRead(build, user_id=-2_100_000_020, shown=2_100_000_021)
+    for shown in (7, 12):
+        assert read.row(user_id=user.pk, shown=shown) == build(user.pk, shown).get() == {"pk": user.pk, "shown": shown}
+    ((_, wrapper),) = read._compiled_for("default").slots["shown"]
+    assert (wrapper.__name__ if wrapper else None) == ("Int4" if connection.vendor == "postgresql" else None)
