@@ -53,3 +53,23 @@ def test_the_mturk_enter_token_carries_no_database_id():
     assert Client().get(reverse("study:enter", kwargs={"slug": study.slug, "token": old_form})).status_code == 404
     forged = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")
     assert Client().get(reverse("study:enter", kwargs={"slug": study.slug, "token": forged})).status_code == 404
+
+
+def test_an_enter_token_signs_in_only_under_its_own_study():
+    """The token names an account; the link's study must be that participant's (the read takes both), and a link
+    to no study is not found."""
+    study = make_pairwise_study(name="opaque-own", platforms=["mturk"], reward_currency="USD", judgements=1)
+    other_study = make_pairwise_study(name="opaque-other", platforms=["mturk"], reward_currency="USD", judgements=1)
+    client = Client(REMOTE_ADDR="10.50.1.1")
+    arrived = client.get(
+        arrival_url(study, workerId=mturk_worker_id(), assignmentId="B" * 22, hitId="H" * 20, turkSubmitTo=SUBMIT_TO)
+    )
+    assert arrived.status_code == 200
+    token = enter_token(participant_of(client))
+
+    elsewhere = Client(REMOTE_ADDR="10.50.1.2")
+    assert elsewhere.get(reverse("study:enter", kwargs={"slug": other_study.slug, "token": token})).status_code == 404
+    assert "_auth_user_id" not in elsewhere.session
+    assert Client().get(reverse("study:enter", kwargs={"slug": "no-such-study", "token": token})).status_code == 404
+    own = elsewhere.get(reverse("study:enter", kwargs={"slug": study.slug, "token": token}))
+    assert own.status_code == 302 and participant_of(elsewhere).study == study

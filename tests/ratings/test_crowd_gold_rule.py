@@ -7,7 +7,9 @@ import pytest
 
 from ratings.models import CaptionPair
 from ratings.models_study import AttentionCheck
+from ratings.services.campaigns import gold_donors
 from ratings.services.study_shares import checks as share_checks
+from ratings.services.study_shares.slots import study_gold_pairs
 from tests.ratings.study_data import (
     pairwise_study,
     participant_of,
@@ -66,3 +68,15 @@ def test_the_control_gold_pairs_chosen_without_the_rule_meet_their_clip_again(mo
     monkeypatch.setattr(share_checks, "gold_pairs_choose", without_rule)
     shares = _shares(_study(), 6)
     assert _collisions(shares) > 0, "the control: the test sees a gold pair's clip on another item of a share"
+
+
+def test_the_gold_pool_holds_every_gold_pair_with_the_donor_of_its_foreign_caption():
+    """The pool is read in one query with the donors; the reference is the campaign's own lookups (the study's gold
+    pairs, gold_donors), each a query of its own."""
+    study = _study()
+    pool = share_checks.gold_pool(study)
+    reference_pairs = study_gold_pairs(study)
+    assert [(pair.pk, pair.clip_id) for pair in pool.pairs] == [(pair.pk, pair.clip_id) for pair in reference_pairs]
+    assert len(pool.pairs) == 6
+    assert pool.donors == gold_donors(pair.pk for pair in reference_pairs)
+    assert len(pool.donors) == 6 and all(pool.donors[pair.pk] != pair.clip_id for pair in pool.pairs)
