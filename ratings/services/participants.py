@@ -109,6 +109,15 @@ _PARTICIPANT_BY_USERNAME = CompiledRead(
 )
 
 
+# A slot reserved and not judged yet (or free): asked on every start refused while each slot is reserved.
+_SLOT_HELD = CompiledRead(
+    lambda study_id: StudySlot.objects.filter(study_id=study_id, item__completed_at__isnull=True)
+    .only("pk")
+    .order_by()[:1],
+    study_id=-2_100_000_331,
+)
+
+
 def study_by_slug(slug: str) -> Study | None:
     """The study with its campaign (None for an unknown slug)."""
     return _STUDY_BY_SLUG.first(slug=slug)
@@ -436,7 +445,7 @@ def participant_items_start(*, participant: Participant) -> Participant:
         raise StageError("this study is closed")
     allocation = share_allocate(participant=participant)
     if allocation.is_full:
-        if StudySlot.objects.filter(study=participant.study, item__completed_at__isnull=True).exists():
+        if _SLOT_HELD.first(study_id=participant.study_id) is not None:
             # Reserved by others still rating, not judged: they may come back. The participant stays here.
             raise StudyBusyError(BUSY_MESSAGE)
         return _finish(

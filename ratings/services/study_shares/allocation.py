@@ -9,6 +9,7 @@ from django.db import transaction
 from django.db.models import Count, Min, OuterRef, Q, Subquery
 from django.utils import timezone
 
+from common.compiled_reads import CompiledRead
 from corpus.models import Clip
 from ratings import projection
 from ratings.models import Assignment, AssignmentItem, CaptionPair
@@ -92,6 +93,15 @@ def share_allocate(*, participant: Participant, now: datetime | None = None) -> 
             return _allocate(participant, now=now, wait=True)
 
 
+# The participant's assignment, read on every press of "start" (refused ones too): compiled once. One per campaign
+# and rater; order_by("pk"), not the assignments' default order, which joins the campaign.
+def _assignment_read(campaign_id: int, rater_id: int):
+    return Assignment.objects.filter(campaign_id=campaign_id, rater_id=rater_id).order_by("pk")[:1]
+
+
+_ASSIGNMENT = CompiledRead(_assignment_read, campaign_id=-2_100_000_321, rater_id=-2_100_000_322)
+
+
 def _participant_locked(participant: Participant) -> Participant:
     """The participant's row, locked and read again; its study (with the campaign) and user are the caller's.
 
@@ -107,10 +117,7 @@ def _participant_locked(participant: Participant) -> Participant:
 def _allocate(participant: Participant, *, now: datetime, wait: bool) -> Allocation:
     participant = _participant_locked(participant)
     study = participant.study
-    # order_by("pk"): the assignments' default order joins the campaign; there is one per campaign and rater.
-    assignment = (
-        Assignment.objects.filter(campaign_id=study.campaign_id, rater_id=participant.user_id).order_by("pk").first()
-    )
+    assignment = _ASSIGNMENT.first(campaign_id=study.campaign_id, rater_id=participant.user_id)
     if assignment is not None and assignment.items.exists():
         return Allocation(items=projection.assignment_items(assignment), is_full=False, participant=participant)
     if participant.stage != Participant.Stage.INSTRUCTIONS:
