@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from django.db.models import Case, Count, Min, Q, Value, When
 
+from common.compiled_reads import CompiledRead
 from corpus.models import Caption
 from ratings.models import Assignment, AssignmentItem, PairwiseVote, ThumbsRating
 
@@ -119,11 +120,20 @@ def next_open_after(*, item: AssignmentItem):
     )
 
 
+# Read on every item page a crowd opens: compiled once per process (compiling was most of the read's CPU).
+_ASSIGNMENT_ITEM_ROWS = CompiledRead(
+    lambda assignment_id: AssignmentItem.objects.filter(assignment_id=assignment_id)
+    .order_by("position")
+    .values("pk", "token", "position", "completed_at"),
+    assignment_id=-2_100_000_401,
+)
+
+
 def item_place(*, item: AssignmentItem) -> dict:
     """Where the item sits in its assignment, from one query over the assignment's items:
     `progress` {number (1-based), total, completed} and `neighbours` {previous_token, next_open_token}
     (the previous item; the next unfinished item after this one, else the first unfinished one before it)."""
-    rows = list(item.assignment.items.order_by("position").values("pk", "token", "position", "completed_at"))
+    rows = _ASSIGNMENT_ITEM_ROWS.rows(assignment_id=item.assignment_id)
     earlier = [row for row in rows if row["position"] < item.position]
     open_others = [row for row in rows if row["completed_at"] is None and row["pk"] != item.pk]
     later_open = [row for row in open_others if row["position"] > item.position]
@@ -165,15 +175,32 @@ def item_captions(item: AssignmentItem, captions_by_id: dict[int, Caption] | Non
     """The item's captions as the rater sees them, in the rater's order."""
     ids = item_caption_ids(item)
     if captions_by_id is None:
-        # Only the text is shown: the other columns (author, system, source) would be read and converted for nothing;
-        # order_by(): the model's ordering would join the clip and its dataset to sort rows that are looked up by id.
-        captions_by_id = Caption.objects.only("text").order_by().in_bulk(ids)
+        text_by_id = _caption_texts(ids)
+    else:
+        text_by_id = {caption_id: caption.text for caption_id, caption in captions_by_id.items()}
     keys = (LEFT, RIGHT) if item.pair_id is not None else (str(number) for number in range(1, len(ids) + 1))
     return [
-        RaterCaption(key=key, text=captions_by_id[caption_id].text, caption_id=caption_id)
+        RaterCaption(key=key, text=text_by_id[caption_id], caption_id=caption_id)
         for key, caption_id in zip(keys, ids, strict=False)
-        if caption_id in captions_by_id
+        if caption_id in text_by_id
     ]
+
+
+# Only the text is shown: the other columns (author, system, source) would be read and converted for nothing;
+# order_by(): the model's ordering would join the clip and its dataset to sort rows that are looked up by id.
+# A pair's two captions are read on every pairwise page a crowd opens: that read is compiled once per process.
+_TWO_CAPTION_TEXTS = CompiledRead(
+    lambda first_id, second_id: Caption.objects.filter(pk__in=[first_id, second_id]).order_by().values("pk", "text"),
+    first_id=-2_100_000_402,
+    second_id=-2_100_000_403,
+)
+
+
+def _caption_texts(ids: list[int]) -> dict[int, str]:
+    if len(ids) == 2:
+        rows = _TWO_CAPTION_TEXTS.rows(first_id=ids[0], second_id=ids[1])
+        return {row["pk"]: row["text"] for row in rows}
+    return {caption.pk: caption.text for caption in Caption.objects.only("text").order_by().in_bulk(ids).values()}
 
 
 def captions_by_id_for(items_: Iterable[AssignmentItem]) -> dict[int, Caption]:
