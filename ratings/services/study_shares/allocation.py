@@ -51,16 +51,25 @@ def _coverage(study: Study) -> list[tuple[int, int | None, int, int | None]]:
 
     One query, counted by the database (one row per item, not per slot), read without any lock: participants
     starting at the same moment plan at the same time and only the claim of the slots decides who gets which."""
-    return list(
-        StudySlot.objects.filter(study=study)
+    return [
+        (row["clip_id"], row["pair_id"], row["taken"], row["free_slot"]) for row in _COVERAGE.rows(study_id=study.pk)
+    ]
+
+
+def _coverage_read(study_id: int):
+    return (
+        StudySlot.objects.filter(study_id=study_id)
         .order_by()
         .values("clip_id", "pair_id")
         .annotate(
             taken=Count("pk", filter=Q(participant__isnull=False)),
             free_slot=Min("pk", filter=Q(participant__isnull=True)),
         )
-        .values_list("clip_id", "pair_id", "taken", "free_slot")
     )
+
+
+# Read on every press of "start" (refused ones too), twice in a contended share: compiled once.
+_COVERAGE = CompiledRead(_coverage_read, study_id=-2_100_000_361)
 
 
 def _free_subjects(study: Study, rng: random.Random, coverage: list | None = None) -> list[_Open]:
@@ -102,13 +111,21 @@ def _assignment_read(campaign_id: int, rater_id: int):
 _ASSIGNMENT = CompiledRead(_assignment_read, campaign_id=-2_100_000_321, rater_id=-2_100_000_322)
 
 
+_PARTICIPANT_LOCK = CompiledRead(
+    lambda participant_id: Participant.objects.select_for_update().filter(pk=participant_id).order_by(),
+    participant_id=-2_100_000_371,
+)
+
+
 def _participant_locked(participant: Participant) -> Participant:
     """The participant's row, locked and read again; its study (with the campaign) and user are the caller's.
 
     Only the participant's own columns: the study and its campaign were read with the participant at the start
     of this request (what a share needs of them does not change while the study is published), and the join
     was a good part of the start's CPU."""
-    locked = Participant.objects.select_for_update().get(pk=participant.pk)
+    locked = _PARTICIPANT_LOCK.first(participant_id=participant.pk)
+    if locked is None:
+        raise Participant.DoesNotExist(f"participant {participant.pk} is gone")
     locked.study = participant.study
     locked.user = participant.user
     return locked

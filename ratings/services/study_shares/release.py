@@ -1,13 +1,14 @@
 """Shares given back: returns, time-outs (time limit or inactivity), exclusion and reinstatement free slots or
 take them back; abandoned arrivals are timed out."""
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from common.compiled_reads import CompiledRead
 from ratings.models import AssignmentItem
 from ratings.models_study import AttentionCheck, Participant, ParticipantEvent, Study, StudySlot
 from ratings.services.study_shares.slots import participant_locked_with_study, study_locked
@@ -113,10 +114,24 @@ def _holding_ended(study: Study, now: datetime, *, inactive_too: bool) -> Q:
     return Q(study=study, stage=Participant.Stage.ITEMS) & ended
 
 
+def _holding_ended_read(study_id: int, now: datetime, inactive_since: datetime):
+    ended = Q(reserved_until__lt=now) | Q(updated_at__lt=inactive_since)
+    return Participant.objects.filter(ended, study_id=study_id, stage=Participant.Stage.ITEMS).only("pk").order_by()[:1]
+
+
+# Asked before every share is planned, on every press of "start": compiled once (as _holding_ended, inactive too).
+_HOLDING_ENDED = CompiledRead(
+    _holding_ended_read,
+    study_id=-2_100_000_351,
+    now=datetime(1901, 2, 3, 4, 5, 6, tzinfo=UTC),
+    inactive_since=datetime(1902, 3, 4, 5, 6, 7, tzinfo=UTC),
+)
+
+
 def expired_shares_release_if_due(*, study: Study, now: datetime) -> None:
     """Shares of participants whose time ran out, or who went quiet, come back before a share is planned. The
     study's lock is taken only when someone is due (one read otherwise), so starts do not queue behind it."""
-    if Participant.objects.filter(_holding_ended(study, now, inactive_too=True)).exists():
+    if _HOLDING_ENDED.first(study_id=study.pk, now=now, inactive_since=inactive_since(now)) is not None:
         with transaction.atomic():
             expired_shares_release(study=study_locked(study), now=now, inactive_too=True)
 
