@@ -64,7 +64,10 @@ class CompiledRead:
         self._compiled: dict[tuple[str, str], _Compiled] = {}
 
     def first(self, *, using: str = "default", **values) -> Model | None:
-        """The first row's instance (the queryset's order; None when there is none), in one query."""
+        """The first row's instance (the queryset's order; None when there is none), in one query.
+
+        For reads of one row (a unique key, or a queryset sliced `[:1]`): no LIMIT is added, so an unsliced read of
+        many rows would fetch them all and, unordered, return any one."""
         compiled = self._compiled_for(using)
         if compiled.names is not None:
             raise TypeError("a values() read gives dicts: use row() or rows()")
@@ -94,6 +97,9 @@ class CompiledRead:
         """The converted row (None when there is none), or with `many` the list of them."""
         if set(values) != set(compiled.slots):
             raise TypeError(f"values for {sorted(compiled.slots)} expected, got {sorted(values)}")
+        missing = sorted(name for name, value in values.items() if value is None)
+        if missing:  # the ORM writes IS NULL for None; the compiled `= %s` would match nothing
+            raise ValueError(f"no value for {missing}: a compiled read compares with `=`, never with NULL")
         connection = connections[using]
         if compiled.locks and connection.get_autocommit():
             raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")

@@ -191,3 +191,10 @@ def test_a_marker_the_backend_typed_binds_its_value_typed_alike(make_user):
         assert read.row(user_id=user.pk, shown=shown) == build(user.pk, shown).get() == {"pk": user.pk, "shown": shown}
     ((_, wrapper),) = read._compiled_for("default").slots["shown"]
     assert (wrapper.__name__ if wrapper else None) == ("Int4" if connection.vendor == "postgresql" else None)
+
+
+def test_a_missing_value_is_refused_rather_than_compared_with_null(make_user):
+    """The ORM turns `pk=None` into IS NULL; the compiled SQL's `= %s` would silently match nothing."""
+    make_user("compiled-none", "rater")
+    with pytest.raises(ValueError, match="user_id"):
+        _user_read().first(user_id=None)
