@@ -80,3 +80,16 @@ def test_the_gold_pool_holds_every_gold_pair_with_the_donor_of_its_foreign_capti
     assert len(pool.pairs) == 6
     assert pool.donors == gold_donors(pair.pk for pair in reference_pairs)
     assert len(pool.donors) == 6 and all(pool.donors[pair.pk] != pair.clip_id for pair in pool.pairs)
+
+
+def test_the_gold_pool_counts_each_pairs_use_as_the_checks_placed_so_far():
+    """The pool's use per pair (counted by its one read) is the number of shares holding the pair as a check: the
+    reference is the checks' own rows, counted here; a pair no share holds yet has no entry (used as 0)."""
+    study = _study()
+    assert share_checks.gold_pool(study).used == {}
+    _shares(study, 3)
+    placed = Counter(
+        AttentionCheck.objects.filter(kind=AttentionCheck.Kind.GOLD_PAIR).values_list("pair_id", flat=True)
+    )
+    assert sum(placed.values()) == 6, "three shares of two checks each"
+    assert share_checks.gold_pool(study).used == dict(placed)

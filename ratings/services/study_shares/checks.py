@@ -5,8 +5,10 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db.models import Count, F
+from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
+from common.compiled_reads import CompiledRead
 from corpus.models import Caption
 from ratings.models import Assignment, AssignmentItem, CaptionPair
 from ratings.models_study import AttentionCheck, Study
@@ -24,23 +26,44 @@ class GoldPool:
     donors: dict[int, int]
 
 
-def gold_pool(study: Study) -> GoldPool:
-    """The study's gold pairs with their use so far and donors, read once per share (two queries)."""
-    used = dict(
-        AttentionCheck.objects.filter(campaign=study.campaign, kind=AttentionCheck.Kind.GOLD_PAIR)
+def _gold_pool_read(campaign_id: int):
+    """The campaign's gold pairs, each with the clip of its foreign caption's donor and the shares that have it as a
+    check so far (a count per pair, by the database)."""
+    uses = (
+        AttentionCheck.objects.filter(
+            campaign_id=campaign_id, kind=AttentionCheck.Kind.GOLD_PAIR, pair_id=OuterRef("pk")
+        )
         .order_by()
-        .values_list("pair_id")
+        .values("pair_id")
         .annotate(count=Count("pk"))
+        .values("count")
     )
-    # The pairs with their donors in one read, and only what a share uses of a pair (its id and clip): the pairs'
-    # other columns and a second query for the donors (gold_donors) were a good part of each start's CPU.
-    pairs = list(
-        study.campaign.pairs.exclude(gold_choice="")
+    return (
+        CaptionPair.objects.filter(campaigns=campaign_id)
+        .exclude(gold_choice="")
         .order_by("pk")
-        .only("pk", "clip_id")
-        .annotate(donor=F("caption_b__copied_from__clip_id"))
+        .values("pk", "clip_id")
+        .annotate(donor=F("caption_b__copied_from__clip_id"), used=Coalesce(Subquery(uses), 0))
     )
-    donors = {pair.pk: pair.donor for pair in pairs if pair.donor is not None}
+
+
+# Read on every share start of a pairwise study with checks: one statement, compiled once per process. Its use and
+# the pairs were two queries, and compiling them (the pairs join four tables) a good part of each start's CPU. Not
+# cached across starts: each start's checks change the use the next start balances.
+_GOLD_POOL = CompiledRead(_gold_pool_read, campaign_id=-2_100_000_601)
+
+
+def gold_pool(study: Study) -> GoldPool:
+    """The study's gold pairs with their use so far and donors, read once per share (one query).
+
+    Only what a share uses of a pair (its id and clip): the pairs' other columns were a good part of the read."""
+    pairs, used, donors = [], {}, {}
+    for row in _GOLD_POOL.rows(campaign_id=study.campaign_id):
+        pairs.append(CaptionPair.from_db(None, ["id", "clip_id"], [row["pk"], row["clip_id"]]))
+        if row["used"]:
+            used[row["pk"]] = row["used"]
+        if row["donor"] is not None:
+            donors[row["pk"]] = row["donor"]
     return GoldPool(pairs=pairs, used=used, donors=donors)
 
 
