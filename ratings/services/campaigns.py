@@ -347,17 +347,32 @@ def assignment_add_items(*, assignment: Assignment, items: list, keep_order: boo
 
     Every draw comes from the assignment's secret random source (ratings/projection.py), so no order a
     rater sees follows ids, splits or authors, and nothing the rater knows predicts it. `keep_order=True`
-    keeps the order of `items`, for a caller that drew it from that same source itself (a crowd share places
-    its attention checks: ratings/services/study_shares/allocation.py).
+    keeps the order of `items`, for a caller that drew it from that same source itself.
     """
     campaign = assignment.campaign
-    is_pairwise = campaign.task_type == Campaign.TaskType.PAIRWISE
     existing = list(assignment.items.order_by().values_list("clip_id", "pair_id", "position"))
     present = {_item_key(campaign, clip_id, pair_id) for clip_id, pair_id, _ in existing}
     next_position = max((position for _, _, position in existing), default=0) + 1
-    rng = projection.assignment_random(assignment, f"items-from-{next_position}")
     wanted = [item for item in items if item.pk not in present]
-    new_items = wanted if keep_order else projection.shuffled(wanted, rng)
+    return _items_append(assignment, wanted, next_position=next_position, keep_order=keep_order)
+
+
+def assignment_share_items_create(*, assignment: Assignment, items: list) -> list[AssignmentItem]:
+    """The first items of an assignment that has none, in the order of `items` (drawn by the caller from the
+    assignment's secret source): a crowd share (ratings/services/study_shares/allocation.py), which places its
+    attention checks itself.
+
+    The same rows as assignment_add_items would make, without its read of the items already there (the caller
+    found none, holding the participant's lock) or a savepoint of its own (the caller's transaction is the unit):
+    three of a share start's queries."""
+    return _items_append(assignment, items, next_position=1, keep_order=True)
+
+
+def _items_append(assignment: Assignment, items: list, *, next_position: int, keep_order: bool) -> list[AssignmentItem]:
+    campaign = assignment.campaign
+    is_pairwise = campaign.task_type == Campaign.TaskType.PAIRWISE
+    rng = projection.assignment_random(assignment, f"items-from-{next_position}")
+    new_items = items if keep_order else projection.shuffled(items, rng)
     caption_ids_by_clip: dict[int, list[int]] = {}
     if not is_pairwise:
         wanted_clips = [item.pk for item in new_items]

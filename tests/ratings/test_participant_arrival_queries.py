@@ -62,11 +62,11 @@ EXPECTED = {
     # The sound's time as read with the participant; the conditional UPDATE marking the practice done, its event.
     "POST practice": PER_REQUEST + TRANSACTION + 2,
     # The share (ratings/services/study_shares/allocation.py): the due-release check, then in one transaction the
-    # locked participant, the assignment looked up, the slot coverage, the assignment made, the gold pool (its use,
-    # the pairs with their donors), the claimed slots, the items with their checks (assignment_add_items'
-    # savepoint), the slots taken, the participant moved on, its event. The share's pairs are not read: the plan's
-    # slots name them.
-    "POST start share": PER_REQUEST + 18,
+    # locked participant, the assignment looked up, the slot coverage, the assignment made, the gold pool (the pairs
+    # with their donors and use, one read), the claimed slots, the items (one INSERT: no read of the items already
+    # there, which the assignment has none of, and no savepoint), their checks, the slots taken, the participant
+    # moved on, its event. The share's pairs are not read: the plan's slots name them.
+    "POST start share": PER_REQUEST + 14,
 }
 
 

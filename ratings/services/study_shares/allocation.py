@@ -14,7 +14,7 @@ from corpus.models import Clip
 from ratings import projection
 from ratings.models import Assignment, AssignmentItem, CaptionPair
 from ratings.models_study import AttentionCheck, Participant, ParticipantEvent, Study, StudySlot
-from ratings.services.campaigns import assignment_add_items
+from ratings.services.campaigns import assignment_share_items_create
 from ratings.services.study_shares import checks as share_checks
 from ratings.services.study_shares.release import expired_shares_release_if_due
 from ratings.services.study_shares.slots import (
@@ -282,7 +282,7 @@ def _share_items_create(
             spread_positions(count=len(checks), length=len(ordered) + len(checks), rng=rng), checks, strict=False
         ):
             ordered.insert(position, pair)
-        items = assignment_add_items(assignment=assignment, items=ordered, keep_order=True)
+        items = assignment_share_items_create(assignment=assignment, items=ordered)
         gold_ids = {pair.pk for pair in checks}
         AttentionCheck.objects.bulk_create(
             AttentionCheck(
@@ -296,16 +296,14 @@ def _share_items_create(
             if item.pair_id in gold_ids
         )
         return items
-    items = assignment_add_items(
-        assignment=assignment, items=[_clip_of(subject) for subject in subjects], keep_order=True
-    )
+    items = assignment_share_items_create(assignment=assignment, items=[_clip_of(subject) for subject in subjects])
     share_checks.catch_captions_place(study, assignment, items, rng)
     return items
 
 
-# The share's items are made from their ids alone (assignment_add_items reads a pair's id and clip, a clip's id):
-# no read of the rows, which the plan's slots already name. Instances as from only(): any other field a later
-# caller reads is loaded then, never a blank default.
+# The share's items are made from their ids alone (assignment_share_items_create reads a pair's id and clip, a
+# clip's id): no read of the rows, which the plan's slots already name. Instances as from only(): any other field a
+# later caller reads is loaded then, never a blank default.
 def _pair_of(subject: _Open) -> CaptionPair:
     return CaptionPair.from_db(None, ["id", "clip_id"], [subject.subject, subject.clip_id])
 
