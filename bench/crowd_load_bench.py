@@ -59,7 +59,7 @@ from pathlib import Path
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_DIR))
 
-from bench import crowd_study  # noqa: E402
+from bench import crowd_study, thin_http  # noqa: E402
 from bench.load_ratings import Recorder, percentile, process_tree_cpu  # noqa: E402
 from scripts.stack import wait_for_port  # noqa: E402  (no Django import)
 
@@ -248,9 +248,7 @@ class MTurkParticipant(BrowserParticipant):
     def frame_poll(self, url: str) -> None:
         """The frame's script: fetch the status without cookies on arrival, then every 30 s or at once when the end
         page told the frame (after a failure 10 s, doubling), until finished."""
-        import requests
-
-        http = requests.Session()
+        http = thin_http.Session()
         http.headers["X-Forwarded-For"] = self.address
         failures = 0
         while True:
