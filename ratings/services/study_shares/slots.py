@@ -5,6 +5,7 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 
+from common.compiled_reads import CompiledRead
 from ratings.models import Campaign, CaptionPair
 from ratings.models_study import Participant, Study, StudySlot
 from ratings.services.campaigns import campaign_items
@@ -70,16 +71,32 @@ def slot_subject(clip_id: int, pair_id: int | None) -> int:
 # (PostgreSQL would otherwise also lock every joined row: the campaign, the dataset, the user).
 
 
+# Both locks are taken on every arrival (the study's) and every finished share, release and exclusion: their SQL is
+# compiled once per process (compiling the joined read was about a sixth of an arrival's CPU).
+_STUDY_LOCK = CompiledRead(
+    lambda study_id: Study.objects.select_for_update(of=("self",)).select_related("campaign").filter(pk=study_id),
+    study_id=-2_100_000_611,
+)
+_PARTICIPANT_LOCK = CompiledRead(
+    lambda participant_id: Participant.objects.select_for_update(of=("self",))
+    .select_related("study__campaign", "user")
+    .filter(pk=participant_id),
+    participant_id=-2_100_000_612,
+)
+
+
 def _locked_study(study: Study) -> Study:
-    return Study.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=study.pk)
+    locked = _STUDY_LOCK.first(study_id=study.pk)
+    if locked is None:
+        raise Study.DoesNotExist(f"study {study.pk} is gone")
+    return locked
 
 
 def participant_locked(participant: Participant) -> Participant:
-    return (
-        Participant.objects.select_for_update(of=("self",))
-        .select_related("study__campaign", "user")
-        .get(pk=participant.pk)
-    )
+    locked = _PARTICIPANT_LOCK.first(participant_id=participant.pk)
+    if locked is None:
+        raise Participant.DoesNotExist(f"participant {participant.pk} is gone")
+    return locked
 
 
 def study_locked(study: Study) -> Study:
