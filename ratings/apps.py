@@ -36,4 +36,8 @@ class RatingsConfig(AppConfig):
             if created and event_changes_admission(instance.kind):
                 admission_schedule(study_id=instance.participant.study_id)
 
-        post_save.connect(participant_event_saved, sender=ParticipantEvent, dispatch_uid="study_admission_check")
+        # weak=False: the receiver is this method's local function, which nothing else holds; a weak reference let
+        # the garbage collector drop it (in the web workers too), and no arrival or ending checked the limit then.
+        post_save.connect(
+            participant_event_saved, sender=ParticipantEvent, weak=False, dispatch_uid="study_admission_check"
+        )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from common.compiled_reads import CompiledRead
 from ratings.crowd_platforms import PROLIFIC
 from ratings.models_platforms import StudyPlatformLink
 from ratings.models_study import Participant, Study
@@ -64,14 +65,19 @@ def admission_preview(*, study: Study) -> AdmissionDecision:
     return admission_decide(study=study, link=link)
 
 
+# Read after every arrival and ending event (a crowd's arrivals are most of them): compiled once per process.
+_LINK_WITH_LIMIT = CompiledRead(
+    lambda study_id: StudyPlatformLink.objects.filter(study_id=study_id, active_limit__gt=0)
+    .exclude(prolific_study_id="")
+    .select_related("study")
+    .order_by()[:1],
+    study_id=-2_100_000_521,
+)
+
+
 def admission_check_needed(*, study_id: int) -> bool:
     """Cheap test before scheduling: only a Prolific study with a limit and a STUDY_ID is ever paused."""
-    link = (
-        StudyPlatformLink.objects.filter(study_id=study_id, active_limit__gt=0)
-        .exclude(prolific_study_id="")
-        .select_related("study")
-        .first()
-    )
+    link = _LINK_WITH_LIMIT.first(study_id=study_id)
     return link is not None and link.study.recruits_on(PROLIFIC)
 
 
