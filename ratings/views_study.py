@@ -11,7 +11,6 @@ from functools import wraps
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login
 from django.core import signing
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -22,7 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from accounts.roles import PARTICIPANT, RATER, request_roles_known
 from common.client_address import client_address
-from ratings.authentication import PARTICIPANT_BACKEND
+from ratings.authentication import participant_sign_in
 from ratings.crowd_platforms import (
     GENERIC,
     MTURK,
@@ -165,8 +164,9 @@ def _switch_confirm(request, study: Study):
 def _sign_in(request, participant: Participant) -> None:
     if request.user.is_authenticated and request.user.pk == participant.user_id:
         return
-    login(request, participant.user, backend=PARTICIPANT_BACKEND)
+    participant_sign_in(request, participant.user)
     request.user._study_participant = participant
+    participant_roles_known(request)
 
 
 STEP_LABELS = {
