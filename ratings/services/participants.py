@@ -26,12 +26,13 @@ Time: the study's time limit counts from arrival; every page shows what is left.
 import hashlib
 import hmac
 import secrets
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Case, Count, Q, Value, When
 from django.utils import timezone
 
 from accounts.roles import PARTICIPANT, RATER
@@ -146,101 +147,160 @@ def _locked(participant: Participant) -> Participant:
     )
 
 
-def _participant_user():
-    user = get_user_model()(username=USERNAME_PREFIX + secrets.token_hex(8))
+def _participant_user(*, now: datetime):
+    """A new account for a participant, in the rater and participant groups. Its sign-in is now (the arrival signs
+    it in: ratings.authentication.participant_sign_in writes no sign-in time this recent again)."""
+    user = get_user_model()(username=USERNAME_PREFIX + secrets.token_hex(8), last_login=now)
     user.set_unusable_password()
     user.save()
-    user.groups.add(*(Group.objects.get_or_create(name=name)[0] for name in (RATER, PARTICIPANT)))
+    if _groups_join(user) < 2:  # a first participant ever: the participant group is made on demand
+        user.groups.add(*(Group.objects.get_or_create(name=name)[0] for name in (RATER, PARTICIPANT)))
     return user
 
 
-def _create(*, study: Study, platform: str, platform_id: str, data: dict, key: str, is_preview: bool) -> Participant:
+def _groups_join(user) -> int:
+    """Put the account in those of the rater and participant groups that exist, in one statement (reading the
+    groups' ids and writing the links were three statements on every arrival of a crowd); how many it joined. No
+    m2m_changed signal is sent: nothing listens to the groups of an account."""
+    links = get_user_model().groups.through
+    quote = connection.ops.quote_name
+    table = quote(links._meta.db_table)
+    user_column = quote(links._meta.get_field("user").column)
+    group_column = quote(links._meta.get_field("group").column)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} ({user_column}, {group_column}) SELECT %s, {quote(Group._meta.pk.column)} "
+            f"FROM {quote(Group._meta.db_table)} WHERE {quote('name')} IN (%s, %s)",
+            [user.pk, RATER, PARTICIPANT],
+        )
+        return cursor.rowcount
+
+
+def _create(
+    *, study: Study, platform: str, platform_id: str, data: dict, key: str, is_preview: bool, is_full: bool = False
+) -> Participant:
+    """The participant and their "arrived" event. `is_full`: every slot of the study is judged, and the
+    participation ends at once with the "study full" code (finished as it is made: no second write of the row)."""
+    now = timezone.now()
+    ending = (
+        {"stage": Participant.Stage.FINISHED, "status": Participant.Status.FULL, "finished_at": now} if is_full else {}
+    )
     participant = Participant.objects.create(
         study=study,
-        user=_participant_user(),
+        user=_participant_user(now=now),
         platform=platform,
         platform_id=platform_id,
         platform_data=data,
         is_preview=is_preview,
         address_key=key,
+        **ending,
     )
+    # One by one: an event's post_save checks the Prolific admission limit (ratings/apps.py).
     _event(participant, "arrived", preview=is_preview)
+    if is_full:
+        _event(participant, "full")
     return participant
 
 
-def _is_excluded_elsewhere(study: Study, arrival: Arrival) -> bool:
-    return Participant.objects.filter(
-        study__campaign__in=study.excluded_campaigns.all(),
-        platform=arrival.platform,
-        platform_id=arrival.participant_id,
+# Reads of every arrival of a crowd, each compiled once per process (compiling was most of their CPU).
+# The participant the link names in this study or else one of the same platform id in a study of a campaign this
+# study excludes (its own first): whether to resume, and whether a newcomer is eligible, in one read.
+_ARRIVAL_MATCH = CompiledRead(
+    lambda study_id, platform, platform_id: Participant.objects.select_related("user")
+    .filter(platform=platform, platform_id=platform_id, is_preview=False)
+    .filter(
+        Q(study_id=study_id)
+        | Q(
+            study_id__in=Study.objects.filter(
+                campaign__in=Study.excluded_campaigns.through.objects.filter(study_id=study_id).values("campaign_id")
+            ).values("pk")
+        )
+    )
+    .annotate(is_own=Case(When(study_id=study_id, then=Value(1)), default=Value(0)))
+    .order_by("-is_own")[:1],
+    study_id=-2_100_000_501,
+    platform="platform-marker-of-a-compiled-read",
+    platform_id="platform-id-marker-of-a-compiled-read",
+)
+_ARRIVALS_FROM_ADDRESS = CompiledRead(
+    lambda key, since: Participant.objects.filter(address_key=key, created_at__gte=since, is_preview=False)
+    .values("address_key")
+    .annotate(count=Count("pk"))
+    .order_by(),
+    key="address-key-marker-of-a-compiled-read",
+    since=datetime(1903, 4, 5, 6, 7, 8, tzinfo=UTC),
+)
+_UNSTARTED = CompiledRead(
+    lambda study_id, since: Participant.objects.filter(
+        study_id=study_id,
         is_preview=False,
-    ).exists()
+        stage__in=BEFORE_ITEMS,
+        status=Participant.Status.IN_PROGRESS,
+        updated_at__gte=since,
+    )
+    .values("study_id")
+    .annotate(count=Count("pk"))
+    .order_by(),
+    study_id=-2_100_000_511,
+    since=datetime(1904, 5, 6, 7, 8, 9, tzinfo=UTC),
+)
 
 
 def participant_arrive(*, study: Study, arrival: Arrival, address: str, now: datetime | None = None) -> Participant:
     """The participant the link names: found (resumed) or created; ArrivalRefusedError when nobody may be created."""
     now = now or timezone.now()
-    lookup = {"study": study, "platform": arrival.platform, "platform_id": arrival.participant_id, "is_preview": False}
-    existing = Participant.objects.filter(**lookup).first()
-    if existing is not None:
-        _event(existing, "resumed")
-        return existing
+    match = _ARRIVAL_MATCH.first(study_id=study.pk, platform=arrival.platform, platform_id=arrival.participant_id)
+    if match is not None and match.study_id == study.pk:
+        match.study = study  # the request's own row, read with its campaign
+        _event(match, "resumed")
+        return match
     if not study.is_open:
         raise ArrivalRefusedError("closed", "this study is closed")
-    if _is_excluded_elsewhere(study, arrival):
+    if match is not None:  # the same id took part in a study whose campaign this one excludes
         raise ArrivalRefusedError(
             "not_eligible", "you took part in a related study, so you cannot take part in this one"
         )
     key = address_key(address)
     window_start = now - timedelta(minutes=settings.STUDY_ARRIVAL_WINDOW_MINUTES)
-    recent = Participant.objects.filter(address_key=key, created_at__gte=window_start, is_preview=False).count()
-    if recent >= settings.STUDY_ARRIVALS_PER_ADDRESS:
+    recent = _ARRIVALS_FROM_ADDRESS.row(key=key, since=window_start)
+    if recent is not None and recent["count"] >= settings.STUDY_ARRIVALS_PER_ADDRESS:
         raise ArrivalRefusedError(
             "rate_limited", "too many new participants arrived from your network; try again later"
         )
-    participant, refusal = None, None
-    with transaction.atomic():
-        # Under the study's lock: the count of unstarted participants holds however many arrive at once.
-        locked = study_locked(study)
-        availability = study_availability(study=locked, now=now)
-        if availability == BUSY:
-            refusal = ArrivalRefusedError("busy", BUSY_MESSAGE)
-        elif availability != FULL and unstarted_count(study=locked, now=now) >= settings.STUDY_UNSTARTED_LIMIT:
-            refusal = ArrivalRefusedError(
-                "busy", "many people are starting this study right now; try again in a few minutes"
+    try:
+        with transaction.atomic():
+            # Under the study's lock: the count of unstarted participants holds however many arrive at once.
+            locked = study_locked(study)
+            availability = study_availability(study=locked, now=now)
+            if availability == BUSY:
+                raise ArrivalRefusedError("busy", BUSY_MESSAGE)
+            if availability != FULL and unstarted_count(study=locked, now=now) >= settings.STUDY_UNSTARTED_LIMIT:
+                raise ArrivalRefusedError(
+                    "busy", "many people are starting this study right now; try again in a few minutes"
+                )
+            return _create(
+                study=study,
+                platform=arrival.platform,
+                platform_id=arrival.participant_id,
+                data=arrival.data,
+                key=key,
+                is_preview=False,
+                is_full=availability == FULL,
             )
-        else:
-            try:
-                with transaction.atomic():
-                    participant = _create(
-                        study=study,
-                        platform=arrival.platform,
-                        platform_id=arrival.participant_id,
-                        data=arrival.data,
-                        key=key,
-                        is_preview=False,
-                    )
-            except IntegrityError:
-                pass  # the same id arrived twice at once (two tabs, a double click): the other request created it
-    if refusal is not None:
-        raise refusal
-    if participant is None:
-        return Participant.objects.get(**lookup)
-    if availability == FULL:
-        # Every slot is judged: this arrival ends at once with the "study full" code.
-        participant = _finish(participant, expected=None, status=Participant.Status.FULL, kind="full", now=now)
-    return participant
+    except IntegrityError:
+        # The same id arrived twice at once (two tabs, a double click): the other request created it. Nothing of
+        # this request's transaction is kept, so its writes need no savepoint of their own.
+        participant = Participant.objects.select_related("user").get(
+            study=study, platform=arrival.platform, platform_id=arrival.participant_id, is_preview=False
+        )
+        participant.study = study
+        return participant
 
 
 def unstarted_count(*, study: Study, now: datetime) -> int:
     """Participants between arrival and the start of rating who made a request within STUDY_INACTIVE_MINUTES."""
-    return Participant.objects.filter(
-        study=study,
-        is_preview=False,
-        stage__in=BEFORE_ITEMS,
-        status=Participant.Status.IN_PROGRESS,
-        updated_at__gte=inactive_since(now),
-    ).count()
+    row = _UNSTARTED.row(study_id=study.pk, since=inactive_since(now))
+    return 0 if row is None else row["count"]
 
 
 def preview_participant_create(*, study: Study, by) -> Participant:

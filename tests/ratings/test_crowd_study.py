@@ -135,6 +135,19 @@ def test_participants_of_named_earlier_campaigns_are_not_eligible(pairwise_study
     assert fresh.status_code == 302
 
 
+def test_a_participant_of_an_excluded_campaign_who_took_part_here_too_resumes(pairwise_study):
+    """The arrival's one read finds both participations of the id: its own study's wins (resumed, not refused)."""
+    pid = prolific_id()
+    later = make_pairwise_study(name="later-pairs")
+    client, _ = prolific_arrive(later, pid)
+    own = participant_of(client)
+    prolific_arrive(pairwise_study, pid, address="10.4.4.4")
+    later.excluded_campaigns.add(pairwise_study.campaign)
+    again, response = prolific_arrive(later, pid, address="10.5.5.5")
+    assert response.status_code == 302 and participant_of(again) == own
+    assert ParticipantEvent.objects.filter(participant=own, kind="resumed").count() == 1
+
+
 def test_new_participants_are_rate_limited_per_address(pairwise_study, settings):
     settings.STUDY_ARRIVALS_PER_ADDRESS = 2
     for _ in range(2):

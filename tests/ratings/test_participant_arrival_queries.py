@@ -70,6 +70,36 @@ EXPECTED = {
 }
 
 
+# A new participant's arrival link (a browser with no session yet): the study; the participant of the link or one of
+# a study it excludes (one read); the address's recent arrivals; then in one transaction the study's lock, whether a
+# slot is free, the unstarted count, the account, its groups (one INSERT ... SELECT), the participant, its event and
+# the Prolific admission check's read of the study's link (ratings/apps.py). The session is saved once, at the end:
+# its key checked, then the INSERT in its own transaction; no other sign-in bookkeeping
+# (ratings.authentication.participant_sign_in).
+ARRIVAL = 3 + TRANSACTION + 3 + 4 + 1 + (1 + TRANSACTION + 1)
+# The same link in another browser within the minute: the study, the participant read with their account, the
+# "resumed" event, the session.
+RESUMED_ARRIVAL = 3 + (1 + TRANSACTION + 1)
+
+
+def test_an_arrival_link_reads_and_writes_only_what_it_needs():
+    study = pairwise_study(screens=Study.Screens.ANTIPHASE)
+    prolific_arrive(study, address="10.0.0.9")  # not the first participant ever (whose arrival makes a group)
+    pid = prolific_id()
+    with CaptureQueriesContext(connection) as arrival:
+        client, response = prolific_arrive(study, pid)
+    assert response.status_code == 302 and response["Location"] == reverse("study:entry", kwargs={"slug": study.slug})
+    participant = participant_of(client)
+    assert participant.platform_id == pid and participant.stage == Participant.Stage.LANDING
+    assert list(participant.user.groups.values_list("name", flat=True).order_by("name")) == ["participant", "rater"]
+    with CaptureQueriesContext(connection) as resumed:
+        other, response = prolific_arrive(study, pid, address="10.0.0.2")
+    assert response.status_code == 302 and participant_of(other) == participant
+
+    assert len(arrival) == ARRIVAL, "\n".join(query["sql"][:150] for query in arrival)
+    assert len(resumed) == RESUMED_ARRIVAL, "\n".join(query["sql"][:150] for query in resumed)
+
+
 def _measured(counts: dict, name: str, request):
     with CaptureQueriesContext(connection) as captured:
         response = request()
