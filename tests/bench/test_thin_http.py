@@ -7,6 +7,7 @@ the same. The cookie rules are also checked on their own: a deleted cookie is no
 is kept.
 """
 
+import gzip
 import http.server
 import threading
 
@@ -52,13 +53,30 @@ class Recording(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         self.received.append((self.command, self.path, list(self.headers.items()), body))
         status, cookies = SCRIPT.get(self.path.split("?")[0], (200, []))
-        payload = b'{"ok": true}'
+        payload = b'{"ok": true, "path": "%s"}' % self.path.encode()
+        encoding = "gzip" if self.path == "/gzip/" else ""
+        if encoding:
+            payload = gzip.compress(payload)
         self.send_response(status)
+        if encoding:
+            self.send_header("Content-Encoding", encoding)
         for cookie in cookies:
             self.send_header("Set-Cookie", cookie)
         if status == 302:
             self.send_header("Location", "/page/")
         self.send_header("Content-Type", "application/json")
+        if self.path == "/chunked/":
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for part in (payload[:5], payload[5:], b""):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            return
+        if self.path == "/close/":  # no length: the body runs to the connection's end
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(payload)
+            self.close_connection = True
+            return
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
@@ -84,12 +102,15 @@ def server():
     httpd.server_close()
 
 
-def walk(http, base_url: str) -> None:
-    """A participant's kinds of requests: redirects that set cookies, forms, JSON, an empty POST, a query."""
+def walk(http, base_url: str) -> list:
+    """A participant's kinds of requests: redirects that set cookies, forms, JSON, an empty POST, a query; bodies
+    chunked, gzipped and to the connection's end. Returns what it read of the responses."""
     http.headers["X-Forwarded-For"] = "10.0.0.7"
+    read = []
 
     def send(method, path, **options):
-        return http.request(method, base_url + path, timeout=30, allow_redirects=False, **options)
+        response = http.request(method, base_url + path, timeout=30, allow_redirects=False, **options)
+        read.append((response.status_code, response.headers.get("location"), response.json()))
 
     send("GET", "/start/?PROLIFIC_PID=abc&STUDY_ID=x&turkSubmitTo=https://www.mturk.com")
     send("GET", "/message/")
@@ -110,20 +131,27 @@ def walk(http, base_url: str) -> None:
     )
     send("POST", "/alive/", headers={"X-CSRFToken": None, "referer": base_url})
     send("POST", "/empty-json/", json={})
+    send("GET", "/chunked/")
+    send("GET", "/gzip/")
+    send("GET", "/close/")
     send("GET", "/rotate/")
     send("GET", "/secure/")
     send("GET", "/page/")
+    return read
 
 
 def test_the_thin_client_sends_what_requests_sends(server):
     base_url, received = server
-    walk(requests.Session(), base_url)
+    read_by_requests = walk(requests.Session(), base_url)
     by_requests = list(received)
     received.clear()
-    walk(thin_http.Session(), base_url)
-    assert len(by_requests) == 12
+    read = walk(thin_http.Session(), base_url)
+    assert len(by_requests) == 15
     for expected, sent in zip(by_requests, received, strict=True):
         assert sent == expected
+    assert read == read_by_requests
+    assert read[1] == (302, "/page/", {"ok": True, "path": "/message/"})
+    assert read[10] == (200, None, {"ok": True, "path": "/gzip/"})
 
 
 def test_a_deleted_cookie_is_not_sent_again_and_one_set_on_a_redirect_is_kept(server):
