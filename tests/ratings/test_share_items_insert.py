@@ -6,7 +6,7 @@ rows stored."""
 import pytest
 
 from ratings.models import AssignmentItem
-from ratings.models_study import Participant
+from ratings.models_study import Participant, StudySlot
 from ratings.services.study_shares import share_allocate
 from tests.ratings.study_data import (
     pairwise_study,
@@ -28,6 +28,12 @@ def _allocated(study):
     Participant.objects.filter(pk=participant.pk).update(stage=Participant.Stage.INSTRUCTIONS)
     allocation = share_allocate(participant=Participant.objects.get(pk=participant.pk))
     assert not allocation.is_full
+    # Each slot taken points at the participant's item of the slot's own clip or pair (one UPDATE sets them all).
+    slots = StudySlot.objects.filter(participant=participant).select_related("item__assignment")
+    assert len(slots) == study.items_per_participant
+    for slot in slots:
+        assert slot.item.assignment.rater_id == participant.user_id
+        assert (slot.item.clip_id, slot.item.pair_id) == (slot.clip_id, slot.pair_id)
     return allocation.items
 
 

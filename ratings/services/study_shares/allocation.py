@@ -5,8 +5,8 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import transaction
-from django.db.models import Count, Min, OuterRef, Q, Subquery
+from django.db import connections, transaction
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from common.compiled_reads import CompiledRead
@@ -162,7 +162,7 @@ def _allocate(participant: Participant, *, now: datetime, wait: bool) -> Allocat
         return Allocation(items=[], is_full=True, participant=participant)
     items = _share_items_create(study, assignment, subjects, checks, rng)
     if not participant.is_preview:
-        _slots_take(study, participant, assignment, [row.slot_id for row in subjects])
+        _slots_take(participant, items, subjects)
     participant.stage = Participant.Stage.ITEMS
     participant.items_started_at = now
     participant.reserved_until = participant_deadline(participant)
@@ -229,19 +229,32 @@ def _free_elsewhere(study: Study, claimed: list[_Open], avoid_clip_ids: set[int]
     return free.exists()
 
 
-def _slots_take(study: Study, participant: Participant, assignment: Assignment, slot_ids: list[int]) -> None:
+def _slots_take(participant: Participant, items: list[AssignmentItem], subjects: list[_Open]) -> None:
     """Give the participant the slots (locked by this transaction), each pointing at the item just made for its
-    subject (one UPDATE)."""
-    if is_pairwise(study):
-        item_of_slot = AssignmentItem.objects.filter(assignment=assignment, pair_id=OuterRef("pair_id"))
-    else:
-        item_of_slot = AssignmentItem.objects.filter(
-            assignment=assignment, pair__isnull=True, clip_id=OuterRef("clip_id")
-        )
-    # order_by(): the items' default ordering would join and sort for every slot row.
-    taken = StudySlot.objects.filter(pk__in=slot_ids, participant__isnull=True).update(
-        participant=participant, item=Subquery(item_of_slot.order_by().values("pk")[:1])
+    subject, in one UPDATE.
+
+    The items' ids are known (the INSERT returned them), so each slot's item is a constant of a CASE: the subquery
+    per slot this replaced was compiled on every start, a tenth of its CPU. Written here, its SQL is the same on
+    every start but for the number of slots."""
+    item_of_subject = {slot_subject(item.clip_id, item.pair_id): item.pk for item in items}
+    slot_ids = [row.slot_id for row in subjects]
+    connection = connections[StudySlot.objects.db]
+    quote = connection.ops.quote_name
+    meta = StudySlot._meta
+    pk, participant_column = quote(meta.pk.column), quote(meta.get_field("participant").column)
+    whens = " ".join(["WHEN %s THEN %s"] * len(subjects))
+    params: list = [participant.pk]
+    for row in subjects:
+        params += [row.slot_id, item_of_subject[row.subject]]
+    params += slot_ids
+    sql = (
+        f"UPDATE {quote(meta.db_table)} SET {participant_column} = %s, "
+        f"{quote(meta.get_field('item').column)} = CASE {pk} {whens} END "
+        f"WHERE {participant_column} IS NULL AND {pk} IN ({', '.join(['%s'] * len(slot_ids))})"
     )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        taken = cursor.rowcount
     if taken != len(slot_ids):  # cannot happen while the rows are locked; the constraints stop it regardless
         raise RuntimeError("a slot was taken by someone else during allocation")
 
