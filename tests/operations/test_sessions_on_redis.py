@@ -113,3 +113,26 @@ def test_a_participants_requests_read_the_session_from_redis_and_sign_out_ends_i
     assert response.wsgi_request.user.is_anonymous
     assert response.status_code == 302 and reverse("login") in response["Location"]
     assert not Session.objects.filter(session_key=session_key).exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.redis
+@pytest.mark.usefixtures("on_redis_settings")
+def test_a_new_session_key_is_not_looked_up_and_a_taken_one_is_drawn_again(monkeypatch):
+    """config.sessions draws a new key without asking whether it is taken: the INSERT refuses a taken key and the
+    store draws another (the store's lookup cost every arrival of a crowd a Redis call and a query)."""
+    from config import sessions
+
+    taken = sessions.SessionStore()
+    taken["who"] = "first"
+    taken.create()
+    keys = iter([taken.session_key, "k" * 32])
+    monkeypatch.setattr(sessions, "get_random_string", lambda length, chars: next(keys))
+    store = sessions.SessionStore()
+    store["who"] = "second"
+    with CaptureQueriesContext(connection) as captured:
+        store.save()
+    assert store.session_key == "k" * 32
+    assert not [query for query in session_queries(captured) if query.startswith("SELECT")]
+    assert sessions.SessionStore(taken.session_key).load() == {"who": "first"}
+    assert sessions.SessionStore("k" * 32).load() == {"who": "second"}

@@ -70,16 +70,18 @@ EXPECTED = {
 }
 
 
+# A new session: its INSERT in its own transaction, after a lookup of the new key with Django's database store (not
+# with the Redis one, config.sessions, whose INSERT alone finds a taken key).
+NEW_SESSION = (0 if settings.SESSION_ENGINE == "config.sessions" else 1) + TRANSACTION + 1
 # A new participant's arrival link (a browser with no session yet): the study; the participant of the link or one of
 # a study it excludes (one read); the address's recent arrivals; then in one transaction the study's lock, whether a
 # slot is free, the unstarted count, the account, its groups (one INSERT ... SELECT), the participant, its event and
-# the Prolific admission check's read of the study's link (ratings/apps.py). The session is saved once, at the end:
-# its key checked, then the INSERT in its own transaction; no other sign-in bookkeeping
-# (ratings.authentication.participant_sign_in).
-ARRIVAL = 3 + TRANSACTION + 3 + 4 + 1 + (1 + TRANSACTION + 1)
+# the Prolific admission check's read of the study's link (ratings/apps.py). The session is saved once, at the end,
+# with no other sign-in bookkeeping (ratings.authentication.participant_sign_in).
+ARRIVAL = 3 + TRANSACTION + 3 + 4 + 1 + NEW_SESSION
 # The same link in another browser within the minute: the study, the participant read with their account, the
 # "resumed" event, the session.
-RESUMED_ARRIVAL = 3 + (1 + TRANSACTION + 1)
+RESUMED_ARRIVAL = 3 + NEW_SESSION
 
 
 def test_an_arrival_link_reads_and_writes_only_what_it_needs():
