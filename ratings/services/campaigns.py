@@ -441,13 +441,16 @@ def _items_insert(assignment: Assignment, rows: list[_ItemRow]) -> list[Assignme
     for row, token in zip(rows, tokens, strict=True):
         params += [assignment.pk, token, row.position, row.clip_id, row.pair_id, row.a_on_left]
         params.append(caption_order.get_db_prep_save(row.caption_order, connection))
+    returned = f"{quote(meta.pk.column)}, {quote(meta.get_field('position').column)}"
     sql = (
         f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(column) for column in columns)}) "
-        f"VALUES {', '.join([one_row] * len(rows))} RETURNING {quote(meta.pk.column)}"
+        f"VALUES {', '.join([one_row] * len(rows))} RETURNING {returned}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        ids = [row[0] for row in cursor.fetchall()]
+        # Matched by position (unique in a share), not by the order RETURNING gives, which no backend promises.
+        id_of_position = {position: pk for pk, position in cursor.fetchall()}
+    ids = [id_of_position[row.position] for row in rows]
     # Instances as from a read of the rows (from_db: no default computed per field and row, as the constructor does
     # with keywords; that was most of the insert's CPU): the drawn values, and a new item's own for the others.
     fields = AssignmentItem._meta.concrete_fields

@@ -287,12 +287,15 @@ def participant_arrive(*, study: Study, arrival: Arrival, address: str, now: dat
                 is_preview=False,
                 is_full=availability == FULL,
             )
-    except IntegrityError:
+    except IntegrityError as error:
         # The same id arrived twice at once (two tabs, a double click): the other request created it. Nothing of
         # this request's transaction is kept, so its writes need no savepoint of their own.
-        participant = Participant.objects.select_related("user").get(
-            study=study, platform=arrival.platform, platform_id=arrival.participant_id, is_preview=False
-        )
+        try:
+            participant = Participant.objects.select_related("user").get(
+                study=study, platform=arrival.platform, platform_id=arrival.participant_id, is_preview=False
+            )
+        except Participant.DoesNotExist:  # another constraint failed: that error, not a missing participant
+            raise error from None
         participant.study = study
         return participant
 

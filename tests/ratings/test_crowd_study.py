@@ -693,3 +693,20 @@ def test_participants_are_not_offered_as_raters_of_other_campaigns(client, pairw
     assert list(rater_candidates()) == [regular]
     client.force_login(make_user("organiser", staff=True))
     assert participant.user.username not in client.get(reverse("ratings:rater_list")).content.decode()
+
+
+def test_an_arrival_failing_another_constraint_says_so(pairwise_study, monkeypatch):
+    """Only a duplicate arrival (the same id at once in two tabs) is answered with the other request's participant;
+    any other constraint's failure stays that error, not a missing participant's."""
+    from ratings.crowd_platforms import Arrival
+    from ratings.services import participants
+
+    def failing_create(**options):
+        raise IntegrityError('duplicate key value violates unique constraint "auth_user_username_key"')
+
+    monkeypatch.setattr(participants, "_create", failing_create)
+    with pytest.raises(IntegrityError, match="auth_user_username_key"):
+        participants.participant_arrive(
+            study=pairwise_study, arrival=Arrival("prolific", prolific_id()), address="10.7.0.1"
+        )
+    assert not Participant.objects.filter(study=pairwise_study).exists()
