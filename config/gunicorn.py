@@ -4,6 +4,7 @@ WEB_CONCURRENCY (gunicorn's own variable) sets the number of worker processes; s
 served by whitenoise inside the app, so no separate static server is needed.
 """
 
+import gc
 import os
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
@@ -54,6 +55,18 @@ def on_starting(server):
             get_template(name)
         except TemplateDoesNotExist:  # a page renamed since: its first view compiles it, as before
             continue
+    _long_lived_objects_freeze()
+
+
+def _long_lived_objects_freeze() -> None:
+    """Move everything loaded so far (Django, the app, the URL tables, the templates: about 150,000 objects) out of
+    the garbage collector's reach; the workers inherit it frozen.
+
+    They live as long as the server, yet each full collection in a worker walked them all: 65 ms in which the
+    worker answered nothing, now and then in the middle of a request (what Python's documentation of gc.freeze
+    advises for a server that forks its workers; it also keeps their memory pages shared)."""
+    gc.collect()
+    gc.freeze()
 
 
 def _warm_url_tables(resolver, namespace: str = "") -> None:
