@@ -109,6 +109,7 @@ api_exception_handler  # unused function (config/errors.py)
 HealthCheckMiddleware  # unused class (config/healthz.py)
 StudyWindowOpenerMiddleware  # unused class (ratings/middleware.py: named in MIDDLEWARE)
 _._class  # unused attribute (config/redis_cache.py: Django's RedisCache builds its cache client from it)
+_._get_new_session_key  # unused method (config/sessions.py: Django's SessionBase calls it for a new key)
 MetricsBridgeConfig  # unused class (metrics_bridge/apps.py)
 RatingsConfig  # unused class (ratings/apps.py)
 
