@@ -5,6 +5,8 @@ the test (a metric run, a dashboard's data changing, a sensitivity report, an an
 upload), and waits for the page to show the outcome in the same document.
 """
 
+import re
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -104,20 +106,24 @@ def test_dashboards_show_a_finished_run(admin_page, live_server, dataset, make_u
 
 
 def smallest_plot_text_px(page, selector: str) -> float:
-    """The smallest font of an SVG plot as the page shows it: its font sizes scaled by the shown / drawn width."""
-    page.wait_for_function(
-        f"() => {{ const img = document.querySelector({selector!r}); return img && img.complete && img.naturalWidth; }}"
-    )
-    return page.evaluate(
-        """async (selector) => {
+    """The smallest font of an SVG plot as the page shows it: its font sizes scaled by the shown / drawn width.
+
+    The live page may swap its regions once more after the numbers arrive (another part of the dashboard stored),
+    and a swapped-in <img> has no width until it loads: the width is taken from an image loaded and laid out, and
+    the font sizes from that image's own source.
+    """
+    shown = page.wait_for_function(
+        """(selector) => {
             const img = document.querySelector(selector);
-            const svg = await (await fetch(img.src)).text();
-            const drawnWidth = Number(svg.match(/viewBox="[\d.]+ [\d.]+ ([\d.]+)/)[1]);
-            const sizes = [...svg.matchAll(/font-size: ([\d.]+)px/g)].map((match) => Number(match[1]));
-            return Math.min(...sizes) * img.getBoundingClientRect().width / drawnWidth;
+            const width = img && img.complete && img.naturalWidth ? img.getBoundingClientRect().width : 0;
+            return width > 0 ? { src: img.src, width } : null;
         }""",
-        selector,
-    )
+        arg=selector,
+    ).json_value()
+    svg = page.evaluate("async (src) => (await fetch(src)).text()", shown["src"])
+    drawn_width = float(re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', svg).group(1))
+    font_sizes = [float(size) for size in re.findall(r"font-size: ([\d.]+)px", svg)]
+    return min(font_sizes) * shown["width"] / drawn_width
 
 
 def test_sensitivity_page_shows_the_finished_report(admin_page, live_server, dataset):
