@@ -11,7 +11,7 @@ from unittest import mock
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Case, Value, When
+from django.db.models import Case, Count, Min, Value, When
 from django.db.models.sql.compiler import SQLCompiler
 from django.db.transaction import TransactionManagementError
 from django.test import Client
@@ -162,6 +162,36 @@ def test_rows_give_every_row_of_a_values_read_in_its_order(make_user):
     reference = list(User.objects.filter(pk__gte=users[1].pk).order_by("-pk").values("pk", "username"))
     assert read.rows(first_id=users[1].pk) == reference
     assert [row["username"] for row in reference] == ["compiled-rows-2", "compiled-rows-1"]
+
+
+def test_tuples_of_integer_and_text_columns_equal_the_orm_rows_and_other_columns_are_refused(make_user):
+    """The driver's rows, not converted: the same values and the same Python types as the ORM's, aggregates and
+    NULLs included; a column a converter would change (a time, a bool that SQLite gives as 0/1) is refused."""
+    users = [make_user(f"compiled-tuples-{number}", "rater") for number in range(3)]
+    users[2].groups.clear()
+
+    def build(first_id):
+        return (
+            User.objects.filter(pk__gte=first_id)
+            .order_by("pk")
+            .values("pk", "username")
+            .annotate(groups_count=Count("groups"), lowest_group=Min("groups__pk"))
+        )
+
+    read = CompiledRead(build, first_id=-2_100_000_023)
+    reference = list(build(users[0].pk).values_list("pk", "username", "groups_count", "lowest_group"))
+    tuples = read.tuples(first_id=users[0].pk)
+    assert tuples == reference
+    assert [tuple(map(type, row)) for row in tuples] == [tuple(map(type, row)) for row in reference]
+    assert [row[1] for row in tuples] == [user.username for user in users]
+    assert tuples[2][2:] == (0, None)
+
+    for column in ("date_joined", "is_active"):
+        timed = CompiledRead(
+            lambda user_id, c=column: User.objects.filter(pk=user_id).values("pk", c), user_id=-2_100_000_024
+        )
+        with pytest.raises(TypeError, match="integer and text"):
+            timed.tuples(user_id=users[0].pk)
 
 
 @pytest.mark.django_db(transaction=True)

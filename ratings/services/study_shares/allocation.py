@@ -4,6 +4,8 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
+from operator import itemgetter
+from typing import NamedTuple
 
 from django.db import connections, transaction
 from django.db.models import Count, Min, Q
@@ -33,9 +35,10 @@ class Allocation:
     participant: Participant  # as it stands after the allocation
 
 
-@dataclass(frozen=True)
-class _Open:
-    """An item with a free slot, as the share's plan sees it: its subject, its clip and the free slot it aims at."""
+class _Open(NamedTuple):
+    """An item with a free slot, as the share's plan sees it: its subject, its clip and the free slot it aims at.
+
+    A named tuple: the plan makes one per item of the study (a thousand and more) on every start."""
 
     subject: int
     clip_id: int
@@ -51,9 +54,7 @@ def _coverage(study: Study) -> list[tuple[int, int | None, int, int | None]]:
 
     One query, counted by the database (one row per item, not per slot), read without any lock: participants
     starting at the same moment plan at the same time and only the claim of the slots decides who gets which."""
-    return [
-        (row["clip_id"], row["pair_id"], row["taken"], row["free_slot"]) for row in _COVERAGE.rows(study_id=study.pk)
-    ]
+    return _COVERAGE.tuples(study_id=study.pk)
 
 
 def _coverage_read(study_id: int):
@@ -80,7 +81,7 @@ def _free_subjects(study: Study, rng: random.Random, coverage: list | None = Non
         for clip_id, pair_id, taken, free_slot in (_coverage(study) if coverage is None else coverage)
         if free_slot is not None
     ]
-    open_subjects.sort(key=lambda row: row[:2])
+    open_subjects.sort(key=itemgetter(0, 1))
     return [row for _, _, row in open_subjects]
 
 
