@@ -10,9 +10,9 @@ relations included, so callers get the same objects as from the queryset.
 
 A read of values() gives dicts as ValuesIterable makes them (`row`, `rows`), or with `tuples` the driver's own rows
 when every column is an integer or a text (as the drivers give those, Django's converters change nothing: a read of
-a thousand rows skips their calls and the dicts). A select_for_update read keeps its
-SQL text (FOR UPDATE included) and runs it inside the caller's transaction: it is refused outside one, as the
-queryset refuses it. No prefetch_related and no values_list() (refused when compiling).
+a thousand rows skips their calls and the dicts). A select_for_update read keeps its SQL text (FOR UPDATE included)
+and runs it inside the caller's transaction: it is refused outside one, as the queryset refuses it. No
+prefetch_related and no values_list() (refused when compiling).
 
 Markers are found among the SQL's parameters as the backend adapted them, and each request's values are adapted the
 same way before they are bound: a datetime compared with a DateTimeField is a str on SQLite (naive, in UTC) and stays
