@@ -1,5 +1,7 @@
 """Headless Chromium (Playwright) against pytest-django's live server."""
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,20 @@ def role_groups(transactional_db):
 
     for name in ALL_ROLES:
         Group.objects.get_or_create(name=name)
+
+
+@pytest.fixture(autouse=True)
+def requests_finish_before_the_flush(role_groups, live_server):
+    """Wait, after each test, for the requests its pages left in flight. Closing a page does not stop a request
+    the live server already took: it would run on into the database flush (a 500 in the log) or into the next
+    test's rows. The contexts are closed by then (page_for's teardown runs first), so no new request arrives."""
+    yield
+    handler = live_server.thread.httpd.process_request_thread
+    deadline = time.monotonic() + 30
+    # The server's request threads are daemons, which socketserver does not keep a list of: find them by target.
+    for thread in threading.enumerate():
+        if getattr(thread, "_target", None) == handler:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 @pytest.fixture

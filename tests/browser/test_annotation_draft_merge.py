@@ -11,6 +11,7 @@ import pytest
 
 from annotation.models import AnnotationTask
 from annotation.services.annotation_campaigns import annotation_campaign_create
+from tests.browser.offline_tabs import close_while_offline
 from tests.ratings.campaign_data import clip_audio_attach, corpus_build
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
@@ -144,7 +145,7 @@ def test_two_tabs_interleaved_edits_a_conflict_a_reload_and_a_closed_tab_lose_no
     tab_a.context.set_offline(True)
     _add(tab_b, "theta")
     _state_is(tab_b, "offline")
-    tab_b.close()
+    close_while_offline(tab_b)
     tab_a.context.set_offline(False)
     assert "theta" not in _stored_labels(task_id)
     tab_c = tab_a.context.new_page()
@@ -160,6 +161,21 @@ def test_two_tabs_interleaved_edits_a_conflict_a_reload_and_a_closed_tab_lose_no
     _open_same(tab_d, tab_a.url)
     tab_d.wait_for_timeout(1000)  # the offer waits for open tabs to answer first (0.4 s)
     assert tab_d.locator("#stale-local").is_hidden()
+
+
+def test_a_tab_closed_before_its_autosave_sends_the_last_edit_on_the_way_out(page_for, live_server, annotator):
+    tab = page_for(annotator)
+    _open_next_clip(tab, live_server)
+    task_id = _task_id(tab)
+    _add(tab, "alpha")
+    _state_is(tab, "saved")
+    # The edit is made and its autosave cancelled in one step, so only the keepalive save on pagehide can send it.
+    tab.evaluate(
+        "() => { window.annotationPage.editor.addEvent('beta'); clearTimeout(window.annotationPage.sync.timer); }"
+    )
+    assert _stored_labels(task_id) == ["alpha"]
+    tab.close()
+    _wait_stored(task_id, ["alpha", "beta"])
 
 
 def test_two_devices_offline_edits_merge_and_a_conflict_on_a_phone(page_for, live_server, annotator, artifacts):
@@ -201,7 +217,7 @@ def test_two_devices_offline_edits_merge_and_a_conflict_on_a_phone(page_for, liv
     _add(laptop, "four")
     _state_is(laptop, "offline")
     laptop_context = laptop.context
-    laptop.close()
+    close_while_offline(laptop)
     laptop_context.set_offline(False)
     _add(phone, "five")
     _state_is(phone, "saved")

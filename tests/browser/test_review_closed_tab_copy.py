@@ -9,6 +9,7 @@ import pytest
 from annotation.models import AnnotationReview
 from tests.annotation.test_review_counts import submit_one
 from tests.annotation.workspace_data import workspace_build
+from tests.browser.offline_tabs import close_while_offline
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -53,7 +54,7 @@ def test_gold_edits_of_a_closed_offline_tab_are_offered_and_merged(page_for, liv
     first.evaluate("() => window.reviewPage.editor.addEvent('beta')")
     _state_is(first, "offline")
     context = first.context
-    first.close()
+    close_while_offline(first)
     context.set_offline(False)
     assert _stored_labels() == ["alpha"]
 
