@@ -2,11 +2,11 @@
 written as that attack, and asserts that it fails. (The attacks are those docs/studies.md guards against;
 tests/ratings holds the unit tests of each mechanism.)"""
 
-import random
-import secrets
 from pathlib import Path
 
 import pytest
+
+from tests.ratings.campaign_data import secrets_made_repeatable
 
 
 @pytest.fixture(autouse=True)
@@ -23,4 +23,4 @@ def fast_password_hashing(settings):
 @pytest.fixture
 def repeatable_secrets(monkeypatch):
     """The server's secret random draws (order keys, tokens) made repeatable, so an attack's outcome is too."""
-    monkeypatch.setattr(secrets, "choice", random.Random(23).choice)
+    secrets_made_repeatable(monkeypatch, 23)

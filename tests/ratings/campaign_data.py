@@ -2,6 +2,8 @@
 
 import io
 import math
+import random
+import secrets
 import struct
 import wave
 from datetime import timedelta
@@ -12,6 +14,16 @@ from django.utils import timezone
 
 from corpus.models import Caption, CaptioningSystem, Clip, Dataset
 from ratings.models import HeadphoneCheck
+
+
+def secrets_made_repeatable(monkeypatch, seed: int) -> None:
+    """Make the server's secret draws (order keys, item tokens, session keys) come from one seeded source, so an
+    attack on an order has the same outcome on every run: a blinding test whose threshold holds by chance would
+    otherwise fail at random, now and then, with nothing to learn from it. Both calls the server draws with are
+    covered: `secrets.choice` (Django's random strings) and `secrets.token_bytes` (tokens and order keys)."""
+    source = random.Random(seed)
+    monkeypatch.setattr(secrets, "choice", source.choice)
+    monkeypatch.setattr(secrets, "token_bytes", lambda nbytes=None: source.randbytes(32 if nbytes is None else nbytes))
 
 
 def corpus_build(

@@ -8,14 +8,13 @@ studies (the API and the home page), their workbook's rows and the entries of th
 gold flag, author kind or system: Kendall's tau with each |tau| < 0.3 (pooled over the raters), neighbours
 sharing a split or system and the human caption coming first no more often than chance (+0.15).
 
-The secret random source is made repeatable for the test (a seeded `secrets.choice`, which draws the
-assignments' order keys and tokens), so the figures are the same on every run. The last tests make the
+The secret random source is made repeatable for the test (seeded `secrets.choice` and `secrets.token_bytes`,
+which draw the assignments' order keys and tokens), so the figures are the same on every run. The last tests make the
 order come from the database (bypassing the projection, or not shuffling) and watch the checks fail.
 """
 
 import io
 import random
-import secrets
 import zipfile
 
 import openpyxl
@@ -28,7 +27,13 @@ from ratings.models import Assignment, AssignmentItem, PairwiseVote, campaign_ra
 from ratings.services.campaigns import campaign_setup
 from ratings.services.judgements import CaptionScores, pairwise_item_submit, thumbs_item_submit
 from ratings.services.workbooks import rater_workbook_export, rater_workbook_zip
-from tests.ratings.campaign_data import clip_audio_attach, corpus_build, headphone_pass_give, listened_give
+from tests.ratings.campaign_data import (
+    clip_audio_attach,
+    corpus_build,
+    headphone_pass_give,
+    listened_give,
+    secrets_made_repeatable,
+)
 from tests.ratings.order_association import Association, tau
 from tests.ratings.rater_api import api_rows, rater_client
 from tests.ratings.workbook_helpers import caption_rows
@@ -87,7 +92,7 @@ def _world(make_user, *, answer: bool = True):
 
 @pytest.fixture
 def repeatable_secrets(monkeypatch):
-    monkeypatch.setattr(secrets, "choice", random.Random(17).choice)
+    secrets_made_repeatable(monkeypatch, 17)
 
 
 @pytest.fixture
