@@ -17,9 +17,16 @@ from ratings.services.campaigns import (
     campaign_create,
     campaign_setup,
 )
-from tests.ratings.campaign_data import corpus_build
+from tests.ratings.campaign_data import corpus_build, secrets_made_repeatable
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def repeatable_secrets(monkeypatch):
+    """Orders, sides and late caption places come from each assignment's secret order key: seeded here, so a test
+    that needs them to vary sees the same draws on every run (by chance they vary too little now and then)."""
+    secrets_made_repeatable(monkeypatch, 29)
 
 
 def _raters(make_user, count: int, prefix: str = "rater"):
@@ -83,7 +90,7 @@ def test_the_old_one_at_a_time_quota_is_fixed_for_a_batch(make_user):
     assert sorted(_loads(campaign)) == [5] * 8
 
 
-def test_each_rater_has_own_order_and_sides(make_user):
+def test_each_rater_has_own_order_and_sides(make_user, repeatable_secrets):
     dataset, _, _ = corpus_build(clip_count=12)
     campaign = campaign_setup(
         name="order",
@@ -105,7 +112,7 @@ def test_each_rater_has_own_order_and_sides(make_user):
     assert sorted(positions) == list(range(1, 25))
 
 
-def test_thumbs_items_are_clips_with_per_rater_caption_order(make_user):
+def test_thumbs_items_are_clips_with_per_rater_caption_order(make_user, repeatable_secrets):
     dataset, clips, systems = corpus_build(clip_count=8)
     campaign = campaign_setup(
         name="th",
@@ -178,7 +185,7 @@ def test_clips_of_another_dataset_are_refused():
         campaign_setup(name="x", dataset=dataset, task_type="thumbs", clips=other_clips)
 
 
-def test_sync_captions_places_late_captions_at_random_unless_the_item_was_opened(make_user):
+def test_sync_captions_places_late_captions_at_random_unless_the_item_was_opened(make_user, repeatable_secrets):
     """A late caption (say a newly submitted system's) must not always come last: in items the rater has not
     opened it goes anywhere; in opened ones at the end, so the numbers the rater saw stay the same."""
     dataset, clips, systems = corpus_build(clip_count=12)
