@@ -3,7 +3,10 @@ then asks the status endpoint at once instead of polling every few seconds; with
 without an opener) the frame learns on its slow poll or when the worker comes back to it.
 
 The HIT's frame is on another site (a stand-in for MTurk's worker site) and the study window on the live server,
-as on MTurk. Playwright's clock runs naturally and is only pushed forward where a test stands for time passing.
+as on MTurk. Playwright's clock stands still once the frame has asked on arrival, and is only pushed forward where a
+test stands for time passing: on a busy machine the study window's pages can take longer than the frame's 30 s
+fallback poll, which would then ask on its own and blur what these tests tell apart (the clip players, the end page's
+message and the worker's return need no timer).
 """
 
 from urllib.parse import urlencode
@@ -28,6 +31,9 @@ pytestmark = [
 ]
 
 RETURN_HIT = "please return the HIT"
+# Generous: the pages run on a loaded 2-core machine in CI, and with the clock paused no timer can answer in the
+# meantime, so a deadline only bounds how long a real failure takes to report.
+WAIT_MS = 90_000
 
 
 @pytest.fixture
@@ -40,7 +46,8 @@ def mturk_site(settings, mturk_worker_site):  # noqa: F811 (the imported fixture
 
 def _hit_page(browser, live_server, mturk_site, name: str):
     """A study on MTurk only and the worker's tab on MTurk's site showing its HIT; the frame's first status poll
-    has been answered. Returns (study, context, page, frame, polls, captured): polls lists the status requests."""
+    has been answered and the clock paused. Returns (study, context, page, frame, polls, captured): polls lists the
+    status requests."""
     study = _pairwise_study(name, platforms=["mturk"], reward_currency="USD", screens="none", questionnaire=[])
     origin, frames = mturk_site
     frames["src"] = f"{live_server.url}/study/{study.slug}/?" + urlencode(
@@ -49,7 +56,7 @@ def _hit_page(browser, live_server, mturk_site, name: str):
     context = browser.new_context(viewport=WIDTHS["1280"])
     context.clock.install()
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(WAIT_MS)
     captured, polls = [], []
     _mturk_capture(context, captured)
     context.on("request", lambda request: polls.append(request.url) if "/status/" in request.url else None)
@@ -57,6 +64,9 @@ def _hit_page(browser, live_server, mturk_site, name: str):
         page.goto(f"{origin}/projects/1/tasks/1")
     frame = page.frame_locator("#hit")
     frame.locator("#mturk-frame").wait_for(state="visible")
+    # A few seconds ahead (pause_at cannot go back, and the clock runs on while this call travels): the fallback
+    # poll, 30 s away, stays ahead.
+    context.clock.pause_at(page.evaluate("() => Date.now()") / 1000 + 5)
     return study, context, page, frame, polls, captured
 
 
@@ -75,16 +85,16 @@ def test_the_end_page_tells_the_frame_which_submits_at_once(browser, live_server
         frame.locator("#mturk-frame a.button").click()
     window = opened.value
     # The worker is a while in the study window: a frame polling every few seconds asks meanwhile, one that
-    # waits for the study window's message does not (its fallback poll is 30 s away).
+    # waits for the study window's message does not (its fallback poll is 30 s away, and the clock stays paused).
     context.clock.fast_forward("00:12")
-    window.set_default_timeout(15_000)
+    window.set_default_timeout(WAIT_MS)
     window.wait_for_load_state()
     assert window.evaluate("() => window.opener !== null"), "the study window keeps its opener"
     _walk_study_window(window)
     assert window.inner_text("#completion-code") == study.completion_code
     assert "the HIT submits itself there" in window.inner_text("#manual-submit")
-    # Far sooner than the 30 s fallback poll: the message made the frame ask.
-    page.wait_for_url(f"{MTURK_SUBMIT}/mturk/externalSubmit", timeout=5_000)
+    # The clock stands still short of the 30 s fallback poll: only the message can have made the frame ask.
+    page.wait_for_url(f"{MTURK_SUBMIT}/mturk/externalSubmit")
     assert captured == [{"assignmentId": ["F" * 30], "completion_code": [study.completion_code]}]
     assert len(polls) == 2, f"one poll on arrival, one when told; not one every few seconds: {polls}"
     context.close()
@@ -108,14 +118,14 @@ def test_a_window_without_opener_is_found_by_the_slow_poll(browser, live_server,
     # The study link opened without an opener (copied into another window, or a browser that drops it).
     href = frame.locator("#mturk-frame a.button").get_attribute("href")
     window = context.new_page()
-    window.set_default_timeout(15_000)
+    window.set_default_timeout(WAIT_MS)
     window.goto(f"{live_server.url}{href}")
     assert window.evaluate("() => window.opener === null")
     _leave(window)
     assert Participant.objects.get(study=study).status == "returned"
     assert "Waiting" in _waiting_text(frame) and len(polls) == 1, "nobody told the frame, nor did it ask again"
     context.clock.fast_forward("00:31")
-    frame.locator(".mturk-waiting", has_text=RETURN_HIT).wait_for(timeout=5_000)
+    frame.locator(".mturk-waiting", has_text=RETURN_HIT).wait_for()
     assert len(polls) == 2, polls
     assert captured == [], "a HIT to return is never submitted"
     page.bring_to_front()
@@ -134,14 +144,15 @@ def test_without_the_message_the_frame_asks_when_the_worker_comes_back(browser, 
     with context.expect_page() as opened:
         frame.locator("#mturk-frame a.button").click()
     window = opened.value
-    window.set_default_timeout(15_000)
+    window.set_default_timeout(WAIT_MS)
     window.wait_for_load_state()
     _leave(window)
     assert "Waiting" in _waiting_text(frame) and len(polls) == 1, "nobody told the frame, nor did it ask again"
     page.locator("h1").click()  # on MTurk's page, outside the HIT's frame
     page.bring_to_front()
     frame.locator("h2").click()  # back into the HIT
-    frame.locator(".mturk-waiting", has_text=RETURN_HIT).wait_for(timeout=5_000)
+    # The clock stands still short of the fallback poll: only the worker's return can make the frame ask.
+    frame.locator(".mturk-waiting", has_text=RETURN_HIT).wait_for()
     assert len(polls) == 2, polls
     assert captured == []
     context.close()
