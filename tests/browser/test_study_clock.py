@@ -107,18 +107,19 @@ def test_when_the_time_runs_out_a_complete_answer_is_submitted_and_the_end_page_
     # The clip is heard and an answer chosen (not sent); then only a few seconds are left.
     page.wait_for_function("() => document.querySelector('#player audio').readyState >= 1")
     page.keyboard.press(" ")
-    page.wait_for_function("() => !document.getElementById('submit-button').disabled", timeout=15_000)
+    page.wait_for_function("() => !document.getElementById('submit-button').disabled")
     page.keyboard.press("a")
     page.wait_for_function("() => document.getElementById('rating-form').dataset.draftState === 'saved'")
     token = page.url.rstrip("/").rsplit("/", 1)[1]
-    # Ten seconds: room for a slow reload, which must arrive before the end for the page to submit anything.
-    Participant.objects.filter(pk=participant.pk).update(reserved_until=timezone.now() + timedelta(seconds=10))
+    # Twenty seconds: room for a slow reload on a busy machine, which must arrive before the end for the page to
+    # submit anything.
+    Participant.objects.filter(pk=participant.pk).update(reserved_until=timezone.now() + timedelta(seconds=20))
     page.reload()
     left = page.locator("#study-clock-time").inner_text()
-    assert 1 <= _seconds(left) <= 10, left
+    assert 1 <= _seconds(left) <= 20, left
     page.screenshot(path=str(artifacts / "study_clock_last_seconds_390.png"), full_page=True)
     # The choice was restored from the draft; the countdown ends, the page submits it and shows the end.
-    page.wait_for_url("**/end/", timeout=30_000)
+    page.wait_for_url("**/end/")
     assert "time limit has passed" in page.inner_text("#end")
     page.screenshot(path=str(artifacts / "study_clock_expired_390.png"), full_page=True)
     vote = PairwiseVote.objects.get(rater=participant.user)
