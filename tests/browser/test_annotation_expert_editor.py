@@ -49,7 +49,7 @@ def _draft(page) -> dict:
 
 
 def _saved(page):
-    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'", timeout=15_000)
+    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'")
 
 
 def _stored(page) -> dict:

@@ -82,7 +82,7 @@ def _gold(page) -> dict:
 
 
 def _saved(page):
-    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'", timeout=15_000)
+    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'")
 
 
 def _group_row(page, label):

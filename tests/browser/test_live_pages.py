@@ -192,5 +192,5 @@ def test_a_fresh_clip_shows_no_error_before_anything_is_typed(page_for, live_ser
     page.keyboard.press("n")
     page.keyboard.type("beep")
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'", timeout=30_000)
-    page.wait_for_function("() => document.querySelectorAll('#checks-list .check').length > 0", timeout=30_000)
+    page.wait_for_function("() => document.getElementById('save-status').dataset.state === 'saved'")
+    page.wait_for_function("() => document.querySelectorAll('#checks-list .check').length > 0")

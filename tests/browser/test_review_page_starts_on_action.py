@@ -48,8 +48,7 @@ def test_opening_the_page_is_read_only_and_the_first_change_starts_the_review(pa
     page.locator(".submission[data-annotator='ann0'] >> text=Start gold from this").click()
     page.wait_for_function(
         "() => document.getElementById('save-status').dataset.state === 'saved'"
-        " && document.getElementById('save-status').textContent.startsWith('Saved')",
-        timeout=30_000,
+        " && document.getElementById('save-status').textContent.startsWith('Saved')"
     )
     review = AnnotationReview.objects.get()
     assert (review.clip_id, review.reviewer_id, review.draft_version) == (annotated.pk, workspace.reviewer.pk, 1)
