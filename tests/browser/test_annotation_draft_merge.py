@@ -158,8 +158,11 @@ def test_two_tabs_interleaved_edits_a_conflict_a_reload_and_a_closed_tab_lose_no
     _wait_stored(task_id, ["alpha cat", "alpha dog", "beta", "delta", "epsilon", "gamma", "zeta", "eta", "theta"])
     # Merged copies are gone: a further tab is not offered them again.
     tab_d = tab_a.context.new_page()
+    tab_d.set_default_timeout(90_000)
     _open_same(tab_d, tab_a.url)
-    tab_d.wait_for_timeout(1000)  # the offer waits for open tabs to answer first (0.4 s)
+    # The offer waits for open tabs to answer first (a timer). A second look started now ends after the page's own
+    # (same delay, started later), by when the page has decided: a sleep would guess on a busy machine.
+    tab_d.evaluate("() => window.annotationPage.sync.findOrphans()")
     assert tab_d.locator("#stale-local").is_hidden()
 
 

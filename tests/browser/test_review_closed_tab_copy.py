@@ -71,7 +71,10 @@ def test_gold_edits_of_a_closed_offline_tab_are_offered_and_merged(page_for, liv
 
     # Merged copies are gone: a further tab is not offered them again.
     third = context.new_page()
+    third.set_default_timeout(90_000)
     _open(third, url)
-    third.wait_for_timeout(1000)  # the offer waits for open tabs to answer first (0.4 s)
+    # The offer waits for open tabs to answer first (a timer). A second look started now ends after the page's own
+    # (same delay, started later), by when the page has decided: a sleep would guess on a busy machine.
+    third.evaluate("() => window.reviewPage.sync.findOrphans()")
     assert third.locator("#stale-local").is_hidden()
     assert errors == []
