@@ -132,8 +132,11 @@ def api_leave(client: Client, study) -> None:
 
 def browser_arrive(browser, live_server, study, params: dict):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    # Generous, as page_for's: CI runs one pass with both cores busy; a deadline only bounds how long a real
+    # failure takes to report.
+    context.set_default_timeout(90_000)
+    context.set_default_navigation_timeout(90_000)
     page = context.new_page()
-    page.set_default_timeout(30_000)
     landed = []
     context.route(
         "https://app.prolific.com/**",
@@ -189,7 +192,7 @@ def browser_rate(page, side_for) -> None:
     item = AssignmentItem.objects.select_related("pair").get(token=token)
     page.wait_for_function("() => document.querySelector('#player audio').readyState >= 1")
     page.keyboard.press(" ")
-    page.wait_for_function("() => !document.getElementById('submit-button').disabled", timeout=30_000)
+    page.wait_for_function("() => !document.getElementById('submit-button').disabled")
     page.keyboard.press("a" if side_for(item) == "left" else "b")
     with page.expect_navigation():
         page.keyboard.press("Enter")

@@ -288,7 +288,6 @@ def test_a_paid_crowd_run_from_pages_only(
     dataset = _corpus()
     admin = make_user("experimenter", staff=True)
     page = page_for(admin)
-    page.set_default_timeout(30_000)
 
     # --- The experimenter creates one campaign and publishes it on both platforms ------------------------------
     _campaign_create(page, base, "e2e-crowd", dataset)

@@ -45,6 +45,14 @@ def watch_run_finish(page, what: str) -> None:
     ), what
 
 
+def _wait_for_text(page, selector: str, text: str) -> None:
+    """Until the element shows `text`: the fresh numbers come by a region swap or a reload (static/core/js/live.js)
+    that may still be on its way when the run's status says done."""
+    page.wait_for_function(
+        "([selector, text]) => document.querySelector(selector)?.innerText.includes(text)", arg=[selector, text]
+    )
+
+
 def test_dashboards_on_the_demo_data(page_for, live_server, make_user, media_root, artifacts):
     call_command("demo", "--no-metrics", stdout=io.StringIO())  # the simulated study, metrics computed below
     dataset = Dataset.objects.get(name="demo")
@@ -60,7 +68,7 @@ def test_dashboards_on_the_demo_data(page_for, live_server, make_user, media_roo
     page.check("input[name='metrics'][value='BLEU_4']")
     page.click("#compute-button")
     watch_run_finish(page, "leaderboard")
-    page.wait_for_selector("#leaderboard-table")
+    _wait_for_text(page, "#leaderboard-table", "BLEU_4")
     table = page.inner_text("#leaderboard-table")
     assert "ROUGE_L" in table and "BLEU_4" in table and "Kendall" in table
     page.screenshot(path=str(artifacts / "dashboard_leaderboard_demo.png"), full_page=True)
@@ -71,7 +79,7 @@ def test_dashboards_on_the_demo_data(page_for, live_server, make_user, media_roo
     page.check("input[name='metrics'][value='ROUGE_L']")
     page.click("#compute-button")
     watch_run_finish(page, "agreement")
-    assert "ROUGE_L" in page.inner_text("#agreement-table")
+    _wait_for_text(page, "#agreement-table", "ROUGE_L")
     # the plot is drawn by the server on its first request (matplotlib): wait for it to load; a broken
     # image never gets a width, so this still fails when the plot does
     page.wait_for_function(
@@ -86,8 +94,7 @@ def test_dashboards_on_the_demo_data(page_for, live_server, make_user, media_roo
     page.check("input[name='metrics'][value='ROUGE_L']")
     page.click("#compute-button")
     watch_run_finish(page, "thumbs")
-    page.wait_for_selector("#correlation-table")
-    assert "ROUGE_L" in page.inner_text("#correlation-table")
+    _wait_for_text(page, "#correlation-table", "ROUGE_L")
     page.screenshot(path=str(artifacts / "dashboard_thumbs_demo.png"), full_page=True)
 
     caption = Caption.objects.filter(clip__dataset=dataset, role="candidate", metric_scores__isnull=False).first()

@@ -110,7 +110,7 @@ def _evaluate(apis, page_for, live_server, make_user, embedded_celery, media_roo
         page.click("text=Cancel")
     page.wait_for_function("document.querySelector('#job-status').dataset.status === 'cancelled'")
     second = CaptioningJob.objects.get(model="audio-2")
-    wait_for(lambda: second.items.count() == len([r for r in apis.requests if r["model"] == "audio-2"]), timeout=30,
+    wait_for(lambda: second.items.count() == len([r for r in apis.requests if r["model"] == "audio-2"]), timeout=90,
              worker=worker, what="the cancelled job's last answer")  # fmt: skip
     assert second.system is None and second.items.count() < 6
     worker.stop()
