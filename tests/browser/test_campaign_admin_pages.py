@@ -39,6 +39,7 @@ def test_create_a_campaign_then_exclude_a_rater(page_for, live_server, make_user
     assert "36 / 72" in page.content()
     page.screenshot(path=str(artifacts / "campaign_list.png"), full_page=True)
     page.click("text=Quality")
+    page.wait_for_url(f"**/ratings/staff/campaigns/{campaign.pk}/quality/")  # the list's page may still be shown
     page.screenshot(path=str(artifacts / "campaign_quality.png"), full_page=True)
     with page.expect_navigation():
         page.locator("tr", has_text="ben").locator("button", has_text="Exclude").click()
