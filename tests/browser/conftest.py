@@ -1,10 +1,10 @@
 """Headless Chromium (Playwright) against pytest-django's live server."""
 
-import threading
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.browser.live_server_requests import live_server_requests_finish
 
 ARTIFACTS = Path(__file__).resolve().parent.parent.parent / "test-artifacts"
 
@@ -23,16 +23,10 @@ def role_groups(transactional_db):
 
 @pytest.fixture(autouse=True)
 def requests_finish_before_the_flush(role_groups, live_server):
-    """Wait, after each test, for the requests its pages left in flight. Closing a page does not stop a request
-    the live server already took: it would run on into the database flush (a 500 in the log) or into the next
-    test's rows. The contexts are closed by then (page_for's teardown runs first), so no new request arrives."""
+    """Wait, after each test, for the requests its pages left in flight, before the database is flushed. The
+    contexts are closed by then (page_for's teardown runs first), so no new request arrives."""
     yield
-    handler = live_server.thread.httpd.process_request_thread
-    deadline = time.monotonic() + 30
-    # The server's request threads are daemons, which socketserver does not keep a list of: find them by target.
-    for thread in threading.enumerate():
-        if getattr(thread, "_target", None) == handler:
-            thread.join(max(0.0, deadline - time.monotonic()))
+    live_server_requests_finish(live_server)
 
 
 @pytest.fixture

@@ -1,7 +1,6 @@
 """The heartbeat of a participant's open page (ratings/views_study_alive.py): while the participant uses the page it
 tells the server, so reading counts as work; a closed tab sends nothing, so its share can go back to others."""
 
-import threading
 import time
 from datetime import timedelta
 
@@ -10,6 +9,7 @@ from django.utils import timezone
 
 from ratings.models_study import Participant
 from tests.browser.crowd_run import browser_arrive, browser_to_items
+from tests.browser.live_server_requests import live_server_requests_finish
 from tests.ratings.study_data import pairwise_study, prolific_id, study_media  # noqa: F401 (a fixture)
 
 pytestmark = [
@@ -23,16 +23,6 @@ def _seen_long_ago(participant: Participant):
     long_ago = timezone.now() - timedelta(minutes=5)
     Participant.objects.filter(pk=participant.pk).update(updated_at=long_ago)
     return long_ago
-
-
-def _requests_finish(live_server) -> None:
-    """Wait for the live server's request threads: a beat the page sent just before it closed may still be on its
-    way into the database (found as conftest's requests_finish_before_the_flush finds them)."""
-    handler = live_server.thread.httpd.process_request_thread
-    deadline = time.monotonic() + 30
-    for thread in threading.enumerate():
-        if getattr(thread, "_target", None) == handler:
-            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def test_an_open_page_in_use_beats_and_a_closed_one_does_not(browser, live_server, settings, media_root):
@@ -49,7 +39,7 @@ def test_an_open_page_in_use_beats_and_a_closed_one_does_not(browser, live_serve
         time.sleep(0.2)
     assert Participant.objects.get(pk=participant.pk).updated_at > long_ago, "the open page in use beat"
     context.close()
-    _requests_finish(live_server)  # a beat sent while the page was open is no beat of the closed tab
+    live_server_requests_finish(live_server)  # a beat sent while the page was open is no beat of the closed tab
     long_ago = _seen_long_ago(participant)
     time.sleep(3 * settings.STUDY_HEARTBEAT_SECONDS)  # three beats' time: proving that nothing comes needs a wait
     assert Participant.objects.get(pk=participant.pk).updated_at == long_ago, "a closed tab sends nothing"
