@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.live_server_requests import live_server_requests_finish
+from tests.browser.timeouts import waits_generous
 
 ARTIFACTS = Path(__file__).resolve().parent.parent.parent / "test-artifacts"
 
@@ -53,13 +54,9 @@ def page_for(browser, live_server):
         client.force_login(user)
         context = browser.new_context(viewport={"width": 1200, "height": 900})
         context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+        waits_generous(context)  # the further tabs a test opens in this context too
         contexts.append(context)
-        page = context.new_page()
-        # Generous: pages compute on a loaded 2-core machine (CI runs one pass with both cores busy); a deadline
-        # only bounds how long a real failure takes to report.
-        page.set_default_timeout(90_000)
-        page.set_default_navigation_timeout(90_000)
-        return page
+        return context.new_page()
 
     yield open_page
     for context in contexts:

@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from ratings.models import AssignmentItem
 from ratings.models_study import Participant
+from tests.browser.timeouts import waits_generous
 from tests.ratings.campaign_data import headphone_pass_give
 from tests.ratings.study_data import (
     answer_share,
@@ -132,10 +133,7 @@ def api_leave(client: Client, study) -> None:
 
 def browser_arrive(browser, live_server, study, params: dict):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    # Generous, as page_for's: CI runs one pass with both cores busy; a deadline only bounds how long a real
-    # failure takes to report.
-    context.set_default_timeout(90_000)
-    context.set_default_navigation_timeout(90_000)
+    waits_generous(context)
     page = context.new_page()
     landed = []
     context.route(

@@ -84,7 +84,6 @@ def test_two_tabs_interleaved_edits_a_conflict_a_reload_and_a_closed_tab_lose_no
     _add(tab_a, "alpha")
     _state_is(tab_a, "saved")
     tab_b = tab_a.context.new_page()
-    tab_b.set_default_timeout(90_000)
     _open_same(tab_b, tab_a.url)
     assert _labels_on_page(tab_b) == ["alpha"]
 
@@ -149,7 +148,6 @@ def test_two_tabs_interleaved_edits_a_conflict_a_reload_and_a_closed_tab_lose_no
     tab_a.context.set_offline(False)
     assert "theta" not in _stored_labels(task_id)
     tab_c = tab_a.context.new_page()
-    tab_c.set_default_timeout(90_000)
     _open_same(tab_c, tab_a.url)
     notice = tab_c.locator("#stale-local")
     notice.wait_for(state="visible")
@@ -158,7 +156,6 @@ def test_two_tabs_interleaved_edits_a_conflict_a_reload_and_a_closed_tab_lose_no
     _wait_stored(task_id, ["alpha cat", "alpha dog", "beta", "delta", "epsilon", "gamma", "zeta", "eta", "theta"])
     # Merged copies are gone: a further tab is not offered them again.
     tab_d = tab_a.context.new_page()
-    tab_d.set_default_timeout(90_000)
     _open_same(tab_d, tab_a.url)
     # The offer waits for open tabs to answer first (a timer). A second look started now ends after the page's own
     # (same delay, started later), by when the page has decided: a sleep would guess on a busy machine.
@@ -225,7 +222,6 @@ def test_two_devices_offline_edits_merge_and_a_conflict_on_a_phone(page_for, liv
     _add(phone, "five")
     _state_is(phone, "saved")
     again = laptop_context.new_page()
-    again.set_default_timeout(90_000)
     _open_same(again, phone.url)
     notice = again.locator("#stale-local")
     notice.wait_for(state="visible")

@@ -158,7 +158,6 @@ def test_three_annotators_a_reviewer_gold_export_and_xace(page_for, live_server,
 
     # A second tab's stale save is refused with a message; the newer draft stays.
     second = page.context.new_page()
-    second.set_default_timeout(90_000)
     second.goto(page.url)
     second.wait_for_selector("#annotation-page[data-ready=true]")
     page.locator(".event-card").nth(0).locator(".chip-input[data-kind=sources]").focus()

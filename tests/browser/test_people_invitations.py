@@ -5,6 +5,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from accounts.roles import user_roles
+from tests.browser.timeouts import waits_generous
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 PASSWORD = "a-long-pass-phrase-42"
@@ -34,8 +35,8 @@ def test_invite_then_accept_and_sign_in(page_for, browser, live_server, make_use
 
     # Ada, in a browser of her own, on a phone.
     context = browser.new_context(viewport={"width": 390, "height": 844})
+    waits_generous(context)
     ada = context.new_page()
-    ada.set_default_timeout(90_000)
     ada.goto(links["ada@example.org"])
     assert "Your username is ada@example.org" in ada.inner_text("main")
     assert _fits_width(ada)

@@ -59,7 +59,6 @@ def test_gold_edits_of_a_closed_offline_tab_are_offered_and_merged(page_for, liv
     assert _stored_labels() == ["alpha"]
 
     second = context.new_page()
-    second.set_default_timeout(90_000)
     second.on("pageerror", lambda error: errors.append(str(error)))
     _open(second, url)
     notice = second.locator("#stale-local")
@@ -71,7 +70,6 @@ def test_gold_edits_of_a_closed_offline_tab_are_offered_and_merged(page_for, liv
 
     # Merged copies are gone: a further tab is not offered them again.
     third = context.new_page()
-    third.set_default_timeout(90_000)
     _open(third, url)
     # The offer waits for open tabs to answer first (a timer). A second look started now ends after the page's own
     # (same delay, started later), by when the page has decided: a sleep would guess on a busy machine.

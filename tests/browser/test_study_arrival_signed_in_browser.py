@@ -10,6 +10,7 @@ import pytest
 
 from ratings.models_study import Participant
 from tests.browser.loopback_site import loopback_site
+from tests.browser.timeouts import waits_generous
 from tests.ratings.study_data import (
     arrival_url,
     pairwise_study,
@@ -40,9 +41,7 @@ def staff_context(browser, live_server):
         client.force_login(user)
         context = browser.new_context(viewport=viewport)
         context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
-        # Generous: a loaded 2-core machine; the deadline only bounds how long a real failure takes to report.
-        context.set_default_timeout(90_000)
-        context.set_default_navigation_timeout(90_000)
+        waits_generous(context)
         contexts.append(context)
         return context
 

@@ -22,6 +22,7 @@ from tests.browser.test_study_pages import (
     _walk_study_window,
     mturk_worker_site,  # noqa: F401, F811 (a fixture)
 )
+from tests.browser.timeouts import waits_generous
 from tests.ratings.study_data import mturk_worker_id, study_media  # noqa: F401 (a fixture)
 
 pytestmark = [
@@ -31,9 +32,6 @@ pytestmark = [
 ]
 
 RETURN_HIT = "please return the HIT"
-# Generous: the pages run on a loaded 2-core machine in CI, and with the clock paused no timer can answer in the
-# meantime, so a deadline only bounds how long a real failure takes to report.
-WAIT_MS = 90_000
 
 
 @pytest.fixture
@@ -55,8 +53,8 @@ def _hit_page(browser, live_server, mturk_site, name: str):
     )
     context = browser.new_context(viewport=WIDTHS["1280"])
     context.clock.install()
+    waits_generous(context)  # with the clock paused no timer can answer meanwhile: only a real failure waits it out
     page = context.new_page()
-    page.set_default_timeout(WAIT_MS)
     captured, polls = [], []
     _mturk_capture(context, captured)
     context.on("request", lambda request: polls.append(request.url) if "/status/" in request.url else None)
@@ -87,7 +85,6 @@ def test_the_end_page_tells_the_frame_which_submits_at_once(browser, live_server
     # The worker is a while in the study window: a frame polling every few seconds asks meanwhile, one that
     # waits for the study window's message does not (its fallback poll is 30 s away, and the clock stays paused).
     context.clock.fast_forward("00:12")
-    window.set_default_timeout(WAIT_MS)
     window.wait_for_load_state()
     assert window.evaluate("() => window.opener !== null"), "the study window keeps its opener"
     _walk_study_window(window)
@@ -118,7 +115,6 @@ def test_a_window_without_opener_is_found_by_the_slow_poll(browser, live_server,
     # The study link opened without an opener (copied into another window, or a browser that drops it).
     href = frame.locator("#mturk-frame a.button").get_attribute("href")
     window = context.new_page()
-    window.set_default_timeout(WAIT_MS)
     window.goto(f"{live_server.url}{href}")
     assert window.evaluate("() => window.opener === null")
     _leave(window)
@@ -144,7 +140,6 @@ def test_without_the_message_the_frame_asks_when_the_worker_comes_back(browser, 
     with context.expect_page() as opened:
         frame.locator("#mturk-frame a.button").click()
     window = opened.value
-    window.set_default_timeout(WAIT_MS)
     window.wait_for_load_state()
     _leave(window)
     assert "Waiting" in _waiting_text(frame) and len(polls) == 1, "nobody told the frame, nor did it ask again"

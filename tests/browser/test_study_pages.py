@@ -14,6 +14,7 @@ from ratings.models_study import Participant, Study
 from ratings.services.campaigns import campaign_setup
 from ratings.services.studies import study_publish
 from tests.browser.loopback_site import loopback_site
+from tests.browser.timeouts import waits_generous
 from tests.ratings.campaign_data import clip_audio_attach, corpus_build
 from tests.ratings.study_data import QUESTIONNAIRE, mturk_worker_id, prolific_id, study_media  # noqa: F401 (a fixture)
 
@@ -84,10 +85,7 @@ def _shots(page, artifacts, name: str) -> None:
 
 def _new_page(browser, *, width: str = "1280"):
     context = browser.new_context(viewport=WIDTHS[width])
-    # Generous, as page_for's: CI runs one pass with both cores busy; a deadline only bounds how long a real
-    # failure takes to report.
-    context.set_default_timeout(90_000)
-    context.set_default_navigation_timeout(90_000)
+    waits_generous(context)
     page = context.new_page()
     return context, page
 
